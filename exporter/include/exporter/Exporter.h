@@ -1,0 +1,35 @@
+// Entry of the exporter stage: evaluated model -> versioned resource graph artifact (docs/artifact.md).
+// Resources are the instances of entities registered in the resource registry (std's File, Directory,
+// NullResource, …); their ids, fields, requires edges, undefined flags, resource sets and files are
+// serialised deterministically (sorted keys, stable order) and streamed to the output.
+#pragma once
+
+#include "runtime/Model.h"
+#include "support/Diagnostics.h"
+
+#include <llvm/Support/raw_ostream.h>
+
+#include <cstdint>
+#include <string>
+
+namespace inm::exporter {
+
+struct ExportOptions {
+  int64_t version = 0;             // model version written into ids (",v=N")
+  std::string environment;         // environment id, if known
+  std::string projectDir;
+};
+
+struct ExportSummary {
+  size_t resources = 0;
+  size_t undefined = 0;
+  size_t files = 0;
+  size_t agents = 0;
+};
+
+/// Writes the artifact JSON for `model` to `os`. Export errors (dependency cycles, a resource in two
+/// resource sets, …) go to `diags`; returns the counts for the one-line summary.
+ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, const ExportOptions& opts,
+                          llvm::raw_ostream& os);
+
+} // namespace inm::exporter

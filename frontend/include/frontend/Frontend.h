@@ -1,0 +1,19 @@
+// Entry points of the frontend stage: source text -> Ast. The ANTLR-generated parser is a private
+// dependency of this library; syntax errors become ParserException-class diagnostics, never crashes.
+#pragma once
+
+#include "frontend/Ast.h"
+#include "support/Diagnostics.h"
+
+#include <llvm/Support/raw_ostream.h>
+
+namespace inm::frontend {
+
+/// Parses one file already loaded into `sm`. On syntax errors, reports them to `diags` and returns an
+/// Ast holding whatever was built (consumers must check diags.hasErrors()).
+Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
+
+/// Writes a deterministic, indented dump of the tree (for `inmanta compile --dump-ast` golden tests).
+void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm, llvm::raw_ostream& os);
+
+} // namespace inm::frontend

@@ -1,0 +1,100 @@
+// The evaluated model: every instance with every attribute and relation final. Product of
+// runtime::evaluate, read by the exporter (and by `--dump-model`). Also the allocator of runtime values.
+// Invariant after a successful evaluate(): every slot of every instance is set (relations frozen); values
+// reference only this Model's arena and instances.
+#pragma once
+
+#include "ir/Ir.h"
+#include "runtime/Value.h"
+#include "support/Diagnostics.h"
+
+#include <llvm/Support/Allocator.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <string>
+#include <vector>
+
+namespace inm::runtime {
+
+struct Instance {
+  ir::EntityId entity;
+  uint32_t firstSlot = 0;              // slots [firstSlot, firstSlot + entity.slots.size()) in Model
+  SourceRange createdAt;               // first constructor location
+  std::vector<SourceRange> moreCreatedAt; // further constructor locations (index matches)
+};
+
+/// Allocates immutable runtime values in one arena.
+class ValueArena {
+ public:
+  const StrData* makeString(llvm::StringRef s);
+  Value str(llvm::StringRef s) { return Value::string(makeString(s)); }
+  Value list(llvm::ArrayRef<Value> items);
+  /// keys and values in insertion order; keys must be unique.
+  Value dict(llvm::ArrayRef<std::pair<llvm::StringRef, Value>> entries);
+  llvm::BumpPtrAllocator& allocator() { return alloc_; }
+
+ private:
+  llvm::BumpPtrAllocator alloc_;
+};
+
+class Model {
+ public:
+  explicit Model(const ir::Program& program) : program_(&program) {}
+  Model(Model&&) = default;
+  Model& operator=(Model&&) = default;
+
+  const ir::Program& program() const { return *program_; }
+  ValueArena& arena() { return arena_; }
+
+  const Store<InstanceId, Instance>& instances() const { return instances_; }
+  const Instance& instance(InstanceId id) const { return instances_[id]; }
+  ir::EntityId entityOf(InstanceId id) const { return instances_[id].entity; }
+
+  /// Final value of attribute `name` (relations: List of instances for multi ends, Instance or Null for
+  /// [1]/[0:1] ends). Returns nullptr if the entity has no such attribute or it was never set.
+  const Value* get(InstanceId id, StringId name) const;
+  const Value* get(InstanceId id, llvm::StringRef name) const;
+  const Value& slot(InstanceId id, uint32_t slotIndex) const { return slots_[instances_[id].firstSlot + slotIndex]; }
+
+  /// Instances whose entity is `e` or a subtype, in creation order.
+  std::vector<InstanceId> instancesOf(ir::EntityId e) const;
+
+  /// Python `str()` rendering, as string interpolation and std::print display values.
+  std::string display(const Value& v, bool topLevel = true) const;
+  /// Python `repr()`-style rendering used in error messages ('a', 1, [1, 'b']).
+  std::string repr(const Value& v) const;
+  /// "mod::Type (instantiated at file:line)".
+  std::string describe(InstanceId id) const;
+
+  /// Deterministic dump of every instance and attribute (`--dump-model`).
+  void dump(llvm::raw_ostream& os, const SourceManager& sm) const;
+
+  // ---- building (used by the evaluator) ----
+  InstanceId addInstance(ir::EntityId e, SourceRange at);
+  Value& mutableSlot(InstanceId id, uint32_t slotIndex) { return slots_[instances_[id].firstSlot + slotIndex]; }
+  std::vector<uint8_t>& setFlags() { return set_; }
+  bool isSet(InstanceId id, uint32_t slotIndex) const { return set_[instances_[id].firstSlot + slotIndex] != 0; }
+  void setSources(const SourceManager* sm) { sm_ = sm; }
+  /// "file:line" of a range (used in "instantiated at" texts).
+  std::string locText(SourceRange r) const;
+
+ private:
+  std::string locText_(SourceRange r) const { return locText(r); }
+  const ir::Program* program_;
+  const SourceManager* sm_ = nullptr;
+  ValueArena arena_;
+  Store<InstanceId, Instance> instances_;
+  std::vector<Value> slots_;
+  std::vector<uint8_t> set_;
+};
+
+struct EvalOptions {
+  std::string projectDir;
+  unsigned maxIterations = 100000;
+};
+
+/// Executes the program. Errors (with the reference's exception classes and wrapping) go to `diags`;
+/// on error the returned model is partial and must not be exported.
+Model evaluate(const ir::Program& program, DiagnosticEngine& diags, const EvalOptions& opts);
+
+} // namespace inm::runtime

@@ -1,0 +1,203 @@
+// The `inmanta` command line: `compile` and `export` run the pipeline
+// (loadProject -> lower -> passes::run -> evaluate -> exportModel), stopping after the first stage that
+// reports errors. Invoked as `inmanta-compile` / `inmanta-export` it behaves as `inmanta compile|export`.
+// Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
+// reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
+// any model error, 2 on bad usage.
+#include "exporter/Exporter.h"
+#include "frontend/Frontend.h"
+#include "frontend/Project.h"
+#include "ir/Lower.h"
+#include "passes/Pipeline.h"
+#include "runtime/Model.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace inm;
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+struct Options {
+  std::string command;
+  std::string mainFile = "main.cf";
+  std::string projectDir = ".";
+  std::string exportFile;       // export -j FILE
+  bool syntaxOnly = false;
+  bool dumpAst = false;
+  bool dumpIr = false;
+  bool dumpModel = false;
+  bool json = false;
+  bool warningsOff = false;
+  bool deploy = false;
+  int verbose = 0;
+};
+
+void printHelp(llvm::raw_ostream& os) {
+  os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\n"
+        "commands:\n"
+        "  compile            compile the project in the current directory\n"
+        "  export             compile and export the resources (-j FILE writes the artifact)\n\n"
+        "compile/export options:\n"
+        "  -f FILE            main file (default main.cf)\n"
+        "  --project DIR      project directory (default .)\n"
+        "  --syntax-only      only parse every file of the project and its modules\n"
+        "  --dump-ast         print the syntax tree of main.cf and stop\n"
+        "  --dump-ir          print the resolved declarations and stop\n"
+        "  --dump-model       print the evaluated model after compiling\n"
+        "  --diagnostics-format=text|json\n"
+        "  --warnings=warn|ignore\n"
+        "  --no-cache         accepted for compatibility (there is no parse cache)\n"
+        "  -X                 accepted for compatibility (no Python stack traces)\n"
+        "  -j FILE            (export) write the artifact JSON to FILE\n"
+        "  -d                 (export) release and deploy (needs a server)\n"
+        "  --version, --help\n";
+}
+
+int usage(const std::string& msg) {
+  llvm::errs() << "inmanta: " << msg << "\n(run 'inmanta --help' for usage)\n";
+  return 2;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Prints the diagnostics and, on errors, the reference-style failure summary. Returns the exit code.
+int finish(const DiagnosticEngine& diags, const Options& opts, const char* banner) {
+  diags.render(llvm::errs(), opts.json ? DiagFormat::Json : DiagFormat::Text);
+  if (!diags.hasErrors()) return 0;
+  if (!opts.json) {
+    llvm::errs() << "= " << banner << " =\n";
+    for (const Diagnostic& d : diags.all())
+      if (d.severity == Severity::Error) {
+        llvm::errs() << "Error: " << diags.referenceTrace(d);
+        break;
+      }
+  }
+  llvm::errs().flush();
+  return 1;
+}
+
+int runPipeline(const Options& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  SourceManager sm;
+  StringTable strings;
+  DiagnosticEngine diags(sm);
+  if (opts.warningsOff) diags.setWarningsEnabled(false);
+  const bool isExport = opts.command == "export";
+  const char* banner = isExport ? "EXPORT FAILURE" : "COMPILATION FAILURE";
+
+  if (opts.dumpAst) {
+    auto file = sm.loadFile(opts.mainFile);
+    if (!file) {
+      llvm::errs() << "error: " << llvm::toString(file.takeError()) << "\n";
+      return 1;
+    }
+    frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags);
+    if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs());
+    return finish(diags, opts, banner);
+  }
+
+  frontend::LoadOptions lo;
+  lo.projectDir = opts.projectDir;
+  lo.mainFile = opts.mainFile;
+  frontend::Project project = frontend::loadProject(lo, sm, strings, diags);
+  if (opts.verbose >= 3) llvm::errs() << "Parsing took " << secondsSince(t0) << " seconds\n";
+  if (diags.hasErrors() || opts.syntaxOnly) return finish(diags, opts, banner);
+
+  auto t1 = std::chrono::steady_clock::now();
+  ir::Program program = ir::lower(project, strings, diags);
+  if (!diags.hasErrors()) passes::run(program, diags);
+  if (diags.hasErrors()) return finish(diags, opts, banner);
+  if (opts.dumpIr) {
+    ir::dumpIr(program, sm, llvm::outs());
+    return finish(diags, opts, banner);
+  }
+
+  runtime::EvalOptions eo;
+  eo.projectDir = project.dir;
+  runtime::Model model = runtime::evaluate(program, diags, eo);
+  llvm::outs().flush();
+  if (opts.verbose >= 3) llvm::errs() << "Compilation took " << secondsSince(t1) << " seconds\n";
+  if (diags.hasErrors()) return finish(diags, opts, banner);
+  if (opts.dumpModel) model.dump(llvm::outs(), sm);
+
+  if (isExport) {
+    if (opts.exportFile.empty()) {
+      diags.error(DiagKind::Export, SourceRange{},
+                  "pushing to a server is not available yet: use `inmanta export -j FILE`");
+      return finish(diags, opts, banner);
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(opts.exportFile, ec);
+    if (ec) {
+      diags.error(DiagKind::Export, SourceRange{},
+                  "cannot write " + opts.exportFile + ": " + ec.message());
+      return finish(diags, opts, banner);
+    }
+    exporter::ExportOptions xo;
+    xo.projectDir = project.dir;
+    exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
+    out.close();
+    if (diags.hasErrors()) {
+      llvm::sys::fs::remove(opts.exportFile);
+      return finish(diags, opts, banner);
+    }
+    llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
+                 << " files, " << s.agents << " agents) to " << opts.exportFile << " in "
+                 << secondsSince(t0) << " s\n";
+  }
+  return finish(diags, opts, banner);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Options opts;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string prog = llvm::sys::path::filename(argv[0]).str();
+  if (prog == "inmanta-compile") opts.command = "compile";
+  if (prog == "inmanta-export") opts.command = "export";
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::string {
+      if (i + 1 >= args.size()) return std::string();
+      (void)flag;
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") { printHelp(llvm::outs()); return 0; }
+    if (a == "--version") { llvm::outs() << "inmanta " << kVersion << "\n"; return 0; }
+    if (a == "-v" || a == "-vv" || a == "-vvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
+    if (a == "--syntax-only") { opts.syntaxOnly = true; continue; }
+    if (a == "--dump-ast") { opts.dumpAst = true; continue; }
+    if (a == "--dump-ir") { opts.dumpIr = true; continue; }
+    if (a == "--dump-model") { opts.dumpModel = true; continue; }
+    if (a == "--diagnostics-format=json") { opts.json = true; continue; }
+    if (a == "--diagnostics-format=text") { opts.json = false; continue; }
+    if (a == "--warnings=ignore") { opts.warningsOff = true; continue; }
+    if (a.rfind("--warnings=", 0) == 0) continue;
+    if (a == "-d") { opts.deploy = true; continue; }
+    if (a == "-f") { opts.mainFile = value("-f"); if (opts.mainFile.empty()) return usage("-f needs a file"); continue; }
+    if (a == "-j") { opts.exportFile = value("-j"); if (opts.exportFile.empty()) return usage("-j needs a file"); continue; }
+    if (a == "--project") { opts.projectDir = value("--project"); continue; }
+    if (!a.empty() && a[0] != '-' && opts.command.empty()) { opts.command = a; continue; }
+    if (!a.empty() && a[0] == '-' && opts.command.empty()) return usage("unknown option " + a);
+    // Unknown options of the reference's compile/export are accepted and ignored, with a note.
+    if (!a.empty() && a[0] == '-') { llvm::errs() << "inmanta: note: ignoring option " << a << "\n"; continue; }
+    return usage("unexpected argument " + a);
+  }
+  if (opts.command.empty()) { printHelp(llvm::errs()); return 2; }
+  if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
+  return runPipeline(opts);
+}
