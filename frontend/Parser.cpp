@@ -9,3 +9,7 @@ Ast parseFile(FileId file, const SourceManager&, StringTable&, DiagnosticEngine&
 }
 void dumpAst(const Ast&, const StringTable&, const SourceManager&, llvm::raw_ostream&) {}
 } // namespace inm::frontend
+namespace inm::frontend {
+std::string reprExpr(const Ast&, ExprId, const StringTable&) { return "?"; }
+std::string reprStmt(const Ast&, StmtId, const StringTable&) { return "?"; }
+} // namespace inm::frontend

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include "ir/Lower.h"
 namespace inm::ir {
-const std::vector<PluginSpec>& builtinPluginSpecs() { static std::vector<PluginSpec> v; return v; }
 Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine&) {
   Program p; p.strings = &strings; p.project = &project; return p;
 }

@@ -7,6 +7,8 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <string>
+
 namespace inm::frontend {
 
 /// Parses one file already loaded into `sm`. On syntax errors, reports them to `diags` and returns an
@@ -15,5 +17,12 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
 
 /// Writes a deterministic, indented dump of the tree (for `inmanta compile --dump-ast` golden tests).
 void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm, llvm::raw_ostream& os);
+
+/// The reference compiler's rendering of an expression in error messages ("reported in …"):
+/// `t1.a`, `3`, `'str'`, `(1 + 'hello')`, `std::print(u)`, `Construct(Test1)`, `Format('{{a}}')`,
+/// `b['a']`, `List()`, `h1.files[[('name', 'f1')]]`, `Test[[('a', 'a')]]`, `Not(x)`, …
+std::string reprExpr(const Ast& ast, ExprId id, const StringTable& strings);
+/// The same for a statement: `t1.a = 3`, `If`, `For`, an expression statement as its expression.
+std::string reprStmt(const Ast& ast, StmtId id, const StringTable& strings);
 
 } // namespace inm::frontend
