@@ -1,0 +1,399 @@
+// Entity construction and indexes (language spec §5.6): a constructor waits only for its index attributes
+// and `**` dicts, matches existing instances through every index of the entity (reusing a match), creates
+// the instance otherwise, then assigns the other keyword arguments and defaults as separate units (so they
+// may refer to the instance) and schedules the applicable implement statements.
+// Invariant: an instance is registered in every index of its entity (inherited ones included) as soon as
+// it is created; index lookups blocked on a key are woken when that key is registered.
+#include "Evaluator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace inm::runtime {
+
+std::string Evaluator::indexKey(const std::vector<Value>& values) {
+  std::string key;
+  for (const Value& v : values) {
+    key += char('0' + int(v.kind));
+    if (v.kind == ValueKind::Instance) key += "#" + std::to_string(v.inst);
+    else if (v.kind == ValueKind::Float && v.f == double(int64_t(v.f))) key += std::to_string(int64_t(v.f));
+    else key += model_.repr(v);
+    key += '\x1f';
+  }
+  return key;
+}
+
+uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
+  InstanceId id = model_.addInstance(e, at);
+  uint32_t inst = id.index;
+  instBase_.push_back(uint32_t(meta_.size()));
+  instHasImpl_.push_back(0);
+  const ir::Entity& ent = prog_.entities[e];
+  for (uint32_t s = 0; s < ent.slots.size(); ++s) {
+    const ir::Attribute& a = prog_.attrs[ent.slots[s]];
+    SlotKind kind = SlotKind::Single;
+    if (a.isRelation) {
+      if (a.mult.low == 0 && a.mult.high == 1) kind = SlotKind::Optional;
+      else if (!(a.mult.low == 1 && a.mult.high == 1)) kind = SlotKind::List;
+    }
+    uint32_t sid = newSlot(kind, inst, ent.slots[s].index);
+    if (kind != SlotKind::Single) {
+      multiSlots_.push_back(sid);
+      for (const ir::PrecedenceRule& r : prog_.precedence)
+        if (r.before == ent.slots[s] || r.after == ent.slots[s]) meta_[sid].policy = true;
+    }
+  }
+  for (uint32_t s = 0; s < ent.slots.size(); ++s) maybeQueueForFreeze(attrSid(inst, s));
+  (void)ctx;
+  return inst;
+}
+
+void Evaluator::scheduleImplements(uint32_t inst) {
+  const ir::Entity& ent = prog_.entities[model_.entityOf(InstanceId{inst})];
+  for (ir::ImplementId iid : ent.implements) {
+    const ir::Implement& imp = prog_.implements[iid];
+    uint32_t nsFile = prog_.namespaces[imp.ns].file;
+    uint32_t file = imp.when.valid() ? imp.when.file : nsFile;
+    if (file == UINT32_MAX) file = 0;
+    uint32_t parent = nsFile == UINT32_MAX ? kNone : nsScope_[nsFile];
+    if (!imp.when.valid()) {
+      for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
+      instHasImpl_[inst] = 1;
+      continue;
+    }
+    Scope sc;
+    sc.parent = parent;
+    sc.instance = inst;
+    sc.file = file;
+    sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
+    scopes_.push_back(sc);
+    uint32_t u = newUnit(UnitKind::Implement, uint32_t(scopes_.size() - 1), file, imp.when.expr.index);
+    units_[u].inst = inst;
+    units_[u].aux = iid.index;
+    enqueue(u);
+  }
+}
+
+Status Evaluator::evalKwargs(Ctx& ctx, const Expr& e, ExprId id,
+                             llvm::SmallVectorImpl<std::pair<StringId, Value>>& out, bool) {
+  for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+    const frontend::Arg& a = ctx.ast->args[i];
+    Value v;
+    Status st = eval(ctx, a.value, v);
+    if (st != Status::Ok) return st;
+    if (a.kind == frontend::ArgKind::Spread) {
+      if (v.isUnknown()) continue;
+      if (v.kind != ValueKind::Dict)
+        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+      for (uint32_t k = 0; k < v.d->size; ++k)
+        out.emplace_back(strings_.lookup(v.d->entries[k].key->str()), v.d->entries[k].value);
+    } else {
+      out.emplace_back(a.name, v);
+    }
+  }
+  (void)id;
+  return Status::Ok;
+}
+
+uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
+                                 const std::string& keyText, ExprId node) {
+  if (ctx.unit == kNone) return kNone;
+  lookupWaiters_.emplace(key, ctx.unit);
+  pendingLookups_.push_back(PendingLookup{e, index, key, keyText, ctx.unit, ctx.file, node.index});
+  return kNone;
+}
+
+Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  if (memoGet(ctx, id.index, out)) return Status::Ok;
+  const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
+                                                                            : ir::Resolved{};
+  if (r.kind != ir::Resolved::Entity)
+    return fail(ctx, id, DiagKind::TypeNotFound,
+                fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
+                            prog_.namespaces[prog_.files[ctx.file].ns].name));
+  ir::EntityId ent{r.index};
+  const ir::Entity& E = prog_.entities[ent];
+
+  // Index attribute names of this entity.
+  llvm::SmallVector<uint32_t, 8> indexSlots;
+  for (ir::IndexId ix : E.indexes)
+    for (StringId n : prog_.indexes[ix].attrNames) {
+      int s = prog_.slotOf(ent, n);
+      if (s >= 0 && std::find(indexSlots.begin(), indexSlots.end(), uint32_t(s)) == indexSlots.end())
+        indexSlots.push_back(uint32_t(s));
+    }
+  auto isIndexSlot = [&](uint32_t s) { return std::find(indexSlots.begin(), indexSlots.end(), s) != indexSlots.end(); };
+
+  // Explicit keyword arguments (by slot), ** dicts evaluated now, index attributes evaluated now.
+  struct Given {
+    uint32_t slot;
+    ExprId expr;       // explicit kwarg expression (valid) or ** value (invalid expr)
+    Value value;
+    bool evaluated = false;
+  };
+  llvm::SmallVector<Given, 16> given;
+  for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+    const frontend::Arg& a = ctx.ast->args[i];
+    if (a.kind == frontend::ArgKind::Spread) {
+      Value d;
+      Status st = eval(ctx, a.value, d);
+      if (st != Status::Ok) return st;
+      if (d.isUnknown()) continue;
+      if (d.kind != ValueKind::Dict)
+        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+      for (uint32_t k = 0; k < d.d->size; ++k) {
+        llvm::StringRef key = d.d->entries[k].key->str();
+        StringId kid = strings_.lookup(key);
+        int s = kid.valid() ? prog_.slotOf(ent, kid) : -1;
+        if (s < 0)
+          return fail(ctx, id, DiagKind::Typing, fmt::format("no attribute {} on type {}", key.str(), E.fullName));
+        for (const Given& g : given)
+          if (g.slot == uint32_t(s))
+            return fail(ctx, id, DiagKind::Runtime,
+                        fmt::format("The attribute {} is set twice in the constructor call of {}.", key.str(),
+                                    strings_.str(E.name).str()));
+        given.push_back(Given{uint32_t(s), ExprId{}, d.d->entries[k].value, true});
+      }
+      continue;
+    }
+    int s = prog_.slotOf(ent, a.name);
+    if (s < 0)
+      return fail(ctx, id, DiagKind::Typing,
+                  fmt::format("no attribute {} on type {}", strings_.str(a.name).str(), E.fullName));
+    for (const Given& g : given)
+      if (g.slot == uint32_t(s))
+        return fail(ctx, id, DiagKind::Runtime,
+                    fmt::format("The attribute {} in the constructor call of {} is already set.",
+                                strings_.str(a.name).str(), strings_.str(E.name).str()));
+    given.push_back(Given{uint32_t(s), a.value, Value(), false});
+  }
+  // Implicit inverse: x.b = E(...) where E's end of the relation is an index attribute.
+  int hintSlot = -1;
+  if (ctx.hintAttr != kNone) {
+    const ir::Attribute& ha = prog_.attrs[ir::AttrId{ctx.hintAttr}];
+    int s = prog_.slotOf(ent, ha.name);
+    if (s >= 0 && E.slots[uint32_t(s)] == ir::AttrId{ctx.hintAttr}) hintSlot = s;
+  }
+  for (Given& g : given) {
+    if (g.evaluated || !isIndexSlot(g.slot)) continue;
+    uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+    const ir::Attribute& a = prog_.attrs[E.slots[g.slot]];
+    ctx.hintAttr = a.isRelation && a.inverse.valid() ? a.inverse.index : kNone;
+    ctx.hintInst = kNone;
+    Status st = eval(ctx, g.expr, g.value);
+    ctx.hintAttr = savedAttr;
+    ctx.hintInst = savedInst;
+    if (st != Status::Ok) return st;
+    g.evaluated = true;
+  }
+  auto findGiven = [&](uint32_t s) -> Given* {
+    for (Given& g : given)
+      if (g.slot == s) return &g;
+    return nullptr;
+  };
+
+  // Look the key up in every index.
+  uint32_t found = kNone;
+  llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys;  // (IndexId, key) to register
+  for (ir::IndexId ix : E.indexes) {
+    std::vector<Value> vals;
+    bool complete = true;
+    for (StringId n : prog_.indexes[ix].attrNames) {
+      uint32_t s = uint32_t(prog_.slotOf(ent, n));
+      Value v;
+      if (Given* g = findGiven(s)) v = g->value;
+      else if (int(s) == hintSlot) v = Value::instance(InstanceId{ctx.hintInst});
+      else if (E.defaults[s].valid()) {
+        Ctx dctx = ctx;
+        dctx.file = E.defaults[s].file;
+        dctx.ast = &prog_.ast(dctx.file);
+        dctx.scope = nsScope_[dctx.file];
+        Status st = eval(dctx, E.defaults[s].expr, v);
+        if (st != Status::Ok) return st;
+      } else {
+        complete = false;
+        break;
+      }
+      if (v.isUnknown()) { complete = false; break; }
+      const ir::Attribute& a = prog_.attrs[E.slots[s]];
+      if (a.type.base == ir::BaseType::Float && v.kind == ValueKind::Int) v = Value::real(double(v.i));
+      vals.push_back(v);
+    }
+    if (!complete) {
+      return fail(ctx, id, DiagKind::IndexAttributeMissing,
+                  fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
+    }
+    std::string key = indexKey(vals);
+    auto& table = indexTables_[ix.index];
+    auto it = table.find(key);
+    if (it != table.end()) {
+      if (found != kNone && found != it->second)
+        return fail(ctx, id, DiagKind::IndexCollision,
+                    fmt::format("Inconsistent indexes detected!\nindex {} matched {}", E.fullName,
+                                describeInst(it->second)));
+      found = it->second;
+    }
+    keys.emplace_back(ix.index, std::move(key));
+  }
+  SourceRange at = e.range;
+  uint32_t inst;
+  bool isNew = false;
+  if (found != kNone) {
+    if (model_.entityOf(InstanceId{found}) != ent)
+      return fail(ctx, id, DiagKind::Duplicate,
+                  fmt::format("Type found in index is not an exact match. Instance {} matches the key, but is not of "
+                              "type {}",
+                              describeInst(found), E.fullName));
+    inst = found;
+    // Register keys of indexes that did not know it yet (other indexes of the same instance).
+    for (auto& [ix, key] : keys) indexTables_[ix].try_emplace(key, inst);
+    const_cast<Instance&>(model_.instance(InstanceId{inst})).moreCreatedAt.push_back(at);
+  } else {
+    inst = createInstance(ctx, ent, at);
+    isNew = true;
+    for (auto& [ix, key] : keys) {
+      indexTables_[ix].emplace(key, inst);
+      auto range = lookupWaiters_.equal_range(std::to_string(ix) + "|" + key);
+      for (auto w = range.first; w != range.second; ++w) enqueue(w->second);
+      lookupWaiters_.erase(range.first, range.second);
+    }
+  }
+  Value self = Value::instance(InstanceId{inst});
+  memoPut(ctx, id.index, self);
+  out = self;
+
+  // Index attributes (known now), then the rest as units, then defaults.
+  for (uint32_t s : indexSlots) {
+    Value v;
+    if (Given* g = findGiven(s)) v = g->value;
+    else if (int(s) == hintSlot) v = Value::instance(InstanceId{ctx.hintInst});
+    else continue;  // defaults below
+    const ir::Attribute& a = prog_.attrs[E.slots[s]];
+    if (a.type.base == ir::BaseType::Float && v.kind == ValueKind::Int) v = Value::real(double(v.i));
+    SourceRange vr = at;
+    if (Given* g = findGiven(s); g && g->expr.valid()) vr = ctx.ast->exprs[g->expr].range;
+    Status st = assignAttr(ctx, inst, s, v, vr, id.index, false);
+    if (st != Status::Ok) return st;
+  }
+  for (Given& g : given) {
+    if (isIndexSlot(g.slot)) continue;
+    if (g.evaluated) {
+      Status st = assignAttr(ctx, inst, g.slot, g.value, at, id.index, false);
+      if (st != Status::Ok) return st;
+      continue;
+    }
+    uint32_t u = newUnit(UnitKind::AttrAssign, ctx.scope, ctx.file, g.expr.index);
+    units_[u].inst = inst;
+    units_[u].aux = g.slot;
+    units_[u].origin = id.index;
+    uint32_t sid = attrSid(inst, g.slot);
+    if (meta_[sid].kind == SlotKind::List || meta_[sid].kind == SlotKind::Optional) {
+      units_[u].promise = sid;
+      acquirePromise(sid);
+    }
+    enqueue(u);
+  }
+  for (uint32_t s = 0; s < E.slots.size(); ++s) {
+    if (findGiven(s) || int(s) == hintSlot || !E.defaults[s].valid()) continue;
+    if (!isNew && isIndexSlot(s)) continue;
+    const ir::CodeRef& d = E.defaults[s];
+    Ctx dctx;
+    dctx.unit = ctx.unit;
+    dctx.file = d.file;
+    dctx.ast = &prog_.ast(d.file);
+    dctx.scope = nsScope_[d.file];
+    dctx.iterKey = ctx.iterKey ^ (uint64_t(s + 1) << 20);
+    Value v;
+    Status st = eval(dctx, d.expr, v);
+    if (st != Status::Ok) return st;
+    st = assignAttr(ctx, inst, s, v, at, id.index, false);
+    if (st != Status::Ok) return st;
+  }
+  if (isNew) scheduleImplements(inst);
+  return Status::Ok;
+}
+
+Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  ir::EntityId ent;
+  llvm::SmallVector<std::pair<StringId, Value>, 4> kw;
+  if (e.kind == ExprKind::ShortIndexLookup) {
+    Value base;
+    Status st = eval(ctx, e.a, base);
+    if (st != Status::Ok) return st;
+    if (base.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+    if (base.kind != ValueKind::Instance)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("can not get attribute {}, {} is not an entity", strings_.str(e.name).str(),
+                              model_.display(base, true)));
+    ir::EntityId be = model_.entityOf(base.instanceId());
+    int slot = prog_.slotOf(be, e.name);
+    if (slot < 0)
+      return fail(ctx, id, DiagKind::NotFound,
+                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(e.name).str(),
+                              prog_.entities[be].fullName));
+    const ir::Attribute& rel = prog_.attrs[prog_.entities[be].slots[uint32_t(slot)]];
+    if (!rel.isRelation || !rel.inverse.valid())
+      return fail(ctx, id, DiagKind::Typing,
+                  fmt::format("short index lookup is only possible on bi-drectional relations, {}.{} is unidirectional",
+                              prog_.entities[rel.owner].fullName, strings_.str(rel.name).str()));
+    ent = rel.type.entity;
+    kw.emplace_back(prog_.attrs[rel.inverse].name, base);
+  } else {
+    const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
+                                                                              : ir::Resolved{};
+    if (r.kind != ir::Resolved::Entity)
+      return fail(ctx, id, DiagKind::TypeNotFound,
+                  fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
+                              prog_.namespaces[prog_.files[ctx.file].ns].name));
+    ent = ir::EntityId{r.index};
+  }
+  Status st = evalKwargs(ctx, e, id, kw, true);
+  if (st != Status::Ok) return st;
+  for (size_t i = 0; i < kw.size(); ++i)
+    for (size_t j = i + 1; j < kw.size(); ++j)
+      if (kw[i].first == kw[j].first)
+        return fail(ctx, id, DiagKind::Runtime,
+                    fmt::format("Attribute {} provided twice in index lookup", strings_.str(kw[i].first).str()));
+  for (auto& [n, v] : kw)
+    if (v.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  const ir::Entity& E = prog_.entities[ent];
+  for (ir::IndexId ix : E.indexes) {
+    const auto& names = prog_.indexes[ix].attrNames;
+    if (names.size() != kw.size()) continue;
+    std::vector<Value> vals;
+    bool match = true;
+    for (StringId n : names) {
+      auto it = std::find_if(kw.begin(), kw.end(), [&](auto& p) { return p.first == n; });
+      if (it == kw.end()) { match = false; break; }
+      Value v = it->second;
+      int s = prog_.slotOf(ent, n);
+      if (s >= 0 && prog_.attrs[E.slots[uint32_t(s)]].type.base == ir::BaseType::Float && v.kind == ValueKind::Int)
+        v = Value::real(double(v.i));
+      vals.push_back(v);
+    }
+    if (!match) continue;
+    std::string key = indexKey(vals);
+    auto& table = indexTables_[ix.index];
+    auto it = table.find(key);
+    if (it != table.end() && prog_.isSubtype(model_.entityOf(InstanceId{it->second}), ent)) {
+      out = Value::instance(InstanceId{it->second});
+      return Status::Ok;
+    }
+    std::string text = "[";
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto kit = std::find_if(kw.begin(), kw.end(), [&](auto& p) { return p.first == names[i]; });
+      text += (i ? ", " : "") + fmt::format("('{}', {})", strings_.str(names[i]).str(), model_.repr(kit->second));
+    }
+    text += "]";
+    blockOnIndex(ctx, std::to_string(ix.index) + "|" + key, ent, ix.index, text, id);
+    ctx.blockedOn = kNone;
+    return Status::Blocked;
+  }
+  std::string names;
+  for (size_t i = 0; i < kw.size(); ++i) names += (i ? ", " : "") + strings_.str(kw[i].first).str();
+  return fail(ctx, id, DiagKind::NotFound,
+              fmt::format("No index defined on {} for this lookup: {}", E.fullName, names));
+}
+
+} // namespace inm::runtime

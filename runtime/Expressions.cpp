@@ -1,0 +1,637 @@
+// Expression evaluation of the engine: literals, names and attribute reads (waiting on slots), plugin
+// calls and casts, list/dict literals, comprehensions, dict lookups, conditionals, boolean operators and
+// `is defined`. Returns Status::Blocked with ctx.blockedOn set when a slot is not available yet.
+// Invariant: side-effecting nodes (constructors, plugin calls) are memoised per unit so a re-run after a
+// block never repeats them.
+#include "Evaluator.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace inm::runtime {
+
+#define TRY(x)                                                                                                          \
+  do {                                                                                                                  \
+    Status st_ = (x);                                                                                                   \
+    if (st_ != Status::Ok) return st_;                                                                                  \
+  } while (0)
+
+static Status blockOn(Ctx& ctx, uint32_t sid, bool gradual = false) {
+  ctx.blockedOn = sid;
+  ctx.blockedGradual = gradual;
+  return Status::Blocked;
+}
+
+Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
+  const Expr& e = ctx.ast->exprs[id];
+  switch (e.kind) {
+  case ExprKind::Int:
+    if (e.bigInt) return fail(ctx, id, DiagKind::Runtime, "integer literal out of range");
+    out = Value::integer(e.intValue);
+    return Status::Ok;
+  case ExprKind::Float: out = Value::real(e.floatValue); return Status::Ok;
+  case ExprKind::Bool: out = Value::boolean(e.intValue != 0); return Status::Ok;
+  case ExprKind::Null: out = Value::null(); return Status::Ok;
+  case ExprKind::String: {
+    std::vector<Value>& cache = constCache_[ctx.file];
+    if (cache.size() <= id.index) cache.resize(ctx.ast->exprs.size(), Value::unknown());
+    if (cache[id.index].kind != ValueKind::String) cache[id.index] = model_.arena().str(strings_.str(e.name));
+    out = cache[id.index];
+    return Status::Ok;
+  }
+  case ExprKind::Regex: {
+    Value self;
+    bool isSelf = false;
+    lookupVar(ctx.scope, selfName_, &self, &isSelf);
+    if (!isSelf) return fail(ctx, id, DiagKind::NotFound, "variable self not found");
+    if (self.isUnknown()) { out = self; return Status::Ok; }
+    if (self.kind != ValueKind::String) return fail(ctx, id, DiagKind::Typing, "Regex can only be match with strings");
+    uint64_t key = pairKey(ctx.file, id.index);
+    auto it = regexCache_.find(key);
+    if (it == regexCache_.end()) {
+      try {
+        it = regexCache_.emplace(key, std::make_unique<std::regex>(strings_.str(e.name).str(), std::regex::ECMAScript)).first;
+      } catch (const std::regex_error& ex) {
+        return fail(ctx, id, DiagKind::ParserError,
+                    fmt::format("Regex error in /{}/: {}", strings_.str(e.name).str(), ex.what()));
+      }
+    }
+    std::string s = self.str().str();
+    out = Value::boolean(std::regex_search(s, *it->second, std::regex_constants::match_continuous));
+    return Status::Ok;
+  }
+  case ExprKind::StringFormat: return evalFormat(ctx, e, id, out);
+  case ExprKind::FString: return evalFString(ctx, e, id, out);
+  case ExprKind::List: {
+    llvm::SmallVector<Value, 8> items;
+    for (uint32_t i = e.begin; i < e.end; ++i) {
+      Value v;
+      TRY(eval(ctx, ctx.ast->exprLists[i], v));
+      if (v.kind == ValueKind::List) items.append(v.items().begin(), v.items().end());
+      else items.push_back(v);
+    }
+    out = model_.arena().list(items);
+    return Status::Ok;
+  }
+  case ExprKind::Dict: {
+    llvm::SmallVector<std::pair<llvm::StringRef, Value>, 8> entries;
+    uint32_t savedAttr = ctx.hintAttr;
+    ctx.hintAttr = kNone;
+    for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) {
+      Value v;
+      Status st = eval(ctx, ctx.ast->exprLists[i], v);
+      if (st != Status::Ok) { ctx.hintAttr = savedAttr; return st; }
+      entries.emplace_back(strings_.str(ctx.ast->dictKeys[k]), v);
+    }
+    ctx.hintAttr = savedAttr;
+    out = model_.arena().dict(entries);
+    return Status::Ok;
+  }
+  case ExprKind::ListComprehension: return evalComprehension(ctx, e, id, out);
+  case ExprKind::Name: return evalName(ctx, e, id, out);
+  case ExprKind::AttrRef: return evalAttrRef(ctx, e, id, out);
+  case ExprKind::Call: return evalCall(ctx, e, id, out);
+  case ExprKind::Constructor: return evalConstructor(ctx, e, id, out);
+  case ExprKind::IndexLookup:
+  case ExprKind::ShortIndexLookup: return evalIndexLookup(ctx, e, id, out);
+  case ExprKind::MapLookup: return evalMapLookup(ctx, e, id, out);
+  case ExprKind::Binary: return evalBinary(ctx, e, id, out);
+  case ExprKind::In:
+  case ExprKind::NotIn: return evalIn(ctx, e, id, out);
+  case ExprKind::Not: {
+    Value v;
+    TRY(eval(ctx, e.a, v));
+    if (v.isUnknown()) { out = v; return Status::Ok; }
+    if (v.kind != ValueKind::Bool)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("Invalid value `{}`: `not` expects a boolean", model_.display(v, true)));
+    out = Value::boolean(!v.b);
+    return Status::Ok;
+  }
+  case ExprKind::And:
+  case ExprKind::Or: {
+    const char* op = e.kind == ExprKind::And ? "and" : "or";
+    Value l;
+    TRY(eval(ctx, e.a, l));
+    if (l.isUnknown()) { out = l; return Status::Ok; }
+    if (l.kind != ValueKind::Bool)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("Invalid left hand value `{}`: `{}` expects a boolean", model_.display(l, true), op));
+    if ((e.kind == ExprKind::And && !l.b) || (e.kind == ExprKind::Or && l.b)) { out = l; return Status::Ok; }
+    Value r;
+    TRY(eval(ctx, e.b, r));
+    if (r.isUnknown()) { out = r; return Status::Ok; }
+    if (r.kind != ValueKind::Bool)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("Invalid right hand value `{}`: `{}` expects a boolean", model_.display(r, true), op));
+    out = r;
+    return Status::Ok;
+  }
+  case ExprKind::Conditional: {
+    Value c;
+    uint32_t savedAttr = ctx.hintAttr;
+    ctx.hintAttr = kNone;
+    Status st = eval(ctx, e.a, c);
+    ctx.hintAttr = savedAttr;
+    if (st != Status::Ok) return st;
+    if (c.isUnknown()) { out = c; return Status::Ok; }
+    if (c.kind != ValueKind::Bool)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("Invalid value `{}`: the condition for a conditional expression must be a boolean "
+                              "expression",
+                              model_.display(c, true)));
+    return eval(ctx, c.b ? e.b : e.c, out);
+  }
+  case ExprKind::IsDefined: return evalIsDefined(ctx, e, id, out);
+  }
+  return Status::Ok;
+}
+
+Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  llvm::StringRef name = strings_.str(e.name);
+  uint32_t sid = kNone;
+  if (name.contains("::")) {
+    auto [nsName, var] = name.rsplit("::");
+    const ir::Namespace& cur = prog_.namespaces[prog_.files[ctx.file].ns];
+    StringId nsId = strings_.lookup(nsName);
+    auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
+    if (it == cur.visible.end())
+      return fail(ctx, id, DiagKind::NotFound,
+                  fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
+    uint32_t file = prog_.namespaces[it->second].file;
+    StringId varId = strings_.lookup(var);
+    if (file != UINT32_MAX && varId.valid()) {
+      const Scope& sc = scopes_[nsScope_[file]];
+      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+        if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
+    }
+    if (sid == kNone) return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+  } else {
+    Value self;
+    bool isSelf = false;
+    sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
+    if (isSelf) { out = self; return Status::Ok; }
+    if (sid == kNone) {
+      if (scopes_[ctx.scope].isStatic)
+        return fail(ctx, id, DiagKind::NotFound,
+                    fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.", name.str()));
+      return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+    }
+  }
+  const SlotMeta& m = meta_[sid];
+  if (m.kind == SlotKind::Optional) {
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
+    if (m.state == kFrozen)
+      return fail(ctx, id, DiagKind::OptionalValue,
+                  fmt::format("Optional variable accessed that has no value (attribute `{}` of `{}`)", name.str(),
+                              describeInst(m.owner)));
+    return blockOn(ctx, sid);
+  }
+  if (!slotReady(sid)) return blockOn(ctx, sid);
+  out = slotValue(sid);
+  return Status::Ok;
+}
+
+Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing) {
+  ir::EntityId ent = model_.entityOf(InstanceId{inst});
+  int slot = prog_.slotOf(ent, name);
+  if (slot < 0) {
+    if (missing) { *missing = true; return Status::Ok; }
+    return fail(ctx, id, DiagKind::NotFound,
+                fmt::format("could not find attribute with name: {} in type {}", strings_.str(name).str(),
+                            prog_.entities[ent].fullName));
+  }
+  uint32_t sid = attrSid(inst, uint32_t(slot));
+  const SlotMeta& m = meta_[sid];
+  if (m.kind == SlotKind::Optional) {
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
+    if (m.state == kFrozen)
+      return fail(ctx, id, DiagKind::OptionalValue,
+                  fmt::format("Optional variable accessed that has no value (attribute `{}` of `{}`)",
+                              strings_.str(name).str(), describeInst(inst)));
+    return blockOn(ctx, sid);
+  }
+  if (!slotReady(sid)) return blockOn(ctx, sid);
+  out = slotValue(sid);
+  return Status::Ok;
+}
+
+Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, bool) {
+  Value base;
+  TRY(eval(ctx, e.a, base));
+  if (base.kind != ValueKind::Instance) {
+    if (base.isUnknown()) { out = base; return Status::Ok; }
+    if (base.kind == ValueKind::List)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("can not get attribute {}, {} is not an entity but a list", strings_.str(e.name).str(),
+                              model_.display(base, true)));
+    return fail(ctx, id, DiagKind::Runtime,
+                fmt::format("can not get attribute {}, {} is not an entity but a {} with value {}",
+                            strings_.str(e.name).str(), model_.display(base, true), typeName(base), model_.repr(base)));
+  }
+  return readAttr(ctx, base.inst, e.name, id, out, nullptr);
+}
+
+Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  const Expr& t = ctx.ast->exprs[e.a];
+  uint32_t sid = kNone;
+  if (t.kind == ExprKind::AttrRef) {
+    Value base;
+    TRY(eval(ctx, t.a, base));
+    if (base.isUnknown()) { out = base; return Status::Ok; }
+    if (base.kind != ValueKind::Instance)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("can not get attribute {}, {} is not an entity", strings_.str(t.name).str(),
+                              model_.display(base, true)));
+    int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
+    if (slot < 0)
+      return fail(ctx, id, DiagKind::NotFound,
+                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
+                              prog_.entities[model_.entityOf(base.instanceId())].fullName));
+    sid = attrSid(base.inst, uint32_t(slot));
+  } else if (t.kind == ExprKind::Name) {
+    Value self;
+    bool isSelf = false;
+    sid = lookupVar(ctx.scope, t.name, &self, &isSelf);
+    if (isSelf) { out = Value::boolean(true); return Status::Ok; }
+    if (sid == kNone)
+      return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", strings_.str(t.name).str()));
+  } else {
+    // map lookup form is rewritten by the parser; anything else: evaluate and test
+    Value v;
+    TRY(eval(ctx, e.a, v));
+    out = v.isUnknown() ? v : Value::boolean(!v.isNull());
+    return Status::Ok;
+  }
+  const SlotMeta& m = meta_[sid];
+  auto definedValue = [&](const Value& v) -> Value {
+    if (v.isUnknown()) return v;
+    if (v.isNull()) return Value::boolean(false);
+    if (v.kind == ValueKind::List) {
+      if (v.l->size == 0) return Value::boolean(false);
+      bool allUnknown = true;
+      for (const Value& i : v.items()) allUnknown &= i.isUnknown();
+      return allUnknown ? Value::unknown() : Value::boolean(true);
+    }
+    return Value::boolean(true);
+  };
+  if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = Value::boolean(true); return Status::Ok; }
+    if (m.state == kFrozen) { out = Value::boolean(false); return Status::Ok; }
+    return blockOn(ctx, sid);
+  }
+  if (!slotReady(sid)) return blockOn(ctx, sid);
+  out = definedValue(slotValue(sid));
+  return Status::Ok;
+}
+
+Status Evaluator::evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  Value d, k;
+  TRY(eval(ctx, e.a, d));
+  TRY(eval(ctx, e.b, k));
+  if (d.isUnknown() || k.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  if (d.kind != ValueKind::Dict)
+    return fail(ctx, id, DiagKind::Typing,
+                fmt::format("dict lookup is only possible on dicts, {} is not a dict", model_.repr(d)));
+  if (k.kind != ValueKind::String)
+    return fail(ctx, id, DiagKind::Typing,
+                fmt::format("dict keys can only be string, {} is not a string", model_.repr(k)));
+  const Value* v = d.d->find(k.str());
+  if (!v) {
+    std::string opts;
+    for (uint32_t i = 0; i < d.d->size; ++i) opts += (i ? ", " : "") + d.d->entries[i].key->str().str();
+    return fail(ctx, id, DiagKind::Key, fmt::format("key {} not found in dict, options are [{}]", k.str().str(), opts));
+  }
+  out = *v;
+  return Status::Ok;
+}
+
+Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  const frontend::Ast& ast = *ctx.ast;
+  uint32_t nLoops = e.loopEnd - e.loopBegin;
+  llvm::SmallVector<Value, 16> result;
+  bool unknownResult = false;
+  uint32_t savedScope = ctx.scope;
+  uint64_t savedKey = ctx.iterKey;
+  uint32_t savedAttr = ctx.hintAttr;
+  // Each loop level gets one scope whose loop variable is overwritten per iteration.
+  std::function<Status(uint32_t)> level = [&](uint32_t depth) -> Status {
+    const frontend::ComprehensionLoop& loop = ast.loops[e.loopBegin + depth];
+    Value it;
+    ctx.hintAttr = kNone;
+    TRY(eval(ctx, loop.iterable, it));
+    if (it.isUnknown()) { unknownResult = true; return Status::Ok; }
+    if (it.kind != ValueKind::List)
+      return fail(ctx, loop.iterable, DiagKind::Typing,
+                  fmt::format("A list comprehension can only be applied to lists and relations, got {}",
+                              model_.display(it, true)));
+    uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
+    uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
+    uint32_t outer = ctx.scope;
+    uint64_t outerKey = ctx.iterKey;
+    uint32_t n = 0;
+    for (const Value& item : it.items()) {
+      vals_[var] = item;
+      meta_[var].state = kSet;
+      ctx.scope = scope;
+      ctx.iterKey = outerKey * 1000003u + (++n);
+      Status st = Status::Ok;
+      if (depth + 1 < nLoops) {
+        st = level(depth + 1);
+      } else {
+        bool keep = true, unknownGuard = false;
+        for (uint32_t g = e.begin; g < e.end && keep; ++g) {
+          Value gv;
+          st = eval(ctx, ast.exprLists[g], gv);
+          if (st != Status::Ok) break;
+          if (gv.isUnknown()) { unknownGuard = true; continue; }
+          if (gv.kind != ValueKind::Bool) {
+            st = fail(ctx, ast.exprLists[g], DiagKind::Runtime,
+                      fmt::format("Invalid value `{}`: the guard of a list comprehension must be a boolean",
+                                  model_.display(gv, true)));
+            break;
+          }
+          keep = gv.b;
+        }
+        if (st == Status::Ok && keep) {
+          if (unknownGuard) {
+            result.push_back(Value::unknown());
+          } else {
+            Value v;
+            ctx.hintAttr = savedAttr;
+            st = eval(ctx, e.a, v);
+            ctx.hintAttr = kNone;
+            if (st == Status::Ok) {
+              if (v.kind == ValueKind::List) result.append(v.items().begin(), v.items().end());
+              else result.push_back(v);
+            }
+          }
+        }
+      }
+      ctx.scope = outer;
+      ctx.iterKey = outerKey;
+      if (st != Status::Ok) return st;
+    }
+    return Status::Ok;
+  };
+  Status st = level(0);
+  ctx.scope = savedScope;
+  ctx.iterKey = savedKey;
+  ctx.hintAttr = savedAttr;
+  if (st != Status::Ok) return st;
+  (void)id;
+  out = unknownResult ? Value::unknown() : model_.arena().list(result);
+  return Status::Ok;
+}
+
+// ---------------------------------------------------------------- calls
+
+Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id, Value& out) {
+  if (v.isUnknown()) { out = v; return Status::Ok; }
+  auto failCast = [&](const char* tn) {
+    return fail(ctx, id, DiagKind::Runtime, fmt::format("Failed to cast '{}' to {}", model_.display(v, true), tn));
+  };
+  switch (to) {
+  case ir::BaseType::String:
+    if (v.kind == ValueKind::Bool) out = model_.arena().str(v.b ? "true" : "false");
+    else out = model_.arena().str(model_.display(v, true));
+    return Status::Ok;
+  case ir::BaseType::Int:
+    if (v.kind == ValueKind::Int) { out = v; return Status::Ok; }
+    if (v.kind == ValueKind::Bool) { out = Value::integer(v.b); return Status::Ok; }
+    if (v.kind == ValueKind::Float) {
+      if (!std::isfinite(v.f)) return failCast("int");
+      out = Value::integer(int64_t(std::trunc(v.f)));
+      return Status::Ok;
+    }
+    if (v.kind == ValueKind::String) {
+      llvm::StringRef s = v.str().trim();
+      if (s.startswith("+")) s = s.drop_front();
+      int64_t r;
+      std::string clean;
+      for (char c : s) if (c != '_') clean += c;
+      if (clean.empty() || llvm::StringRef(clean).getAsInteger(10, r)) return failCast("int");
+      out = Value::integer(r);
+      return Status::Ok;
+    }
+    return failCast("int");
+  case ir::BaseType::Float:
+  case ir::BaseType::Number:
+    if (to == ir::BaseType::Number && v.kind == ValueKind::Int) { out = v; return Status::Ok; }
+    if (v.kind == ValueKind::Float) { out = v; return Status::Ok; }
+    if (v.kind == ValueKind::Int) { out = Value::real(double(v.i)); return Status::Ok; }
+    if (v.kind == ValueKind::Bool) { out = Value::real(v.b ? 1.0 : 0.0); return Status::Ok; }
+    if (v.kind == ValueKind::String) {
+      std::string s = v.str().trim().str();
+      char* end = nullptr;
+      double d = std::strtod(s.c_str(), &end);
+      if (s.empty() || end != s.c_str() + s.size()) return failCast(to == ir::BaseType::Float ? "float" : "number");
+      out = Value::real(d);
+      return Status::Ok;
+    }
+    return failCast(to == ir::BaseType::Float ? "float" : "number");
+  case ir::BaseType::Bool:
+    switch (v.kind) {
+    case ValueKind::Null: out = Value::boolean(false); break;
+    case ValueKind::Bool: out = v; break;
+    case ValueKind::Int: out = Value::boolean(v.i != 0); break;
+    case ValueKind::Float: out = Value::boolean(v.f != 0); break;
+    case ValueKind::String: out = Value::boolean(v.s->size != 0); break;
+    case ValueKind::List: out = Value::boolean(v.l->size != 0); break;
+    case ValueKind::Dict: out = Value::boolean(v.d->size != 0); break;
+    default: out = Value::boolean(true); break;
+    }
+    return Status::Ok;
+  default:
+    return fail(ctx, id, DiagKind::Runtime, "Can not call this type, can only call plugin or primitive type cast");
+  }
+}
+
+static bool pluginTypeOk(const ir::Program& prog, const Model& model, const ir::Type& t, const Value& v) {
+  if (v.isUnknown()) return true;
+  if (t.nullable && v.isNull()) return true;
+  if (t.isList) {
+    if (v.kind != ValueKind::List) return false;
+    ir::Type el = t;
+    el.isList = el.nullable = false;
+    for (const Value& i : v.items())
+      if (!pluginTypeOk(prog, model, el, i)) return false;
+    return true;
+  }
+  switch (t.base) {
+  case ir::BaseType::String: return v.kind == ValueKind::String;
+  case ir::BaseType::Int: return v.kind == ValueKind::Int || v.kind == ValueKind::Bool;
+  case ir::BaseType::Float: return v.kind == ValueKind::Float || v.kind == ValueKind::Int;
+  case ir::BaseType::Number: return v.isNumber();
+  case ir::BaseType::Bool: return v.kind == ValueKind::Bool;
+  case ir::BaseType::List: return v.kind == ValueKind::List;
+  case ir::BaseType::Dict: return v.kind == ValueKind::Dict;
+  case ir::BaseType::Any: return true;
+  case ir::BaseType::Typedef: return true;
+  case ir::BaseType::Entity:
+    return v.kind == ValueKind::Instance && prog.isSubtype(model.entityOf(v.instanceId()), t.entity);
+  }
+  return true;
+}
+
+static std::string pluginTypeText(const ir::Program& prog, const ir::Type& t) {
+  static const char* names[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
+  std::string s;
+  if (t.base == ir::BaseType::Entity) s = prog.entities[t.entity].fullName;
+  else if (t.base == ir::BaseType::Typedef) s = prog.typedefs[t.typedefId].fullName;
+  else s = names[int(t.base)];
+  if (t.isList) s += "[]";
+  if (t.nullable) s += "?";
+  return s;
+}
+
+Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  const ir::Resolved r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
+                                                                           : ir::Resolved{};
+  if (r.kind == ir::Resolved::Cast) {
+    uint32_t n = e.argEnd - e.argBegin;
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (ctx.ast->args[i].kind != frontend::ArgKind::Positional)
+        return fail(ctx, id, DiagKind::Runtime, "Only positional arguments allowed in type cast");
+    if (n != 1)
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", n));
+    Value v;
+    TRY(eval(ctx, ctx.ast->args[e.argBegin].value, v));
+    return castValue(ctx, ir::BaseType(r.index), v, id, out);
+  }
+  if (r.kind != ir::Resolved::Plugin)
+    return fail(ctx, id, DiagKind::TypeNotFound,
+                fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
+                            prog_.namespaces[prog_.files[ctx.file].ns].name));
+  if (memoGet(ctx, id.index, out)) return Status::Ok;
+  const ir::Plugin& p = prog_.plugins[ir::PluginId{r.index}];
+  // Evaluate every argument fully.
+  llvm::SmallVector<Value, 8> positional;
+  llvm::SmallVector<std::pair<llvm::StringRef, Value>, 8> keywords;
+  uint32_t savedAttr = ctx.hintAttr;
+  ctx.hintAttr = kNone;
+  for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+    const frontend::Arg& a = ctx.ast->args[i];
+    Value v;
+    Status st = eval(ctx, a.value, v);
+    if (st != Status::Ok) { ctx.hintAttr = savedAttr; return st; }
+    if (a.kind == frontend::ArgKind::Positional) positional.push_back(v);
+    else if (a.kind == frontend::ArgKind::Keyword) {
+      for (auto& [k, _] : keywords)
+        if (k == strings_.str(a.name)) {
+          ctx.hintAttr = savedAttr;
+          return fail(ctx, id, DiagKind::Runtime,
+                      fmt::format("Keyword argument {} repeated in function call {}()", strings_.str(a.name).str(),
+                                  p.fullName));
+        }
+      keywords.emplace_back(strings_.str(a.name), v);
+    } else {
+      if (v.kind != ValueKind::Dict) {
+        ctx.hintAttr = savedAttr;
+        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+      }
+      for (uint32_t k = 0; k < v.d->size; ++k)
+        keywords.emplace_back(v.d->entries[k].key->str(), v.d->entries[k].value);
+    }
+  }
+  ctx.hintAttr = savedAttr;
+  // Bind to the declared parameters.
+  std::vector<Value> bound(p.params.size(), Value::null());
+  std::vector<uint8_t> have(p.params.size(), 0);
+  size_t pi = 0;
+  int varArgs = -1, kwArgs = -1;
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (p.params[i].isVarArgs) varArgs = int(i);
+    if (p.params[i].isKwArgs) kwArgs = int(i);
+  }
+  llvm::SmallVector<Value, 4> extra;
+  for (const Value& v : positional) {
+    while (pi < p.params.size() && (p.params[pi].isVarArgs || p.params[pi].isKwArgs || p.params[pi].keywordOnly)) {
+      if (p.params[pi].isVarArgs) break;
+      ++pi;
+    }
+    if (pi < p.params.size() && !p.params[pi].isVarArgs && !p.params[pi].isKwArgs && !p.params[pi].keywordOnly) {
+      bound[pi] = v;
+      have[pi] = 1;
+      ++pi;
+    } else if (varArgs >= 0) {
+      extra.push_back(v);
+    } else {
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("{}() takes {} positional arguments but {} were given", strings_.str(p.name).str(),
+                              pi, positional.size()));
+    }
+  }
+  if (varArgs >= 0) { bound[size_t(varArgs)] = model_.arena().list(extra); have[size_t(varArgs)] = 1; }
+  llvm::SmallVector<std::pair<llvm::StringRef, Value>, 4> extraKw;
+  for (auto& [k, v] : keywords) {
+    bool placed = false;
+    for (size_t i = 0; i < p.params.size(); ++i)
+      if (strings_.str(p.params[i].name) == k && !p.params[i].isVarArgs && !p.params[i].isKwArgs) {
+        if (have[i])
+          return fail(ctx, id, DiagKind::Runtime,
+                      fmt::format("{}() got multiple values for argument '{}'", p.fullName, k.str()));
+        bound[i] = v;
+        have[i] = 1;
+        placed = true;
+      }
+    if (!placed) {
+      if (kwArgs < 0)
+        return fail(ctx, id, DiagKind::Runtime,
+                    fmt::format("{}() got an unexpected keyword argument '{}'", p.fullName, k.str()));
+      extraKw.emplace_back(k, v);
+    }
+  }
+  if (kwArgs >= 0) { bound[size_t(kwArgs)] = model_.arena().dict(extraKw); have[size_t(kwArgs)] = 1; }
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (have[i] || p.params[i].hasDefault || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
+    return fail(ctx, id, DiagKind::Runtime,
+                fmt::format("{}() missing 1 required positional argument: '{}'", strings_.str(p.name).str(),
+                            strings_.str(p.params[i].name).str()));
+  }
+  // Unknown arguments short-circuit the call unless the plugin accepts them.
+  if (!p.allowUnknown)
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (bound[i].isUnknown()) {
+        out = Value::unknown();
+        memoPut(ctx, id.index, out);
+        return Status::Ok;
+      }
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (!have[i] || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
+    if (!pluginTypeOk(prog_, model_, p.params[i].type, bound[i]))
+      return fail(ctx, id, DiagKind::PluginType,
+                  fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
+                              model_.repr(bound[i]), strings_.str(p.params[i].name).str(), p.fullName,
+                              pluginTypeText(prog_, p.params[i].type)));
+  }
+  const PluginFn* fn = pluginFns_[r.index];
+  if (!fn)
+    return fail(ctx, id, DiagKind::Runtime,
+                fmt::format("plugin {} has no native implementation in this compiler", p.fullName));
+  EvalPluginContext pctx(*this, ctx);
+  PluginResult res = (*fn)(pctx, bound);
+  if (res.kind == PluginResult::Retry) {
+    if (pctx.blockedOn == kNone)
+      return fail(ctx, id, DiagKind::Runtime, fmt::format("plugin {} asked to be retried without a reason", p.fullName));
+    return blockOn(ctx, pctx.blockedOn);
+  }
+  if (res.kind == PluginResult::Error) {
+    if (res.errorKind == DiagKind::External || res.errorKind == DiagKind::ExplicitPlugin ||
+        res.errorKind == DiagKind::WrappingRuntime) {
+      Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind,
+                            res.errorKind == DiagKind::ExplicitPlugin ? res.message
+                                                                      : fmt::format("Exception in plugin {}", p.fullName));
+      if (res.errorKind != DiagKind::ExplicitPlugin) d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
+      return failDiag(std::move(d));
+    }
+    return fail(ctx, id, res.errorKind, res.message);
+  }
+  out = res.value;
+  memoPut(ctx, id.index, out);
+  return Status::Ok;
+}
+
+} // namespace inm::runtime

@@ -1,0 +1,84 @@
+// End of evaluation (language spec §5.8): index lookups that never matched, instances without a selected
+// implementation, attributes never set and relations below their lower bound are collected; one error is
+// reported as is, several as a MultiException; statements still blocked without any of these errors give
+// "not all statements executed".
+#include "Evaluator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace inm::runtime {
+
+void Evaluator::finalize() {
+  std::vector<Diagnostic> errors;
+
+  // 1. index lookups that never matched
+  llvm::DenseSet<uint32_t> reported;
+  for (const PendingLookup& p : pendingLookups_) {
+    if (units_[p.unit].done || !reported.insert(p.unit).second) continue;
+    errors.push_back(diagAt(p.file, p.node, false, DiagKind::NotFound,
+                            fmt::format("No match in index on type {} with key {}", prog_.entities[p.entity].fullName,
+                                        p.keyText)));
+  }
+
+  // 2. every instance: an implementation, every attribute complete
+  for (uint32_t i = 0; i < model_.instances().size(); ++i) {
+    InstanceId id{i};
+    const Instance& inst = model_.instance(id);
+    const ir::Entity& e = prog_.entities[inst.entity];
+    if (!instHasImpl_[i]) {
+      Diagnostic d = makeDiag(DiagKind::Runtime, inst.createdAt,
+                              fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
+      d.reportedIn = describeInst(i);
+      errors.push_back(std::move(d));
+    }
+    for (uint32_t s = 0; s < e.slots.size(); ++s) {
+      uint32_t sid = attrSid(i, s);
+      SlotMeta& m = meta_[sid];
+      const ir::Attribute& a = prog_.attrs[e.slots[s]];
+      std::string attrLoc = diags_.formatLoc(a.range, true);
+      if (m.kind == SlotKind::Single) {
+        if (m.state == kSet) continue;
+        errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
+                                  fmt::format("The object {} is not complete: attribute {} ({}) is not set",
+                                              describeInst(i), strings_.str(a.name).str(), attrLoc)));
+        continue;
+      }
+      size_t n = m.ext == kNone ? 0 : exts_[m.ext].values.size();
+      if (n < a.mult.low) {
+        errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
+                                  fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
+                                              "only {} are set",
+                                              describeInst(i), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
+        continue;
+      }
+      m.state = kFrozen;
+    }
+  }
+  // 3. unresolved relation annotations are checked statically (passes); nothing to do here.
+
+  if (errors.size() == 1) {
+    failDiag(std::move(errors.front()));
+    return;
+  }
+  if (errors.size() > 1) {
+    Diagnostic multi = makeDiag(DiagKind::Multi, SourceRange{}, errors.size());
+    for (Diagnostic& d : errors) multi.causedBy(std::move(d));
+    failDiag(std::move(multi));
+    return;
+  }
+  // 4. statements that never ran to the end
+  for (uint32_t u = 0; u < units_.size(); ++u) {
+    if (units_[u].done) continue;
+    const Unit& un = units_[u];
+    bool isStmt = un.kind == UnitKind::Stmt;
+    Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign ? un.origin : un.node, isStmt || un.kind == UnitKind::Forward,
+                          DiagKind::Runtime, "not all statements executed");
+    d.message = fmt::format("not all statements executed: {} could not be evaluated", d.reportedIn);
+    failDiag(std::move(d));
+    return;
+  }
+}
+
+} // namespace inm::runtime

@@ -1,0 +1,334 @@
+// Operators and string formatting of the engine: comparison and arithmetic with Python semantics (true
+// division, floor modulo, left-associative power), membership, `{{ }}` interpolation and f-strings (a
+// subset of Python's format-spec mini-language). Unknown operands make unknown results (spec §5.10).
+#include "Evaluator.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace inm::runtime {
+
+#define TRY(x)                                                                                                          \
+  do {                                                                                                                  \
+    Status st_ = (x);                                                                                                   \
+    if (st_ != Status::Ok) return st_;                                                                                  \
+  } while (0)
+
+static double num(const Value& v) {
+  return v.kind == ValueKind::Float ? v.f : v.kind == ValueKind::Bool ? double(v.b) : double(v.i);
+}
+static int64_t inum(const Value& v) { return v.kind == ValueKind::Bool ? int64_t(v.b) : v.i; }
+
+static const char* opName(frontend::BinaryOp op) {
+  switch (op) {
+  case frontend::BinaryOp::Add: return "plus";
+  case frontend::BinaryOp::Sub: return "minus";
+  case frontend::BinaryOp::Mul: return "multiply";
+  case frontend::BinaryOp::Div: return "divide";
+  case frontend::BinaryOp::Mod: return "modulo";
+  case frontend::BinaryOp::Pow: return "power";
+  default: return "compare";
+  }
+}
+
+Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  Value l, r;
+  uint32_t savedAttr = ctx.hintAttr;
+  ctx.hintAttr = kNone;
+  Status st = eval(ctx, e.a, l);
+  if (st == Status::Ok) st = eval(ctx, e.b, r);
+  ctx.hintAttr = savedAttr;
+  if (st != Status::Ok) return st;
+  if (l.isUnknown() || r.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  using frontend::BinaryOp;
+  switch (e.op) {
+  case BinaryOp::Eq: out = Value::boolean(valuesEqual(l, r)); return Status::Ok;
+  case BinaryOp::Ne: out = Value::boolean(!valuesEqual(l, r)); return Status::Ok;
+  case BinaryOp::Lt:
+  case BinaryOp::Gt:
+  case BinaryOp::Le:
+  case BinaryOp::Ge: {
+    if (!l.isNumber() || !r.isNumber()) return fail(ctx, id, DiagKind::Typing, "Can only compare numbers.");
+    bool res;
+    if (l.kind == ValueKind::Float || r.kind == ValueKind::Float) {
+      double a = num(l), b = num(r);
+      res = e.op == BinaryOp::Lt ? a < b : e.op == BinaryOp::Gt ? a > b : e.op == BinaryOp::Le ? a <= b : a >= b;
+    } else {
+      int64_t a = inum(l), b = inum(r);
+      res = e.op == BinaryOp::Lt ? a < b : e.op == BinaryOp::Gt ? a > b : e.op == BinaryOp::Le ? a <= b : a >= b;
+    }
+    out = Value::boolean(res);
+    return Status::Ok;
+  }
+  default: break;
+  }
+  if (e.op == BinaryOp::Add && l.kind == ValueKind::String) {
+    if (r.kind != ValueKind::String)
+      return fail(ctx, id, DiagKind::Typing,
+                  fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
+    out = model_.arena().str((l.str() + r.str()).str());
+    return Status::Ok;
+  }
+  if (!l.isNumber() || !r.isNumber())
+    return fail(ctx, id, DiagKind::Typing,
+                fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op), typeName(l),
+                            model_.repr(l), typeName(r), model_.repr(r)));
+  bool isFloat = l.kind == ValueKind::Float || r.kind == ValueKind::Float;
+  switch (e.op) {
+  case BinaryOp::Add:
+    out = isFloat ? Value::real(num(l) + num(r)) : Value::integer(inum(l) + inum(r));
+    return Status::Ok;
+  case BinaryOp::Sub:
+    out = isFloat ? Value::real(num(l) - num(r)) : Value::integer(inum(l) - inum(r));
+    return Status::Ok;
+  case BinaryOp::Mul:
+    out = isFloat ? Value::real(num(l) * num(r)) : Value::integer(inum(l) * inum(r));
+    return Status::Ok;
+  case BinaryOp::Div:
+    if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "division by zero");
+    out = Value::real(num(l) / num(r));
+    return Status::Ok;
+  case BinaryOp::Mod:
+    if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+    if (isFloat) {
+      double a = num(l), b = num(r), m = std::fmod(a, b);
+      if (m != 0 && ((m < 0) != (b < 0))) m += b;
+      out = Value::real(m);
+    } else {
+      int64_t a = inum(l), b = inum(r), m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) m += b;
+      out = Value::integer(m);
+    }
+    return Status::Ok;
+  case BinaryOp::Pow:
+    if (!isFloat && inum(r) >= 0) {
+      int64_t base = inum(l), exp = inum(r), res = 1;
+      while (exp-- > 0) res *= base;
+      out = Value::integer(res);
+    } else {
+      if (num(l) == 0 && num(r) < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      out = Value::real(std::pow(num(l), num(r)));
+    }
+    return Status::Ok;
+  default: break;
+  }
+  return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+}
+
+Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  Value needle, hay;
+  uint32_t savedAttr = ctx.hintAttr;
+  ctx.hintAttr = kNone;
+  Status st = eval(ctx, e.a, needle);
+  if (st == Status::Ok) st = eval(ctx, e.b, hay);
+  ctx.hintAttr = savedAttr;
+  if (st != Status::Ok) return st;
+  bool negate = e.kind == ExprKind::NotIn;
+  if (needle.isUnknown() || hay.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  if (hay.kind == ValueKind::Dict) {
+    bool found = needle.kind == ValueKind::String && hay.d->find(needle.str()) != nullptr;
+    out = Value::boolean(found != negate);
+    return Status::Ok;
+  }
+  if (hay.kind != ValueKind::List)
+    return fail(ctx, id, DiagKind::Typing, "Operand two of 'in' can only be a list or dict");
+  bool sawUnknown = false;
+  for (const Value& v : hay.items()) {
+    if (v.isUnknown()) { sawUnknown = true; continue; }
+    if (valuesEqual(v, needle)) {
+      out = Value::boolean(!negate);
+      return Status::Ok;
+    }
+  }
+  out = sawUnknown ? Value::unknown() : Value::boolean(negate);
+  return Status::Ok;
+}
+
+std::string Evaluator::formatValue(const Value& v) {
+  if (v.kind == ValueKind::Float && std::isfinite(v.f) && v.f == std::floor(v.f) && std::fabs(v.f) < 1e16)
+    return std::to_string(int64_t(v.f));
+  if (v.kind == ValueKind::Null) return "null";
+  return model_.display(v, true);
+}
+
+Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  if (scopes_[ctx.scope].isStatic)
+    return fail(ctx, id, DiagKind::DirectExecute,
+                fmt::format("The statement {} can not be executed in this context",
+                            frontend::reprExpr(*ctx.ast, id, strings_)));
+  std::string s;
+  bool unknown = false;
+  uint32_t savedAttr = ctx.hintAttr;
+  ctx.hintAttr = kNone;
+  for (uint32_t i = e.partBegin; i < e.partEnd; ++i) {
+    const frontend::FormatPart& p = ctx.ast->formatParts[i];
+    if (!p.expr.valid()) {
+      s += strings_.str(p.literal);
+      continue;
+    }
+    Value v;
+    Status st = eval(ctx, p.expr, v);
+    if (st == Status::Error) {
+      ctx.hintAttr = savedAttr;
+      return st;
+    }
+    if (st != Status::Ok) {
+      ctx.hintAttr = savedAttr;
+      return st;
+    }
+    if (v.isUnknown()) unknown = true;
+    else s += formatValue(v);
+  }
+  ctx.hintAttr = savedAttr;
+  out = unknown ? Value::unknown() : model_.arena().str(s);
+  return Status::Ok;
+}
+
+namespace {
+/// Applies a Python format spec ([[fill]align][sign][#][0][width][,][.precision][type]) to a value.
+bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::string& out, std::string& err) {
+  char fill = ' ', align = 0, sign = '-';
+  size_t i = 0;
+  auto isAlign = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
+  if (spec.size() >= 2 && isAlign(spec[1])) { fill = spec[0]; align = spec[1]; i = 2; }
+  else if (!spec.empty() && isAlign(spec[0])) { align = spec[0]; i = 1; }
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
+  bool alt = false;
+  if (i < spec.size() && spec[i] == '#') { alt = true; ++i; }
+  if (i < spec.size() && spec[i] == '0') { if (!align) { fill = '0'; align = '='; } ++i; }
+  size_t width = 0;
+  while (i < spec.size() && isdigit((unsigned char)spec[i])) width = width * 10 + size_t(spec[i++] - '0');
+  bool comma = false;
+  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) { comma = true; ++i; }
+  int precision = -1;
+  if (i < spec.size() && spec[i] == '.') {
+    ++i;
+    precision = 0;
+    while (i < spec.size() && isdigit((unsigned char)spec[i])) precision = precision * 10 + (spec[i++] - '0');
+  }
+  char type = 0;
+  if (i < spec.size()) type = spec[i++];
+  const char* typeName = v.kind == ValueKind::String ? "str" : v.kind == ValueKind::Int ? "int"
+                         : v.kind == ValueKind::Float ? "float" : v.kind == ValueKind::Bool ? "bool" : "object";
+  if (i != spec.size()) {
+    err = fmt::format("Invalid format specifier '{}' for object of type '{}'", spec.str(), typeName);
+    return false;
+  }
+  std::string body;
+  bool numeric = v.kind == ValueKind::Int || v.kind == ValueKind::Float || v.kind == ValueKind::Bool;
+  if (v.kind == ValueKind::String) {
+    if (type && type != 's') {
+      err = fmt::format("Unknown format code '{}' for object of type 'str'", type);
+      return false;
+    }
+    body = v.str().str();
+    if (precision >= 0 && body.size() > size_t(precision)) body.resize(size_t(precision));
+  } else if (numeric) {
+    double d = v.kind == ValueKind::Float ? v.f : double(v.kind == ValueKind::Bool ? v.b : v.i);
+    switch (type) {
+    case 'f': case 'F': body = fmt::format("{:.{}f}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case 'e': case 'E': body = fmt::format("{:.{}e}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case '%': body = fmt::format("{:.{}f}%", std::fabs(d) * 100, precision < 0 ? 6 : precision); break;
+    case 'g': case 'G': body = fmt::format("{:.{}g}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case 'd':
+      if (v.kind == ValueKind::Float) {
+        err = "Unknown format code 'd' for object of type 'float'";
+        return false;
+      }
+      body = std::to_string(std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+      break;
+    case 'x': case 'X': case 'o': case 'b': {
+      if (v.kind == ValueKind::Float) {
+        err = fmt::format("Unknown format code '{}' for object of type 'float'", type);
+        return false;
+      }
+      int64_t n = std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i);
+      body = type == 'x' ? fmt::format("{:x}", n) : type == 'X' ? fmt::format("{:X}", n)
+             : type == 'o' ? fmt::format("{:o}", n) : fmt::format("{:b}", n);
+      if (alt) body = std::string("0") + (type == 'X' ? 'X' : type) + body;
+      break;
+    }
+    case 0:
+      if (v.kind == ValueKind::Float) {
+        body = precision >= 0 ? fmt::format("{:.{}g}", std::fabs(d), precision) : model.display(Value::real(std::fabs(d)), true);
+      } else {
+        body = std::to_string(std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+      }
+      break;
+    default:
+      err = fmt::format("Unknown format code '{}' for object of type '{}'", type, typeName);
+      return false;
+    }
+    if (comma) {
+      size_t dot = body.find_first_of(".e%");
+      std::string intPart = body.substr(0, dot), rest = dot == std::string::npos ? "" : body.substr(dot);
+      std::string grouped;
+      for (size_t k = 0; k < intPart.size(); ++k) {
+        if (k && (intPart.size() - k) % 3 == 0) grouped += ',';
+        grouped += intPart[k];
+      }
+      body = grouped + rest;
+    }
+    bool neg = d < 0 || (v.kind == ValueKind::Int && v.i < 0);
+    std::string signStr = neg ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "";
+    if (align == '=') {
+      size_t len = signStr.size() + body.size();
+      if (len < width) body = std::string(width - len, fill) + body;
+      out = signStr + body;
+      return true;
+    }
+    body = signStr + body;
+  } else {
+    body = model.display(v, true);
+  }
+  if (body.size() < width) {
+    size_t pad = width - body.size();
+    char a = align ? align : (numeric ? '>' : '<');
+    if (a == '<') body += std::string(pad, fill);
+    else if (a == '>') body = std::string(pad, fill) + body;
+    else body = std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
+  }
+  out = body;
+  return true;
+}
+} // namespace
+
+Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
+  std::string s;
+  bool unknown = false;
+  uint32_t savedAttr = ctx.hintAttr;
+  ctx.hintAttr = kNone;
+  std::function<Status(uint32_t, uint32_t, std::string&)> render = [&](uint32_t b, uint32_t en,
+                                                                         std::string& into) -> Status {
+    for (uint32_t i = b; i < en; ++i) {
+      const frontend::FormatPart& p = ctx.ast->formatParts[i];
+      if (!p.expr.valid()) {
+        into += strings_.str(p.literal);
+        continue;
+      }
+      Value v;
+      TRY(eval(ctx, p.expr, v));
+      if (v.isUnknown()) { unknown = true; continue; }
+      std::string spec;
+      if (p.specBegin != p.specEnd) TRY(render(p.specBegin, p.specEnd, spec));
+      if (p.conversion == 'r') v = model_.arena().str(model_.repr(v));
+      if (spec.empty()) {
+        into += formatValue(v);
+        continue;
+      }
+      std::string piece, err;
+      if (!applySpec(model_, v, spec, piece, err))
+        return fail(ctx, id, DiagKind::ParserError, "Invalid f-string: " + err);
+      into += piece;
+    }
+    return Status::Ok;
+  };
+  Status st = render(e.partBegin, e.partEnd, s);
+  ctx.hintAttr = savedAttr;
+  if (st != Status::Ok) return st;
+  out = unknown ? Value::unknown() : model_.arena().str(s);
+  return Status::Ok;
+}
+
+} // namespace inm::runtime

@@ -1,0 +1,632 @@
+// Statement execution and attribute writes of the evaluation engine: assignments (variables, attributes,
+// relations with bidirectional sync and gradual forwarding), for loops (over lists, or gradually over
+// relations), if statements with eager promises, constructor keyword-argument units and implementations.
+// Invariant: every write to an instance attribute goes through assignAttr/addToRelation, which validate
+// the value and wrap failures in the reference's AttributeException.
+#include "Evaluator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace inm::runtime {
+
+using frontend::StmtKind;
+
+static const char* kTypeNames[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
+
+Status Evaluator::execStmt(Ctx& ctx, uint32_t unitId) {
+  const Stmt& s = ctx.ast->stmts[StmtId{units_[unitId].node}];
+  ctx.reportStmt = units_[unitId].node;
+  switch (s.kind) {
+  case StmtKind::Assign: return execAssign(ctx, s, unitId);
+  case StmtKind::For: return execFor(ctx, s, unitId);
+  case StmtKind::If: return execIf(ctx, s, unitId);
+  case StmtKind::ExprStmt: {
+    Value v;
+    return eval(ctx, s.value, v);
+  }
+  }
+  return Status::Ok;
+}
+
+Status Evaluator::gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut) {
+  sidOut = kNone;
+  const Expr& e = ctx.ast->exprs[id];
+  uint32_t sid = kNone;
+  if (e.kind == ExprKind::AttrRef) {
+    Value base;
+    Status st = eval(ctx, e.a, base);
+    if (st != Status::Ok) return st;
+    if (base.kind != ValueKind::Instance) return Status::Ok;
+    int slot = prog_.slotOf(model_.entityOf(base.instanceId()), e.name);
+    if (slot < 0) return Status::Ok;
+    sid = attrSid(base.inst, uint32_t(slot));
+  } else if (e.kind == ExprKind::Name) {
+    Value self;
+    bool isSelf = false;
+    sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
+    if (isSelf) sid = kNone;
+  }
+  if (sid != kNone && meta_[sid].kind == SlotKind::List) sidOut = sid;
+  return Status::Ok;
+}
+
+Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+  const Expr& t = ctx.ast->exprs[s.target];
+  if (t.kind == ExprKind::Name) {
+    llvm::StringRef name = strings_.str(t.name);
+    uint32_t sid = kNone;
+    if (name.contains("::")) {
+      auto [nsName, var] = name.rsplit("::");
+      const ir::Namespace& cur = prog_.namespaces[prog_.files[ctx.file].ns];
+      StringId nsId = strings_.lookup(nsName);
+      auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
+      if (it == cur.visible.end())
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
+                        fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
+      uint32_t scope = nsScope_[prog_.namespaces[it->second].file];
+      StringId varId = strings_.lookup(var);
+      for (uint32_t i = scopes_[scope].varBegin; i < scopes_[scope].varEnd && varId.valid(); ++i)
+        if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
+      if (sid == kNone)
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, fmt::format("variable {} not found", var.str()));
+    } else {
+      const Scope& sc = scopes_[ctx.scope];
+      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+        if (scopeVars_[i].first == t.name.index) sid = scopeVars_[i].second;
+      if (sid == kNone)  // not declared in this block (should not happen): treat as not found
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+    }
+    Value v;
+    Status st = eval(ctx, s.value, v);
+    if (st != Status::Ok) return st;
+    return setVariable(ctx, sid, v, ctx.ast->exprs[s.value].range, units_[unitId].node, true);
+  }
+
+  // attribute assignment: x.a = e / x.rel += e
+  Value base;
+  Status st = eval(ctx, t.a, base);
+  if (st != Status::Ok) return st;
+  if (base.isUnknown()) return Status::Ok;
+  if (base.kind != ValueKind::Instance) {
+    std::string what = frontend::reprExpr(*ctx.ast, t.a, strings_);
+    return failStmt(ctx, units_[unitId].node, DiagKind::Typing,
+                    fmt::format("The object at {} is not an Entity but a <class '{}'> with value {}", what,
+                                typeName(base), model_.display(base, true)));
+  }
+  uint32_t inst = base.inst;
+  ir::EntityId ent = model_.entityOf(base.instanceId());
+  int slot = prog_.slotOf(ent, t.name);
+  if (slot < 0)
+    return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
+                    fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
+                                prog_.entities[ent].fullName));
+  const ir::Attribute& attr = prog_.attrs[prog_.entities[ent].slots[uint32_t(slot)]];
+  uint32_t sid = attrSid(inst, uint32_t(slot));
+  SlotKind kind = meta_[sid].kind;
+  if (s.plusAssign && kind != SlotKind::List)
+    return failStmt(ctx, units_[unitId].node, DiagKind::Typing,
+                    "Can not use += on relations with multiplicity 1");
+  if (kind == SlotKind::List || kind == SlotKind::Optional) {
+    if (units_[unitId].promise == kNone) {
+      units_[unitId].promise = sid;
+      acquirePromise(sid);
+    }
+  }
+  if (kind == SlotKind::List) {
+    uint32_t src = kNone;
+    st = gradualSource(ctx, s.value, src);
+    if (st != Status::Ok) return st;
+    if (src != kNone && src != sid) {
+      // Relation-to-relation assignment: forward values as they arrive; the promise moves along.
+      uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, units_[unitId].node);
+      units_[fw].inst = inst;
+      units_[fw].aux = uint32_t(slot);
+      units_[fw].target = src;
+      units_[fw].origin = units_[unitId].node;
+      units_[fw].promise = sid;
+      units_[unitId].promise = kNone;
+      addWaiter(src, fw, true);
+      enqueue(fw);
+      return Status::Ok;
+    }
+    if (src == sid) return Status::Ok;  // a.rel = a.rel adds nothing
+  }
+  Value v;
+  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  if (attr.isRelation && attr.inverse.valid()) {
+    ctx.hintAttr = attr.inverse.index;
+    ctx.hintInst = inst;
+  }
+  st = eval(ctx, s.value, v);
+  ctx.hintAttr = savedAttr;
+  ctx.hintInst = savedInst;
+  if (st != Status::Ok) return st;
+  return assignAttr(ctx, inst, uint32_t(slot), v, ctx.ast->exprs[s.value].range, units_[unitId].node, true);
+}
+
+Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
+  Unit& u0 = units_[unitId];
+  uint32_t src = u0.target;
+  uint32_t inst = u0.inst, slot = u0.aux, node = u0.origin;
+  const SlotMeta& m = meta_[src];
+  if (m.ext != kNone) {
+    while (units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
+      Value v = exts_[meta_[src].ext].values[units_[unitId].progress++];
+      Status st = assignAttr(ctx, inst, slot, v, rangeOf(ctx.file, node, true), node, true);
+      if (st != Status::Ok) return st;
+    }
+  }
+  if (meta_[src].state == kFrozen) return Status::Ok;
+  ctx.blockedOn = kNone;  // already subscribed to every change of the source
+  return Status::Blocked;
+}
+
+Status Evaluator::setVariable(Ctx& ctx, uint32_t sid, const Value& v, SourceRange at, uint32_t node, bool isStmt) {
+  std::string err;
+  DiagKind kind = DiagKind::DoubleSet;
+  if (setSingle(sid, v, at, err, kind) == Status::Ok) return Status::Ok;
+  return failDiag(diagAt(ctx.file, node, isStmt, kind, err));
+}
+
+Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::string& err, DiagKind& errKind) {
+  SlotMeta& m = meta_[sid];
+  if (m.state == kSet) {
+    if (valuesEqual(vals_[sid], v) || (vals_[sid].isUnknown() && v.isUnknown())) return Status::Ok;
+    std::string oldAt = m.setAt.file == UINT32_MAX
+                            ? std::string("<unknown>")
+                            : fmt::format("{}:{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(), m.setAt.line,
+                                          m.setAt.col);
+    std::string newAt = at.valid() ? diags_.formatLoc(at, true) : std::string("<unknown>");
+    err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
+                      model_.display(vals_[sid], true), oldAt, model_.display(v, true), newAt);
+    errKind = DiagKind::DoubleSet;
+    return Status::Error;
+  }
+  vals_[sid] = v;
+  m.state = kSet;
+  if (at.valid()) m.setAt = PackedLoc{at.file.index, at.line, at.col};
+  wake(sid);
+  return Status::Ok;
+}
+
+Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+                                DiagKind kind, std::string message) {
+  const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
+  llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
+  Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
+                            fmt::format("Could not set attribute `{}` on instance `{}`", name.str(), describeInst(inst)));
+  outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
+  return failDiag(std::move(outer));
+}
+
+Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, uint32_t node,
+                             bool nodeIsStmt) {
+  uint32_t sid = attrSid(inst, slot);
+  std::string err;
+  DiagKind kind = DiagKind::Runtime;
+  Status st;
+  SlotKind sk = meta_[sid].kind;
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  if (sk == SlotKind::List || sk == SlotKind::Optional) {
+    st = addToRelation(ctx, inst, slot, v, at, false, err, kind);
+  } else {
+    std::vector<Diagnostic> captured;
+    std::vector<Diagnostic>* saved = capture_;
+    capture_ = &captured;
+    bool ok = validate(attr.type, v, err, kind, &ctx);
+    capture_ = saved;
+    if (!captured.empty()) {
+      const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
+      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
+                                fmt::format("Could not set attribute `{}` on instance `{}`",
+                                            strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
+      outer.causedBy(std::move(captured.front()));
+      return failDiag(std::move(outer));
+    }
+    if (!ok) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
+    st = setSingle(sid, v, at, err, kind);
+    if (st == Status::Ok && attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
+      // [1] relation: keep the other end in sync.
+      uint32_t other = v.inst;
+      int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+      if (oslot >= 0) {
+        uint32_t osid = attrSid(other, uint32_t(oslot));
+        Value me = Value::instance(InstanceId{inst});
+        if (meta_[osid].kind == SlotKind::Single) {
+          if (!(other == inst && uint32_t(oslot) == slot)) st = setSingle(osid, me, at, err, kind);
+        } else {
+          st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, kind);
+        }
+        if (st != Status::Ok) return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, kind, err);
+      }
+    }
+  }
+  if (st == Status::Error && !err.empty()) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
+  return st;
+}
+
+Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, bool reverse,
+                                std::string& err, DiagKind& errKind) {
+  uint32_t sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  if (v.kind == ValueKind::List) {
+    for (const Value& item : v.items()) {
+      Status st = addToRelation(ctx, inst, slot, item, at, reverse, err, errKind);
+      if (st != Status::Ok) return st;
+    }
+    return Status::Ok;
+  }
+  if (v.isUnknown()) return Status::Ok;
+  SlotExt& x = ext(sid);
+  if (v.isNull()) {
+    if (!x.values.empty()) {
+      if (meta_[sid].kind == SlotKind::Optional) {
+        err = fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n", model_.display(x.values[0], true));
+        errKind = DiagKind::DoubleSet;
+        return Status::Error;
+      }
+      std::string vals;
+      for (size_t i = 0; i < x.values.size(); ++i) vals += (i ? ", " : "") + model_.display(x.values[i], false);
+      err = fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] assigned already",
+                        strings_.str(attr.name).str(), describeInst(inst), vals);
+      errKind = DiagKind::Runtime;
+      return Status::Error;
+    }
+    freeze(sid);
+    return Status::Ok;
+  }
+  if (v.kind != ValueKind::Instance) {
+    err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                      prog_.entities[attr.type.entity].fullName);
+    errKind = DiagKind::Runtime;
+    return Status::Error;
+  }
+  if (!prog_.isSubtype(model_.entityOf(v.instanceId()), attr.type.entity)) {
+    err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                      prog_.entities[attr.type.entity].fullName);
+    errKind = DiagKind::Runtime;
+    return Status::Error;
+  }
+  SlotExt& x2 = ext(sid);
+  for (const Value& have : x2.values)
+    if (have.inst == v.inst) return Status::Ok;  // already present (also fine after freeze)
+  SlotMeta& m = meta_[sid];
+  if (m.state == kFrozen) {
+    if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
+        x2.values.size() >= attr.mult.high) {
+      err = fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'", strings_.str(attr.name).str(),
+                        describeInst(inst));
+      errKind = DiagKind::Runtime;
+      return Status::Error;
+    }
+    if (m.kind == SlotKind::Optional && !x2.values.empty()) {
+      err = fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n", model_.display(x2.values[0], true),
+                        model_.display(v, true));
+      errKind = DiagKind::DoubleSet;
+      return Status::Error;
+    }
+    err = reverse ? "List modified after freeze (reverse)" : "List modified after freeze";
+    errKind = DiagKind::ModifiedAfterFreeze;
+    return Status::Error;
+  }
+  bool wasEmpty = x2.values.empty();
+  x2.values.push_back(v);
+  if (m.kind == SlotKind::Optional ||
+      (attr.mult.high != frontend::Multiplicity::kUnbounded && x2.values.size() >= attr.mult.high)) {
+    freeze(sid);
+  } else {
+    if (wasEmpty) wake(sid);
+    else wakeGradual(sid);
+    maybeQueueForFreeze(sid);
+  }
+  if (!reverse && attr.inverse.valid()) {
+    uint32_t other = v.inst;
+    int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+    if (oslot >= 0) {
+      uint32_t osid = attrSid(other, uint32_t(oslot));
+      Value me = Value::instance(InstanceId{inst});
+      Status st;
+      if (meta_[osid].kind == SlotKind::Single) st = setSingle(osid, me, at, err, errKind);
+      else st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, errKind);
+      if (st != Status::Ok) return st;
+    }
+  }
+  return Status::Ok;
+}
+
+static std::string typeText(const ir::Program& prog, const ir::Type& t) {
+  if (t.base == ir::BaseType::Typedef) return prog.typedefs[t.typedefId].name.valid() ? prog.strings->str(prog.typedefs[t.typedefId].name).str() : "?";
+  if (t.base == ir::BaseType::Entity) return prog.entities[t.entity].fullName;
+  return kTypeNames[int(t.base)];
+}
+
+bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err, DiagKind& errKind) {
+  const ir::Typedef& t = prog_.typedefs[td];
+  ir::Type base;
+  base.base = t.base;
+  if (!validate(base, v, err, errKind, nullptr)) return false;
+  if (!t.constraint.valid()) return true;
+  if (staticScope_.empty()) staticScope_.resize(prog_.files.size(), kNone);
+  uint32_t f = t.constraint.file;
+  if (staticScope_[f] == kNone) {
+    Scope sc;
+    sc.file = f;
+    sc.isStatic = true;
+    sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
+    scopes_.push_back(sc);
+    staticScope_[f] = uint32_t(scopes_.size() - 1);
+  }
+  scopes_[staticScope_[f]].self = v;
+  Ctx ctx;
+  ctx.file = f;
+  ctx.ast = &prog_.ast(f);
+  ctx.scope = staticScope_[f];
+  Value r;
+  Status st = eval(ctx, t.constraint.expr, r);
+  if (st != Status::Ok) {
+    err.clear();
+    return false;
+  }
+  if (r.isUnknown()) return true;
+  bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));
+  if (truthy) return true;
+  err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
+                    frontend::reprExpr(*ctx.ast, t.constraint.expr, strings_));
+  errKind = DiagKind::Runtime;
+  return false;
+}
+
+bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, DiagKind& errKind, Ctx* ctx) {
+  if (v.isUnknown()) return true;
+  if (t.nullable && v.isNull()) return true;
+  auto bad = [&](const Value& x, const std::string& expected) {
+    err = fmt::format("Invalid value '{}', expected {}", model_.display(x, true), expected);
+    errKind = DiagKind::Runtime;
+    return false;
+  };
+  if (t.isList) {
+    if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]");
+    ir::Type elem = t;
+    elem.isList = false;
+    elem.nullable = false;
+    for (const Value& item : v.items())
+      if (!validate(elem, item, err, errKind, ctx)) return false;
+    return true;
+  }
+  auto isLiteral = [&](const Value& x, auto& self) -> bool {
+    switch (x.kind) {
+    case ValueKind::Instance: return false;
+    case ValueKind::List:
+      for (const Value& i : x.items())
+        if (!self(i, self)) return false;
+      return true;
+    case ValueKind::Dict:
+      for (uint32_t i = 0; i < x.d->size; ++i)
+        if (!self(x.d->entries[i].value, self)) return false;
+      return true;
+    default: return true;
+    }
+  };
+  switch (t.base) {
+  case ir::BaseType::String: return v.kind == ValueKind::String || bad(v, "string");
+  case ir::BaseType::Int: return v.kind == ValueKind::Int || v.kind == ValueKind::Bool || bad(v, "int");
+  case ir::BaseType::Float: return v.kind == ValueKind::Float || bad(v, "float");
+  case ir::BaseType::Number: return v.isNumber() || bad(v, "number");
+  case ir::BaseType::Bool: return v.kind == ValueKind::Bool || bad(v, "bool");
+  case ir::BaseType::List:
+    if (v.kind != ValueKind::List) return bad(v, "list");
+    for (const Value& i : v.items())
+      if (!isLiteral(i, isLiteral)) return bad(i, "Literal");
+    return true;
+  case ir::BaseType::Dict:
+    if (v.kind != ValueKind::Dict) return bad(v, "dict");
+    if (!isLiteral(v, isLiteral)) return bad(v, "Literal");
+    return true;
+  case ir::BaseType::Any: return true;
+  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v, err, errKind);
+  case ir::BaseType::Entity:
+    if (v.kind != ValueKind::Instance) {
+      err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                        prog_.entities[t.entity].fullName);
+      errKind = DiagKind::Runtime;
+      return false;
+    }
+    if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
+      err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst), prog_.entities[t.entity].fullName);
+      errKind = DiagKind::Runtime;
+      return false;
+    }
+    return true;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- for / if
+
+void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uint32_t end) {
+  if (units_[unitId].eager == kNone) {
+    units_[unitId].eager = uint32_t(eagers_.size());
+    eagers_.emplace_back();
+  }
+  const frontend::Ast& ast = *ctx.ast;
+  const std::vector<StringId>& local = declaredNames(ctx.file, begin, end);
+  for (uint32_t i = begin; i < end; ++i) {
+    const Stmt& s = ast.stmts[ast.stmtLists[i]];
+    if (s.kind == StmtKind::If) {
+      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
+      continue;
+    }
+    if (s.kind == StmtKind::For) {
+      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      continue;
+    }
+    if (s.kind != StmtKind::Assign) continue;
+    const Expr& t = ast.exprs[s.target];
+    if (t.kind != ExprKind::AttrRef) continue;
+    const Expr& b = ast.exprs[t.a];
+    if (b.kind != ExprKind::Name) continue;
+    if (std::find(local.begin(), local.end(), b.name) != local.end()) continue;
+    Value self;
+    bool isSelf = false;
+    uint32_t vsid = lookupVar(ctx.scope, b.name, &self, &isSelf);
+    Value base;
+    if (isSelf) base = self;
+    else if (vsid != kNone && slotReady(vsid)) base = slotValue(vsid);
+    else continue;
+    if (base.kind != ValueKind::Instance) continue;
+    int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
+    if (slot < 0) continue;
+    uint32_t sid = attrSid(base.inst, uint32_t(slot));
+    if (meta_[sid].kind != SlotKind::List && meta_[sid].kind != SlotKind::Optional) continue;
+    auto& held = eagers_[units_[unitId].eager];
+    if (std::find(held.begin(), held.end(), sid) != held.end()) continue;
+    held.push_back(sid);
+    acquirePromise(sid);
+  }
+}
+
+void Evaluator::releaseEager(uint32_t unitId) {
+  uint32_t e = units_[unitId].eager;
+  if (e == kNone) return;
+  std::vector<uint32_t> held;
+  held.swap(eagers_[e]);
+  for (uint32_t sid : held) releasePromise(sid);
+}
+
+Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+  if (units_[unitId].aux == kNone) {
+    uint32_t src = kNone;
+    Status st = gradualSource(ctx, s.value, src);
+    if (st != Status::Ok) return st;
+    if (src != kNone) {
+      units_[unitId].aux = src;
+      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      addWaiter(src, unitId, true);
+    }
+  }
+  uint32_t src = units_[unitId].aux;
+  if (src != kNone) {
+    while (meta_[src].ext != kNone && units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
+      Value item = exts_[meta_[src].ext].values[units_[unitId].progress++];
+      uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+      vals_[scopeVars_[scopes_[scope].varBegin].second] = item;
+      meta_[scopeVars_[scopes_[scope].varBegin].second].state = kSet;
+      emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);
+    }
+    if (meta_[src].state == kFrozen) return Status::Ok;
+    ctx.blockedOn = kNone;
+    return Status::Blocked;
+  }
+  Value v;
+  Status st = eval(ctx, s.value, v);
+  if (st != Status::Ok) return st;
+  if (v.isUnknown()) return Status::Ok;
+  if (v.kind != ValueKind::List)
+    return fail(ctx, s.value, DiagKind::Typing,
+                fmt::format("A for loop can only be applied to lists and relations. Hint: '{}' resolves to '{}'.",
+                            frontend::reprExpr(*ctx.ast, s.value, strings_), model_.display(v, true)));
+  for (const Value& item : v.items()) {
+    if (item.isUnknown()) continue;
+    uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+    uint32_t vs = scopeVars_[scopes_[scope].varBegin].second;
+    vals_[vs] = item;
+    meta_[vs].state = kSet;
+    emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);
+  }
+  return Status::Ok;
+}
+
+Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+  if (units_[unitId].eager == kNone) {
+    takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+    takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
+  }
+  Value c;
+  Status st = eval(ctx, s.value, c);
+  if (st != Status::Ok) return st;
+  if (c.isUnknown()) return Status::Ok;
+  if (c.kind != ValueKind::Bool)
+    return failStmt(ctx, units_[unitId].node, DiagKind::Runtime,
+                    fmt::format("Invalid value `{}`: the condition for an if statement can only be a boolean expression",
+                                model_.display(c, true)));
+  uint32_t b = c.b ? s.bodyBegin : s.elseBegin;
+  uint32_t e = c.b ? s.bodyEnd : s.elseEnd;
+  if (b != e) emitBlock(newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
+  return Status::Ok;
+}
+
+// ---------------------------------------------------------------- constructor arguments and implementations
+
+Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
+  uint32_t inst = units_[unitId].inst, slot = units_[unitId].aux, origin = units_[unitId].origin;
+  ExprId valueExpr{units_[unitId].node};
+  uint32_t sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  if (meta_[sid].kind == SlotKind::List) {
+    uint32_t src = kNone;
+    Status st = gradualSource(ctx, valueExpr, src);
+    if (st != Status::Ok) return st;
+    if (src != kNone && src != sid) {
+      uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
+      units_[fw].inst = inst;
+      units_[fw].aux = slot;
+      units_[fw].target = src;
+      units_[fw].origin = origin;
+      // Forward reports against the constructor expression, not a statement.
+      units_[fw].promise = units_[unitId].promise;
+      units_[unitId].promise = kNone;
+      addWaiter(src, fw, true);
+      enqueue(fw);
+      return Status::Ok;
+    }
+  }
+  Value v;
+  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  if (attr.isRelation && attr.inverse.valid()) {
+    ctx.hintAttr = attr.inverse.index;
+    ctx.hintInst = inst;
+  }
+  Status st = eval(ctx, valueExpr, v);
+  ctx.hintAttr = savedAttr;
+  ctx.hintInst = savedInst;
+  if (st != Status::Ok) return st;
+  return assignAttr(ctx, inst, slot, v, ctx.ast->exprs[valueExpr].range, origin, false);
+}
+
+Status Evaluator::runImplement(Ctx& ctx, uint32_t unitId) {
+  uint32_t inst = units_[unitId].inst;
+  const ir::Implement& imp = prog_.implements[ir::ImplementId{units_[unitId].aux}];
+  if (imp.when.valid()) {
+    Value c;
+    Status st = eval(ctx, imp.when.expr, c);
+    if (st != Status::Ok) return st;
+    if (c.isUnknown()) return Status::Ok;
+    if (c.kind != ValueKind::Bool) {
+      Diagnostic d = diagAt(ctx.file, imp.when.expr.index, false, DiagKind::Runtime,
+                            fmt::format("Invalid value `{}`: the condition for a conditional implementation can only "
+                                        "be a boolean expression",
+                                        model_.display(c, true)));
+      return failDiag(std::move(d));
+    }
+    if (!c.b) return Status::Ok;
+  }
+  for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
+  instHasImpl_[inst] = 1;
+  return Status::Ok;
+}
+
+void Evaluator::emitImplementation(uint32_t inst, ir::ImplId implId) {
+  if (!implDone_.insert(pairKey(inst, implId.index)).second) return;
+  const ir::Implementation& impl = prog_.impls[implId];
+  const ir::CodeRef& body = impl.body;
+  if (!body.valid() || body.stmtBegin == body.stmtEnd) return;
+  uint32_t nsFile = prog_.namespaces[impl.ns].file;
+  uint32_t parent = nsFile == UINT32_MAX ? kNone : nsScope_[nsFile];
+  uint32_t scope = newScope(parent, body.file, inst, body.stmtBegin, body.stmtEnd);
+  emitBlock(scope, body.file, body.stmtBegin, body.stmtEnd);
+}
+
+} // namespace inm::runtime
