@@ -487,9 +487,7 @@ const Value* EvalPluginContext::attr(InstanceId id, llvm::StringRef name, bool* 
     blockedOn = s;
     return nullptr;
   }
-  static thread_local std::vector<std::unique_ptr<Value>> keep;
-  keep.push_back(std::make_unique<Value>(ev_.slotValue(s)));
-  return keep.back().get();
+  return keep(ev_.slotValue(s));
 }
 
 void EvalPluginContext::print(llvm::StringRef line) { llvm::outs() << line << "\n"; }
@@ -518,18 +516,13 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
   Value self;
   bool isSelf = false;
   uint32_t sid = ev_.lookupVar(ctx_.scope, n, &self, &isSelf);
-  static thread_local std::vector<std::unique_ptr<Value>> keep;
-  if (isSelf) {
-    keep.push_back(std::make_unique<Value>(self));
-    return keep.back().get();
-  }
+  if (isSelf) return keep(self);
   if (sid == kNone) return nullptr;
   if (!ev_.slotReady(sid)) {
     blockedOn = sid;
     return nullptr;
   }
-  keep.push_back(std::make_unique<Value>(ev_.slotValue(sid)));
-  return keep.back().get();
+  return keep(ev_.slotValue(sid));
 }
 
 void EvalPluginContext::warn(std::string message) {

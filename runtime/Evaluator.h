@@ -132,8 +132,10 @@ class EvalPluginContext final : public PluginContext {
   uint32_t blockedOn = kNone;
 
  private:
+  const Value* keep(const Value& v) { kept_.push_back(v); return &kept_.back(); }
   Evaluator& ev_;
   Ctx& ctx_;
+  std::deque<Value> kept_;   // values handed to the plugin during this call
 };
 
 class Evaluator {

@@ -146,8 +146,13 @@ int runPipeline(const Options& opts) {
     }
     exporter::ExportOptions xo;
     xo.projectDir = project.dir;
+    auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
     out.close();
+    if (opts.verbose >= 3) {
+      llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t2) << " seconds\n";
+      llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
+    }
     if (diags.hasErrors()) {
       llvm::sys::fs::remove(opts.exportFile);
       return finish(diags, opts, banner);
