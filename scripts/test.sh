@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The test job (also .ci/run): set up and build, then run the GoogleTest units (ctest), the lit golden
+# suites (test/lang), the conformance runner (report only, when ../shared/conformance exists) and, unless
+# skipped, the lit suites again under ASan+UBSan (build-asan/). The output ends with lit's and ctest's
+# summary lines; the exit status is non-zero if any unit or lit test failed (conformance never fails it).
+# Environment: INM_SKIP_ASAN=1 skips the sanitizer build; INM_SKIP_CONFORMANCE=1 skips conformance.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+LIT=(python3 /usr/lib/llvm-14/build/utils/lit/lit.py)
+T0=$SECONDS
+fail=0
+
+bash scripts/setup.sh || { echo "test: build failed"; exit 1; }
+
+# Conformance first: it is a report, and its summary must not be the last lines.
+CONF="$ROOT/../shared/conformance"
+if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
+  echo "== conformance (report only) =="
+  python3 "$CONF/run.py" --compiler build/bin/inmanta --cases "$CONF/cases" --jobs 2 2>&1 | tail -n 5 || true
+fi
+
+# Sanitizers: a second build; measured at ~N min on 2 cores with a warm ccache (see README).
+asan_summary=""
+if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
+  echo "== ASan+UBSan build (build-asan/) =="
+  if BUILD_DIR=build-asan CMAKE_EXTRA="-DINM_SANITIZE=ON" INM_SKIP_DEPS=1 bash scripts/setup.sh; then
+    asan_out=$(ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      "${LIT[@]}" -s test/lang --param inmanta_build="$ROOT/build-asan" 2>&1)
+    asan_rc=$?
+    echo "$asan_out" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' | head -n 50
+    asan_summary=$(echo "$asan_out" | grep -E '^(  )?(Passed|Failed|Unsupported|Expectedly|Unresolved|Timed|Unexpectedly)' | sed 's/^/asan: /')
+    echo "$asan_summary"
+    ((asan_rc == 0)) || fail=1
+  else
+    echo "asan: build failed"
+    fail=1
+  fi
+fi
+
+echo "== unit tests (ctest) =="
+ctest_out=$(ctest --test-dir build --output-on-failure -j2 2>&1)
+ctest_rc=$?
+echo "$ctest_out" | grep -v -E '^ *(Start|[0-9]+/[0-9]+ Test) ' | grep -v -E '^\s*$' | grep -v -E '^Test project' || true
+((ctest_rc == 0)) || fail=1
+
+echo "== lit (test/lang) =="
+lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/build" 2>&1)
+lit_rc=$?
+echo "$lit_out" | grep -v -E '^(PASS|XFAIL|UNSUPPORTED): ' | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly\|Total\)/q;p'
+((lit_rc == 0)) || fail=1
+
+echo "== summary (total $((SECONDS - T0)) s) =="
+# Last lines: lit's summary, then ctest's.
+echo "$lit_out" | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly Passed Tests\)/,$p'
+echo "$ctest_out" | grep -E 'tests passed|tests failed|Total Test time'
+exit $fail

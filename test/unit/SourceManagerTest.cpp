@@ -1,0 +1,89 @@
+// Unit tests for support/SourceManager.h: line tables (1-based, last line without newline, out of range)
+// and loading from disk with \r\n and lone \r normalised to \n, so that columns and carets in diagnostics
+// are the same whatever line endings a project uses.
+#include "support/SourceManager.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace inm {
+namespace {
+
+TEST(SourceManagerTest, LineTextOfBuffer) {
+  SourceManager sm;
+  FileId f = sm.addBuffer("mem.cf", "first\nsecond\n\nlast");
+  EXPECT_EQ(sm.path(f), "mem.cf");
+  EXPECT_EQ(sm.lineText(f, 1), "first");
+  EXPECT_EQ(sm.lineText(f, 2), "second");
+  EXPECT_EQ(sm.lineText(f, 3), "");
+  EXPECT_EQ(sm.lineText(f, 4), "last");
+  EXPECT_EQ(sm.lineText(f, 0), "");
+  EXPECT_EQ(sm.lineText(f, 5), "");
+}
+
+TEST(SourceManagerTest, TrailingNewline) {
+  SourceManager sm;
+  FileId f = sm.addBuffer("t.cf", "a = 1\n");
+  EXPECT_EQ(sm.lineText(f, 1), "a = 1");
+  EXPECT_EQ(sm.lineText(f, 2), "");
+}
+
+TEST(SourceManagerTest, InvalidFileIdIsEmpty) {
+  SourceManager sm;
+  EXPECT_EQ(sm.lineText(FileId{}, 1), "");
+  EXPECT_EQ(sm.lineText(FileId{7}, 1), "");
+}
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& content) {
+    char name[] = "/tmp/inm_sm_testXXXXXX";
+    int fd = mkstemp(name);
+    path_ = name;
+    std::ofstream(path_, std::ios::binary) << content;
+    if (fd >= 0) close(fd);
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST(SourceManagerTest, LoadNormalisesCrLf) {
+  TempFile tmp("x = 1\r\ny = \"a\"\r\n\r\nz = 3");
+  SourceManager sm;
+  auto f = sm.loadFile(tmp.path());
+  ASSERT_TRUE(bool(f)) << llvm::toString(f.takeError());
+  EXPECT_EQ(sm.text(*f), "x = 1\ny = \"a\"\n\nz = 3");
+  EXPECT_EQ(sm.lineText(*f, 1), "x = 1");
+  EXPECT_EQ(sm.lineText(*f, 2), "y = \"a\"");
+  EXPECT_EQ(sm.lineText(*f, 3), "");
+  EXPECT_EQ(sm.lineText(*f, 4), "z = 3");
+}
+
+TEST(SourceManagerTest, LoadNormalisesLoneCr) {
+  TempFile tmp("a\rb\n");
+  SourceManager sm;
+  auto f = sm.loadFile(tmp.path());
+  ASSERT_TRUE(bool(f)) << llvm::toString(f.takeError());
+  EXPECT_EQ(sm.lineText(*f, 1), "a");
+  EXPECT_EQ(sm.lineText(*f, 2), "b");
+}
+
+TEST(SourceManagerTest, MissingFileNamesPath) {
+  SourceManager sm;
+  auto f = sm.loadFile("/nonexistent/dir/main.cf");
+  ASSERT_FALSE(bool(f));
+  std::string msg = llvm::toString(f.takeError());
+  EXPECT_NE(msg.find("/nonexistent/dir/main.cf"), std::string::npos) << msg;
+  EXPECT_EQ(sm.fileCount(), 0u);
+}
+
+} // namespace
+} // namespace inm
