@@ -23,6 +23,17 @@ const std::vector<PluginSpec>& builtinPluginSpecs();
 
 Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags);
 
+/// Outcome of resolving a type name (language.md §3.4 steps 1-2) from namespace `ns`.
+enum class LookupResult : uint8_t { Found, NotFound, MissingImport };
+/// Resolves `name` ("n" or "a::b::n") as seen from a file of namespace `ns`. On failure `message` holds the
+/// reference text ("could not find type n in namespace x"). Never reports diagnostics itself.
+LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
+                        std::string& message);
+/// Primitive type name -> BaseType (string int float bool number list dict); false if not primitive.
+bool primitiveType(llvm::StringRef name, BaseType& out);
+/// Reference spelling of a declared type: "string", "mod::port[]?", "__config__::A".
+std::string typeName(const Program& program, const Type& type);
+
 /// Deterministic dump of the resolved declarations (`inmanta compile --dump-ir`).
 void dumpIr(const Program& program, const SourceManager& sm, llvm::raw_ostream& os);
 
