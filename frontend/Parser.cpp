@@ -1,15 +1,1087 @@
-// STUB — replaced by the ANTLR-based parser (issue #4).
+// The frontend's parser entry: runs the ANTLR-generated lexer/parser (SLL prediction first, full LL only
+// when SLL fails) and walks the parse tree into the compact Ast of Ast.h. Syntax errors become
+// ParserException-class diagnostics located at the offending token; the targeted errors of the language
+// (capitalised attribute names, lower-case entity names, keywords as names, hyphens in defined names,
+// `+=` on a variable, bad regexes and f-strings, interpolation in dict keys, …) are detected here.
+// Invariant: no ANTLR type escapes this file; every node gets the range of its first and last token.
 #include "frontend/Frontend.h"
+
+#include "Strings.h"
+
+#include "InmantaLexer.h"
+#include "InmantaParser.h"
+#include "antlr4-runtime.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+#include <unordered_set>
+
 namespace inm::frontend {
-Ast parseFile(FileId file, const SourceManager&, StringTable&, DiagnosticEngine& diags) {
+
+using G = grammar::InmantaParser;
+
+namespace {
+
+struct SyntaxError {
+  bool set = false;
+  SourceRange range;
+  DiagKind kind = DiagKind::SyntaxError;
+  std::string arg;
+};
+
+/// Records the first syntax error; the parse continues in LL mode only to be abandoned.
+class ErrorCollector : public antlr4::BaseErrorListener {
+ public:
+  ErrorCollector(FileId file, const antlr4::dfa::Vocabulary& vocab) : file_(file), vocab_(vocab) {}
+  SyntaxError first;
+
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col, const std::string& msg,
+                   std::exception_ptr) override {
+    if (first.set) return;
+    first.set = true;
+    first.range = SourceRange{file_, uint32_t(line), uint32_t(col + 1), uint32_t(line), uint32_t(col + 2)};
+    if (!tok) {  // lexer error
+      first.kind = DiagKind::IllegalCharacter;
+      first.arg = msg;
+      return;
+    }
+    std::string text = tok->getText();
+    first.range.endCol = first.range.col + uint32_t(std::max<size_t>(1, text.size()));
+    if (tok->getType() == antlr4::Token::EOF) {
+      first.kind = DiagKind::UnexpectedEof;
+      return;
+    }
+    if (tok->getType() == grammar::InmantaLexer::ILLEGAL) {
+      first.kind = DiagKind::IllegalCharacter;
+      first.arg = text;
+      return;
+    }
+    // A keyword where a name could stand: "invalid identifier, X is a reserved keyword".
+    std::string sym = std::string(vocab_.getSymbolicName(tok->getType()));
+    if (sym.rfind("K_", 0) == 0 && !text.empty() && isalpha((unsigned char)text[0])) {
+      auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
+      if (parser) {
+        antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
+        if (expected.contains(size_t(grammar::InmantaLexer::ID))) {
+          first.kind = DiagKind::ReservedKeyword;
+          first.arg = text;
+          return;
+        }
+      }
+    }
+    first.kind = DiagKind::SyntaxError;
+    first.arg = text;
+  }
+
+ private:
+  FileId file_;
+  const antlr4::dfa::Vocabulary& vocab_;
+};
+
+bool isKeyword(llvm::StringRef s) {
+  static const std::unordered_set<std::string> kws = {
+      "typedef", "as", "entity", "extends", "end", "in", "implementation", "for", "matching", "index",
+      "implement", "using", "when", "and", "or", "not", "true", "false", "import", "is", "defined",
+      "dict", "null", "undef", "parents", "if", "else", "elif"};
+  return kws.count(s.str()) != 0;
+}
+
+class Builder {
+ public:
+  Builder(FileId file, const SourceManager& sm, StringTable& st, DiagnosticEngine& diags, Ast& ast)
+      : file_(file), sm_(sm), st_(st), diags_(diags), ast_(ast) {}
+
+  void build(G::MainContext* m) {
+    if (m->MLS()) ast_.doc = st_.intern(mlsBody(m->MLS()->getText(), m->MLS()->getSymbol()));
+    for (G::TopStmtContext* t : m->topStmt()) topStmt(t);
+  }
+
+ private:
+  FileId file_;
+  const SourceManager& sm_;
+  StringTable& st_;
+  DiagnosticEngine& diags_;
+  Ast& ast_;
+
+  // ---------------------------------------------------------------- locations and errors
+  SourceRange rangeOf(antlr4::Token* a, antlr4::Token* b) {
+    SourceRange r;
+    r.file = file_;
+    r.line = uint32_t(a->getLine());
+    r.col = uint32_t(a->getCharPositionInLine() + 1);
+    if (!b || b->getType() == antlr4::Token::EOF) b = a;
+    std::string t = b->getText();
+    size_t lastNl = t.rfind('\n');
+    size_t nl = std::count(t.begin(), t.end(), '\n');
+    r.endLine = uint32_t(b->getLine() + nl);
+    r.endCol = nl ? uint32_t(t.size() - lastNl) : uint32_t(b->getCharPositionInLine() + 1 + t.size());
+    return r;
+  }
+  SourceRange rangeOf(antlr4::ParserRuleContext* c) { return rangeOf(c->getStart(), c->getStop()); }
+  SourceRange rangeOf(antlr4::tree::TerminalNode* n) { return rangeOf(n->getSymbol(), n->getSymbol()); }
+
+  Diagnostic& error(DiagKind kind, SourceRange r, const std::string& arg) {
+    Diagnostic& d = diags_.error(kind, r, arg);
+    d.locWithColumn = true;
+    return d;
+  }
+
+  /// Checks a defined name: keyword, hyphen.
+  bool checkDefinedName(llvm::StringRef name, SourceRange r) {
+    if (isKeyword(name)) {
+      error(DiagKind::ReservedKeyword, r, name.str());
+      return false;
+    }
+    if (name.contains('-')) {
+      error(DiagKind::Hyphen, r, name.str());
+      return false;
+    }
+    return true;
+  }
+
+  // ---------------------------------------------------------------- nodes
+  ExprId addExpr(Expr e) { return ast_.exprs.add(e); }
+  Expr mk(ExprKind k, SourceRange r) {
+    Expr e;
+    e.kind = k;
+    e.range = r;
+    return e;
+  }
+  StmtId addStmt(Stmt s) { return ast_.stmts.add(s); }
+
+  template <typename Vec> std::pair<uint32_t, uint32_t> pushStmts(const Vec& stmts) {
+    std::vector<StmtId> ids;
+    for (auto* s : stmts) {
+      StmtId id = statement(s);
+      if (id.valid()) ids.push_back(id);
+    }
+    uint32_t b = uint32_t(ast_.stmtLists.size());
+    ast_.stmtLists.insert(ast_.stmtLists.end(), ids.begin(), ids.end());
+    return {b, uint32_t(ast_.stmtLists.size())};
+  }
+
+  // ---------------------------------------------------------------- top level
+  void topStmt(G::TopStmtContext* t) {
+    if (auto* c = t->statement()) {
+      StmtId s = statement(c);
+      if (s.valid()) ast_.topLevel.push_back(s);
+    } else if (auto* c = t->entityDef()) entityDef(c);
+    else if (auto* c = t->implementDef()) implementDef(c);
+    else if (auto* c = t->implementationDef()) implementationDef(c);
+    else if (auto* c = t->relation()) relation(c);
+    else if (auto* c = t->typedefDef()) typedefDef(c);
+    else if (auto* c = t->indexDef()) indexDef(c);
+    else if (auto* c = t->importStmt()) importStmt(c);
+  }
+
+  Decl mkDecl(DeclKind k, SourceRange r) {
+    Decl d;
+    d.kind = k;
+    d.range = r;
+    return d;
+  }
+  void addDecl(const Decl& d) { ast_.topDecls.push_back(ast_.decls.add(d)); }
+
+  void importStmt(G::ImportStmtContext* c) {
+    Decl d = mkDecl(DeclKind::Import, rangeOf(c));
+    std::string path = c->nsRef()->getText();
+    d.name = st_.intern(path);
+    d.nameRange = rangeOf(c->nsRef());
+    if (llvm::StringRef(path).contains('-')) {
+      error(DiagKind::CompilerError, d.nameRange,
+            fmt::format("{} is not a valid module name: hyphens are not allowed, please use underscores instead.",
+                        path));
+      return;
+    }
+    if (c->anyId()) {
+      std::string alias = c->anyId()->getText();
+      if (!checkDefinedName(alias, rangeOf(c->anyId()))) return;
+      d.alias = st_.intern(alias);
+    }
+    addDecl(d);
+  }
+
+  void entityDef(G::EntityDefContext* c) {
+    Decl d = mkDecl(DeclKind::Entity, rangeOf(c));
+    std::string name = c->name()->getText();
+    d.nameRange = rangeOf(c->name());
+    if (!isupper((unsigned char)name[0])) {
+      if (isKeyword(name)) error(DiagKind::ReservedKeyword, d.nameRange, name);
+      else error(DiagKind::SyntaxErrorDetail, d.nameRange, "Invalid identifier: Entity names must start with a capital");
+      return;
+    }
+    if (!checkDefinedName(name, d.nameRange)) return;
+    d.name = st_.intern(name);
+    if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
+    d.nameBegin = uint32_t(ast_.names.size());
+    for (G::ParentRefContext* p : c->parentRef()) {
+      std::string last = p->name()->getText();
+      if (!isupper((unsigned char)last[0])) {
+        error(DiagKind::SyntaxErrorDetail, rangeOf(p->name()), "Invalid identifier: Entity names must start with a capital");
+        return;
+      }
+      ast_.names.push_back(NameRef{st_.intern(p->getText()), rangeOf(p)});
+    }
+    d.nameEnd = uint32_t(ast_.names.size());
+    std::vector<AttrDecl> attrs;
+    for (G::AttrContext* a : c->attr()) {
+      AttrDecl ad;
+      if (!attr(a, ad)) return;
+      attrs.push_back(ad);
+    }
+    d.attrBegin = uint32_t(ast_.attrs.size());
+    ast_.attrs.insert(ast_.attrs.end(), attrs.begin(), attrs.end());
+    d.attrEnd = uint32_t(ast_.attrs.size());
+    addDecl(d);
+  }
+
+  bool attrName(G::NameContext* n, AttrDecl& ad) {
+    std::string name = n->getText();
+    ad.nameRange = rangeOf(n);
+    if (isupper((unsigned char)name[0])) {
+      error(DiagKind::SyntaxErrorDetail, ad.nameRange,
+            "Invalid identifier: attribute names must start with a lower case character");
+      return false;
+    }
+    if (!checkDefinedName(name, ad.nameRange)) return false;
+    ad.name = st_.intern(name);
+    return true;
+  }
+
+  bool attr(G::AttrContext* a, AttrDecl& ad) {
+    ad.range = rangeOf(a);
+    if (auto* t = dynamic_cast<G::TypedAttrContext*>(a)) {
+      G::AttrTypeContext* ty = t->attrType();
+      ad.type.name = st_.intern(ty->nsRef()->getText());
+      ad.type.range = rangeOf(ty);
+      ad.type.isList = ty->LBRACK() != nullptr;
+      ad.type.nullable = ty->QMARK() != nullptr;
+      if (!attrName(t->name(), ad)) return false;
+      if (t->K_UNDEF()) ad.undef = true;
+      else if (t->constant()) ad.defaultValue = constant(t->constant());
+      else if (t->constantList()) {
+        G::ConstantListContext* cl = t->constantList();
+        std::vector<ExprId> items;
+        for (G::ConstantContext* k : cl->constant()) items.push_back(constant(k));
+        Expr e = mk(ExprKind::List, rangeOf(cl));
+        e.begin = uint32_t(ast_.exprLists.size());
+        ast_.exprLists.insert(ast_.exprLists.end(), items.begin(), items.end());
+        e.end = uint32_t(ast_.exprLists.size());
+        ad.defaultValue = addExpr(e);
+      }
+      return true;
+    }
+    auto* t = dynamic_cast<G::DictAttrContext*>(a);
+    ad.type.name = st_.intern("dict");
+    ad.type.nullable = t->QMARK() != nullptr;
+    ad.type.range = rangeOf(t->K_DICT());
+    if (!attrName(t->name(), ad)) return false;
+    if (t->K_UNDEF()) ad.undef = true;
+    else if (t->K_NULL()) {
+      if (!ad.type.nullable) {
+        error(DiagKind::SyntaxErrorDetail, rangeOf(t->K_NULL()),
+              "null can not be assigned to dict, did you mean \"dict? " + st_.str(ad.name).str() + " = null\"");
+        return false;
+      }
+      ad.defaultValue = addExpr(mk(ExprKind::Null, rangeOf(t->K_NULL())));
+    } else if (t->mapDef()) {
+      ad.defaultValue = mapDef(t->mapDef());
+    }
+    return true;
+  }
+
+  void implementationDef(G::ImplementationDefContext* c) {
+    Decl d = mkDecl(DeclKind::Implementation, rangeOf(c));
+    std::string name = c->name()->getText();
+    d.nameRange = rangeOf(c->name());
+    if (!checkDefinedName(name, d.nameRange)) return;
+    d.name = st_.intern(name);
+    d.forEntity = st_.intern(c->classRef()->getText());
+    if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
+    auto [b, e] = pushStmts(c->statement());
+    d.bodyBegin = b;
+    d.bodyEnd = e;
+    addDecl(d);
+  }
+
+  void implementDef(G::ImplementDefContext* c) {
+    Decl d = mkDecl(DeclKind::Implement, rangeOf(c));
+    d.name = st_.intern(c->classRef()->getText());
+    d.nameRange = rangeOf(c->classRef());
+    d.nameBegin = uint32_t(ast_.names.size());
+    bool parents = false;
+    for (G::ImplRefContext* r : c->implRef()) {
+      std::string n = r->getText();
+      if (n == "parents") parents = true;
+      ast_.names.push_back(NameRef{st_.intern(n), rangeOf(r)});
+    }
+    d.nameEnd = uint32_t(ast_.names.size());
+    if (c->expression()) {
+      if (parents) {
+        Diagnostic& e = error(DiagKind::Runtime, d.nameRange, "Conditional implementation with parents not allowed");
+        e.reportedIn = "Implement(" + c->classRef()->getText() + ")";
+        return;
+      }
+      d.expr = expression(c->expression());
+    }
+    if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
+    addDecl(d);
+  }
+
+  Multiplicity multi(G::MultiContext* m) {
+    Multiplicity r;
+    auto ints = m->INT();
+    auto val = [&](size_t i) { return uint32_t(std::stoul(ints[i]->getText())); };
+    bool colon = m->COLON() != nullptr;
+    if (!colon) { r.low = r.high = val(0); }
+    else if (ints.size() == 2) { r.low = val(0); r.high = val(1); }
+    else if (ints.size() == 1 && m->INT(0)->getSymbol()->getTokenIndex() < m->COLON()->getSymbol()->getTokenIndex()) {
+      r.low = val(0);
+      r.high = Multiplicity::kUnbounded;
+    } else {
+      r.low = 0;
+      r.high = val(0);
+    }
+    return r;
+  }
+
+  void relation(G::RelationContext* c) {
+    Decl d = mkDecl(DeclKind::Relation, rangeOf(c));
+    G::RelationEndContext* l = c->relationEnd();
+    d.left.entity = st_.intern(l->classRef()->getText());
+    d.left.entityRange = rangeOf(l->classRef());
+    std::string ln = l->anyId()->getText();
+    d.left.nameRange = rangeOf(l->anyId());
+    if (!checkDefinedName(ln, d.left.nameRange)) return;
+    d.left.name = st_.intern(ln);
+    d.left.mult = multi(l->multi());
+    G::RelationTargetContext* r = c->relationTarget();
+    d.right.entity = st_.intern(r->classRef()->getText());
+    d.right.entityRange = rangeOf(r->classRef());
+    if (r->anyId()) {
+      std::string rn = r->anyId()->getText();
+      d.right.nameRange = rangeOf(r->anyId());
+      if (!checkDefinedName(rn, d.right.nameRange)) return;
+      d.right.name = st_.intern(rn);
+      d.right.mult = multi(r->multi());
+    }
+    if (c->annotations()) {
+      d.hasAnnotations = true;
+      std::vector<ExprId> anns;
+      for (G::AnnotationContext* a : c->annotations()->annotation()) anns.push_back(expression(a->expression()));
+      d.annBegin = uint32_t(ast_.exprLists.size());
+      ast_.exprLists.insert(ast_.exprLists.end(), anns.begin(), anns.end());
+      d.annEnd = uint32_t(ast_.exprLists.size());
+    }
+    if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
+    addDecl(d);
+  }
+
+  bool mentionsSelf(ExprId id, StringId typedefName) {
+    const Expr& e = ast_.exprs[id];
+    if (e.kind == ExprKind::Name && (st_.str(e.name) == "self" || e.name == typedefName)) return true;
+    if (e.kind == ExprKind::Regex) return true;
+    for (ExprId c : {e.a, e.b, e.c})
+      if (c.valid() && mentionsSelf(c, typedefName)) return true;
+    for (uint32_t i = e.begin; i < e.end; ++i)
+      if (mentionsSelf(ast_.exprLists[i], typedefName)) return true;
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (mentionsSelf(ast_.args[i].value, typedefName)) return true;
+    for (uint32_t i = e.partBegin; i < e.partEnd; ++i)
+      if (ast_.formatParts[i].expr.valid() && mentionsSelf(ast_.formatParts[i].expr, typedefName)) return true;
+    for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
+      if (mentionsSelf(ast_.loops[i].iterable, typedefName)) return true;
+    return false;
+  }
+
+  void typedefDef(G::TypedefDefContext* c) {
+    if (auto* t = dynamic_cast<G::TypedefCtorContext*>(c)) {
+      error(DiagKind::SyntaxErrorDetail, rangeOf(t->CID()), "The use of default constructors is no longer supported");
+      return;
+    }
+    Decl d = mkDecl(DeclKind::Typedef, rangeOf(c));
+    G::NameContext* n;
+    G::NsRefContext* base;
+    if (auto* t = dynamic_cast<G::TypedefExprContext*>(c)) {
+      n = t->name();
+      base = t->nsRef();
+      if (t->MLS()) d.doc = st_.intern(mlsBody(t->MLS()->getText(), t->MLS()->getSymbol()));
+    } else {
+      auto* r = dynamic_cast<G::TypedefRegexContext*>(c);
+      n = r->name();
+      base = r->nsRef();
+      if (r->MLS()) d.doc = st_.intern(mlsBody(r->MLS()->getText(), r->MLS()->getSymbol()));
+    }
+    std::string name = n->getText();
+    d.nameRange = rangeOf(n);
+    if (!checkDefinedName(name, d.nameRange)) return;
+    d.name = st_.intern(name);
+    d.forEntity = st_.intern(base->getText());
+    if (auto* t = dynamic_cast<G::TypedefExprContext*>(c)) {
+      d.expr = expression(t->expression());
+      if (!d.expr.valid()) return;
+      if (!mentionsSelf(d.expr, d.name)) {
+        Diagnostic& e = error(DiagKind::Typing, rangeOf(t->expression()), "typedef expressions should reference the self variable");
+        (void)e;
+        return;
+      }
+    } else {
+      auto* r = dynamic_cast<G::TypedefRegexContext*>(c);
+      d.expr = regex(r->REGEX());
+      if (!d.expr.valid()) return;
+    }
+    addDecl(d);
+  }
+
+  void indexDef(G::IndexDefContext* c) {
+    Decl d = mkDecl(DeclKind::Index, rangeOf(c));
+    d.name = st_.intern(c->classRef()->getText());
+    d.nameRange = rangeOf(c->classRef());
+    d.nameBegin = uint32_t(ast_.names.size());
+    for (G::AnyIdContext* a : c->anyId()) ast_.names.push_back(NameRef{st_.intern(a->getText()), rangeOf(a)});
+    d.nameEnd = uint32_t(ast_.names.size());
+    addDecl(d);
+  }
+
+  // ---------------------------------------------------------------- statements
+  StmtId statement(G::StatementContext* c) {
+    if (auto* a = c->assign()) return assign(a);
+    if (auto* f = c->forStmt()) return forStmt(f);
+    if (auto* i = c->ifStmt()) return ifBody(i->ifBody(), rangeOf(i));
+    Stmt s;
+    s.kind = StmtKind::ExprStmt;
+    s.range = rangeOf(c);
+    s.value = expression(c->expression());
+    if (!s.value.valid()) return StmtId{};
+    return addStmt(s);
+  }
+
+  StmtId assign(G::AssignContext* c) {
+    Stmt s;
+    s.kind = StmtKind::Assign;
+    s.range = rangeOf(c);
+    s.plusAssign = c->PEQ() != nullptr;
+    s.target = varRef(c->varRef());
+    if (!s.target.valid()) return StmtId{};
+    const Expr& t = ast_.exprs[s.target];
+    if (t.kind == ExprKind::Name) {
+      if (s.plusAssign) {
+        error(DiagKind::ParserError, rangeOf(c), "Can not perform += on variable " + st_.str(t.name).str());
+        return StmtId{};
+      }
+      llvm::StringRef n = st_.str(t.name);
+      if (!n.contains("::") && n.contains('-')) {
+        error(DiagKind::Hyphen, t.range, n.str());
+        return StmtId{};
+      }
+    }
+    s.value = expression(c->expression());
+    if (!s.value.valid()) return StmtId{};
+    return addStmt(s);
+  }
+
+  StmtId forStmt(G::ForStmtContext* c) {
+    Stmt s;
+    s.kind = StmtKind::For;
+    s.range = rangeOf(c);
+    std::string var = c->anyId()->getText();
+    s.varRange = rangeOf(c->anyId());
+    if (!checkDefinedName(var, s.varRange)) return StmtId{};
+    s.var = st_.intern(var);
+    s.value = expression(c->expression());
+    if (!s.value.valid()) return StmtId{};
+    auto [b, e] = pushStmts(c->statement());
+    s.bodyBegin = b;
+    s.bodyEnd = e;
+    return addStmt(s);
+  }
+
+  StmtId ifBody(G::IfBodyContext* c, SourceRange r) {
+    Stmt s;
+    s.kind = StmtKind::If;
+    s.range = r;
+    s.value = expression(c->expression());
+    if (!s.value.valid()) return StmtId{};
+    std::vector<G::StatementContext*> thenPart, elsePart;
+    bool inElse = false;
+    for (antlr4::tree::ParseTree* ch : c->children) {
+      if (auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(ch)) {
+        if (term->getSymbol()->getType() == grammar::InmantaLexer::K_ELSE) inElse = true;
+        continue;
+      }
+      if (auto* st = dynamic_cast<G::StatementContext*>(ch)) (inElse ? elsePart : thenPart).push_back(st);
+    }
+    auto [b, e] = pushStmts(thenPart);
+    s.bodyBegin = b;
+    s.bodyEnd = e;
+    if (c->ifBody()) {
+      StmtId nested = ifBody(c->ifBody(), rangeOf(c->ifBody()));
+      s.elseBegin = uint32_t(ast_.stmtLists.size());
+      if (nested.valid()) ast_.stmtLists.push_back(nested);
+      s.elseEnd = uint32_t(ast_.stmtLists.size());
+    } else {
+      auto [eb, ee] = pushStmts(elsePart);
+      s.elseBegin = eb;
+      s.elseEnd = ee;
+    }
+    return addStmt(s);
+  }
+
+  // ---------------------------------------------------------------- expressions
+  ExprId expression(G::ExpressionContext* c) {
+    if (!c) return ExprId{};
+    if (auto* p = dynamic_cast<G::PrimaryExprContext*>(c)) return primary(p->primary());
+    SourceRange r = rangeOf(c);
+    if (auto* x = dynamic_cast<G::InExprContext*>(c)) {
+      return binary(x->K_NOT() ? ExprKind::NotIn : ExprKind::In, BinaryOp::Eq, x->expression(0), x->expression(1), r);
+    }
+    if (auto* x = dynamic_cast<G::NotExprContext*>(c)) {
+      ExprId a = expression(x->expression());
+      if (!a.valid()) return a;
+      Expr e = mk(ExprKind::Not, r);
+      e.a = a;
+      return addExpr(e);
+    }
+    if (auto* x = dynamic_cast<G::PowExprContext*>(c))
+      return binary(ExprKind::Binary, BinaryOp::Pow, x->expression(0), x->expression(1), r);
+    if (auto* x = dynamic_cast<G::MulExprContext*>(c)) {
+      std::string op = x->op->getText();
+      return binary(ExprKind::Binary, op == "*" ? BinaryOp::Mul : op == "/" ? BinaryOp::Div : BinaryOp::Mod,
+                    x->expression(0), x->expression(1), r);
+    }
+    if (auto* x = dynamic_cast<G::AddExprContext*>(c))
+      return binary(ExprKind::Binary, x->op->getText() == "+" ? BinaryOp::Add : BinaryOp::Sub, x->expression(0),
+                    x->expression(1), r);
+    if (auto* x = dynamic_cast<G::CmpExprContext*>(c)) {
+      std::string op = x->CMP_OP()->getText();
+      BinaryOp o = op == "==" ? BinaryOp::Eq : op == "!=" ? BinaryOp::Ne : op == "<" ? BinaryOp::Lt
+                   : op == ">" ? BinaryOp::Gt : op == "<=" ? BinaryOp::Le : BinaryOp::Ge;
+      return binary(ExprKind::Binary, o, x->expression(0), x->expression(1), r);
+    }
+    if (auto* x = dynamic_cast<G::AndExprContext*>(c))
+      return binary(ExprKind::And, BinaryOp::Eq, x->expression(0), x->expression(1), r);
+    if (auto* x = dynamic_cast<G::OrExprContext*>(c))
+      return binary(ExprKind::Or, BinaryOp::Eq, x->expression(0), x->expression(1), r);
+    if (auto* x = dynamic_cast<G::CondExprContext*>(c)) {
+      ExprId a = expression(x->expression(0)), b = expression(x->expression(1)), cc = expression(x->expression(2));
+      if (!a.valid() || !b.valid() || !cc.valid()) return ExprId{};
+      Expr e = mk(ExprKind::Conditional, r);
+      e.a = a;
+      e.b = b;
+      e.c = cc;
+      return addExpr(e);
+    }
+    return ExprId{};
+  }
+
+  ExprId binary(ExprKind k, BinaryOp op, G::ExpressionContext* l, G::ExpressionContext* rr, SourceRange r) {
+    ExprId a = expression(l), b = expression(rr);
+    if (!a.valid() || !b.valid()) return ExprId{};
+    Expr e = mk(k, r);
+    e.op = op;
+    e.a = a;
+    e.b = b;
+    return addExpr(e);
+  }
+
+  ExprId primary(G::PrimaryContext* c) {
+    SourceRange r = rangeOf(c);
+    if (auto* x = dynamic_cast<G::ParenPrimaryContext*>(c)) return expression(x->expression());
+    if (auto* x = dynamic_cast<G::ConstPrimaryContext*>(c)) return constant(x->constant());
+    if (auto* x = dynamic_cast<G::VarPrimaryContext*>(c)) return varRef(x->varRef());
+    if (auto* x = dynamic_cast<G::ConstructorPrimaryContext*>(c)) return constructor(x->constructor());
+    if (auto* x = dynamic_cast<G::CallPrimaryContext*>(c)) return functionCall(x->functionCall());
+    if (auto* x = dynamic_cast<G::ListPrimaryContext*>(c)) {
+      std::vector<ExprId> items;
+      for (G::ExpressionContext* e : x->listDef()->expression()) {
+        ExprId id = expression(e);
+        if (!id.valid()) return id;
+        items.push_back(id);
+      }
+      Expr e = mk(ExprKind::List, r);
+      e.begin = uint32_t(ast_.exprLists.size());
+      ast_.exprLists.insert(ast_.exprLists.end(), items.begin(), items.end());
+      e.end = uint32_t(ast_.exprLists.size());
+      return addExpr(e);
+    }
+    if (auto* x = dynamic_cast<G::MapPrimaryContext*>(c)) return mapDef(x->mapDef());
+    if (auto* x = dynamic_cast<G::ComprehensionPrimaryContext*>(c)) return comprehension(x->listComprehension());
+    if (auto* x = dynamic_cast<G::IndexLookupPrimaryContext*>(c)) return indexLookup(x->indexLookup());
+    if (auto* x = dynamic_cast<G::MapLookupPrimaryContext*>(c)) return mapLookup(x->mapLookup());
+    if (auto* x = dynamic_cast<G::IsDefinedPrimaryContext*>(c)) {
+      ExprId v = varRef(x->varRef());
+      if (!v.valid()) return v;
+      Expr e = mk(ExprKind::IsDefined, r);
+      e.a = v;
+      return addExpr(e);
+    }
+    if (auto* x = dynamic_cast<G::MapIsDefinedPrimaryContext*>(c)) {
+      // (key in map) and (map[key] != null) and (map[key] != [])
+      G::MapLookupContext* ml = x->mapLookup();
+      ExprId lookup = mapLookup(ml);
+      if (!lookup.valid()) return lookup;
+      Expr L = ast_.exprs[lookup];
+      Expr in = mk(ExprKind::In, r);
+      in.a = L.b;
+      in.b = L.a;
+      ExprId inId = addExpr(in);
+      Expr ne1 = mk(ExprKind::Binary, r);
+      ne1.op = BinaryOp::Ne;
+      ne1.a = lookup;
+      ne1.b = addExpr(mk(ExprKind::Null, r));
+      Expr emptyList = mk(ExprKind::List, r);
+      emptyList.begin = emptyList.end = uint32_t(ast_.exprLists.size());
+      Expr ne2 = mk(ExprKind::Binary, r);
+      ne2.op = BinaryOp::Ne;
+      ne2.a = lookup;
+      ne2.b = addExpr(emptyList);
+      Expr and1 = mk(ExprKind::And, r);
+      and1.a = inId;
+      and1.b = addExpr(ne1);
+      Expr and2 = mk(ExprKind::And, r);
+      and2.a = addExpr(and1);
+      and2.b = addExpr(ne2);
+      return addExpr(and2);
+    }
+    return ExprId{};
+  }
+
+  ExprId varRef(G::VarRefContext* c) {
+    std::string ns = c->nsRef()->getText();
+    Expr e = mk(ExprKind::Name, rangeOf(c->nsRef()));
+    e.name = st_.intern(ns);
+    ExprId cur = addExpr(e);
+    for (G::AnyIdOrCidContext* part : c->anyIdOrCid()) {
+      std::string n = part->getText();
+      if (part->CID()) {
+        error(DiagKind::InvalidNamespaceAccess, rangeOf(part),
+              fmt::format("invalid identifier, {} is a type; namespaces should be accessed with '::' instead of '.'", n));
+        return ExprId{};
+      }
+      Expr a = mk(ExprKind::AttrRef, SourceRange{file_, e.range.line, e.range.col, uint32_t(part->getStop()->getLine()),
+                                                   uint32_t(part->getStop()->getCharPositionInLine() + 1 + n.size())});
+      a.a = cur;
+      a.name = st_.intern(n);
+      cur = addExpr(a);
+    }
+    return cur;
+  }
+
+  bool args(const std::vector<G::ArgContext*>& as, Expr& e) {
+    std::vector<Arg> out;
+    for (G::ArgContext* a : as) {
+      Arg arg;
+      arg.range = rangeOf(a);
+      if (auto* k = dynamic_cast<G::KwArgContext*>(a)) {
+        arg.kind = ArgKind::Keyword;
+        arg.name = st_.intern(k->anyId()->getText());
+        arg.value = expression(k->expression());
+      } else if (auto* s = dynamic_cast<G::SpreadArgContext*>(a)) {
+        arg.kind = ArgKind::Spread;
+        arg.value = expression(s->expression());
+      } else {
+        arg.value = expression(dynamic_cast<G::PosArgContext*>(a)->expression());
+      }
+      if (!arg.value.valid()) return false;
+      out.push_back(arg);
+    }
+    e.argBegin = uint32_t(ast_.args.size());
+    ast_.args.insert(ast_.args.end(), out.begin(), out.end());
+    e.argEnd = uint32_t(ast_.args.size());
+    return true;
+  }
+
+  bool kwargs(const std::vector<G::KwargContext*>& as, Expr& e) {
+    std::vector<Arg> out;
+    for (G::KwargContext* a : as) {
+      Arg arg;
+      arg.range = rangeOf(a);
+      if (auto* k = dynamic_cast<G::KwKwargContext*>(a)) {
+        arg.kind = ArgKind::Keyword;
+        arg.name = st_.intern(k->anyId()->getText());
+        arg.value = expression(k->expression());
+      } else {
+        arg.kind = ArgKind::Spread;
+        arg.value = expression(dynamic_cast<G::SpreadKwargContext*>(a)->expression());
+      }
+      if (!arg.value.valid()) return false;
+      out.push_back(arg);
+    }
+    e.argBegin = uint32_t(ast_.args.size());
+    ast_.args.insert(ast_.args.end(), out.begin(), out.end());
+    e.argEnd = uint32_t(ast_.args.size());
+    return true;
+  }
+
+  ExprId functionCall(G::FunctionCallContext* c) {
+    G::VarRefContext* v = c->varRef();
+    if (!v->anyIdOrCid().empty()) {
+      error(DiagKind::InvalidNamespaceAccess, rangeOf(v),
+            fmt::format("invalid namespace access `{}`: namespaces should be accessed with '::' instead of '.'",
+                        v->getText()));
+      return ExprId{};
+    }
+    Expr e = mk(ExprKind::Call, rangeOf(c));
+    e.name = st_.intern(v->nsRef()->getText());
+    if (!args(c->arg(), e)) return ExprId{};
+    return addExpr(e);
+  }
+
+  ExprId constructor(G::ConstructorContext* c) {
+    Expr e = mk(ExprKind::Constructor, rangeOf(c));
+    e.name = st_.intern(c->classRef()->getText());
+    if (!kwargs(c->kwarg(), e)) return ExprId{};
+    return addExpr(e);
+  }
+
+  ExprId indexLookup(G::IndexLookupContext* c) {
+    if (auto* t = dynamic_cast<G::TypeIndexLookupContext*>(c)) {
+      Expr e = mk(ExprKind::IndexLookup, rangeOf(c));
+      e.name = st_.intern(t->classRef()->getText());
+      if (!kwargs(t->kwarg(), e)) return ExprId{};
+      return addExpr(e);
+    }
+    auto* s = dynamic_cast<G::ShortIndexLookupContext*>(c);
+    Expr e = mk(ExprKind::ShortIndexLookup, rangeOf(c));
+    e.a = varRef(s->varRef());
+    if (!e.a.valid()) return ExprId{};
+    e.name = st_.intern(s->anyId()->getText());
+    if (!kwargs(s->kwarg(), e)) return ExprId{};
+    return addExpr(e);
+  }
+
+  ExprId mapLookup(G::MapLookupContext* c) {
+    ExprId cur = varRef(c->varRef());
+    if (!cur.valid()) return cur;
+    SourceRange base = rangeOf(c->varRef());
+    for (G::ExpressionContext* k : c->expression()) {
+      ExprId key = expression(k);
+      if (!key.valid()) return key;
+      Expr e = mk(ExprKind::MapLookup, SourceRange{file_, base.line, base.col, uint32_t(k->getStop()->getLine()),
+                                                   uint32_t(k->getStop()->getCharPositionInLine() + 2)});
+      e.a = cur;
+      e.b = key;
+      cur = addExpr(e);
+    }
+    return cur;
+  }
+
+  ExprId comprehension(G::ListComprehensionContext* c) {
+    Expr e = mk(ExprKind::ListComprehension, rangeOf(c));
+    e.a = expression(c->expression());
+    if (!e.a.valid()) return ExprId{};
+    std::vector<ComprehensionLoop> loops;
+    for (G::CompForContext* f : c->compFor()) {
+      ComprehensionLoop l;
+      l.var = st_.intern(f->anyId()->getText());
+      l.range = rangeOf(f);
+      l.iterable = expression(f->expression());
+      if (!l.iterable.valid()) return ExprId{};
+      loops.push_back(l);
+    }
+    std::vector<ExprId> guards;
+    for (G::CompIfContext* g : c->compIf()) {
+      ExprId id = expression(g->expression());
+      if (!id.valid()) return id;
+      guards.push_back(id);
+    }
+    e.loopBegin = uint32_t(ast_.loops.size());
+    ast_.loops.insert(ast_.loops.end(), loops.begin(), loops.end());
+    e.loopEnd = uint32_t(ast_.loops.size());
+    e.begin = uint32_t(ast_.exprLists.size());
+    ast_.exprLists.insert(ast_.exprLists.end(), guards.begin(), guards.end());
+    e.end = uint32_t(ast_.exprLists.size());
+    return addExpr(e);
+  }
+
+  ExprId mapDef(G::MapDefContext* c) {
+    Expr e = mk(ExprKind::Dict, rangeOf(c));
+    std::vector<StringId> keys;
+    std::vector<ExprId> values;
+    auto ks = c->dictKey();
+    auto vs = c->expression();
+    for (size_t i = 0; i < ks.size(); ++i) {
+      antlr4::Token* tok = ks[i]->getStart();
+      std::string text = tok->getText();
+      std::string key;
+      int type = int(tok->getType());
+      if (type == grammar::InmantaLexer::RSTRING) key = text.substr(2, text.size() - 3);
+      else if (type == grammar::InmantaLexer::STRING) {
+        bool bad = false;
+        key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad);
+        if (!findPlaceholders(key).empty()) {
+          error(DiagKind::ParserError, rangeOf(tok, tok),
+                "String interpolation is not supported in dictionary keys. Use raw string to use a key containing "
+                "double curly brackets");
+          return ExprId{};
+        }
+      } else {
+        error(DiagKind::SyntaxError, rangeOf(tok, tok), text);
+        return ExprId{};
+      }
+      StringId k = st_.intern(key);
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
+        error(DiagKind::Duplicate, rangeOf(tok, tok), "duplicate key in dict " + key);
+        return ExprId{};
+      }
+      ExprId v = expression(vs[i]);
+      if (!v.valid()) return v;
+      keys.push_back(k);
+      values.push_back(v);
+    }
+    e.begin = uint32_t(ast_.exprLists.size());
+    ast_.exprLists.insert(ast_.exprLists.end(), values.begin(), values.end());
+    e.end = uint32_t(ast_.exprLists.size());
+    e.keyBegin = uint32_t(ast_.dictKeys.size());
+    ast_.dictKeys.insert(ast_.dictKeys.end(), keys.begin(), keys.end());
+    e.keyEnd = uint32_t(ast_.dictKeys.size());
+    return addExpr(e);
+  }
+
+  // ---------------------------------------------------------------- literals
+  std::string mlsBody(const std::string& text, antlr4::Token* tok) {
+    bool bad = false;
+    std::string body = decodeEscapes(llvm::StringRef(text).drop_front(3).drop_back(3), &bad);
+    if (bad) warnEscape(tok);
+    return body;
+  }
+
+  void warnEscape(antlr4::Token* tok) {
+    Diagnostic d = makeDiag(DiagKind::InvalidEscape, rangeOf(tok, tok));
+    diags_.report(std::move(d));
+  }
+
+  ExprId regex(antlr4::tree::TerminalNode* n) {
+    std::string text = n->getText();
+    size_t b = text.find('/'), e = text.rfind('/');
+    std::string pattern = text.substr(b + 1, e - b - 1);
+    try {
+      std::regex check(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& ex) {
+      error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, ex.what()));
+      return ExprId{};
+    }
+    Expr x = mk(ExprKind::Regex, rangeOf(n));
+    x.name = st_.intern(pattern);
+    return addExpr(x);
+  }
+
+  ExprId stringValue(const std::string& decoded, const std::string& original, SourceRange r) {
+    std::vector<Placeholder> ph = findPlaceholders(decoded);
+    if (ph.empty()) {
+      Expr e = mk(ExprKind::String, r);
+      e.name = st_.intern(decoded);
+      return addExpr(e);
+    }
+    std::vector<FormatPart> parts;
+    size_t pos = 0;
+    for (const Placeholder& p : ph) {
+      if (p.begin > pos) {
+        FormatPart lit;
+        lit.literal = st_.intern(decoded.substr(pos, p.begin - pos));
+        parts.push_back(lit);
+      }
+      FormatPart f;
+      f.fieldText = st_.intern(p.name);
+      f.expr = dottedRef(p.name, r);
+      parts.push_back(f);
+      pos = p.end;
+    }
+    if (pos < decoded.size()) {
+      FormatPart lit;
+      lit.literal = st_.intern(decoded.substr(pos));
+      parts.push_back(lit);
+    }
+    Expr e = mk(ExprKind::StringFormat, r);
+    e.name = st_.intern(original);
+    e.partBegin = uint32_t(ast_.formatParts.size());
+    ast_.formatParts.insert(ast_.formatParts.end(), parts.begin(), parts.end());
+    e.partEnd = uint32_t(ast_.formatParts.size());
+    return addExpr(e);
+  }
+
+  /// "a.b.c" -> AttrRef(AttrRef(Name a, b), c)
+  ExprId dottedRef(const std::string& text, SourceRange r) {
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    llvm::StringRef(text).split(parts, '.');
+    Expr n = mk(ExprKind::Name, r);
+    n.name = st_.intern(parts[0]);
+    ExprId cur = addExpr(n);
+    for (size_t i = 1; i < parts.size(); ++i) {
+      Expr a = mk(ExprKind::AttrRef, r);
+      a.a = cur;
+      a.name = st_.intern(parts[i]);
+      cur = addExpr(a);
+    }
+    return cur;
+  }
+
+  bool fparts(const std::vector<FField>& fields, SourceRange r, std::vector<FormatPart>& out) {
+    for (const FField& f : fields) {
+      FormatPart p;
+      if (!f.isField) {
+        p.literal = st_.intern(f.literal);
+        out.push_back(p);
+        continue;
+      }
+      if (f.name.empty()) {
+        Diagnostic& d = error(DiagKind::Runtime, r,
+                              "f-strings do not support positional substitutions via '{}', use variable or attribute "
+                              "keys instead");
+        (void)d;
+        return false;
+      }
+      p.fieldText = st_.intern(f.name);
+      p.expr = dottedRef(f.name, r);
+      p.conversion = f.conversion;
+      std::vector<FormatPart> spec;
+      if (!fparts(f.spec, r, spec)) return false;
+      // spec parts are stored after this field's slot; remember where
+      p.specBegin = p.specEnd = 0;
+      out.push_back(p);
+      size_t idx = out.size() - 1;
+      // Spec parts go to a separate run appended now (indices into ast_.formatParts)
+      uint32_t sb = uint32_t(ast_.formatParts.size());
+      ast_.formatParts.insert(ast_.formatParts.end(), spec.begin(), spec.end());
+      out[idx].specBegin = sb;
+      out[idx].specEnd = uint32_t(ast_.formatParts.size());
+    }
+    return true;
+  }
+
+  ExprId constant(G::ConstantContext* c) {
+    antlr4::Token* tok = c->getStart();
+    SourceRange r = rangeOf(tok, tok);
+    std::string text = tok->getText();
+    switch (tok->getType()) {
+    case grammar::InmantaLexer::INT: {
+      Expr e = mk(ExprKind::Int, r);
+      if (llvm::StringRef(text).getAsInteger(10, e.intValue)) e.bigInt = true;
+      return addExpr(e);
+    }
+    case grammar::InmantaLexer::FLOAT: {
+      Expr e = mk(ExprKind::Float, r);
+      e.floatValue = std::strtod(text.c_str(), nullptr);
+      return addExpr(e);
+    }
+    case grammar::InmantaLexer::K_NULL: return addExpr(mk(ExprKind::Null, r));
+    case grammar::InmantaLexer::K_TRUE:
+    case grammar::InmantaLexer::K_FALSE: {
+      Expr e = mk(ExprKind::Bool, r);
+      e.intValue = tok->getType() == grammar::InmantaLexer::K_TRUE;
+      return addExpr(e);
+    }
+    case grammar::InmantaLexer::REGEX: return regex(c->REGEX());
+    case grammar::InmantaLexer::RSTRING: {
+      Expr e = mk(ExprKind::String, r);
+      e.name = st_.intern(text.substr(2, text.size() - 3));
+      return addExpr(e);
+    }
+    case grammar::InmantaLexer::MLS: {
+      std::string body = mlsBody(text, tok);
+      return stringValue(body, body, r);
+    }
+    case grammar::InmantaLexer::STRING: {
+      bool bad = false;
+      std::string raw = text.substr(1, text.size() - 2);
+      std::string body = decodeEscapes(raw, &bad);
+      if (bad) warnEscape(tok);
+      return stringValue(body, raw, r);
+    }
+    case grammar::InmantaLexer::FSTRING: {
+      bool bad = false;
+      std::string raw = text.substr(2, text.size() - 3);
+      std::string body = decodeEscapes(raw, &bad);
+      if (bad) warnEscape(tok);
+      std::vector<FField> fields;
+      std::string err;
+      if (!parseFString(body, fields, err)) {
+        error(DiagKind::ParserError, r, "Invalid f-string: " + err);
+        return ExprId{};
+      }
+      std::vector<FormatPart> parts;
+      if (!fparts(fields, r, parts)) return ExprId{};
+      Expr e = mk(ExprKind::FString, r);
+      e.name = st_.intern(raw);
+      e.partBegin = uint32_t(ast_.formatParts.size());
+      ast_.formatParts.insert(ast_.formatParts.end(), parts.begin(), parts.end());
+      e.partEnd = uint32_t(ast_.formatParts.size());
+      return addExpr(e);
+    }
+    }
+    return ExprId{};
+  }
+};
+
+} // namespace
+
+Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   Ast ast;
   ast.file = file;
-  diags.error(DiagKind::ParserError, SourceRange{}, "parser not built yet");
+  llvm::StringRef text = sm.text(file);
+  if (text.empty()) return ast;
+  std::string src = text.str();
+  if (src.back() != '\n') src += '\n';
+  antlr4::ANTLRInputStream input(src);
+  grammar::InmantaLexer lexer(&input);
+  lexer.removeErrorListeners();
+  antlr4::CommonTokenStream tokens(&lexer);
+  grammar::InmantaParser parser(&tokens);
+  ErrorCollector errors(file, parser.getVocabulary());
+  lexer.addErrorListener(&errors);
+
+  // Stage 1: SLL with bail-out; stage 2 (only on failure): full LL with error reporting.
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+  parser.removeErrorListeners();
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  G::MainContext* tree = nullptr;
+  try {
+    tree = parser.main();
+  } catch (const antlr4::ParseCancellationException&) {
+    tree = nullptr;
+  } catch (const antlr4::RecognitionException&) {
+    tree = nullptr;
+  }
+  if (!tree || errors.first.set) {
+    errors.first = SyntaxError{};
+    tokens.seek(0);
+    lexer.reset();
+    tokens.setTokenSource(&lexer);
+    parser.reset();
+    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+    parser.addErrorListener(&errors);
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+    try {
+      tree = parser.main();
+    } catch (const std::exception&) {
+      tree = nullptr;
+    }
+  }
+  if (errors.first.set || !tree) {
+    const SyntaxError& e = errors.first;
+    if (e.set) {
+      Diagnostic d;
+      if (e.kind == DiagKind::UnexpectedEof) d = makeDiag(e.kind, e.range);
+      else if (e.kind == DiagKind::IllegalCharacter && e.arg.size() > 1) {
+        // lexer message "token recognition error at: 'x'"
+        std::string c = e.arg;
+        size_t q = c.find('\'');
+        if (q != std::string::npos) c = c.substr(q + 1, c.size() - q - 2);
+        d = makeDiag(e.kind, e.range, c);
+      } else d = makeDiag(e.kind, e.range, e.arg);
+      d.locWithColumn = true;
+      diags.report(std::move(d));
+    } else {
+      Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
+      d.locWithColumn = true;
+      diags.report(std::move(d));
+    }
+    return ast;
+  }
+  Builder b(file, sm, strings, diags, ast);
+  b.build(tree);
   return ast;
 }
-void dumpAst(const Ast&, const StringTable&, const SourceManager&, llvm::raw_ostream&) {}
-} // namespace inm::frontend
-namespace inm::frontend {
-std::string reprExpr(const Ast&, ExprId, const StringTable&) { return "?"; }
-std::string reprStmt(const Ast&, StmtId, const StringTable&) { return "?"; }
+
 } // namespace inm::frontend
