@@ -1,14 +1,352 @@
-// STUB — replaced by the project/module loader (issue #5).
-#include "frontend/Project.h"
+// The project and module loader (frontend stage, before ir::lower): reads project.yml (yaml-cpp), parses
+// main.cf as namespace `__config__`, then follows `import` declarations transitively through the module
+// path, loading every prefix of an imported namespace (`a::b::c` loads `a`, `a::b`, `a::b::c`) and our own
+// std module (always the shipped one, never a project copy) unless autostd is off. Module problems are
+// reported like the reference: a ModuleLoading error at the import statement whose cause says why.
+// Invariant: each namespace (hence each file) is parsed at most once, main.cf is files[0], and a module
+// that failed to load is reported once, however many files import it.
+// Leniency: when project.yml is missing but an explicit entry file (-f) exists, the file is compiled with
+// an empty module path (single-file goldens need no project); without -f a missing project.yml is an error.
 #include "frontend/Frontend.h"
+#include "frontend/Project.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <yaml-cpp/yaml.h>
+
+#include <deque>
+#include <set>
+#include <string>
+#include <unordered_map>
+
 namespace inm::frontend {
-std::string defaultStdDir() { return INM_SOURCE_STD_DIR; }
+
+namespace {
+
+bool isDir(const std::string& p) { return llvm::sys::fs::is_directory(p); }
+bool isFile(const std::string& p) { return llvm::sys::fs::is_regular_file(p); }
+
+std::string joinPath(llvm::StringRef a, llvm::StringRef b) {
+  llvm::SmallString<256> p(a);
+  llvm::sys::path::append(p, b);
+  return std::string(p.str());
+}
+
+/// Absolute, dot-free form of `p` (relative paths are taken against `base`).
+std::string absolutePath(llvm::StringRef p, llvm::StringRef base) {
+  llvm::SmallString<256> out;
+  if (llvm::sys::path::is_absolute(p)) {
+    out = p;
+  } else {
+    out = base;
+    llvm::sys::path::append(out, p);
+  }
+  llvm::sys::fs::make_absolute(out);
+  llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
+  return std::string(out.str());
+}
+
+/// Splits "a::b::c" into its parts.
+std::vector<std::string> splitNs(llvm::StringRef ns) {
+  llvm::SmallVector<llvm::StringRef, 4> pieces;
+  ns.split(pieces, "::");
+  return std::vector<std::string>(pieces.begin(), pieces.end());
+}
+
+/// Where an import came from, for "reported in import x (file:line)".
+struct ImportSite {
+  std::string text;  // "import a::b"
+  SourceRange range; // the import statement
+};
+
+/// A module found on the module path (or our std).
+struct ModuleInfo {
+  bool ok = false;
+  std::string dir;
+};
+
+class Loader {
+ public:
+  Loader(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags, Project& p)
+      : opts_(opts), sm_(sm), strings_(strings), diags_(diags), project_(p) {}
+
+  void run();
+
+ private:
+  bool readProjectYml(const std::string& path);
+  void loadNamespace(const std::string& ns, const ImportSite& site);
+  const ModuleInfo& findModule(const std::string& name, const ImportSite& site);
+  void parseInto(const std::string& path, const std::string& ns, const std::string& module,
+                 const std::string& moduleDir);
+  void queueImports(const Ast& ast);
+  void reportLoading(const std::string& what, const ImportSite& site, Diagnostic cause);
+  SourceRange wholeFile(FileId f) const;
+
+  const LoadOptions& opts_;
+  SourceManager& sm_;
+  StringTable& strings_;
+  DiagnosticEngine& diags_;
+  Project& project_;
+  std::string stdDir_;
+  std::set<std::string> loadedNs_;                      // namespaces parsed (or failed) already
+  std::unordered_map<std::string, ModuleInfo> modules_; // top-level module name -> location
+  std::deque<std::pair<std::string, ImportSite>> queue_;
+};
+
+SourceRange Loader::wholeFile(FileId f) const { return SourceRange{f, 1, 1, 1, 1}; }
+
+void Loader::reportLoading(const std::string& what, const ImportSite& site, Diagnostic cause) {
+  Diagnostic d = makeDiag(DiagKind::ModuleLoading, site.range, what);
+  if (site.range.valid()) d.reportedIn = site.text; // the implicit std import has no statement
+  d.causedBy(std::move(cause));
+  diags_.report(std::move(d));
+}
+
+bool Loader::readProjectYml(const std::string& path) {
+  auto file = sm_.loadFile(path);
+  if (!file) {
+    diags_.error(DiagKind::ProjectNotFound, SourceRange{}, llvm::toString(file.takeError()));
+    return false;
+  }
+  auto invalid = [&](const std::string& msg, int line, int col) {
+    SourceRange r = wholeFile(*file);
+    if (line >= 0) r = SourceRange{*file, uint32_t(line + 1), uint32_t(col + 1), uint32_t(line + 1), uint32_t(col + 2)};
+    diags_.error(DiagKind::InvalidMetadata, r, fmt::format("Invalid project metadata in {}: {}", path, msg));
+  };
+  try {
+    YAML::Node root = YAML::Load(sm_.text(*file).str());
+    if (root.IsNull()) return true; // an empty project.yml: all defaults
+    if (!root.IsMap()) {
+      invalid("the top level must be a mapping", root.Mark().line, root.Mark().column);
+      return false;
+    }
+    bool ok = true;
+    if (YAML::Node n = root["name"]) {
+      if (n.IsScalar()) project_.name = n.as<std::string>();
+      else { invalid("'name' must be a string", n.Mark().line, n.Mark().column); ok = false; }
+    }
+    if (YAML::Node n = root["modulepath"]) {
+      auto add = [&](const YAML::Node& e) {
+        if (!e.IsScalar()) {
+          invalid("'modulepath' entries must be strings", e.Mark().line, e.Mark().column);
+          ok = false;
+          return;
+        }
+        project_.modulePath.push_back(absolutePath(e.as<std::string>(), project_.dir));
+      };
+      if (n.IsSequence()) {
+        for (const YAML::Node& e : n) add(e);
+      } else if (n.IsScalar()) {
+        add(n);
+      } else if (!n.IsNull()) {
+        invalid("'modulepath' must be a string or a list of strings", n.Mark().line, n.Mark().column);
+        ok = false;
+      }
+    }
+    if (YAML::Node n = root["relation_precedence_policy"]) {
+      if (n.IsSequence()) {
+        for (const YAML::Node& e : n) {
+          if (e.IsScalar()) project_.relationPrecedencePolicy.push_back(e.as<std::string>());
+          else { invalid("'relation_precedence_policy' entries must be strings", e.Mark().line, e.Mark().column); ok = false; }
+        }
+      } else if (!n.IsNull()) {
+        invalid("'relation_precedence_policy' must be a list of strings", n.Mark().line, n.Mark().column);
+        ok = false;
+      }
+    }
+    return ok;
+  } catch (const YAML::Exception& e) {
+    invalid(e.msg, e.mark.is_null() ? -1 : e.mark.line, e.mark.is_null() ? 0 : e.mark.column);
+    return false;
+  }
+}
+
+const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& site) {
+  auto it = modules_.find(name);
+  if (it != modules_.end()) return it->second;
+  ModuleInfo& info = modules_[name];
+  if (name == "std") {
+    // Always our std: the project's own copy (if any) is ignored.
+    if (stdDir_.empty() || !isFile(joinPath(stdDir_, "model/_init.cf"))) {
+      reportLoading(name, site,
+                    makeDiag(DiagKind::ModuleNotFound, SourceRange{},
+                             "Could not find the std module shipped with this compiler (looked in '" + stdDir_ +
+                                 "'); install it next to the binary under share/inmanta/modules/std"));
+      return info;
+    }
+    info.ok = true;
+    info.dir = stdDir_;
+    return info;
+  }
+  std::string found;
+  for (const std::string& dir : project_.modulePath) {
+    std::string cand = joinPath(dir, name);
+    if (isDir(cand)) {
+      found = cand;
+      break;
+    }
+  }
+  if (found.empty()) {
+    reportLoading(name, site,
+                  makeDiag(DiagKind::ModuleNotFound, SourceRange{},
+                           fmt::format("Could not find module {}. Please make sure to add any module v2 "
+                                       "requirements with `inmanta module add --v2` and to install all the "
+                                       "project's dependencies with `inmanta project install`.",
+                                       name)));
+    return info;
+  }
+  std::string yml = joinPath(found, "module.yml");
+  if (!isFile(yml)) {
+    reportLoading(name, site,
+                  makeDiag(DiagKind::InvalidMetadata, SourceRange{}, fmt::format("Metadata file {} does not exist", yml)));
+    return info;
+  }
+  try {
+    YAML::Node meta = YAML::LoadFile(yml);
+    if (!meta.IsNull() && !meta.IsMap()) {
+      reportLoading(name, site,
+                    makeDiag(DiagKind::InvalidMetadata, SourceRange{},
+                             fmt::format("Invalid metadata file {}: the top level must be a mapping", yml)));
+      return info;
+    }
+    // name and version are read for validation only: the directory name is what imports match.
+    if (meta.IsMap()) {
+      if (YAML::Node n = meta["name"]; n && !n.IsScalar()) throw YAML::Exception(n.Mark(), "'name' must be a string");
+      if (YAML::Node v = meta["version"]; v && !v.IsScalar())
+        throw YAML::Exception(v.Mark(), "'version' must be a string");
+    }
+  } catch (const YAML::Exception& e) {
+    reportLoading(name, site,
+                  makeDiag(DiagKind::InvalidMetadata, SourceRange{},
+                           fmt::format("Invalid metadata file {}: {}", yml, e.msg)));
+    return info;
+  }
+  info.ok = true;
+  info.dir = found;
+  return info;
+}
+
+void Loader::parseInto(const std::string& path, const std::string& ns, const std::string& module,
+                       const std::string& moduleDir) {
+  auto file = sm_.loadFile(path);
+  if (!file) {
+    diags_.error(DiagKind::InvalidModule, SourceRange{}, llvm::toString(file.takeError()));
+    return;
+  }
+  project_.files.push_back(SourceFile{ns, module, moduleDir, parseFile(*file, sm_, strings_, diags_)});
+  queueImports(project_.files.back().ast);
+}
+
+void Loader::queueImports(const Ast& ast) {
+  for (DeclId id : ast.topDecls) {
+    const Decl& d = ast.decls[id];
+    if (d.kind != DeclKind::Import || !d.name.valid()) continue;
+    std::string path = strings_.str(d.name).str();
+    // The parser already reported hyphenated paths (and normally drops such decls).
+    if (path.empty() || llvm::StringRef(path).contains('-')) continue;
+    queue_.push_back({path, ImportSite{"import " + path, d.range}});
+  }
+}
+
+void Loader::loadNamespace(const std::string& ns, const ImportSite& site) {
+  if (loadedNs_.count(ns)) return;
+  std::vector<std::string> parts = splitNs(ns);
+  // Every prefix first: `a::b::c` needs `a` and `a::b`.
+  std::string prefix;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    prefix += (i ? "::" : "") + parts[i];
+    loadNamespace(prefix, site);
+  }
+  if (loadedNs_.count(ns)) return;
+  loadedNs_.insert(ns);
+  const ModuleInfo& mod = findModule(parts[0], site);
+  if (!mod.ok) return;
+  std::string modelDir = joinPath(mod.dir, "model");
+  std::string path;
+  if (parts.size() == 1) {
+    path = joinPath(modelDir, "_init.cf");
+    if (!isFile(path)) path.clear();
+  } else {
+    std::string rel = parts[1];
+    for (size_t i = 2; i < parts.size(); ++i) rel = joinPath(rel, parts[i]);
+    std::string asDir = joinPath(modelDir, rel);
+    if (isDir(asDir)) path = joinPath(asDir, "_init.cf"); // a directory wins over a same-named .cf
+    else path = joinPath(modelDir, rel + ".cf");
+    if (!isFile(path)) path.clear();
+  }
+  if (path.empty()) {
+    reportLoading(ns, site,
+                  makeDiag(DiagKind::InvalidModule, SourceRange{}, "could not locate module with name: " + ns));
+    return;
+  }
+  parseInto(path, ns, parts[0], mod.dir);
+}
+
+void Loader::run() {
+  llvm::SmallString<256> cwd;
+  llvm::sys::fs::current_path(cwd);
+  project_.dir = absolutePath(opts_.projectDir, cwd);
+  stdDir_ = opts_.stdDir.empty() ? defaultStdDir() : absolutePath(opts_.stdDir, cwd);
+
+  const bool explicitMain = opts_.mainFile != "main.cf";
+  std::string mainPath = absolutePath(opts_.mainFile, explicitMain ? cwd.str() : llvm::StringRef(project_.dir));
+  std::string yml = joinPath(project_.dir, "project.yml");
+  if (!isDir(project_.dir)) {
+    diags_.error(DiagKind::ProjectNotFound, SourceRange{},
+                 fmt::format("Unable to find an inmanta project: {} is not a directory", project_.dir));
+    return;
+  }
+  if (isFile(yml)) {
+    if (!readProjectYml(yml)) return;
+  } else if (!(explicitMain && isFile(mainPath))) {
+    diags_.error(DiagKind::ProjectNotFound, SourceRange{},
+                 fmt::format("Unable to find an inmanta project (project.yml expected in {})", project_.dir));
+    return;
+  }
+
+  auto mainFile = sm_.loadFile(mainPath);
+  if (!mainFile) {
+    diags_.error(DiagKind::ProjectNotFound, SourceRange{}, llvm::toString(mainFile.takeError()));
+    return;
+  }
+  loadedNs_.insert("__config__");
+  project_.files.push_back(SourceFile{"__config__", "__config__", project_.dir,
+                                      parseFile(*mainFile, sm_, strings_, diags_)});
+  queueImports(project_.files.front().ast);
+  if (opts_.autostd) queue_.push_front({"std", ImportSite{"import std", SourceRange{}}});
+
+  while (!queue_.empty()) {
+    auto [ns, site] = std::move(queue_.front());
+    queue_.pop_front();
+    loadNamespace(ns, site);
+  }
+}
+
+} // namespace
+
+std::string defaultStdDir() {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable("inmanta", &anchor);
+  if (!exe.empty()) {
+    llvm::SmallString<256> p(llvm::sys::path::parent_path(exe));
+    llvm::sys::path::append(p, "..", "share", "inmanta", "modules");
+    llvm::sys::path::append(p, "std");
+    llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+    if (isFile(joinPath(p, "model/_init.cf"))) return std::string(p.str());
+  }
+#ifdef INM_SOURCE_STD_DIR
+  if (isDir(INM_SOURCE_STD_DIR)) return INM_SOURCE_STD_DIR;
+#endif
+  return "";
+}
+
 Project loadProject(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   Project p;
-  p.dir = opts.projectDir;
-  auto f = sm.loadFile(opts.projectDir + "/" + opts.mainFile);
-  if (!f) { diags.error(DiagKind::ProjectNotFound, SourceRange{}, llvm::toString(f.takeError())); return p; }
-  p.files.push_back(SourceFile{"__config__", "__config__", opts.projectDir, parseFile(*f, sm, strings, diags)});
+  Loader(opts, sm, strings, diags, p).run();
   return p;
 }
+
 } // namespace inm::frontend
