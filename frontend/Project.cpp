@@ -7,8 +7,9 @@
 // that failed to load is reported once, however many files import it.
 // Leniency: when project.yml is missing but an explicit entry file (-f) exists, the file is compiled with
 // an empty module path (single-file goldens need no project); without -f a missing project.yml is an error.
-#include "frontend/Frontend.h"
 #include "frontend/Project.h"
+
+#include "frontend/Frontend.h"
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/SmallVector.h>
@@ -70,7 +71,8 @@ struct ModuleInfo {
 
 class Loader {
  public:
-  Loader(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags, Project& p)
+  Loader(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags,
+         Project& p)
       : opts_(opts), sm_(sm), strings_(strings), diags_(diags), project_(p) {}
 
   void run();
@@ -113,7 +115,8 @@ bool Loader::readProjectYml(const std::string& path) {
   }
   auto invalid = [&](const std::string& msg, int line, int col) {
     SourceRange r = wholeFile(*file);
-    if (line >= 0) r = SourceRange{*file, uint32_t(line + 1), uint32_t(col + 1), uint32_t(line + 1), uint32_t(col + 2)};
+    if (line >= 0)
+      r = SourceRange{*file, uint32_t(line + 1), uint32_t(col + 1), uint32_t(line + 1), uint32_t(col + 2)};
     diags_.error(DiagKind::InvalidMetadata, r, fmt::format("Invalid project metadata in {}: {}", path, msg));
   };
   try {
@@ -125,8 +128,12 @@ bool Loader::readProjectYml(const std::string& path) {
     }
     bool ok = true;
     if (YAML::Node n = root["name"]) {
-      if (n.IsScalar()) project_.name = n.as<std::string>();
-      else { invalid("'name' must be a string", n.Mark().line, n.Mark().column); ok = false; }
+      if (n.IsScalar())
+        project_.name = n.as<std::string>();
+      else {
+        invalid("'name' must be a string", n.Mark().line, n.Mark().column);
+        ok = false;
+      }
     }
     if (YAML::Node n = root["modulepath"]) {
       auto add = [&](const YAML::Node& e) {
@@ -149,8 +156,12 @@ bool Loader::readProjectYml(const std::string& path) {
     if (YAML::Node n = root["relation_precedence_policy"]) {
       if (n.IsSequence()) {
         for (const YAML::Node& e : n) {
-          if (e.IsScalar()) project_.relationPrecedencePolicy.push_back(e.as<std::string>());
-          else { invalid("'relation_precedence_policy' entries must be strings", e.Mark().line, e.Mark().column); ok = false; }
+          if (e.IsScalar())
+            project_.relationPrecedencePolicy.push_back(e.as<std::string>());
+          else {
+            invalid("'relation_precedence_policy' entries must be strings", e.Mark().line, e.Mark().column);
+            ok = false;
+          }
         }
       } else if (!n.IsNull()) {
         invalid("'relation_precedence_policy' must be a list of strings", n.Mark().line, n.Mark().column);
@@ -173,7 +184,8 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     if (stdDir_.empty() || !isFile(joinPath(stdDir_, "model/_init.cf"))) {
       reportLoading(name, site,
                     makeDiag(DiagKind::ModuleNotFound, SourceRange{},
-                             "Could not find the std module shipped with this compiler (looked in '" + stdDir_ +
+                             "Could not find the std module shipped with this compiler (looked in '" +
+                                 stdDir_ +
                                  "'); install it next to the binary under share/inmanta/modules/std"));
       return info;
     }
@@ -201,7 +213,8 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
   std::string yml = joinPath(found, "module.yml");
   if (!isFile(yml)) {
     reportLoading(name, site,
-                  makeDiag(DiagKind::InvalidMetadata, SourceRange{}, fmt::format("Metadata file {} does not exist", yml)));
+                  makeDiag(DiagKind::InvalidMetadata, SourceRange{},
+                           fmt::format("Metadata file {} does not exist", yml)));
     return info;
   }
   try {
@@ -214,7 +227,8 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
     // name and version are read for validation only: the directory name is what imports match.
     if (meta.IsMap()) {
-      if (YAML::Node n = meta["name"]; n && !n.IsScalar()) throw YAML::Exception(n.Mark(), "'name' must be a string");
+      if (YAML::Node n = meta["name"]; n && !n.IsScalar())
+        throw YAML::Exception(n.Mark(), "'name' must be a string");
       if (YAML::Node v = meta["version"]; v && !v.IsScalar())
         throw YAML::Exception(v.Mark(), "'version' must be a string");
     }
@@ -273,13 +287,16 @@ void Loader::loadNamespace(const std::string& ns, const ImportSite& site) {
     std::string rel = parts[1];
     for (size_t i = 2; i < parts.size(); ++i) rel = joinPath(rel, parts[i]);
     std::string asDir = joinPath(modelDir, rel);
-    if (isDir(asDir)) path = joinPath(asDir, "_init.cf"); // a directory wins over a same-named .cf
-    else path = joinPath(modelDir, rel + ".cf");
+    if (isDir(asDir))
+      path = joinPath(asDir, "_init.cf"); // a directory wins over a same-named .cf
+    else
+      path = joinPath(modelDir, rel + ".cf");
     if (!isFile(path)) path.clear();
   }
   if (path.empty()) {
-    reportLoading(ns, site,
-                  makeDiag(DiagKind::InvalidModule, SourceRange{}, "could not locate module with name: " + ns));
+    reportLoading(
+        ns, site,
+        makeDiag(DiagKind::InvalidModule, SourceRange{}, "could not locate module with name: " + ns));
     return;
   }
   parseInto(path, ns, parts[0], mod.dir);
@@ -292,7 +309,8 @@ void Loader::run() {
   stdDir_ = opts_.stdDir.empty() ? defaultStdDir() : absolutePath(opts_.stdDir, cwd);
 
   const bool explicitMain = opts_.mainFile != "main.cf";
-  std::string mainPath = absolutePath(opts_.mainFile, explicitMain ? cwd.str() : llvm::StringRef(project_.dir));
+  std::string mainPath =
+      absolutePath(opts_.mainFile, explicitMain ? cwd.str() : llvm::StringRef(project_.dir));
   std::string yml = joinPath(project_.dir, "project.yml");
   if (!isDir(project_.dir)) {
     diags_.error(DiagKind::ProjectNotFound, SourceRange{},
@@ -313,8 +331,8 @@ void Loader::run() {
     return;
   }
   loadedNs_.insert("__config__");
-  project_.files.push_back(SourceFile{"__config__", "__config__", project_.dir,
-                                      parseFile(*mainFile, sm_, strings_, diags_)});
+  project_.files.push_back(
+      SourceFile{"__config__", "__config__", project_.dir, parseFile(*mainFile, sm_, strings_, diags_)});
   queueImports(project_.files.front().ast);
   if (opts_.autostd) queue_.push_front({"std", ImportSite{"import std", SourceRange{}}});
 
@@ -343,7 +361,8 @@ std::string defaultStdDir() {
   return "";
 }
 
-Project loadProject(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
+Project loadProject(const LoadOptions& opts, SourceManager& sm, StringTable& strings,
+                    DiagnosticEngine& diags) {
   Project p;
   Loader(opts, sm, strings, diags, p).run();
   return p;

@@ -83,7 +83,8 @@ TEST_F(DiagFixture, ReferenceTextWithReportedIn) {
   d.reportedIn = "import badmodule";
   d.causedBy(makeDiag(DiagKind::InvalidMetadata, SourceRange{},
                       "Metadata file /p/libs/badmodule/module.yml does not exist"));
-  EXPECT_EQ(diags.referenceText(d), "Failed to load module badmodule (reported in import badmodule (/p/main.cf:1))");
+  EXPECT_EQ(diags.referenceText(d),
+            "Failed to load module badmodule (reported in import badmodule (/p/main.cf:1))");
   EXPECT_EQ(diags.referenceTrace(d),
             "Failed to load module badmodule (reported in import badmodule (/p/main.cf:1))\n"
             "caused by:\n"

@@ -5,11 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
 namespace inm {
 namespace {
