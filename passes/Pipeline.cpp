@@ -1,5 +1,18 @@
-// STUB — replaced by the static passes (issue #5).
+// The static pass pipeline (language.md §5.1 phase 3 "normalise"): runs the passes of Passes.h in
+// order over a lowered Program and reports whether the model is free of static errors.
+// Invariant: later passes run even after errors in earlier ones only when their inputs are complete
+// (entity layout always runs, since every other pass reads it).
+#include "Passes.h"
 #include "passes/Pipeline.h"
+
 namespace inm::passes {
-bool run(ir::Program&, DiagnosticEngine& diags) { return !diags.hasErrors(); }
+
+bool run(ir::Program& program, DiagnosticEngine& diags) {
+  layoutEntities(program, diags);
+  checkDefaults(program, diags);
+  resolveExpressions(program, diags);
+  resolvePrecedence(program, diags);
+  return !diags.hasErrors();
+}
+
 } // namespace inm::passes

@@ -1,0 +1,18 @@
+// Private declarations of the individual static passes, run in this order by Pipeline.cpp:
+// layoutEntities (ancestors, slots, defaults, indexes, implements, subtypes), checkDefaults (static
+// validation of attribute defaults against primitive types), resolveExpressions (constructors, index
+// lookups, calls, type hints, constructor checks), resolvePrecedence (project.yml policy).
+// Invariant: a pass only relies on the fields computed by the passes before it.
+#pragma once
+
+#include "ir/Lower.h"
+#include "support/Diagnostics.h"
+
+namespace inm::passes {
+
+void layoutEntities(ir::Program& program, DiagnosticEngine& diags);
+void checkDefaults(ir::Program& program, DiagnosticEngine& diags);
+void resolveExpressions(ir::Program& program, DiagnosticEngine& diags);
+void resolvePrecedence(ir::Program& program, DiagnosticEngine& diags);
+
+} // namespace inm::passes
