@@ -1,8 +1,180 @@
-// STUB — replaced by the artifact writer (issue #7).
+// The exporter's entry point: bind the resource registry to the program, collect resources
+// (Collect.cpp), order them by id (duplicates are errors), flatten each instance's `requires` onto
+// exported resources (others dropped, with the reference's warning when none remain), run the
+// dependency managers, reject cycles, assign resource sets, then stream the artifact (ArtifactWriter.cpp).
+// Invariant: nothing is written to the output when any export error was reported.
+#include "ExportState.h"
+#include "exporter/Dependencies.h"
 #include "exporter/Exporter.h"
+
+#include <algorithm>
+#include <numeric>
+
 namespace inm::exporter {
-ExportSummary exportModel(const runtime::Model&, DiagnosticEngine& diags, const ExportOptions&, llvm::raw_ostream& os) {
-  os << "{}\n";
-  return {};
+
+using runtime::InstanceId;
+using runtime::Value;
+using runtime::ValueKind;
+
+namespace {
+
+class StateView final : public DependencyView {
+ public:
+  explicit StateView(const ExportState& s) : s_(s) {}
+  const runtime::Model& model() const override { return s_.model; }
+  uint32_t size() const override { return uint32_t(s_.resources.size()); }
+  llvm::StringRef typeName(uint32_t r) const override { return s_.typeOf(s_.resources[r]).entity; }
+  InstanceId instance(uint32_t r) const override { return s_.resources[r].inst; }
+  const Value* field(uint32_t r, llvm::StringRef name) const override { return s_.field(r, name); }
+
+ private:
+  const ExportState& s_;
+};
+
+/// Sorts resources by id, reports duplicate ids, fills byInstance.
+void orderResources(ExportState& s, DiagnosticEngine& diags) {
+  std::vector<uint32_t> order(s.resources.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return s.resources[a].id < s.resources[b].id; });
+  std::vector<ExportedResource> sorted;
+  sorted.reserve(s.resources.size());
+  for (uint32_t i : order) {
+    ExportedResource& r = s.resources[i];
+    if (!sorted.empty() && sorted.back().id == r.id) {
+      Diagnostic d = makeDiag(DiagKind::Export, s.model.instance(r.inst).createdAt,
+                              "Resource " + r.id + " exists more than once in the configuration model");
+      d.note(makeDiag(DiagKind::NoteText, s.model.instance(sorted.back().inst).createdAt,
+                      "the first one: " + s.model.describe(sorted.back().inst)));
+      diags.report(std::move(d));
+      continue;
+    }
+    sorted.push_back(std::move(r));
+  }
+  s.resources = std::move(sorted);
+  for (uint32_t r = 0; r < s.resources.size(); ++r) s.byInstance[s.resources[r].inst.index] = r;
 }
+
+/// Each element of `requires` that is an exported resource becomes an edge; the rest is dropped.
+void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
+  const StringId requiresName = s.model.program().strings->lookup("requires");
+  for (uint32_t r = 0; r < s.resources.size(); ++r) {
+    const InstanceId inst = s.resources[r].inst;
+    const Value* req = requiresName.valid() ? s.model.get(inst, requiresName) : nullptr;
+    if (!req) continue;
+    llvm::ArrayRef<Value> items = req->kind == ValueKind::List ? req->items() : llvm::ArrayRef<Value>(*req);
+    size_t initial = 0;
+    for (const Value& v : items) {
+      if (v.kind != ValueKind::Instance) continue;
+      ++initial;
+      uint32_t target = s.byInstance[v.instanceId().index];
+      if (target != kNone) graph[r].push_back(target);
+    }
+    if (initial > 0 && graph[r].empty()) {
+      std::string set;
+      for (const Value& v : items) {
+        if (v.kind != ValueKind::Instance) continue;
+        if (!set.empty()) set += ", ";
+        set += s.model.describe(v.instanceId());
+      }
+      diags.report(makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt,
+                            "The resource " + s.resources[r].id +
+                                " had requirements before flattening, but not after flattening. Initial set was [" +
+                                set + "]. Perhaps provides relation is not wired through correctly?"));
+    }
+  }
+}
+
+void runDependencyManagers(ExportState& s, Graph& graph) {
+  StateView view(s);
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  for (const auto& [name, fn] : s.bound.registry().dependencyManagers()) fn(view, edges);
+  for (auto [from, to] : edges)
+    if (from < graph.size() && to < graph.size()) graph[from].push_back(to);
+}
+
+bool reportCycles(ExportState& s, const Graph& graph, DiagnosticEngine& diags) {
+  std::vector<std::vector<uint32_t>> cycles = findCycles(graph);
+  for (const auto& cycle : cycles) {
+    std::string text;
+    for (uint32_t r : cycle) text += s.resources[r].id + " -> ";
+    text += s.resources[cycle.front()].id;
+    diags.error(DiagKind::Export, s.model.instance(s.resources[cycle.front()].inst).createdAt,
+                "dependency cycle between resources: " + text);
+  }
+  return cycles.empty();
+}
+
+void assignResourceSets(ExportState& s, DiagnosticEngine& diags) {
+  const ir::Program& program = s.model.program();
+  ir::EntityId setEntity;
+  for (uint32_t e = 0; e < program.entities.size(); ++e)
+    if (program.entities[ir::EntityId{e}].fullName == "std::ResourceSet") setEntity = ir::EntityId{e};
+  if (!setEntity.valid()) return;
+  std::vector<const std::string*> setOf(s.resources.size(), nullptr);
+  for (InstanceId inst : s.model.instancesOf(setEntity)) {
+    const Value* name = s.model.get(inst, "name");
+    const Value* members = s.model.get(inst, "resources");
+    if (!name || name->kind != ValueKind::String) continue;  // unknown name: the set cannot be exported
+    auto [it, fresh] = s.sets.try_emplace(name->str().str());
+    const std::string& setName = it->first;
+    if (!members) continue;
+    llvm::ArrayRef<Value> items = members->kind == ValueKind::List ? members->items() : llvm::ArrayRef<Value>(*members);
+    for (const Value& v : items) {
+      if (v.kind != ValueKind::Instance) continue;
+      uint32_t r = s.byInstance[v.instanceId().index];
+      if (r == kNone) continue;
+      if (setOf[r] && *setOf[r] != setName) {
+        diags.error(DiagKind::Export, s.model.instance(inst).createdAt,
+                    "resource " + s.resources[r].id + " is in two resource sets: '" + *setOf[r] + "' and '" +
+                        setName + "'; a resource belongs to at most one resource set");
+        continue;
+      }
+      if (setOf[r]) continue;
+      setOf[r] = &setName;
+      it->second.push_back(r);
+    }
+  }
+  for (auto& [name, members] : s.sets) std::sort(members.begin(), members.end());
+}
+
+} // namespace
+
+ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, const ExportOptions& opts,
+                          llvm::raw_ostream& os) {
+  ExportSummary summary;
+  const unsigned errorsBefore = diags.errorCount();
+  std::vector<std::string> conflicts;
+  BoundRegistry bound(opts.registry ? *opts.registry : ResourceRegistry::standard(), model.program(), &conflicts);
+  for (const std::string& c : conflicts)
+    diags.error(DiagKind::Export, SourceRange{},
+                "entity " + c + " has more than one registered resource ancestor and none is more specific");
+
+  ExportState s(model, bound);
+  collectResources(s, diags);
+  orderResources(s, diags);
+
+  Graph graph(s.resources.size());
+  flattenRequires(s, graph, diags);
+  runDependencyManagers(s, graph);
+  normalizeGraph(graph);
+  reportCycles(s, graph, diags);
+  for (uint32_t r = 0; r < s.resources.size(); ++r) s.resources[r].deps = std::move(graph[r]);
+  assignResourceSets(s, diags);
+
+  for (const ExportedResource& r : s.resources) {
+    s.agents.push_back(r.agent);
+    if (r.undefined) ++summary.undefined;
+  }
+  std::sort(s.agents.begin(), s.agents.end());
+  s.agents.erase(std::unique(s.agents.begin(), s.agents.end()), s.agents.end());
+  summary.resources = s.resources.size();
+  summary.files = s.files.size();
+  summary.agents = s.agents.size();
+  summary.resourceSets = s.sets.size();
+  if (diags.errorCount() != errorsBefore) return summary;
+  writeArtifact(s, opts, os);
+  return summary;
+}
+
 } // namespace inm::exporter

@@ -14,10 +14,14 @@
 
 namespace inm::exporter {
 
+class ResourceRegistry;
+
 struct ExportOptions {
   int64_t version = 0;             // model version written into ids (",v=N")
   std::string environment;         // environment id, if known
   std::string projectDir;
+  /// The resource registrations to use; nullptr = ResourceRegistry::standard() (the std resources).
+  const ResourceRegistry* registry = nullptr;
 };
 
 struct ExportSummary {
@@ -25,6 +29,7 @@ struct ExportSummary {
   size_t undefined = 0;
   size_t files = 0;
   size_t agents = 0;
+  size_t resourceSets = 0;
 };
 
 /// Writes the artifact JSON for `model` to `os`. Export errors (dependency cycles, a resource in two
