@@ -1,0 +1,1 @@
+# native plugins only; this file is never read
