@@ -48,7 +48,7 @@ bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, Typ
   llvm::StringRef text = strings.str(name);
   LookupResult r = lookupType(program, ns, text, out, msg);
   if (r == LookupResult::Found) {
-    if (out.kind == TypeKind::Primitive && BaseType(out.index) == BaseType::Number) {
+    if (out.kind == TypeKind::Primitive && BaseType(out.index) == BaseType::Number && program.namespaces[ns].name != "std") {
       Diagnostic& d = diags.error(DiagKind::TypeDeprecation, range,
                                   "Type 'number' is deprecated, use 'float' or 'int' instead");
       d.locWithColumn = true;

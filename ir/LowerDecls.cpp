@@ -174,7 +174,7 @@ struct DeclWalker {
   void implementDecl(const Decl& d) {
     Implement im;
     im.ns = ns;
-    im.range = d.range;
+    im.range = d.nameRange.valid() ? d.nameRange : d.range;
     if (!entityOf(d.name, d.nameRange.valid() ? d.nameRange : d.range, im.entity)) return;
     for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i) {
       const frontend::NameRef& n = ast->names[i];

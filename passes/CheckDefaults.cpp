@@ -58,7 +58,7 @@ bool accepts(BaseType base, ExprKind k) {
   case ExprKind::FString: return base == BaseType::String;
   case ExprKind::List: return base == BaseType::List;
   case ExprKind::Dict: return base == BaseType::Dict;
-  default: return true;  // not a literal: cannot judge statically
+  default: return true;  // not a literal (or `any`): cannot judge statically
   }
 }
 
@@ -78,7 +78,7 @@ struct DefaultChecker {
     }
     if (t.isList && !asElement) {
       if (e.kind != ExprKind::List) {
-        if (!accepts(BaseType::List, e.kind)) return {};
+        if (accepts(BaseType::Any, e.kind)) return {};  // not a literal
         expected = std::string(kNames[int(t.base)]) + "[]";
         return id;
       }
