@@ -50,6 +50,9 @@ class PluginContext {
   virtual ir::EntityId findEntity(llvm::StringRef fullName) = 0;
   /// Variables visible at the call site (std::template without kwargs); nullptr if not found/not final.
   virtual const Value* lookupVariable(llvm::StringRef name) = 0;
+  /// True if `name` is a variable visible at the call site, final or not (lets std::template tell
+  /// "undefined" from "not final yet" after lookupVariable returned nullptr). Default: assume visible.
+  virtual bool hasVariable(llvm::StringRef name) { (void)name; return true; }
   /// Logs a warning (deprecations).
   virtual void warn(std::string message) = 0;
 };
