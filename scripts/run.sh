@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # The main job: set up and build (scripts/setup.sh), then compile and export the example project
 # (examples/quickstart by default, or the directory given as $1) and print a one-line summary.
-# The artifact is written to build/<project>.json. Exit status: non-zero if the compile or export failed.
+# The artifact is written to build/<project>.json (BUILD_DIR overrides build/). Exit status: non-zero if the compile or export failed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROJECT="${1:-$ROOT/examples/quickstart}"
 PROJECT="$(cd "$PROJECT" && pwd)"
+BUILD_DIR="${BUILD_DIR:-build}"
+export BUILD_DIR
 bash "$ROOT/scripts/setup.sh"
 
-INMANTA="$ROOT/build/bin/inmanta"
-OUT="$ROOT/build/$(basename "$PROJECT").json"
+INMANTA="$ROOT/$BUILD_DIR/bin/inmanta"
+OUT="$ROOT/$BUILD_DIR/$(basename "$PROJECT").json"
 cd "$PROJECT"
 t0=$(date +%s.%N)
 "$INMANTA" compile
-"$INMANTA" export -j "$OUT"
+# The export's own summary goes to stderr: keep it for failures only, our line below says the same.
+if ! "$INMANTA" export -j "$OUT" 2>"$OUT.log"; then
+  cat "$OUT.log" >&2
+  exit 1
+fi
 t1=$(date +%s.%N)
 python3 - "$OUT" "$PROJECT" "$t0" "$t1" <<'PY'
 import json, sys

@@ -3,13 +3,15 @@
 # suites (test/lang), the conformance runner (report only, when ../shared/conformance exists) and, unless
 # skipped, the lit suites again under ASan+UBSan (build-asan/). The output ends with lit's and ctest's
 # summary lines; the exit status is non-zero if any unit or lit test failed (conformance never fails it).
-# Environment: INM_SKIP_ASAN=1 skips the sanitizer build; INM_SKIP_CONFORMANCE=1 skips conformance.
+# Environment: BUILD_DIR (default build); INM_SKIP_ASAN=1 skips the sanitizer build; INM_SKIP_CONFORMANCE=1 skips conformance.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-LIT=(python3 /usr/lib/llvm-14/build/utils/lit/lit.py)
+LIT=(python3 /usr/lib/llvm-14/build/utils/lit/lit.py --no-progress-bar)
 T0=$SECONDS
 fail=0
+BUILD_DIR="${BUILD_DIR:-build}"
+export BUILD_DIR
 
 bash scripts/setup.sh || { echo "test: build failed"; exit 1; }
 
@@ -17,7 +19,7 @@ bash scripts/setup.sh || { echo "test: build failed"; exit 1; }
 CONF="$ROOT/../shared/conformance"
 if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
   echo "== conformance (report only) =="
-  python3 "$CONF/run.py" --compiler build/bin/inmanta --cases "$CONF/cases" --jobs 2 2>&1 | tail -n 5 || true
+  python3 "$CONF/run.py" --compiler "$BUILD_DIR/bin/inmanta" --cases "$CONF/cases" --jobs 2 2>&1 | tail -n 5 || true
 fi
 
 # Sanitizers: a second build; measured at ~N min on 2 cores with a warm ccache (see README).
@@ -39,13 +41,13 @@ if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
 fi
 
 echo "== unit tests (ctest) =="
-ctest_out=$(ctest --test-dir build --output-on-failure -j2 2>&1)
+ctest_out=$(ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 2>&1)
 ctest_rc=$?
-echo "$ctest_out" | grep -v -E '^ *(Start|[0-9]+/[0-9]+ Test) ' | grep -v -E '^\s*$' | grep -v -E '^Test project' || true
+echo "$ctest_out" | grep -v -E '^ *(Start|[0-9]+/[0-9]+ Test) ' | grep -v -E '^\s*$' | grep -v -E '^(Test project|Internal ctest)' || true
 ((ctest_rc == 0)) || fail=1
 
 echo "== lit (test/lang) =="
-lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/build" 2>&1)
+lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&1)
 lit_rc=$?
 echo "$lit_out" | grep -v -E '^(PASS|XFAIL|UNSUPPORTED): ' | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly\|Total\)/q;p'
 ((lit_rc == 0)) || fail=1
