@@ -7,7 +7,7 @@ For each file, the first `# RUN:` line (with continuation lines ending in `\\`) 
 substitutions as test/lit.cfg.py (%inmanta, %s, %S, %t, %std, FileCheck, not), the part before
 `| FileCheck` is run through bash from the test's directory, and every existing `# CHECK...:` line is
 replaced by one `# CHECK:` line per non-empty output line (or `# CHECK-NEXT:` after the first), appended at
-the end of the file. Absolute paths of the test directory are rewritten to `{{.*}}` so goldens do not
+the end of the file. Absolute paths of the test directory and of the checkout are rewritten to `{{.*}}` so goldens do not
 depend on the checkout. Review the diff: this records what the compiler does, not what it should do.
 """
 import argparse
@@ -75,7 +75,8 @@ def update(path, build, prefix):
         text = line.rstrip()
         # FileCheck treats {{ and [[ specially: escape them, then abstract the test directory.
         text = text.replace("{{", "{{\\{\\{}}").replace("[[", "{{\\[\\[}}")
-        text = text.replace(d + "/", "{{.*}}").replace(d, "{{.*}}")
+        for prefix_dir in (d, REPO):  # the test's directory first (longest), then the checkout
+            text = text.replace(prefix_dir + "/", "{{.*}}").replace(prefix_dir, "{{.*}}")
         kw = prefix if not checks else prefix + "-NEXT"
         checks.append(f"# {kw}: {text}")
     if not checks:
