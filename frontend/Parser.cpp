@@ -610,6 +610,11 @@ class Builder {
     if (auto* x = dynamic_cast<G::IndexLookupPrimaryContext*>(c)) return indexLookup(x->indexLookup());
     if (auto* x = dynamic_cast<G::MapLookupPrimaryContext*>(c)) return mapLookup(x->mapLookup());
     if (auto* x = dynamic_cast<G::IsDefinedPrimaryContext*>(c)) {
+      // only a bare name or an attribute reference can be tested: `ns::x is defined` is a syntax error
+      if (x->varRef()->anyIdOrCid().empty() && x->varRef()->nsRef()->anyId().size() > 1) {
+        error(DiagKind::SyntaxError, rangeOf(x->K_IS()), "is");
+        return ExprId{};
+      }
       ExprId v = varRef(x->varRef());
       if (!v.valid()) return v;
       Expr e = mk(ExprKind::IsDefined, r);
@@ -648,6 +653,16 @@ class Builder {
   }
 
   ExprId varRef(G::VarRefContext* c) {
+    for (G::AnyIdContext* id : c->nsRef()->anyId())
+      if (id->keywordAsId()) {
+        error(DiagKind::ReservedKeyword, rangeOf(id), id->getText());
+        return ExprId{};
+      }
+    for (G::AnyIdOrCidContext* part : c->anyIdOrCid())
+      if (part->keywordAsId()) {
+        error(DiagKind::ReservedKeyword, rangeOf(part), part->getText());
+        return ExprId{};
+      }
     std::string ns = c->nsRef()->getText();
     Expr e = mk(ExprKind::Name, rangeOf(c->nsRef()));
     e.name = st_.intern(ns);
@@ -675,6 +690,10 @@ class Builder {
       arg.range = rangeOf(a);
       if (auto* k = dynamic_cast<G::KwArgContext*>(a)) {
         arg.kind = ArgKind::Keyword;
+        if (k->anyId()->keywordAsId()) {
+          error(DiagKind::ReservedKeyword, rangeOf(k->anyId()), k->anyId()->getText());
+          return false;
+        }
         arg.name = st_.intern(k->anyId()->getText());
         arg.value = expression(k->expression());
       } else if (auto* s = dynamic_cast<G::SpreadArgContext*>(a)) {
@@ -699,6 +718,10 @@ class Builder {
       arg.range = rangeOf(a);
       if (auto* k = dynamic_cast<G::KwKwargContext*>(a)) {
         arg.kind = ArgKind::Keyword;
+        if (k->anyId()->keywordAsId()) {
+          error(DiagKind::ReservedKeyword, rangeOf(k->anyId()), k->anyId()->getText());
+          return false;
+        }
         arg.name = st_.intern(k->anyId()->getText());
         arg.value = expression(k->expression());
       } else {
@@ -957,7 +980,13 @@ class Builder {
     switch (tok->getType()) {
     case grammar::InmantaLexer::INT: {
       Expr e = mk(ExprKind::Int, r);
-      if (llvm::StringRef(text).getAsInteger(10, e.intValue)) e.bigInt = true;
+      if (llvm::StringRef(text).getAsInteger(10, e.intValue)) {
+        // does not fit in int64: keep the literal text (name) and an approximation (floatValue)
+        e.bigInt = true;
+        e.intValue = 0;
+        e.name = st_.intern(text);
+        e.floatValue = std::strtod(text.c_str(), nullptr);
+      }
       return addExpr(e);
     }
     case grammar::InmantaLexer::FLOAT: {

@@ -73,7 +73,7 @@ std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
     return s;
   };
   switch (e.kind) {
-  case ExprKind::Int: return e.bigInt ? "<int>" : std::to_string(e.intValue);
+  case ExprKind::Int: return e.bigInt ? st.str(e.name).str() : std::to_string(e.intValue);
   case ExprKind::Float: return floatText(e.floatValue);
   case ExprKind::String: return pyRepr(st.str(e.name));
   case ExprKind::Bool: return e.intValue ? "True" : "False";
@@ -136,7 +136,9 @@ class Dumper {
     const Expr& e = ast_.exprs[id];
     std::string pre = label.empty() ? "" : label + ": ";
     switch (e.kind) {
-    case ExprKind::Int: line(d, pre + "Int " + std::to_string(e.intValue), e.range); return;
+    case ExprKind::Int:
+      line(d, pre + "Int " + (e.bigInt ? st_.str(e.name).str() + " (big)" : std::to_string(e.intValue)), e.range);
+      return;
     case ExprKind::Float: line(d, pre + "Float " + floatText(e.floatValue), e.range); return;
     case ExprKind::String: line(d, pre + "String " + pyRepr(st_.str(e.name)), e.range); return;
     case ExprKind::Bool: line(d, pre + (e.intValue ? "Bool true" : "Bool false"), e.range); return;
