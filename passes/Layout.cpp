@@ -97,8 +97,8 @@ struct Layout {
       if (!sameType(own.type, inh.type)) {
         Diagnostic& d = diags.error(
             DiagKind::Duplicate, own.range,
-            "Incompatible attributes (original at (" + diags.formatLoc(inh.range, true) + ")) (duplicate at (" +
-                diags.formatLoc(own.range, true) + "))");
+            "Incompatible attributes (original at (" + diags.formatLoc(own.range, true) + ")) (duplicate at (" +
+                diags.formatLoc(inh.range, true) + "))");
         d.locWithColumn = true;
         d.note(makeDiag(DiagKind::FirstDefinedHere, inh.range));
         continue;
