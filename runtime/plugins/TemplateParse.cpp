@@ -387,15 +387,17 @@ class Parser {
     while (acceptOp("**")) left = bin(std::move(left), "**", parseUnary());
     return left;
   }
-  ExprP parseUnary() {
+  /// Jinja: `-x|f` is `(-x)|f`; filters bind after the unary operator.
+  ExprP parseUnary(bool withFilters = true) {
+    ExprP e;
     if (isOp("-") || isOp("+")) {
-      ExprP e = make(isOp("-") ? EK::Neg : EK::Pos);
+      e = make(isOp("-") ? EK::Neg : EK::Pos);
       ++pos_;
-      e->kids.push_back(parseUnary());
-      return e;
+      e->kids.push_back(parseUnary(false));
+    } else {
+      e = parsePostfix(parsePrimary());
     }
-    ExprP e = parsePostfix(parsePrimary());
-    return parseFilters(std::move(e));
+    return withFilters ? parseFilters(std::move(e)) : std::move(e);
   }
   void parseArgs(Expr& call) {
     // after '(' : positional then keyword arguments
