@@ -24,7 +24,8 @@ NamespaceId LowerContext::getNamespace(llvm::StringRef name) {
   return id;
 }
 
-bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, SourceRange range, bool isEntity) {
+bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, SourceRange range,
+                              const std::string& what) {
   Namespace& n = program.namespaces[ns];
   uint64_t key = (uint64_t(ns.index) << 32) | name.index;
   auto [it, inserted] = n.types.try_emplace(name.index, entry);
@@ -33,10 +34,9 @@ bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, So
     return true;
   }
   SourceRange first = typeRanges.lookup(key);
-  std::string what = isEntity ? "Entity " + strings.str(name).str()
-                              : "Type " + n.name + "::" + strings.str(name).str();
-  std::string msg = what + " is already defined";
-  if (first.valid()) msg += " (original at (" + loc(first) + ")) (duplicate at (" + loc(range) + "))";
+  // The reference names the definition being added "original" and the earlier one "duplicate".
+  std::string msg = (what.empty() ? "Type " + n.name + "::" + strings.str(name).str() : what) + " is already defined";
+  if (first.valid() && range.valid()) msg += " (original at (" + loc(range) + ")) (duplicate at (" + loc(first) + "))";
   Diagnostic& d = diags.error(DiagKind::Duplicate, range, msg);
   d.locWithColumn = true;
   if (first.valid()) d.note(makeDiag(DiagKind::FirstDefinedHere, first));
@@ -116,7 +116,7 @@ void createStdEntity(LowerContext& cx) {
   e.fullName = "std::Entity";
   e.ns = stdNs;
   p.stdEntity = p.entities.add(std::move(e));
-  cx.defineType(stdNs, p.entities[p.stdEntity].name, TypeEntry{TypeKind::Entity, p.stdEntity.index}, {}, true);
+  cx.defineType(stdNs, p.entities[p.stdEntity].name, TypeEntry{TypeKind::Entity, p.stdEntity.index}, {}, "");
   Attribute req, prov;
   req.name = cx.strings.intern("requires");
   prov.name = cx.strings.intern("provides");
@@ -151,7 +151,8 @@ void registerTypes(LowerContext& cx) {
         e.doc = d.doc;
         e.range = d.nameRange.valid() ? d.nameRange : d.range;
         EntityId id = p.entities.add(std::move(e));
-        cx.defineType(ns, d.name, TypeEntry{TypeKind::Entity, id.index}, p.entities[id].range, true);
+        cx.defineType(ns, d.name, TypeEntry{TypeKind::Entity, id.index}, p.entities[id].range,
+                      "Entity " + p.entities[id].fullName);
         break;
       }
       case DeclKind::Typedef: {
@@ -167,7 +168,8 @@ void registerTypes(LowerContext& cx) {
           w.locWithColumn = true;
         }
         TypedefId id = p.typedefs.add(std::move(t));
-        cx.defineType(ns, d.name, TypeEntry{TypeKind::Typedef, id.index}, p.typedefs[id].range, false);
+        cx.defineType(ns, d.name, TypeEntry{TypeKind::Typedef, id.index}, p.typedefs[id].range,
+                      "TypeConstraint " + p.typedefs[id].fullName);
         break;
       }
       case DeclKind::Implementation: {
@@ -178,7 +180,9 @@ void registerTypes(LowerContext& cx) {
         impl.range = d.nameRange.valid() ? d.nameRange : d.range;
         impl.body = CodeRef{i, {}, d.bodyBegin, d.bodyEnd};
         ImplId id = p.impls.add(std::move(impl));
-        cx.defineType(ns, d.name, TypeEntry{TypeKind::Implementation, id.index}, p.impls[id].range, false);
+        cx.defineType(ns, d.name, TypeEntry{TypeKind::Implementation, id.index}, p.impls[id].range,
+                      "Implementation " + p.impls[id].fullName + " for type " +
+                          (d.forEntity.valid() ? cx.strings.str(d.forEntity).str() : std::string()));
         break;
       }
       default:
@@ -205,7 +209,7 @@ void registerPlugins(LowerContext& cx) {
     plugin.deprecated = spec.deprecated;
     StringId name = plugin.name;
     PluginId id = p.plugins.add(std::move(plugin));
-    cx.defineType(it->second, name, TypeEntry{TypeKind::Plugin, id.index}, {}, false);
+    cx.defineType(it->second, name, TypeEntry{TypeKind::Plugin, id.index}, {}, "");
   }
 }
 

@@ -24,7 +24,8 @@ struct LowerContext {
 
   NamespaceId getNamespace(llvm::StringRef name);
   /// Registers a type name in `ns`; on duplicate reports and returns false.
-  bool defineType(NamespaceId ns, StringId name, TypeEntry entry, SourceRange range, bool isEntity);
+  /// `what` names the definition in the duplicate message ("Entity a::B"); "" = "Type a::b".
+  bool defineType(NamespaceId ns, StringId name, TypeEntry entry, SourceRange range, const std::string& what);
   /// Resolves a type name used in a declaration of file namespace `ns`; reports on failure.
   bool resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out);
   std::string loc(SourceRange r) const { return diags.formatLoc(r, true); }
