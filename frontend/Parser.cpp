@@ -96,6 +96,9 @@ class Builder {
     if (m->MLS()) ast_.doc = st_.intern(mlsBody(m->MLS()->getText(), m->MLS()->getSymbol()));
     for (G::TopStmtContext* t : m->topStmt()) topStmt(t);
   }
+  /// The module docstring (a leading MLS token).
+  void moduleDoc(antlr4::Token* mls) { ast_.doc = st_.intern(mlsBody(mls->getText(), mls)); }
+  void top(G::TopStmtContext* t) { topStmt(t); }
 
  private:
   FileId file_;
@@ -1043,6 +1046,22 @@ class Builder {
   }
 };
 
+/// Reports the first syntax error of a file (the reference stops at the first one too).
+void reportSyntaxError(const SyntaxError& e, FileId file, DiagnosticEngine& diags) {
+  Diagnostic d;
+  if (!e.set) d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
+  else if (e.kind == DiagKind::UnexpectedEof) d = makeDiag(e.kind, e.range);
+  else if (e.kind == DiagKind::IllegalCharacter && e.arg.size() > 1) {
+    // lexer message "token recognition error at: 'x'"
+    std::string c = e.arg;
+    size_t q = c.find('\'');
+    if (q != std::string::npos) c = c.substr(q + 1, c.size() - q - 2);
+    d = makeDiag(e.kind, e.range, c);
+  } else d = makeDiag(e.kind, e.range, e.arg);
+  d.locWithColumn = true;
+  diags.report(std::move(d));
+}
+
 } // namespace
 
 Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
@@ -1050,66 +1069,79 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
   ast.file = file;
   llvm::StringRef text = sm.text(file);
   if (text.empty()) return ast;
-  std::string src = text.str();
-  if (src.back() != '\n') src += '\n';
-  antlr4::ANTLRInputStream input(src);
-  grammar::InmantaLexer lexer(&input);
-  lexer.removeErrorListeners();
-  antlr4::CommonTokenStream tokens(&lexer);
-  grammar::InmantaParser parser(&tokens);
-  ErrorCollector errors(file, parser.getVocabulary());
-  lexer.addErrorListener(&errors);
-
-  // Stage 1: SLL with bail-out; stage 2 (only on failure): full LL with error reporting.
-  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
-  parser.removeErrorListeners();
-  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-  G::MainContext* tree = nullptr;
   try {
-    tree = parser.main();
-  } catch (const antlr4::ParseCancellationException&) {
-    tree = nullptr;
-  } catch (const antlr4::RecognitionException&) {
-    tree = nullptr;
-  }
-  if (!tree || errors.first.set) {
-    errors.first = SyntaxError{};
-    tokens.seek(0);
-    lexer.reset();
-    tokens.setTokenSource(&lexer);
-    parser.reset();
-    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
-    parser.addErrorListener(&errors);
-    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
-    try {
-      tree = parser.main();
-    } catch (const std::exception&) {
-      tree = nullptr;
+    antlr4::ANTLRInputStream input(text.data(), text.size());
+    grammar::InmantaLexer lexer(&input);
+    lexer.removeErrorListeners();
+    antlr4::CommonTokenStream tokens(&lexer);
+    grammar::InmantaParser parser(&tokens);
+    ErrorCollector errors(file, parser.getVocabulary());
+    lexer.addErrorListener(&errors);
+    parser.removeErrorListeners();
+    auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+    auto sllStrategy = std::make_shared<antlr4::BailErrorStrategy>();
+    auto llStrategy = std::make_shared<antlr4::DefaultErrorStrategy>();
+    Builder b(file, sm, strings, diags, ast);
+    // The file is parsed one top-level statement at a time and each statement's parse tree is freed once
+    // the builder has turned it into AST nodes: memory stays proportional to the largest statement.
+    // Each statement is tried with SLL prediction first (bail out on error) and re-parsed in full LL mode
+    // with error reporting only when SLL fails.
+    if (tokens.LA(1) == grammar::InmantaLexer::MLS) {
+      b.moduleDoc(tokens.LT(1));
+      tokens.consume();
     }
-  }
-  if (errors.first.set || !tree) {
-    const SyntaxError& e = errors.first;
-    if (e.set) {
-      Diagnostic d;
-      if (e.kind == DiagKind::UnexpectedEof) d = makeDiag(e.kind, e.range);
-      else if (e.kind == DiagKind::IllegalCharacter && e.arg.size() > 1) {
-        // lexer message "token recognition error at: 'x'"
-        std::string c = e.arg;
-        size_t q = c.find('\'');
-        if (q != std::string::npos) c = c.substr(q + 1, c.size() - q - 2);
-        d = makeDiag(e.kind, e.range, c);
-      } else d = makeDiag(e.kind, e.range, e.arg);
-      d.locWithColumn = true;
-      diags.report(std::move(d));
-    } else {
-      Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
-      d.locWithColumn = true;
-      diags.report(std::move(d));
+    while (tokens.LA(1) != antlr4::Token::EOF) {
+      size_t start = tokens.index();
+      G::TopStmtContext* stmt = nullptr;
+      sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+      parser.setErrorHandler(sllStrategy);
+      try {
+        stmt = parser.topStmt();
+      } catch (const antlr4::ParseCancellationException&) {
+        stmt = nullptr;
+      } catch (const antlr4::RecognitionException&) {
+        stmt = nullptr;
+      }
+      if (!stmt || errors.first.set) {
+        errors.first = SyntaxError{};
+        parser.getTreeTracker().reset();
+        tokens.seek(start);
+        parser.setErrorHandler(llStrategy);
+        parser.addErrorListener(&errors);
+        sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
+        try {
+          stmt = parser.topStmt();
+        } catch (const std::exception&) {
+          stmt = nullptr;
+        }
+        parser.removeErrorListeners();
+        if (!errors.first.set && stmt && tokens.index() == start) {
+          // no progress without an error: report the token that could not start a statement
+          errors.first.set = true;
+          errors.first.kind = DiagKind::SyntaxError;
+          antlr4::Token* t = tokens.LT(1);
+          errors.first.range = SourceRange{file, uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 1),
+                                           uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 2)};
+          errors.first.arg = t->getText();
+        }
+      }
+      if (errors.first.set || !stmt) {
+        reportSyntaxError(errors.first, file, diags);
+        return ast;
+      }
+      b.top(stmt);
+      parser.getTreeTracker().reset();
     }
-    return ast;
+  } catch (const std::exception& e) {
+    Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}),
+                            std::string("could not parse file: ") + e.what());
+    d.locWithColumn = true;
+    diags.report(std::move(d));
+  } catch (...) {
+    Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
+    d.locWithColumn = true;
+    diags.report(std::move(d));
   }
-  Builder b(file, sm, strings, diags, ast);
-  b.build(tree);
   return ast;
 }
 
