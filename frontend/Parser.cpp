@@ -532,42 +532,50 @@ class Builder {
   }
 
   // ---------------------------------------------------------------- expressions
+  /// The alternative of an expression node, found from its shape instead of a chain of dynamic_casts
+  /// (the builder's hottest path): one child = primary, two = `not e`, else the operator token child(1).
+  static size_t exprOp(G::ExpressionContext* c) {
+    if (c->children.size() == 1) return 0;
+    if (c->children.size() == 2) return grammar::InmantaLexer::K_NOT;
+    return static_cast<antlr4::tree::TerminalNode*>(c->children[1])->getSymbol()->getType();
+  }
+  static G::ExpressionContext* sub(G::ExpressionContext* c, size_t i) {
+    return static_cast<G::ExpressionContext*>(c->children[i]);
+  }
+
   ExprId expression(G::ExpressionContext* c) {
+    using L = grammar::InmantaLexer;
     if (!c) return ExprId{};
-    if (auto* p = dynamic_cast<G::PrimaryExprContext*>(c)) return primary(p->primary());
+    size_t op = exprOp(c);
+    if (op == 0) return primary(static_cast<G::PrimaryContext*>(c->children[0]));
     SourceRange r = rangeOf(c);
-    if (auto* x = dynamic_cast<G::InExprContext*>(c)) {
-      return binary(x->K_NOT() ? ExprKind::NotIn : ExprKind::In, BinaryOp::Eq, x->expression(0), x->expression(1), r);
-    }
-    if (auto* x = dynamic_cast<G::NotExprContext*>(c)) {
-      ExprId a = expression(x->expression());
+    size_t n = c->children.size();
+    switch (op) {
+    case L::K_NOT: {
+      if (n == 4) return binary(ExprKind::NotIn, BinaryOp::Eq, sub(c, 0), sub(c, 3), r);  // a not in b
+      ExprId a = expression(sub(c, 1));
       if (!a.valid()) return a;
       Expr e = mk(ExprKind::Not, r);
       e.a = a;
       return addExpr(e);
     }
-    if (auto* x = dynamic_cast<G::PowExprContext*>(c))
-      return binary(ExprKind::Binary, BinaryOp::Pow, x->expression(0), x->expression(1), r);
-    if (auto* x = dynamic_cast<G::MulExprContext*>(c)) {
-      std::string op = x->op->getText();
-      return binary(ExprKind::Binary, op == "*" ? BinaryOp::Mul : op == "/" ? BinaryOp::Div : BinaryOp::Mod,
-                    x->expression(0), x->expression(1), r);
+    case L::K_IN: return binary(ExprKind::In, BinaryOp::Eq, sub(c, 0), sub(c, 2), r);
+    case L::DSTAR: return binary(ExprKind::Binary, BinaryOp::Pow, sub(c, 0), sub(c, 2), r);
+    case L::STAR: return binary(ExprKind::Binary, BinaryOp::Mul, sub(c, 0), sub(c, 2), r);
+    case L::DIV: return binary(ExprKind::Binary, BinaryOp::Div, sub(c, 0), sub(c, 2), r);
+    case L::PERCENT: return binary(ExprKind::Binary, BinaryOp::Mod, sub(c, 0), sub(c, 2), r);
+    case L::PLUS: return binary(ExprKind::Binary, BinaryOp::Add, sub(c, 0), sub(c, 2), r);
+    case L::MINUS: return binary(ExprKind::Binary, BinaryOp::Sub, sub(c, 0), sub(c, 2), r);
+    case L::CMP_OP: {
+      std::string o = static_cast<antlr4::tree::TerminalNode*>(c->children[1])->getText();
+      BinaryOp b = o == "==" ? BinaryOp::Eq : o == "!=" ? BinaryOp::Ne : o == "<" ? BinaryOp::Lt
+                   : o == ">" ? BinaryOp::Gt : o == "<=" ? BinaryOp::Le : BinaryOp::Ge;
+      return binary(ExprKind::Binary, b, sub(c, 0), sub(c, 2), r);
     }
-    if (auto* x = dynamic_cast<G::AddExprContext*>(c))
-      return binary(ExprKind::Binary, x->op->getText() == "+" ? BinaryOp::Add : BinaryOp::Sub, x->expression(0),
-                    x->expression(1), r);
-    if (auto* x = dynamic_cast<G::CmpExprContext*>(c)) {
-      std::string op = x->CMP_OP()->getText();
-      BinaryOp o = op == "==" ? BinaryOp::Eq : op == "!=" ? BinaryOp::Ne : op == "<" ? BinaryOp::Lt
-                   : op == ">" ? BinaryOp::Gt : op == "<=" ? BinaryOp::Le : BinaryOp::Ge;
-      return binary(ExprKind::Binary, o, x->expression(0), x->expression(1), r);
-    }
-    if (auto* x = dynamic_cast<G::AndExprContext*>(c))
-      return binary(ExprKind::And, BinaryOp::Eq, x->expression(0), x->expression(1), r);
-    if (auto* x = dynamic_cast<G::OrExprContext*>(c))
-      return binary(ExprKind::Or, BinaryOp::Eq, x->expression(0), x->expression(1), r);
-    if (auto* x = dynamic_cast<G::CondExprContext*>(c)) {
-      ExprId a = expression(x->expression(0)), b = expression(x->expression(1)), cc = expression(x->expression(2));
+    case L::K_AND: return binary(ExprKind::And, BinaryOp::Eq, sub(c, 0), sub(c, 2), r);
+    case L::K_OR: return binary(ExprKind::Or, BinaryOp::Eq, sub(c, 0), sub(c, 2), r);
+    case L::QMARK: {
+      ExprId a = expression(sub(c, 0)), b = expression(sub(c, 2)), cc = expression(sub(c, 4));
       if (!a.valid() || !b.valid() || !cc.valid()) return ExprId{};
       Expr e = mk(ExprKind::Conditional, r);
       e.a = a;
@@ -575,7 +583,8 @@ class Builder {
       e.c = cc;
       return addExpr(e);
     }
-    return ExprId{};
+    default: return ExprId{};
+    }
   }
 
   ExprId binary(ExprKind k, BinaryOp op, G::ExpressionContext* l, G::ExpressionContext* rr, SourceRange r) {
@@ -589,6 +598,17 @@ class Builder {
   }
 
   ExprId primary(G::PrimaryContext* c) {
+    // fast paths for the most common shapes (a single rule child), avoiding dynamic_cast chains
+    if (c->children.size() == 1 && c->getStart()->getType() != grammar::InmantaLexer::LPAREN) {
+      auto* child = static_cast<antlr4::ParserRuleContext*>(c->children[0]);
+      switch (child->getRuleIndex()) {
+      case G::RuleConstant: return constant(static_cast<G::ConstantContext*>(child));
+      case G::RuleVarRef: return varRef(static_cast<G::VarRefContext*>(child));
+      case G::RuleConstructor: return constructor(static_cast<G::ConstructorContext*>(child));
+      case G::RuleFunctionCall: return functionCall(static_cast<G::FunctionCallContext*>(child));
+      default: break;
+      }
+    }
     SourceRange r = rangeOf(c);
     if (auto* x = dynamic_cast<G::ParenPrimaryContext*>(c)) return expression(x->expression());
     if (auto* x = dynamic_cast<G::ConstPrimaryContext*>(c)) return constant(x->constant());

@@ -292,7 +292,9 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       units_[u].promise = sid;
       acquirePromise(sid);
     }
-    enqueue(u);
+    // Assign now when the value is available (as the reference does); otherwise the unit waits.
+    runUnit(u);
+    if (aborted_) return Status::Error;
   }
   for (uint32_t s = 0; s < E.slots.size(); ++s) {
     if (findGiven(s) || int(s) == hintSlot || !E.defaults[s].valid()) continue;

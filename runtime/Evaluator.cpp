@@ -205,7 +205,15 @@ bool Evaluator::freezeOne() {
     freeze(*it);
     any = true;
   }
-  return any;
+  if (any) return true;
+  // (e) still stuck: only slots held open by gradual forwarders (relation-to-relation cycles) or by
+  // statements that can never run remain. Everything runnable has run, so their contents are final.
+  while (forceCursor_ < multiSlots_.size() && meta_[multiSlots_[forceCursor_]].state == kFrozen) ++forceCursor_;
+  if (forceCursor_ < multiSlots_.size()) {
+    freeze(multiSlots_[forceCursor_]);
+    return true;
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- scopes
@@ -293,6 +301,7 @@ void Evaluator::emitBlock(uint32_t scope, uint32_t file, uint32_t begin, uint32_
 }
 
 bool Evaluator::memoGet(Ctx& ctx, uint32_t node, Value& out) {
+  if (ctx.unit == kNone) return false;
   Unit& u = units_[ctx.unit];
   if (u.memo == kNone) return false;
   uint64_t key = (uint64_t(node) << 32) ^ ctx.iterKey;

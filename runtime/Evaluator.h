@@ -112,6 +112,7 @@ struct Ctx {
   uint32_t blockedOn = kNone; // the slot a Blocked status waits for
   bool blockedGradual = false;
   uint32_t reportStmt = kNone; // statement being executed (for "reported in")
+  uint32_t parent = kNone;     // the expression consuming the value being evaluated (error reports)
 };
 
 class Evaluator;
@@ -224,10 +225,11 @@ class Evaluator {
   bool checkTypedef(ir::TypedefId td, const Value& v, std::string& err, DiagKind& errKind);
 
   // ---- expressions (Expressions.cpp, Operators.cpp, Format.cpp) ----
-  Status eval(Ctx& ctx, ExprId id, Value& out);
+  Status eval(Ctx& ctx, ExprId id, Value& out);      // tracks the consumer, then evalNode
+  Status evalNode(Ctx& ctx, ExprId id, Value& out);
   Status evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out);
-  Status evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, bool allowGradualDefined = false);
-  Status readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing);
+  Status evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, uint32_t consumer);
+  Status readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing, uint32_t consumer);
   Status evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out);
@@ -277,6 +279,10 @@ class Evaluator {
   std::string describeInst(uint32_t inst) { return model_.describe(InstanceId{inst}); }
   std::string typeName(const Value& v);    // Python class names: 'int', 'str', …
   std::string reprValue(const Value& v) { return model_.repr(v); }
+  /// A value as the reference shows it in messages: str() with null as `null`.
+  std::string msgValue(const Value& v) { return v.isNull() ? "null" : model_.display(v, true); }
+  /// Reports a failed read at the node consuming it (the reference's "reported in" convention).
+  Status failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message);
 
   // ---- scheduling and finalisation (Evaluator.cpp, Finalize.cpp) ----
   std::deque<uint32_t> freezeQueue_;
@@ -284,6 +290,7 @@ class Evaluator {
   bool freezeOne();
   void finalize();
   std::vector<uint32_t> multiSlots_;   // every optional/list slot, in creation order
+  size_t forceCursor_ = 0;             // multiSlots_ before this index are frozen (last-resort freezing)
 
   // misc caches
   std::vector<std::vector<Value>> constCache_;   // file -> ExprId -> literal value

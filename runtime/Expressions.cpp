@@ -23,7 +23,32 @@ static Status blockOn(Ctx& ctx, uint32_t sid, bool gradual = false) {
   return Status::Blocked;
 }
 
+Status Evaluator::failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message) {
+  if (consumer != kNone) return failDiag(diagAt(ctx.file, consumer, false, kind, std::move(message)));
+  if (ctx.reportStmt != kNone) return failDiag(diagAt(ctx.file, ctx.reportStmt, true, kind, std::move(message)));
+  return fail(ctx, self, kind, std::move(message));
+}
+
 Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
+  const Expr& e = ctx.ast->exprs[id];
+  switch (e.kind) {
+  case ExprKind::Int:
+  case ExprKind::Float:
+  case ExprKind::Bool:
+  case ExprKind::Null:
+  case ExprKind::String:
+  case ExprKind::Name:
+    return evalNode(ctx, id, out);
+  default: break;
+  }
+  uint32_t consumer = ctx.parent;
+  ctx.parent = id.index;
+  Status st = e.kind == ExprKind::AttrRef ? evalAttrRef(ctx, e, id, out, consumer) : evalNode(ctx, id, out);
+  ctx.parent = consumer;
+  return st;
+}
+
+Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
   case ExprKind::Int:
@@ -90,7 +115,7 @@ Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
   }
   case ExprKind::ListComprehension: return evalComprehension(ctx, e, id, out);
   case ExprKind::Name: return evalName(ctx, e, id, out);
-  case ExprKind::AttrRef: return evalAttrRef(ctx, e, id, out);
+  case ExprKind::AttrRef: return evalAttrRef(ctx, e, id, out, ctx.parent);
   case ExprKind::Call: return evalCall(ctx, e, id, out);
   case ExprKind::Constructor: return evalConstructor(ctx, e, id, out);
   case ExprKind::IndexLookup:
@@ -105,7 +130,7 @@ Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
     if (v.isUnknown()) { out = v; return Status::Ok; }
     if (v.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid value `{}`: `not` expects a boolean", model_.display(v, true)));
+                  fmt::format("Invalid value `{}`: `not` expects a boolean", msgValue(v)));
     out = Value::boolean(!v.b);
     return Status::Ok;
   }
@@ -117,14 +142,14 @@ Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
     if (l.isUnknown()) { out = l; return Status::Ok; }
     if (l.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid left hand value `{}`: `{}` expects a boolean", model_.display(l, true), op));
+                  fmt::format("Invalid left hand value `{}`: `{}` expects a boolean", msgValue(l), op));
     if ((e.kind == ExprKind::And && !l.b) || (e.kind == ExprKind::Or && l.b)) { out = l; return Status::Ok; }
     Value r;
     TRY(eval(ctx, e.b, r));
     if (r.isUnknown()) { out = r; return Status::Ok; }
     if (r.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid right hand value `{}`: `{}` expects a boolean", model_.display(r, true), op));
+                  fmt::format("Invalid right hand value `{}`: `{}` expects a boolean", msgValue(r), op));
     out = r;
     return Status::Ok;
   }
@@ -140,7 +165,7 @@ Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Invalid value `{}`: the condition for a conditional expression must be a boolean "
                               "expression",
-                              model_.display(c, true)));
+                              msgValue(c)));
     return eval(ctx, c.b ? e.b : e.c, out);
   }
   case ExprKind::IsDefined: return evalIsDefined(ctx, e, id, out);
@@ -157,8 +182,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     StringId nsId = strings_.lookup(nsName);
     auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
     if (it == cur.visible.end())
-      return fail(ctx, id, DiagKind::NotFound,
-                  fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
+      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
+                      fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
     uint32_t file = prog_.namespaces[it->second].file;
     StringId varId = strings_.lookup(var);
     if (file != UINT32_MAX && varId.valid()) {
@@ -166,26 +191,31 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
         if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
     }
-    if (sid == kNone) return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+    if (sid == kNone) return failRead(ctx, id, ctx.parent, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
   } else {
     Value self;
     bool isSelf = false;
     sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
     if (isSelf) { out = self; return Status::Ok; }
     if (sid == kNone) {
-      if (scopes_[ctx.scope].isStatic)
-        return fail(ctx, id, DiagKind::NotFound,
-                    fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.", name.str()));
-      return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+      if (scopes_[ctx.scope].isStatic) {
+        Diagnostic d = diagAt(ctx.file, id.index, false, DiagKind::NotFound,
+                              fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.", name.str()));
+        d.locWithColumn = true;
+        return failDiag(std::move(d));
+      }
+      return failRead(ctx, id, ctx.parent, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
     }
   }
   const SlotMeta& m = meta_[sid];
   if (m.kind == SlotKind::Optional) {
     if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
-    if (m.state == kFrozen)
-      return fail(ctx, id, DiagKind::OptionalValue,
-                  fmt::format("Optional variable accessed that has no value (attribute `{}` of `{}`)", name.str(),
-                              describeInst(m.owner)));
+    if (m.state == kFrozen) {
+      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
+                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
+                                  prog_.entities[a.owner].fullName, name.str(), describeInst(m.owner)));
+    }
     return blockOn(ctx, sid);
   }
   if (!slotReady(sid)) return blockOn(ctx, sid);
@@ -193,7 +223,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   return Status::Ok;
 }
 
-Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing) {
+Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing,
+                           uint32_t consumer) {
   ir::EntityId ent = model_.entityOf(InstanceId{inst});
   int slot = prog_.slotOf(ent, name);
   if (slot < 0) {
@@ -206,10 +237,12 @@ Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Va
   const SlotMeta& m = meta_[sid];
   if (m.kind == SlotKind::Optional) {
     if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
-    if (m.state == kFrozen)
-      return fail(ctx, id, DiagKind::OptionalValue,
-                  fmt::format("Optional variable accessed that has no value (attribute `{}` of `{}`)",
-                              strings_.str(name).str(), describeInst(inst)));
+    if (m.state == kFrozen) {
+      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      return failRead(ctx, id, consumer, DiagKind::OptionalValue,
+                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
+                                  prog_.entities[a.owner].fullName, strings_.str(name).str(), describeInst(inst)));
+    }
     return blockOn(ctx, sid);
   }
   if (!slotReady(sid)) return blockOn(ctx, sid);
@@ -217,7 +250,7 @@ Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Va
   return Status::Ok;
 }
 
-Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, bool) {
+Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, uint32_t consumer) {
   Value base;
   TRY(eval(ctx, e.a, base));
   if (base.kind != ValueKind::Instance) {
@@ -230,7 +263,7 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, bo
                 fmt::format("can not get attribute {}, {} is not an entity but a {} with value {}",
                             strings_.str(e.name).str(), model_.display(base, true), typeName(base), model_.repr(base)));
   }
-  return readAttr(ctx, base.inst, e.name, id, out, nullptr);
+  return readAttr(ctx, base.inst, e.name, id, out, nullptr, consumer);
 }
 
 Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -323,9 +356,11 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
     TRY(eval(ctx, loop.iterable, it));
     if (it.isUnknown()) { unknownResult = true; return Status::Ok; }
     if (it.kind != ValueKind::List)
-      return fail(ctx, loop.iterable, DiagKind::Typing,
-                  fmt::format("A list comprehension can only be applied to lists and relations, got {}",
-                              model_.display(it, true)));
+      return fail(ctx, id, DiagKind::Typing,
+                  scopes_[ctx.scope].isStatic
+                      ? fmt::format("A list comprehension in a direct execute context can only be applied to lists, got {}",
+                                    typeName(it))
+                      : fmt::format("A list comprehension can only be applied to lists and relations, got {}", typeName(it)));
     uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
     uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
     uint32_t outer = ctx.scope;
@@ -380,7 +415,6 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   ctx.iterKey = savedKey;
   ctx.hintAttr = savedAttr;
   if (st != Status::Ok) return st;
-  (void)id;
   out = unknownResult ? Value::unknown() : model_.arena().list(result);
   return Status::Ok;
 }
@@ -494,9 +528,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
       if (ctx.ast->args[i].kind != frontend::ArgKind::Positional)
         return fail(ctx, id, DiagKind::Runtime, "Only positional arguments allowed in type cast");
-    if (n != 1)
+    if (n != 1) {
+      std::string list;
+      for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+        list += (i == e.argBegin ? "" : ",") + frontend::reprExpr(*ctx.ast, ctx.ast->args[i].value, strings_);
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", n));
+                  fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", list));
+    }
     Value v;
     TRY(eval(ctx, ctx.ast->args[e.argBegin].value, v));
     return castValue(ctx, ir::BaseType(r.index), v, id, out);

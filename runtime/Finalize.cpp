@@ -58,6 +58,10 @@ void Evaluator::finalize() {
   }
   // 3. unresolved relation annotations are checked statically (passes); nothing to do here.
 
+  std::stable_sort(errors.begin(), errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    if (a.range.file.index != b.range.file.index) return a.range.file.index < b.range.file.index;
+    return a.range.line < b.range.line;
+  });
   if (errors.size() == 1) {
     failDiag(std::move(errors.front()));
     return;

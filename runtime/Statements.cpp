@@ -81,7 +81,14 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
     Value v;
     Status st = eval(ctx, s.value, v);
     if (st != Status::Ok) return st;
-    return setVariable(ctx, sid, v, ctx.ast->exprs[s.value].range, units_[unitId].node, true);
+    SourceRange at = ctx.ast->exprs[s.value].range;
+    switch (ctx.ast->exprs[s.value].kind) {
+    case ExprKind::Int: case ExprKind::Float: case ExprKind::String: case ExprKind::Bool: case ExprKind::Null:
+      at.col = 0;  // the reference locates literals by line only
+      break;
+    default: break;
+    }
+    return setVariable(ctx, sid, v, at, units_[unitId].node, true);
   }
 
   // attribute assignment: x.a = e / x.rel += e
@@ -176,9 +183,10 @@ Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::s
     if (valuesEqual(vals_[sid], v) || (vals_[sid].isUnknown() && v.isUnknown())) return Status::Ok;
     std::string oldAt = m.setAt.file == UINT32_MAX
                             ? std::string("<unknown>")
-                            : fmt::format("{}:{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(), m.setAt.line,
-                                          m.setAt.col);
-    std::string newAt = at.valid() ? diags_.formatLoc(at, true) : std::string("<unknown>");
+                            : m.setAt.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(),
+                                                        m.setAt.line, m.setAt.col)
+                                          : fmt::format("{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(), m.setAt.line);
+    std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
     err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
                       model_.display(vals_[sid], true), oldAt, model_.display(v, true), newAt);
     errKind = DiagKind::DoubleSet;
@@ -212,6 +220,8 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
   if (sk == SlotKind::List || sk == SlotKind::Optional) {
     st = addToRelation(ctx, inst, slot, v, at, false, err, kind);
   } else {
+    // An equal value is already there: nothing to do (the reference compares before validating).
+    if (meta_[sid].state == kSet && valuesEqual(vals_[sid], v)) return Status::Ok;
     std::vector<Diagnostic> captured;
     std::vector<Diagnostic>* saved = capture_;
     capture_ = &captured;
@@ -375,6 +385,12 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
   err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
                     frontend::reprExpr(*ctx.ast, t.constraint.expr, strings_));
   errKind = DiagKind::Runtime;
+  if (capture_) {
+    Diagnostic d = makeDiag(DiagKind::Runtime, t.range, err);
+    d.reportedIn = t.fullName;
+    d.locWithColumn = true;
+    capture_->push_back(std::move(d));
+  }
   return false;
 }
 
@@ -382,12 +398,12 @@ bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, Di
   if (v.isUnknown()) return true;
   if (t.nullable && v.isNull()) return true;
   auto bad = [&](const Value& x, const std::string& expected) {
-    err = fmt::format("Invalid value '{}', expected {}", model_.display(x, true), expected);
+    err = fmt::format("Invalid value '{}', expected {}", msgValue(x), expected);
     errKind = DiagKind::Runtime;
     return false;
   };
   if (t.isList) {
-    if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]");
+    if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]" + (t.nullable ? "?" : ""));
     ir::Type elem = t;
     elem.isList = false;
     elem.nullable = false;
@@ -478,7 +494,13 @@ void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uin
     else continue;
     if (base.kind != ValueKind::Instance) continue;
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
-    if (slot < 0) continue;
+    if (slot < 0) {
+      // The reference resolves eager promises when the block is reached: a missing attribute fails there.
+      failDiag(diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
+                      fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
+                                  prog_.entities[model_.entityOf(base.instanceId())].fullName)));
+      return;
+    }
     uint32_t sid = attrSid(base.inst, uint32_t(slot));
     if (meta_[sid].kind != SlotKind::List && meta_[sid].kind != SlotKind::Optional) continue;
     auto& held = eagers_[units_[unitId].eager];
@@ -504,6 +526,7 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
     if (src != kNone) {
       units_[unitId].aux = src;
       takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      if (aborted_) return Status::Error;
       addWaiter(src, unitId, true);
     }
   }
@@ -543,6 +566,7 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (units_[unitId].eager == kNone) {
     takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
     takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
+    if (aborted_) return Status::Error;
   }
   Value c;
   Status st = eval(ctx, s.value, c);
@@ -551,7 +575,7 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (c.kind != ValueKind::Bool)
     return failStmt(ctx, units_[unitId].node, DiagKind::Runtime,
                     fmt::format("Invalid value `{}`: the condition for an if statement can only be a boolean expression",
-                                model_.display(c, true)));
+                                msgValue(c)));
   uint32_t b = c.b ? s.bodyBegin : s.elseBegin;
   uint32_t e = c.b ? s.bodyEnd : s.elseEnd;
   if (b != e) emitBlock(newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
@@ -563,6 +587,7 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
 Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
   uint32_t inst = units_[unitId].inst, slot = units_[unitId].aux, origin = units_[unitId].origin;
   ExprId valueExpr{units_[unitId].node};
+  ctx.parent = origin;
   uint32_t sid = attrSid(inst, slot);
   const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
   if (meta_[sid].kind == SlotKind::List) {

@@ -4,6 +4,7 @@
 // warning, dependency cycles, resource sets and byte-identical output. The Program and Model are built
 // directly (no parser), so these tests depend only on the IR and runtime data structures.
 #include "exporter/Exporter.h"
+#include "exporter/Files.h"
 #include "exporter/ResourceRegistry.h"
 
 #include <gtest/gtest.h>
@@ -332,6 +333,80 @@ TEST_F(ExportModelTest, EntityValuedFieldIsAnError) {
   ExportResult r = run(m.model, registry);
   EXPECT_EQ(r.errors, 1u);
   EXPECT_TRUE(contains(r.diags[0].message, "field 'value' holds an entity")) << r.diags[0].message;
+}
+
+const Mapper& stdMapper(const char* entity, const char* field) {
+  const ResourceType* t = ResourceRegistry::standard().find(entity);
+  for (const FieldSpec& f : t->fields)
+    if (f.name == field) return f.mapper;
+  static Mapper none;
+  return none;
+}
+
+TEST(ExportStdMappersTest, FileHashWithPrefixAndSuffix) {
+  TinyProgram tp;
+  ir::EntityId content = tp.entity("std::Content", {}, {"value", "sorting_key"});
+  ir::EntityId file = tp.entity("std::File", {}, {"content", "prefix_content", "suffix_content", "content_seperator"});
+  TinyModel m(tp.program);
+  InstanceId p1 = m.make(content, {{"value", m.str("second")}, {"sorting_key", m.str("b")}});
+  InstanceId p2 = m.make(content, {{"value", m.str("zfirst")}, {"sorting_key", m.str("a")}});
+  InstanceId s1 = m.make(content, {{"value", m.str("y")}, {"sorting_key", Value::null()}});
+  InstanceId s2 = m.make(content, {{"value", m.str("x")}, {"sorting_key", Value::null()}});
+  InstanceId f = m.make(file, {{"content", m.str("BODY")},
+                               {"prefix_content", m.list({Value::instance(p1), Value::instance(p2)})},
+                               {"suffix_content", m.list({Value::instance(s1), Value::instance(s2)})},
+                               {"content_seperator", m.str(";")}});
+  InstanceId plain = m.make(file, {{"content", m.str("just this")}, {"prefix_content", m.list({})},
+                                   {"suffix_content", m.list({})}, {"content_seperator", m.str(";")}});
+  runtime::ValueArena arena;
+  FileStore files;
+  MapperContext ctx(m.model, arena, files);
+  const Mapper& hash = stdMapper("std::File", "hash");
+  ASSERT_TRUE(bool(hash));
+  FieldResult r = hash(ctx, f);
+  ASSERT_EQ(r.kind, FieldResult::Ok);
+  const std::string expected = "zfirst;second;;BODY;x;y;";
+  EXPECT_EQ(r.value.str(), sha1Hex(expected));
+  EXPECT_EQ(files.files().at(sha1Hex(expected)), expected);
+  FieldResult r2 = hash(ctx, plain);
+  EXPECT_EQ(r2.value.str(), sha1Hex("just this"));
+  EXPECT_EQ(files.size(), 2u);
+
+  InstanceId unknownPart = m.make(content, {{"value", Value::unknown()}, {"sorting_key", Value::null()}});
+  InstanceId g = m.make(file, {{"content", m.str("c")}, {"prefix_content", m.list({Value::instance(unknownPart)})},
+                               {"suffix_content", m.list({})}, {"content_seperator", m.str(";")}});
+  EXPECT_TRUE(hash(ctx, g).value.isUnknown());
+  EXPECT_EQ(files.size(), 2u);
+}
+
+TEST(ExportStdMappersTest, PermissionsIsIntOfMode) {
+  TinyProgram tp;
+  ir::EntityId file = tp.entity("std::File", {}, {"mode"});
+  TinyModel m(tp.program);
+  runtime::ValueArena arena;
+  FileStore files;
+  MapperContext ctx(m.model, arena, files);
+  const Mapper& perm = stdMapper("std::File", "permissions");
+  auto run = [&](Value mode) { return perm(ctx, m.make(file, {{"mode", mode}})); };
+  EXPECT_EQ(run(Value::integer(644)).value.i, 644);
+  EXPECT_EQ(run(Value::real(755.9)).value.i, 755);
+  EXPECT_EQ(run(m.str(" 600")).value.i, 600);
+  EXPECT_TRUE(run(Value::unknown()).value.isUnknown());
+  EXPECT_EQ(run(m.str("rwx")).kind, FieldResult::Error);
+  EXPECT_EQ(run(Value::null()).kind, FieldResult::Error);
+}
+
+TEST(ExportStdMappersTest, AgentConfigNeedsAutostart) {
+  TinyProgram tp;
+  ir::EntityId cfg = tp.entity("std::AgentConfig", {}, {"autostart"});
+  TinyModel m(tp.program);
+  runtime::ValueArena arena;
+  FileStore files;
+  MapperContext ctx(m.model, arena, files);
+  const Mapper& autostart = stdMapper("std::AgentConfig", "autostart");
+  EXPECT_EQ(autostart(ctx, m.make(cfg, {{"autostart", Value::boolean(true)}})).kind, FieldResult::Ok);
+  EXPECT_EQ(autostart(ctx, m.make(cfg, {{"autostart", Value::boolean(false)}})).kind, FieldResult::Ignore);
+  EXPECT_EQ(autostart(ctx, m.make(cfg, {{"autostart", Value::unknown()}})).kind, FieldResult::Ignore);
 }
 
 } // namespace
