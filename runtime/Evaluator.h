@@ -13,6 +13,7 @@
 #include "runtime/Model.h"
 #include "runtime/Plugins.h"
 #include "support/Diagnostics.h"
+#include "support/PairKey.h"
 
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
@@ -174,7 +175,7 @@ class Evaluator {
   std::vector<Scope> scopes_;
   std::vector<std::pair<uint32_t, uint32_t>> scopeVars_;  // (name StringId, sid)
   std::vector<uint32_t> nsScope_;                          // file index -> top-level scope
-  llvm::DenseMap<uint64_t, std::vector<StringId>> declared_; // (file, stmtBegin) -> assigned names
+  llvm::DenseMap<uint64_t, std::vector<StringId>, PairKeyInfo> declared_; // (file, stmtBegin) -> assigned names
   const std::vector<StringId>& declaredNames(uint32_t file, uint32_t begin, uint32_t end);
   uint32_t newScope(uint32_t parent, uint32_t file, uint32_t instance, uint32_t begin, uint32_t end,
                     StringId loopVar = StringId{});
@@ -260,7 +261,7 @@ class Evaluator {
   std::unordered_multimap<std::string, uint32_t> lookupWaiters_;  // "index#key" -> unit
   std::vector<PendingLookup> pendingLookups_;
   std::string indexKey(const std::vector<Value>& values);
-  llvm::DenseSet<uint64_t> implDone_;           // (instance, ImplId) already emitted
+  llvm::DenseSet<uint64_t, PairKeyInfo> implDone_;          // (instance, ImplId) already emitted
   std::vector<uint8_t> instHasImpl_;
   uint32_t createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
   void scheduleImplements(uint32_t inst);
@@ -301,6 +302,6 @@ class Evaluator {
   StringId requiresName_;
 };
 
-inline uint64_t pairKey(uint32_t a, uint32_t b) { return (uint64_t(a) << 32) | b; }
+using inm::pairKey;
 
 } // namespace inm::runtime
