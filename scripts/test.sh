@@ -13,13 +13,19 @@ fail=0
 BUILD_DIR="${BUILD_DIR:-build}"
 export BUILD_DIR
 
+# Each phase ends with a `time:` line (wall seconds), the figures README's CI table quotes.
+tp=$SECONDS
+phase_done() { echo "time: $1 $((SECONDS - tp)) s"; tp=$SECONDS; }
+
 bash scripts/setup.sh || { echo "test: build failed"; exit 1; }
+phase_done build
 
 # Conformance first: it is a report, and its summary must not be the last lines.
 CONF="$ROOT/../shared/conformance"
 if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
   echo "== conformance (report only) =="
   python3 "$CONF/run.py" --compiler "$BUILD_DIR/bin/inmanta" --cases "$CONF/cases" --jobs 2 2>&1 | tail -n 5 || true
+  phase_done conformance
 fi
 
 # Sanitizers: a second build; measured at ~N min on 2 cores with a warm ccache (see README).
@@ -27,6 +33,7 @@ asan_summary=""
 if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
   echo "== ASan+UBSan build (build-asan/) =="
   if BUILD_DIR=build-asan CMAKE_EXTRA="-DINM_SANITIZE=ON" INM_SKIP_DEPS=1 bash scripts/setup.sh; then
+    phase_done asan-build
     asan_out=$(ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
       "${LIT[@]}" -s test/lang --param inmanta_build="$ROOT/build-asan" 2>&1)
     asan_rc=$?
@@ -34,6 +41,7 @@ if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
     asan_summary=$(echo "$asan_out" | grep -E '^(  )?(Passed|Failed|Unsupported|Expectedly|Unresolved|Timed|Unexpectedly)' | sed 's/^/asan: /')
     echo "$asan_summary"
     ((asan_rc == 0)) || fail=1
+    phase_done asan-lit
   else
     echo "asan: build failed"
     fail=1
@@ -45,12 +53,14 @@ ctest_out=$(ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 2>&1)
 ctest_rc=$?
 echo "$ctest_out" | grep -v -E '^ *(Start|[0-9]+/[0-9]+ Test) ' | grep -v -E '^\s*$' | grep -v -E '^(Test project|Internal ctest)' || true
 ((ctest_rc == 0)) || fail=1
+phase_done ctest
 
 echo "== lit (test/lang) =="
 lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&1)
 lit_rc=$?
 echo "$lit_out" | grep -v -E '^(PASS|XFAIL|UNSUPPORTED): ' | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly\|Total\)/q;p'
 ((lit_rc == 0)) || fail=1
+phase_done lit
 
 echo "== summary (total $((SECONDS - T0)) s) =="
 # Last lines: lit's summary, then ctest's.

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string out;
     llvm::raw_string_ostream os(out);
     inm::frontend::dumpAst(ast, strings, sm, os);
-    for (inm::StmtId s : ast.topLevel) (void)inm::frontend::reprStmt(ast, s, strings);
+    for (inm::frontend::StmtId s : ast.topLevel) (void)inm::frontend::reprStmt(ast, s, strings);
     for (uint32_t i = 0; i < ast.exprs.size(); ++i) (void)inm::frontend::reprExpr(ast, inm::frontend::ExprId{i}, strings);
   }
   std::string rendered;
