@@ -4,6 +4,7 @@
 // waiter of exactly the slot it blocked on and is re-run from the start when that slot changes.
 #include "Evaluator.h"
 
+#include <cstdlib>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
@@ -91,8 +92,11 @@ void Evaluator::addWaiter(uint32_t sid, uint32_t unit, bool gradual) {
     return;
   }
   x.waiters.push_back(unit);
-  x.potential++;
   SlotMeta& m = meta_[sid];
+  if (x.potential++ == 0 && (m.kind == SlotKind::List || m.kind == SlotKind::Optional) && m.state != kFrozen) {
+    waitedOn_[m.policy ? 1 : 0].push(sid);
+    if (m.inZero) zeroDirty_ = true;
+  }
   if ((m.kind == SlotKind::List || m.kind == SlotKind::Optional) && m.state != kFrozen && !m.queued)
     maybeQueueForFreeze(sid);
 }
@@ -103,6 +107,7 @@ void Evaluator::releasePromise(uint32_t sid) {
   SlotMeta& m = meta_[sid];
   if (--m.promises <= 0) {
     m.promises = 0;
+    if (m.inZero) zeroDirty_ = true;
     maybeQueueForFreeze(sid);
   }
 }
@@ -139,7 +144,10 @@ bool Evaluator::freezeOne() {
       if (m.state == kFrozen || m.promises > 0) continue;
       uint32_t potential = m.ext == kNone ? 0 : exts_[m.ext].potential;
       if (potential == 0) {
-        zeroWaiters_.push_back(sid);
+        if (!m.inZero) {
+          m.inZero = true;
+          zeroWaiters_.push_back(sid);
+        }
         continue;
       }
       if (m.policy) {
@@ -165,32 +173,42 @@ bool Evaluator::freezeOne() {
       return true;
     }
     // (b) zero-waiters that gained waiters go back to the queue
+    // Only rescanned when a parked slot changed since the last scan (the list can hold every relation).
     bool moved = false;
-    std::vector<uint32_t> keep;
-    for (uint32_t sid : zeroWaiters_) {
-      SlotMeta& m = meta_[sid];
-      if (m.state == kFrozen) continue;
-      uint32_t potential = m.ext == kNone ? 0 : exts_[m.ext].potential;
-      if (potential > 0 && m.promises == 0) {
-        if (!m.queued) { m.queued = true; freezeQueue_.push_back(sid); }
-        moved = true;
-      } else {
-        keep.push_back(sid);
+    if (zeroDirty_) {
+      zeroDirty_ = false;
+      std::vector<uint32_t> keep;
+      for (uint32_t sid : zeroWaiters_) {
+        SlotMeta& m = meta_[sid];
+        if (m.state == kFrozen) { m.inZero = false; continue; }
+        uint32_t potential = m.ext == kNone ? 0 : exts_[m.ext].potential;
+        if (potential > 0 && m.promises == 0) {
+          m.inZero = false;
+          if (!m.queued) { m.queued = true; freezeQueue_.push_back(sid); }
+          moved = true;
+        } else {
+          keep.push_back(sid);
+        }
       }
+      zeroWaiters_.swap(keep);
     }
-    zeroWaiters_.swap(keep);
     if (!moved) break;
   }
   // (c) deadlock: a slot someone waits on that still has providers; non-policy first, creation order
   uint32_t best = kNone;
-  for (int pass = 0; pass < 2 && best == kNone; ++pass)
-    for (uint32_t sid : multiSlots_) {
-      SlotMeta& m = meta_[sid];
-      if (m.state == kFrozen || m.ext == kNone || exts_[m.ext].potential == 0) continue;
-      if (pass == 0 && m.policy) continue;
+  for (int pass = 0; pass < 2 && best == kNone; ++pass) {
+    auto& heap = waitedOn_[pass];
+    while (!heap.empty()) {
+      uint32_t sid = heap.top();
+      const SlotMeta& m = meta_[sid];
+      if (m.state == kFrozen || m.ext == kNone || exts_[m.ext].potential == 0) {
+        heap.pop();  // re-pushed by addWaiter if it gains a waiter again
+        continue;
+      }
       best = sid;
       break;
     }
+  }
   if (best != kNone) {
     freeze(best);
     return true;
@@ -463,6 +481,10 @@ Model Evaluator::run() {
     }
   }
   if (!aborted_) finalize();
+  if (std::getenv("INM_EVAL_STATS"))
+    fmt::print(stderr, "eval stats: {} instances, {} slots ({} ext), {} units, {} scopes, {} scope vars, {} freeze rounds\n",
+               model_.instances().size(), meta_.size(), exts_.size(), units_.size(), scopes_.size(),
+               scopeVars_.size(), iterations);
 
   // Hand the final values to the model.
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {

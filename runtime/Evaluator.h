@@ -21,6 +21,7 @@
 
 #include <deque>
 #include <memory>
+#include <queue>
 #include <regex>
 #include <string>
 #include <unordered_map>
@@ -51,8 +52,9 @@ struct PackedLoc {
 struct SlotMeta {
   SlotKind kind = SlotKind::Var;
   uint8_t state = kOpen;
-  bool queued = false;       // in the freeze candidate queue
-  bool policy = false;       // relation mentioned in the precedence policy
+  bool queued : 1 = false;   // in the freeze candidate queue
+  bool policy : 1 = false;   // relation mentioned in the precedence policy
+  bool inZero : 1 = false;   // parked in zeroWaiters_
   uint32_t owner = kNone;    // instance index (kNone for variables)
   uint32_t attr = kNone;     // AttrId index (instance slots) or variable name StringId
   int32_t promises = 0;      // outstanding providers
@@ -292,6 +294,10 @@ class Evaluator {
   void finalize();
   std::vector<uint32_t> multiSlots_;   // every optional/list slot, in creation order
   size_t forceCursor_ = 0;             // multiSlots_ before this index are frozen (last-resort freezing)
+  // Deadlock candidates (multi slots someone waits on), lowest sid first; [0] non-policy, [1] policy slots.
+  // Lazy: entries that were frozen or lost their waiters are dropped when they reach the top.
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> waitedOn_[2];
+  bool zeroDirty_ = false;             // a parked zero-waiter slot gained a waiter or lost its last promise
 
   // misc caches
   std::vector<std::vector<Value>> constCache_;   // file -> ExprId -> literal value

