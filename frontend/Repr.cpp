@@ -51,22 +51,65 @@ std::string floatText(double f) {
 
 } // namespace
 
+// A list literal whose elements are all constants, rendered as Python renders the list value (`[1, 'a']`), as
+// the reference prints such lists when they are operands of an operator; empty when the list is not constant.
+static std::string constantListRepr(const Ast& ast, ExprId id, const StringTable& st) {
+  const Expr& e = ast.exprs[id];
+  if (e.kind != ExprKind::List) return "";
+  std::string s = "[";
+  for (uint32_t i = e.begin; i < e.end; ++i) {
+    ExprId el = ast.exprLists[i];
+    const Expr& x = ast.exprs[el];
+    if (i != e.begin) s += ", ";
+    if (x.kind == ExprKind::List) {
+      std::string inner = constantListRepr(ast, el, st);
+      if (inner.empty()) return "";
+      s += inner;
+    } else if (x.kind == ExprKind::Int || x.kind == ExprKind::Float || x.kind == ExprKind::String ||
+               x.kind == ExprKind::Bool) {
+      s += reprExpr(ast, el, st);
+    } else {
+      return "";
+    }
+  }
+  return s + "]";
+}
+
 std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
   if (!id.valid()) return "";
   const Expr& e = ast.exprs[id];
   auto r = [&](ExprId x) { return reprExpr(ast, x, st); };
+  // Operands of operators: constant list literals print as list values.
+  auto o = [&](ExprId x) {
+    if (x.valid()) {
+      std::string lit = constantListRepr(ast, x, st);
+      if (!lit.empty()) return lit;
+    }
+    return reprExpr(ast, x, st);
+  };
   auto argList = [&](bool tuples) {
     std::string s;
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
       const Arg& a = ast.args[i];
+      // The reference keeps call keywords in a mapping: a repeated keyword shows once, at its first place,
+      // with its last value.
+      const Arg* shown = &a;
+      if (!tuples && a.kind == ArgKind::Keyword) {
+        bool seenBefore = false;
+        for (uint32_t j = e.argBegin; j < i && !seenBefore; ++j)
+          seenBefore = ast.args[j].kind == ArgKind::Keyword && ast.args[j].name == a.name;
+        if (seenBefore) continue;
+        for (uint32_t j = i + 1; j < e.argEnd; ++j)
+          if (ast.args[j].kind == ArgKind::Keyword && ast.args[j].name == a.name) shown = &ast.args[j];
+      }
       if (tuples) {
         if (i != e.argBegin) s += ", ";
         if (a.kind == ArgKind::Spread) s += "**" + r(a.value);
         else s += fmt::format("('{}', {})", st.str(a.name).str(), r(a.value));
         continue;
       }
-      if (i != e.argBegin) s += ",";
-      if (a.kind == ArgKind::Keyword) s += st.str(a.name).str() + "=" + r(a.value);
+      if (!s.empty()) s += ",";
+      if (a.kind == ArgKind::Keyword) s += st.str(a.name).str() + "=" + r(shown->value);
       else if (a.kind == ArgKind::Spread) s += "**" + r(a.value);
       else s += r(a.value);
     }
@@ -97,12 +140,12 @@ std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
   case ExprKind::IndexLookup: return st.str(e.name).str() + "[[" + argList(true) + "]]";
   case ExprKind::ShortIndexLookup: return r(e.a) + "." + st.str(e.name).str() + "[[" + argList(true) + "]]";
   case ExprKind::MapLookup: return r(e.a) + "[" + r(e.b) + "]";
-  case ExprKind::Binary: return "(" + r(e.a) + " " + opText(e.op) + " " + r(e.b) + ")";
-  case ExprKind::Not: return "(not " + r(e.a) + ")";
-  case ExprKind::And: return "(" + r(e.a) + " and " + r(e.b) + ")";
-  case ExprKind::Or: return "(" + r(e.a) + " or " + r(e.b) + ")";
-  case ExprKind::In: return "(" + r(e.a) + " in " + r(e.b) + ")";
-  case ExprKind::NotIn: return "(" + r(e.a) + " not in " + r(e.b) + ")";
+  case ExprKind::Binary: return "(" + o(e.a) + " " + opText(e.op) + " " + o(e.b) + ")";
+  case ExprKind::Not: return "(not " + o(e.a) + ")";
+  case ExprKind::And: return "(" + o(e.a) + " and " + o(e.b) + ")";
+  case ExprKind::Or: return "(" + o(e.a) + " or " + o(e.b) + ")";
+  case ExprKind::In: return "(" + o(e.a) + " in " + o(e.b) + ")";
+  case ExprKind::NotIn: return "(" + o(e.a) + " not in " + o(e.b) + ")";
   case ExprKind::Conditional: return "(" + r(e.a) + " ? " + r(e.b) + " : " + r(e.c) + ")";
   case ExprKind::IsDefined: return r(e.a) + " is defined";
   }
