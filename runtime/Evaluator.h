@@ -13,6 +13,7 @@
 #include "runtime/Model.h"
 #include "runtime/Plugins.h"
 #include "support/Diagnostics.h"
+#include "support/ChunkedVector.h"
 #include "support/PairKey.h"
 
 #include <llvm/ADT/DenseMap.h>
@@ -155,9 +156,9 @@ class Evaluator {
   const StringTable& strings_;
 
   // ---- slots ----
-  std::vector<Value> vals_;
-  std::vector<SlotMeta> meta_;
-  std::vector<SlotExt> exts_;
+  ChunkedVector<Value> vals_;
+  ChunkedVector<SlotMeta> meta_;
+  ChunkedVector<SlotExt> exts_;
   std::vector<uint32_t> instBase_;   // instance index -> first sid
 
   uint32_t newSlot(SlotKind kind, uint32_t owner, uint32_t attr);
@@ -174,7 +175,7 @@ class Evaluator {
   void maybeQueueForFreeze(uint32_t sid);
 
   // ---- scopes ----
-  std::vector<Scope> scopes_;
+  ChunkedVector<Scope> scopes_;
   std::vector<std::pair<uint32_t, uint32_t>> scopeVars_;  // (name StringId, sid)
   std::vector<uint32_t> nsScope_;                          // file index -> top-level scope
   llvm::DenseMap<uint64_t, std::vector<StringId>, PairKeyInfo> declared_; // (file, stmtBegin) -> assigned names
@@ -185,7 +186,7 @@ class Evaluator {
   uint32_t lookupVar(uint32_t scope, StringId name, Value* selfOut, bool* isSelf);
 
   // ---- units ----
-  std::vector<Unit> units_;
+  ChunkedVector<Unit> units_;
   std::deque<uint32_t> runQueue_;
   std::vector<std::vector<std::pair<uint64_t, Value>>> memos_;
   std::vector<std::vector<uint32_t>> eagers_;

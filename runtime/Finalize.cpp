@@ -37,9 +37,9 @@ void Evaluator::finalize() {
       uint32_t sid = attrSid(i, s);
       SlotMeta& m = meta_[sid];
       const ir::Attribute& a = prog_.attrs[e.slots[s]];
-      std::string attrLoc = diags_.formatLoc(a.range, true);
       if (m.kind == SlotKind::Single) {
         if (m.state == kSet) continue;
+        std::string attrLoc = diags_.formatLoc(a.range, true);
         errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
                                   fmt::format("The object {} is not complete: attribute {} ({}) is not set",
                                               describeInst(i), strings_.str(a.name).str(), attrLoc)));
@@ -47,6 +47,7 @@ void Evaluator::finalize() {
       }
       size_t n = m.ext == kNone ? 0 : exts_[m.ext].values.size();
       if (n < a.mult.low) {
+        std::string attrLoc = diags_.formatLoc(a.range, true);
         errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
                                   fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
                                               "only {} are set",
