@@ -485,8 +485,18 @@ Model Evaluator::run() {
     fmt::print(stderr, "eval stats: {} instances, {} slots ({} ext), {} units, {} scopes, {} scope vars, {} freeze rounds\n",
                model_.instances().size(), meta_.size(), exts_.size(), units_.size(), scopes_.size(),
                scopeVars_.size(), iterations);
+  if (std::getenv("INM_EVAL_STATS")) {
+    size_t ext = 0, done = 0;
+    for (size_t i = 0; i < exts_.size(); ++i)
+      ext += exts_[i].values.capacity() * 16 + exts_[i].waiters.capacity() * 4 + exts_[i].gradual.capacity() * 4;
+    for (size_t i = 0; i < units_.size(); ++i) done += units_[i].done && units_[i].memo == kNone;
+    fmt::print(stderr, "eval bytes: slots {} MB, units {} MB ({} done w/o memo), scopes {} MB, exts {} MB + {} MB, memos {}\n",
+               meta_.size() * (sizeof(SlotMeta) + sizeof(Value)) >> 20, units_.size() * sizeof(Unit) >> 20, done,
+               scopes_.size() * sizeof(Scope) >> 20, exts_.size() * sizeof(SlotExt) >> 20, ext >> 20, memos_.size());
+  }
 
   // Hand the final values to the model.
+  model_.allocateSlots();
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
@@ -561,8 +571,19 @@ void EvalPluginContext::warn(std::string message) {
 }
 
 Model evaluate(const ir::Program& program, DiagnosticEngine& diags, const EvalOptions& opts) {
-  Evaluator ev(program, diags, opts);
-  return ev.run();
+  if (!opts.skipTeardown) {
+    Evaluator ev(program, diags, opts);
+    return ev.run();
+  }
+  // The evaluator's tables are dropped with the process (see EvalOptions::skipTeardown).
+  // Only the big flat arrays are returned (a few hundred chunk frees) so the exporter can reuse that memory.
+  auto* ev = new Evaluator(program, diags, opts);
+  Model m = ev->run();
+  ev->meta_.clear();
+  ev->vals_.clear();
+  ev->units_.clear();
+  ev->scopes_.clear();
+  return m;
 }
 
 } // namespace inm::runtime

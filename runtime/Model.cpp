@@ -45,14 +45,17 @@ std::string Model::locText(SourceRange r) const {
   return sm_->path(r.file).str() + ":" + std::to_string(r.line);
 }
 
+void Model::allocateSlots() {
+  slots_.resize(slotCount_);
+  set_.resize(slotCount_, 0);
+}
+
 InstanceId Model::addInstance(ir::EntityId e, SourceRange at) {
   Instance inst;
   inst.entity = e;
-  inst.firstSlot = uint32_t(slots_.size());
+  inst.firstSlot = slotCount_;
   inst.createdAt = at;
-  size_t n = program_->entities[e].slots.size();
-  slots_.resize(slots_.size() + n);
-  set_.resize(set_.size() + n, 0);
+  slotCount_ += uint32_t(program_->entities[e].slots.size());
   return instances_.add(std::move(inst));
 }
 

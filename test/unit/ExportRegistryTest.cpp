@@ -61,6 +61,7 @@ struct TinyModel {
   explicit TinyModel(const ir::Program& p) : model(p) {}
   InstanceId make(ir::EntityId e, std::vector<std::pair<std::string, Value>> values) {
     InstanceId id = model.addInstance(e, SourceRange{});
+    model.allocateSlots();
     for (auto& [name, v] : values) set(id, name, v);
     return id;
   }

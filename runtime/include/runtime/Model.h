@@ -70,7 +70,10 @@ class Model {
   void dump(llvm::raw_ostream& os, const SourceManager& sm) const;
 
   // ---- building (used by the evaluator) ----
+  /// Registers an instance; its attribute storage exists only after allocateSlots().
   InstanceId addInstance(ir::EntityId e, SourceRange at);
+  /// Allocates the attribute storage of every instance added since the last call (values already set are kept).
+  void allocateSlots();
   Value& mutableSlot(InstanceId id, uint32_t slotIndex) { return slots_[instances_[id].firstSlot + slotIndex]; }
   std::vector<uint8_t>& setFlags() { return set_; }
   bool isSet(InstanceId id, uint32_t slotIndex) const { return set_[instances_[id].firstSlot + slotIndex] != 0; }
@@ -86,11 +89,15 @@ class Model {
   Store<InstanceId, Instance> instances_;
   std::vector<Value> slots_;
   std::vector<uint8_t> set_;
+  uint32_t slotCount_ = 0;
 };
 
 struct EvalOptions {
   std::string projectDir;
   unsigned maxIterations = 100000;
+  /// Leave the evaluator's working tables allocated after evaluate() returns (a short-lived CLI process ends
+  /// right after; freeing millions of small objects would cost ~5% of a large compile).
+  bool skipTeardown = false;
 };
 
 /// Executes the program. Errors (with the reference's exception classes and wrapping) go to `diags`;
