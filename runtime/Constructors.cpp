@@ -17,6 +17,12 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
   for (const Value& v : values) {
     key += char('0' + int(v.kind));
     if (v.kind == ValueKind::Instance) key += "#" + std::to_string(v.inst);
+    else if (v.kind == ValueKind::String) {
+      llvm::StringRef t = v.str();  // length-prefixed raw bytes: unambiguous without escaping
+      key += std::to_string(t.size());
+      key += ':';
+      key.append(t.data(), t.size());
+    }
     else if (v.kind == ValueKind::Float && v.f == double(int64_t(v.f))) key += std::to_string(int64_t(v.f));
     else key += model_.repr(v);
     key += '\x1f';
@@ -253,7 +259,8 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     inst = createInstance(ctx, ent, at);
     isNew = true;
     for (auto& [ix, key] : keys) {
-      indexTables_[ix].emplace(key, inst);
+      indexTables_[ix].try_emplace(key, inst);
+      if (lookupWaiters_.empty()) continue;
       auto range = lookupWaiters_.equal_range(std::to_string(ix) + "|" + key);
       for (auto w = range.first; w != range.second; ++w) enqueue(w->second);
       lookupWaiters_.erase(range.first, range.second);

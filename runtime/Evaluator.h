@@ -19,6 +19,7 @@
 #include <llvm/ADT/DenseMap.h>
 #include <llvm/ADT/DenseSet.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringMap.h>
 
 #include <deque>
 #include <memory>
@@ -251,7 +252,7 @@ class Evaluator {
   std::string formatValue(const Value& v);
 
   // ---- constructors and indexes (Constructors.cpp) ----
-  std::vector<std::unordered_map<std::string, uint32_t>> indexTables_;  // IndexId -> key -> instance
+  std::vector<llvm::StringMap<uint32_t>> indexTables_;  // IndexId -> key -> instance
   struct PendingLookup {
     ir::EntityId entity;
     uint32_t index;
