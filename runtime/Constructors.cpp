@@ -31,7 +31,7 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
 }
 
 uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
-  InstanceId id = model_.addInstance(e, at);
+  InstanceId id = model_.addInstance(e, at, uint32_t(meta_.size()));  // model storage = our slot array
   uint32_t inst = id.index;
   instBase_.push_back(uint32_t(meta_.size()));
   instHasImpl_.push_back(0);

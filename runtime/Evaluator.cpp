@@ -495,8 +495,9 @@ Model Evaluator::run() {
                scopes_.size() * sizeof(Scope) >> 20, exts_.size() * sizeof(SlotExt) >> 20, ext >> 20, memos_.size());
   }
 
-  // Hand the final values to the model.
-  model_.allocateSlots();
+  // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
+  // instBase_), single values are already in place; relation ends become List/Instance/Null values.
+  model_.adoptSlots(std::move(vals_));
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
@@ -504,8 +505,8 @@ Model Evaluator::run() {
       const SlotMeta& m = meta_[sid];
       bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.ext != kNone);
       if (!set) continue;
-      model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
-      model_.setFlags()[model_.instance(InstanceId{i}).firstSlot + s] = 1;
+      if (m.kind != SlotKind::Single) model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
+      model_.setFlags()[sid] = 1;
     }
   }
   return std::move(model_);

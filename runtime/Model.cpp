@@ -46,16 +46,21 @@ std::string Model::locText(SourceRange r) const {
 }
 
 void Model::allocateSlots() {
-  slots_.resize(slotCount_);
+  while (slots_.size() < slotCount_) slots_.emplace_back();
   set_.resize(slotCount_, 0);
 }
 
-InstanceId Model::addInstance(ir::EntityId e, SourceRange at) {
+void Model::adoptSlots(ChunkedVector<Value>&& values) {
+  slots_ = std::move(values);
+  allocateSlots();
+}
+
+InstanceId Model::addInstance(ir::EntityId e, SourceRange at, uint32_t firstSlot) {
   Instance inst;
   inst.entity = e;
-  inst.firstSlot = slotCount_;
+  inst.firstSlot = firstSlot == UINT32_MAX ? slotCount_ : firstSlot;
   inst.createdAt = at;
-  slotCount_ += uint32_t(program_->entities[e].slots.size());
+  slotCount_ = std::max(slotCount_, inst.firstSlot + uint32_t(program_->entities[e].slots.size()));
   return instances_.add(std::move(inst));
 }
 

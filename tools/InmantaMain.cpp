@@ -69,6 +69,16 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+/// Resident memory now, in MiB (for the -vvvv phase log).
+long rssMiB() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
+}
+
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -123,12 +133,14 @@ int runPipeline(const Options& opts) {
   lo.mainFile = opts.mainFile;
   frontend::Project project = frontend::loadProject(lo, sm, strings, diags);
   if (opts.verbose >= 3) llvm::errs() << "Parsing took " << secondsSince(t0) << " seconds\n";
+  if (opts.verbose >= 4) llvm::errs() << "  resident after parsing: " << rssMiB() << " MiB\n";
   if (diags.hasErrors() || opts.syntaxOnly) exitNow(finish(diags, opts, banner));
 
   auto t1 = std::chrono::steady_clock::now();
   ir::Program program = ir::lower(project, strings, diags);
   if (!diags.hasErrors()) passes::run(program, diags);
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
+  if (opts.verbose >= 4) llvm::errs() << "  resident after declarations: " << rssMiB() << " MiB\n";
   if (opts.dumpIr) {
     ir::dumpIr(program, sm, llvm::outs());
     exitNow(finish(diags, opts, banner));
@@ -140,6 +152,7 @@ int runPipeline(const Options& opts) {
   runtime::Model model = runtime::evaluate(program, diags, eo);
   llvm::outs().flush();
   if (opts.verbose >= 3) llvm::errs() << "Compilation took " << secondsSince(t1) << " seconds\n";
+  if (opts.verbose >= 4) llvm::errs() << "  resident after evaluation: " << rssMiB() << " MiB\n";
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
@@ -210,7 +223,7 @@ int main(int argc, char** argv) {
     };
     if (a == "--help" || a == "-h") { printHelp(llvm::outs()); return 0; }
     if (a == "--version") { llvm::outs() << "inmanta " << kVersion << "\n"; return 0; }
-    if (a == "-v" || a == "-vv" || a == "-vvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
     if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
     if (a == "--syntax-only") { opts.syntaxOnly = true; continue; }
     if (a == "--dump-ast") { opts.dumpAst = true; continue; }

@@ -6,6 +6,7 @@
 
 #include "ir/Ir.h"
 #include "runtime/Value.h"
+#include "support/ChunkedVector.h"
 #include "support/Diagnostics.h"
 
 #include <llvm/Support/Allocator.h>
@@ -70,10 +71,13 @@ class Model {
   void dump(llvm::raw_ostream& os, const SourceManager& sm) const;
 
   // ---- building (used by the evaluator) ----
-  /// Registers an instance; its attribute storage exists only after allocateSlots().
-  InstanceId addInstance(ir::EntityId e, SourceRange at);
+  /// Registers an instance; its attribute storage exists only after allocateSlots() / adoptSlots().
+  /// `firstSlot` places its attributes in the storage (default: after the previous instance's).
+  InstanceId addInstance(ir::EntityId e, SourceRange at, uint32_t firstSlot = UINT32_MAX);
   /// Allocates the attribute storage of every instance added since the last call (values already set are kept).
   void allocateSlots();
+  /// Takes `values` as the attribute storage (the evaluator hands over its slot array instead of copying it).
+  void adoptSlots(ChunkedVector<Value>&& values);
   Value& mutableSlot(InstanceId id, uint32_t slotIndex) { return slots_[instances_[id].firstSlot + slotIndex]; }
   std::vector<uint8_t>& setFlags() { return set_; }
   bool isSet(InstanceId id, uint32_t slotIndex) const { return set_[instances_[id].firstSlot + slotIndex] != 0; }
@@ -87,7 +91,7 @@ class Model {
   const SourceManager* sm_ = nullptr;
   ValueArena arena_;
   Store<InstanceId, Instance> instances_;
-  std::vector<Value> slots_;
+  ChunkedVector<Value> slots_;
   std::vector<uint8_t> set_;
   uint32_t slotCount_ = 0;
 };

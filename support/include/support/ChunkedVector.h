@@ -21,6 +21,20 @@ class ChunkedVector {
   ChunkedVector() = default;
   ChunkedVector(const ChunkedVector&) = delete;
   ChunkedVector& operator=(const ChunkedVector&) = delete;
+  ChunkedVector(ChunkedVector&& o) noexcept : chunks_(std::move(o.chunks_)), size_(o.size_) {
+    o.chunks_.clear();
+    o.size_ = 0;
+  }
+  ChunkedVector& operator=(ChunkedVector&& o) noexcept {
+    if (this != &o) {
+      clear();
+      chunks_ = std::move(o.chunks_);
+      size_ = o.size_;
+      o.chunks_.clear();
+      o.size_ = 0;
+    }
+    return *this;
+  }
   ~ChunkedVector() { clear(); }
 
   size_t size() const { return size_; }
