@@ -106,6 +106,7 @@ uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId 
                                  const std::string& keyText, ExprId node) {
   if (ctx.unit == kNone) return kNone;
   lookupWaiters_.emplace(key, ctx.unit);
+  units_[ctx.unit].waited = true;
   pendingLookups_.push_back(PendingLookup{e, index, key, keyText, ctx.unit, ctx.file, node.index});
   return kNone;
 }

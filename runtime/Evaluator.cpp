@@ -86,6 +86,7 @@ void Evaluator::wakeGradual(uint32_t sid) {
 }
 
 void Evaluator::addWaiter(uint32_t sid, uint32_t unit, bool gradual) {
+  units_[unit].waited = true;
   SlotExt& x = ext(sid);
   if (gradual) {
     if (std::find(x.gradual.begin(), x.gradual.end(), unit) == x.gradual.end()) x.gradual.push_back(unit);
@@ -285,7 +286,7 @@ uint32_t Evaluator::lookupVar(uint32_t scope, StringId name, Value* selfOut, boo
     for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
       if (scopeVars_[i].first == name.index) return scopeVars_[i].second;
     if (sc.isStatic) {
-      if (name == selfName_) { *isSelf = true; *selfOut = sc.self; }
+      if (name == selfName_) { *isSelf = true; *selfOut = staticSelf_[sc.instance]; }
       return kNone;
     }
     if (sc.instance != kNone) {
@@ -309,6 +310,12 @@ uint32_t Evaluator::newUnit(UnitKind kind, uint32_t scope, uint32_t file, uint32
   u.scope = scope;
   u.file = file;
   u.node = node;
+  if (!freeUnits_.empty()) {
+    uint32_t id = freeUnits_.back();
+    freeUnits_.pop_back();
+    units_[id] = u;
+    return id;
+  }
   units_.push_back(u);
   return uint32_t(units_.size() - 1);
 }
@@ -332,8 +339,13 @@ void Evaluator::memoPut(Ctx& ctx, uint32_t node, const Value& v) {
   if (ctx.unit == kNone) return;
   Unit& u = units_[ctx.unit];
   if (u.memo == kNone) {
-    u.memo = uint32_t(memos_.size());
-    memos_.emplace_back();
+    if (!freeMemos_.empty()) {
+      u.memo = freeMemos_.back();
+      freeMemos_.pop_back();
+    } else {
+      u.memo = uint32_t(memos_.size());
+      memos_.emplace_back();
+    }
   }
   memos_[u.memo].emplace_back((uint64_t(node) << 32) ^ ctx.iterKey, v);
 }
@@ -341,7 +353,11 @@ void Evaluator::memoPut(Ctx& ctx, uint32_t node, const Value& v) {
 void Evaluator::finishUnit(uint32_t unit) {
   Unit& u = units_[unit];
   u.done = true;
-  if (u.memo != kNone) { memos_[u.memo].clear(); memos_[u.memo].shrink_to_fit(); }
+  if (u.memo != kNone) {  // a finished unit never reads its memo again: recycle it
+    memos_[u.memo].clear();
+    freeMemos_.push_back(u.memo);
+    u.memo = kNone;
+  }
   uint32_t p = u.promise;
   u.promise = kNone;
   if (p != kNone) releasePromise(p);
@@ -364,8 +380,12 @@ void Evaluator::runUnit(uint32_t unit) {
   case UnitKind::Forward: st = runForward(ctx, unit); break;
   case UnitKind::Deferred: break;
   }
-  if (st == Status::Ok) finishUnit(unit);
-  else if (st == Status::Blocked && ctx.blockedOn != kNone) addWaiter(ctx.blockedOn, unit, ctx.blockedGradual);
+  if (st == Status::Ok) {
+    finishUnit(unit);
+    // Nothing can refer to a unit that never waited and is not queued: its storage is reused.
+    const Unit& u = units_[unit];
+    if (!u.waited && !u.queued && u.eager == kNone) freeUnits_.push_back(unit);
+  } else if (st == Status::Blocked && ctx.blockedOn != kNone) addWaiter(ctx.blockedOn, unit, ctx.blockedGradual);
 }
 
 // ---------------------------------------------------------------- errors

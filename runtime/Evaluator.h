@@ -76,8 +76,7 @@ struct Scope {
   uint32_t instance = kNone; // implementation scope: the instance whose attributes are visible
   uint32_t file = 0;
   uint32_t varBegin = 0, varEnd = 0;  // run in Evaluator::scopeVars_
-  Value self;                // static contexts (typedef constraints): the value of `self`
-  bool isStatic = false;
+  bool isStatic = false;     // typedef constraint context: `self` is staticSelf_[instance]
 };
 
 enum class UnitKind : uint8_t {
@@ -92,6 +91,7 @@ struct Unit {
   UnitKind kind = UnitKind::Stmt;
   bool queued = false;
   bool done = false;
+  bool waited = false;        // was ever registered as a waiter/subscriber (its id may be held elsewhere)
   uint32_t scope = kNone;
   uint32_t file = 0;
   uint32_t node = kNone;      // StmtId / ExprId index
@@ -188,6 +188,9 @@ class Evaluator {
 
   // ---- units ----
   ChunkedVector<Unit> units_;
+  std::vector<Value> staticSelf_;     // static scopes' `self` (indexed by Scope::instance)
+  std::vector<uint32_t> freeUnits_;
+  std::vector<uint32_t> freeMemos_;   // memos_ entries of finished units (cleared, capacity kept)   // finished units nobody refers to: reused by newUnit
   std::deque<uint32_t> runQueue_;
   std::vector<std::vector<std::pair<uint64_t, Value>>> memos_;
   std::vector<std::vector<uint32_t>> eagers_;

@@ -364,11 +364,13 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
     Scope sc;
     sc.file = f;
     sc.isStatic = true;
+    sc.instance = uint32_t(staticSelf_.size());
+    staticSelf_.emplace_back();
     sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
     scopes_.push_back(sc);
     staticScope_[f] = uint32_t(scopes_.size() - 1);
   }
-  scopes_[staticScope_[f]].self = v;
+  staticSelf_[scopes_[staticScope_[f]].instance] = v;
   Ctx ctx;
   ctx.file = f;
   ctx.ast = &prog_.ast(f);
