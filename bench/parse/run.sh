@@ -4,13 +4,13 @@
 # after main.cf into one big.cf), then runs inmanta-parse-bench on it 5 times under /usr/bin/time -v.
 # Reports per run and as medians: the parser's own throughput (parseFile only, timed inside the tool), the
 # whole-process wall time and the throughput it implies (file loading and teardown included), and the peak RSS.
-# Usage: bench/parse/run.sh [BUILD_DIR] [ENTITIES]   (defaults: build, 60000); BENCH_KIT overrides ../shared/bench.
+# Usage: bench/parse/run.sh [BUILD_DIR] [ENTITIES]   (defaults: build, 480000 = 10.5 MB); BENCH_KIT overrides ../shared/bench.
 # Invariant: fails (exit 1) when the input is under 10 MB or a run reports parse errors.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd)
-n=${2:-60000}
+n=${2:-480000}
 kit=${BENCH_KIT:-$repo/../shared/bench}
 bin="$build/bin/inmanta-parse-bench"
 [[ -x "$bin" ]] || { echo "parse-bench: no $bin (ninja -C $build inmanta-parse-bench)" >&2; exit 2; }
