@@ -6,6 +6,7 @@
 // Invariant: no ANTLR type escapes this file; every node gets the range of its first and last token.
 #include "frontend/Frontend.h"
 
+#include "FastParser.h"
 #include "Strings.h"
 
 #include "InmantaLexer.h"
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <regex>
 #include <unordered_set>
 
@@ -1082,9 +1084,8 @@ void reportSyntaxError(const SyntaxError& e, FileId file, DiagnosticEngine& diag
   diags.report(std::move(d));
 }
 
-} // namespace
-
-Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
+/// The ANTLR path: the reference parser, and the one that reports syntax errors.
+Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   Ast ast;
   ast.file = file;
   llvm::StringRef text = sm.text(file);
@@ -1161,6 +1162,41 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
     Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
     d.locWithColumn = true;
     diags.report(std::move(d));
+  }
+  return ast;
+}
+
+} // namespace
+
+// Dispatch: the hand-written fast path (FastParser.h) first; on any doubt it gives up without a word and the
+// ANTLR path parses the file and reports. INM_PARSER=antlr forces the ANTLR path; INM_PARSER=fast-strict makes
+// a fast-path rejection of a file ANTLR accepts an error; INM_PARSER=fast-check runs both and reports any
+// difference of the Asts (testing only).
+Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
+  const char* env = std::getenv("INM_PARSER");
+  llvm::StringRef mode = env ? env : "";
+  if (mode == "antlr") return parseFileAntlr(file, sm, strings, diags);
+  llvm::StringRef text = sm.text(file);
+  Ast fast;
+  fast.file = file;
+  std::vector<SourceRange> warnings;
+  bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings);
+  if (fastOk && mode != "fast-check") {
+    for (const SourceRange& r : warnings) diags.report(makeDiag(DiagKind::InvalidEscape, r));
+    return fast;
+  }
+  unsigned before = diags.errorCount();
+  Ast ast = parseFileAntlr(file, sm, strings, diags);
+  bool antlrOk = diags.errorCount() == before;
+  auto fail = [&](const std::string& msg) {
+    Diagnostic& d = diags.error(DiagKind::CompilerError, SourceRange::at(SourceLoc{file, 1, 1}), msg);
+    d.locWithColumn = true;
+  };
+  if (!fastOk && antlrOk && (mode == "fast-strict" || mode == "fast-check"))
+    fail("fast parser rejected a file the ANTLR parser accepts");
+  if (mode == "fast-check" && fastOk) {
+    if (!antlrOk) fail("fast parser accepted a file the ANTLR parser rejects");
+    else if (rawDumpAst(fast, strings) != rawDumpAst(ast, strings)) fail("fast parser built a different AST");
   }
   return ast;
 }
