@@ -18,7 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -141,6 +141,7 @@ int runPipeline(const Options& opts) {
   ir::Program program = ir::lower(project, strings, diags);
   if (!diags.hasErrors()) passes::run(program, diags);
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
+  if (opts.verbose >= 3) llvm::errs() << "Declarations took " << secondsSince(t1) << " seconds\n";
   if (opts.verbose >= 4) llvm::errs() << "  resident after declarations: " << rssMiB() << " MiB\n";
   if (opts.dumpIr) {
     ir::dumpIr(program, sm, llvm::outs());
@@ -192,45 +193,38 @@ int runPipeline(const Options& opts) {
 
 } // namespace
 
-/// Parsing, lowering and evaluation recurse along the nesting of the model's expressions (deeply nested
-/// brackets, long `a + b + c …` chains). Running the pipeline on a thread with a 1 GiB stack (only the pages
-/// actually touched become resident) turns such inputs into diagnostics or results instead of a stack overflow.
-int runOnLargeStack(const Options& opts) {
-  struct Job {
-    const Options* opts;
-    int rc;
-  } job{&opts, 1};
-  pthread_attr_t attr;
-  pthread_t tid;
-  bool started = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, size_t(1) << 30) == 0 &&
-                 pthread_create(&tid, &attr, [](void* p) -> void* {
-                   auto* j = static_cast<Job*>(p);
-                   j->rc = runPipeline(*j->opts);
-                   return nullptr;
-                 }, &job) == 0;
-  pthread_attr_destroy(&attr);
-  if (!started) return runPipeline(opts);  // no thread: run here with the default stack
-  pthread_join(tid, nullptr);
-  return job.rc;
-}
-
-/// The compiler allocates a few hundred MiB of small-object arrays quickly; on 4 KiB pages most of its time
-/// goes to page faults. glibc (>= 2.35) backs malloc with transparent huge pages when the tunable
-/// glibc.malloc.hugetlb=1 is set, which it reads only at start-up: so set it and re-execute ourselves once.
-/// Measured on the 100k-resource bench project: 168k -> 8k page faults, user time halved.
-/// INM_NO_HUGEPAGES=1 disables this; any failure simply continues without it.
-static void reexecWithHugePages(char** argv) {
-  if (std::getenv("INM_NO_HUGEPAGES") || std::getenv("INM_HUGEPAGES_DONE")) return;
-  const char* old = std::getenv("GLIBC_TUNABLES");
-  std::string tunables = old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
-  if (old && std::string(old).find("glibc.malloc.hugetlb") != std::string::npos) return;
-  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || setenv("INM_HUGEPAGES_DONE", "1", 1) != 0) return;
+/// Process set-up, done once by re-executing ourselves (both settings are read only when a program starts):
+/// - Transparent huge pages for malloc: the compiler allocates a few hundred MiB of small-object arrays
+///   quickly; on 4 KiB pages much of its time goes to page faults. glibc (>= 2.35) uses THP when the tunable
+///   glibc.malloc.hugetlb=1 is set (100k-resource bench project: 168k -> 8k page faults, user time halved).
+///   INM_NO_HUGEPAGES=1 leaves the allocator alone.
+/// - A 1 GiB stack limit: parsing, lowering and evaluation recurse along the nesting of expressions (deeply
+///   nested brackets, long `a + b + c …` chains); with the main thread's stack allowed to grow that far (only
+///   touched pages become resident) such models compile instead of overflowing. (A helper thread with a big
+///   stack would do too, but a second thread makes every malloc take a lock: ~7% slower.)
+/// Any failure simply carries on in this process as it is.
+static void reexecConfigured(char** argv) {
+  if (std::getenv("INM_REEXEC_DONE")) return;
+  bool change = false;
+  if (!std::getenv("INM_NO_HUGEPAGES")) {
+    const char* old = std::getenv("GLIBC_TUNABLES");
+    if (!old || std::string(old).find("glibc.malloc.hugetlb") == std::string::npos) {
+      std::string tunables = old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
+      change |= setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0;
+    }
+  }
+  const rlim_t want = rlim_t(1) << 30;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
+    change |= setrlimit(RLIMIT_STACK, &rl) == 0;
+  }
+  if (!change || setenv("INM_REEXEC_DONE", "1", 1) != 0) return;
   execv("/proc/self/exe", argv);
-  // exec failed (no /proc?): carry on in this process with the default allocator settings.
 }
 
 int main(int argc, char** argv) {
-  reexecWithHugePages(argv);
+  reexecConfigured(argv);
   Options opts;
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string prog = llvm::sys::path::filename(argv[0]).str();
@@ -268,5 +262,5 @@ int main(int argc, char** argv) {
   }
   if (opts.command.empty()) { printHelp(llvm::errs()); return 2; }
   if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
-  return runOnLargeStack(opts);
+  return runPipeline(opts);
 }
