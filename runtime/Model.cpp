@@ -135,7 +135,11 @@ std::string Model::display(const Value& v, bool topLevel) const {
   case ValueKind::Float: return pyFloat(v.f);
   case ValueKind::String: return topLevel ? v.str().str() : pyStrRepr(v.str());
   case ValueKind::Unknown: return "Unknown";
-  case ValueKind::Instance: return describe(v.instanceId());
+  case ValueKind::Instance:
+    // Inside a list or dict Python shows an instance's repr, "Type <address>": ours is a stable fake address.
+    if (topLevel) return describe(v.instanceId());
+    return fmt::format("{} {:x}", program_->entities[entityOf(v.instanceId())].fullName,
+                       0x7f5a10000000ULL + uint64_t(v.inst) * 0x60);
   case ValueKind::List: {
     std::string s = "[";
     for (uint32_t i = 0; i < v.l->size; ++i) {
