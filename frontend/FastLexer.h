@@ -46,6 +46,7 @@ class FastLexer {
   /// Produces the next token (Eof at the end, Error when unsure; both repeat forever).
   Token next();
   llvm::StringRef text(const Token& t) const { return text_.substr(t.offset, t.length); }
+  size_t size() const { return text_.size(); }
 
  private:
   Token make(TokKind k, uint32_t begin);

@@ -99,6 +99,7 @@ class Parser {
   PExpr unary();
   PExpr primary();
   PExpr namePrimary();
+  bool lookupAhead();
   PExpr classPrimary();
   PExpr listPrimary();
   PExpr mapDef();

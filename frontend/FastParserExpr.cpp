@@ -190,6 +190,32 @@ PExpr Parser::classPrimary() {
   return PExpr{add(e), first, close};
 }
 
+bool Parser::lookupAhead() {
+  // `name [` starts a map lookup unless the bracket holds a list (a top-level `,`, a comprehension `for`, or
+  // nothing): then ANTLR ends the expression at the name and the list is the next statement.
+  int depth = 0;
+  for (size_t k = 1;; ++k) {
+    switch (kind(k)) {
+    case TokKind::Eof:
+    case TokKind::Error: return true;
+    case TokKind::LBrack:
+    case TokKind::LParen:
+    case TokKind::LBrace: ++depth; break;
+    case TokKind::RBrack:
+    case TokKind::RParen:
+    case TokKind::RBrace:
+      if (depth == 0) return k > 1;
+      --depth;
+      break;
+    case TokKind::Comma:
+    case TokKind::KFor:
+      if (depth == 0) return false;
+      break;
+    default: break;
+    }
+  }
+}
+
 PExpr Parser::namePrimary() {
   Token first, nsLast;
   unsigned n = nsRef(first, nsLast);
@@ -232,10 +258,10 @@ PExpr Parser::namePrimary() {
     e.range = range(first, close);
     return PExpr{add(e), first, close};
   }
-  if (kind() == TokKind::LBrack) {
+  if (kind() == TokKind::LBrack && lookupAhead()) {
     ExprId cur = varRefNodes(first, nsLast, n, pb, pe);
     Token last;
-    while (kind() == TokKind::LBrack) {
+    while (kind() == TokKind::LBrack && lookupAhead()) {
       take();
       PExpr key = expr(0);
       last = expect(TokKind::RBrack);
