@@ -405,6 +405,8 @@ SourceRange Evaluator::rangeOf(uint32_t file, uint32_t node, bool isStmt) {
 Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message) {
   Diagnostic d = makeDiag(kind, rangeOf(file, node, isStmt), std::move(message));
   d.reportedIn = reprNode(file, node, isStmt);
+  // The reference locates errors inside an f-string at the literal's line and column.
+  if (!isStmt && node != kNone && prog_.ast(file).exprs[ExprId{node}].kind == ExprKind::FString) d.locWithColumn = true;
   return d;
 }
 
