@@ -111,14 +111,17 @@ uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId 
   return kNone;
 }
 
+Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
+  return fail(ctx, id, DiagKind::TypeNotFound,
+              fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
+                          prog_.namespaces[prog_.files[ctx.file].ns].name));
+}
+
 Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
                                                                             : ir::Resolved{};
-  if (r.kind != ir::Resolved::Entity)
-    return fail(ctx, id, DiagKind::TypeNotFound,
-                fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
-                            prog_.namespaces[prog_.files[ctx.file].ns].name));
+  if (r.kind != ir::Resolved::Entity) return failTypeNotFound(ctx, e, id);
   ir::EntityId ent{r.index};
   const ir::Entity& E = prog_.entities[ent];
 
@@ -352,10 +355,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
   } else {
     const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
                                                                               : ir::Resolved{};
-    if (r.kind != ir::Resolved::Entity)
-      return fail(ctx, id, DiagKind::TypeNotFound,
-                  fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
-                              prog_.namespaces[prog_.files[ctx.file].ns].name));
+    if (r.kind != ir::Resolved::Entity) return failTypeNotFound(ctx, e, id);
     ent = ir::EntityId{r.index};
   }
   Status st = evalKwargs(ctx, e, id, kw, true);

@@ -41,6 +41,13 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 enum class Status : uint8_t { Ok, Blocked, Error };
 
+/// Propagates a non-Ok Status (Blocked or Error) to the caller.
+#define TRY(x)                                                                                                          \
+  do {                                                                                                                  \
+    Status st_ = (x);                                                                                                   \
+    if (st_ != Status::Ok) return st_;                                                                                  \
+  } while (0)
+
 enum class SlotKind : uint8_t { Var, Single, Optional, List };
 enum SlotState : uint8_t { kOpen = 0, kSet = 1, kFrozen = 2 };
 
@@ -279,6 +286,7 @@ class Evaluator {
   // ---- errors ----
   bool aborted_ = false;
   Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
+  Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
   Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message);
   Status failDiag(Diagnostic d);
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message);

@@ -11,12 +11,6 @@
 
 namespace inm::runtime {
 
-#define TRY(x)                                                                                                          \
-  do {                                                                                                                  \
-    Status st_ = (x);                                                                                                   \
-    if (st_ != Status::Ok) return st_;                                                                                  \
-  } while (0)
-
 static Status blockOn(Ctx& ctx, uint32_t sid, bool gradual = false) {
   ctx.blockedOn = sid;
   ctx.blockedGradual = gradual;

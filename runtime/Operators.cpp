@@ -9,12 +9,6 @@
 
 namespace inm::runtime {
 
-#define TRY(x)                                                                                                          \
-  do {                                                                                                                  \
-    Status st_ = (x);                                                                                                   \
-    if (st_ != Status::Ok) return st_;                                                                                  \
-  } while (0)
-
 static double num(const Value& v) {
   return v.kind == ValueKind::Float ? v.f : v.kind == ValueKind::Bool ? double(v.b) : double(v.i);
 }
