@@ -37,11 +37,13 @@ StringId Parser::internSpan(const Token& a, const Token& b) {
   return st_.intern(scratch_);
 }
 
-unsigned Parser::nsRef(Token& first, Token& last) {
-  first = last = expect(TokKind::Id);
+unsigned Parser::nsRef(Token& first, Token& last, bool keywords) {
+  auto ok = [&](TokKind k) { return k == TokKind::Id || (keywords && isKeywordAsId(k)); };
+  if (!ok(kind())) bail();
+  first = last = take();
   unsigned n = 1;
   while (kind() == TokKind::Sep) {
-    if (kind(1) != TokKind::Id) bail();
+    if (!ok(kind(1))) bail();
     take();
     last = take();
     n += 2;
@@ -51,7 +53,7 @@ unsigned Parser::nsRef(Token& first, Token& last) {
 
 unsigned Parser::classRefAhead(size_t k) {
   size_t i = k;
-  while (kind(i) == TokKind::Id && kind(i + 1) == TokKind::Sep) i += 2;
+  while ((kind(i) == TokKind::Id || isKeywordAsId(kind(i))) && kind(i + 1) == TokKind::Sep) i += 2;
   if (kind(i) != TokKind::Cid) return 0;
   return unsigned(i - k + 1);
 }
@@ -114,22 +116,23 @@ void Parser::parseFile() {
 }
 
 void Parser::topStmt() {
-  switch (kind()) {
+  // `index(x)`, `entity::f()`: a keyword as a call's name starts a statement, not a declaration
+  TokKind k1 = kind(1);
+  if (kind() == TokKind::Id || kind() == TokKind::Cid || (isKeywordAsId(kind()) && k1 == TokKind::Sep)) {
+    unsigned n = classRefAhead(0);
+    if (n && kind(n) == TokKind::Dot) {
+      relation();
+      return;
+    }
+  }
+  bool kwCall = isKeywordAsId(kind()) && (k1 == TokKind::LParen || k1 == TokKind::Sep);
+  switch (kwCall ? TokKind::Eof : kind()) {
   case TokKind::KEntity: entityDef(); return;
   case TokKind::KImplementation: implementationDef(); return;
   case TokKind::KImplement: implementDef(); return;
   case TokKind::KTypedef: typedefDef(); return;
   case TokKind::KIndex: indexDef(); return;
   case TokKind::KImport: importStmt(); return;
-  case TokKind::Id:
-  case TokKind::Cid: {
-    unsigned n = classRefAhead(0);
-    if (n && kind(n) == TokKind::Dot) {
-      relation();
-      return;
-    }
-    break;
-  }
   default: break;
   }
   PStmt s = statement();
@@ -140,7 +143,7 @@ void Parser::importStmt() {
   Decl d;
   d.kind = DeclKind::Import;
   Token first = take(), a, b;
-  nsRef(a, b);
+  nsRef(a, b, true);
   d.name = internSpan(a, b);
   d.nameRange = range(a, b);
   if (hasHyphen(st_.str(d.name))) bail();
@@ -203,7 +206,7 @@ static void attrName(Parser* p, AttrDecl& ad, const Token& t, llvm::StringRef te
 
 void Parser::typedAttr(AttrDecl& ad, Token& last) {
   Token a, b;
-  nsRef(a, b);
+  nsRef(a, b, true);
   ad.type.name = internSpan(a, b);
   Token typeLast = b;
   if (kind() == TokKind::LBrack) {
@@ -303,10 +306,10 @@ void Parser::implementDef() {
   Token last;
   for (;;) {
     Token x, y;
-    if (kind() == TokKind::KParents) {
+    if (kind() == TokKind::KParents && kind(1) != TokKind::Sep) {
       x = y = take();
       parents = true;
-    } else nsRef(x, y);
+    } else nsRef(x, y, true);
     ast_.names.push_back(NameRef{internSpan(x, y), range(x, y)});
     last = y;
     if (kind() != TokKind::Comma) break;
@@ -423,7 +426,7 @@ void Parser::typedefDef() {
   if ((name.kind != TokKind::Id && name.kind != TokKind::Cid) || hasHyphen(text(name))) bail();
   expect(TokKind::KAs);
   Token a, b;
-  nsRef(a, b);  // a class reference here is the unsupported default-constructor form: bails
+  nsRef(a, b, true);  // a class reference here is the unsupported default-constructor form: bails
   d.nameRange = range(name, name);
   d.name = st_.intern(text(name));
   d.forEntity = internSpan(a, b);
@@ -456,7 +459,8 @@ void Parser::indexDef() {
   expect(TokKind::LParen);
   d.nameBegin = uint32_t(ast_.names.size());
   for (;;) {
-    Token t = expect(TokKind::Id);
+    Token t = take();
+    if (t.kind != TokKind::Id && !isKeywordAsId(t.kind)) bail();
     ast_.names.push_back(NameRef{st_.intern(text(t)), range(t, t)});
     if (kind() != TokKind::Comma) break;
     take();

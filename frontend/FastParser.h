@@ -65,9 +65,9 @@ class Parser {
   SourceRange range(const Token& a, const Token& b) const { return SourceRange{file_, a.line, a.col, b.endLine, b.endCol}; }
   /// Interns the text of tokens [a, b] as ANTLR's getText() would (token texts without the whitespace).
   StringId internSpan(const Token& a, const Token& b);
-  /// `anyId ('::' anyId)*` with plain IDs only; returns the number of tokens.
-  unsigned nsRef(Token& first, Token& last);
-  /// `(anyId '::')* CID`, plain IDs only; bails if it is not one.
+  /// `anyId ('::' anyId)*` (keywords as names only where the ANTLR path keeps them); returns #tokens.
+  unsigned nsRef(Token& first, Token& last, bool keywords = false);
+  /// `(anyId '::')* CID`; bails if it is not one.
   unsigned classRef(Token& first, Token& last);
   /// Tokens of a class reference starting at lookahead k (0 if none).
   unsigned classRefAhead(size_t k);
@@ -99,6 +99,7 @@ class Parser {
   PExpr unary();
   PExpr primary();
   PExpr namePrimary();
+  PExpr keywordCall();
   bool lookupAhead();
   PExpr classPrimary();
   PExpr listPrimary();

@@ -118,8 +118,30 @@ PExpr Parser::primary() {
   case TokKind::LBrace: return mapDef();
   case TokKind::Cid: return classPrimary();
   case TokKind::Id: return classRefAhead(0) ? classPrimary() : namePrimary();
-  default: bail();
+  default:
+    if (isKeywordAsId(k)) return classRefAhead(0) ? classPrimary() : keywordCall();
+    bail();
   }
+}
+
+PExpr Parser::keywordCall() {
+  // A call's name is taken as written, so `index(x)` / `std::parents(x)` are calls (any other use of these
+  // keywords as names is an error of the ANTLR path).
+  size_t k = 0;
+  for (;;) {
+    if (kind(k) != TokKind::Id && !isKeywordAsId(kind(k))) bail();
+    if (kind(k + 1) != TokKind::Sep) break;
+    k += 2;
+  }
+  if (kind(k + 1) != TokKind::LParen) bail();
+  Token first = peek(), last;
+  for (size_t i = 0; i <= k; ++i) last = take();
+  Expr e = mk(ExprKind::Call, SourceRange{});
+  e.name = internSpan(first, last);
+  Token close;
+  args(e, TokKind::RParen, true, false, close);
+  e.range = range(first, close);
+  return PExpr{add(e), first, close};
 }
 
 // ---------------------------------------------------------------- names, calls, lookups
@@ -217,6 +239,8 @@ bool Parser::lookupAhead() {
 }
 
 PExpr Parser::namePrimary() {
+  for (size_t k = 1; kind(k) == TokKind::Sep; k += 2)
+    if (isKeywordAsId(kind(k + 1))) return keywordCall();
   Token first, nsLast;
   unsigned n = nsRef(first, nsLast);
   size_t pb = partStack_.size();
@@ -341,7 +365,8 @@ PExpr Parser::listPrimary() {
   llvm::SmallVector<ComprehensionLoop, 2> loops;
   while (kind() == TokKind::KFor) {
     Token f = take();
-    Token var = expect(TokKind::Id);
+    Token var = take();
+    if (var.kind != TokKind::Id && !isKeywordAsId(var.kind)) bail();
     expect(TokKind::KIn);
     PExpr it = expr(0);
     ComprehensionLoop l;
