@@ -287,6 +287,9 @@ class Evaluator {
   bool aborted_ = false;
   Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
+  /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or kNone.
+  bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);
+  static std::string namespaceNotFound(llvm::StringRef qualifiedName);
   Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message);
   Status failDiag(Diagnostic d);
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message);

@@ -167,24 +167,33 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   return Status::Ok;
 }
 
+bool Evaluator::qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid) {
+  sid = kNone;
+  auto [nsName, var] = name.rsplit("::");
+  const ir::Namespace& cur = prog_.namespaces[prog_.files[file].ns];
+  StringId nsId = strings_.lookup(nsName);
+  auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
+  if (it == cur.visible.end()) return false;
+  uint32_t nsFile = prog_.namespaces[it->second].file;
+  StringId varId = strings_.lookup(var);
+  if (nsFile == UINT32_MAX || !varId.valid()) return true;
+  const Scope& sc = scopes_[nsScope_[nsFile]];
+  for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+    if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
+  return true;
+}
+
+std::string Evaluator::namespaceNotFound(llvm::StringRef qualifiedName) {
+  std::string ns = qualifiedName.rsplit("::").first.str();
+  return fmt::format("Namespace {} not found.\nTry importing it with `import {}`", ns, ns);
+}
+
 Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   llvm::StringRef name = strings_.str(e.name);
   uint32_t sid = kNone;
   if (name.contains("::")) {
-    auto [nsName, var] = name.rsplit("::");
-    const ir::Namespace& cur = prog_.namespaces[prog_.files[ctx.file].ns];
-    StringId nsId = strings_.lookup(nsName);
-    auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
-    if (it == cur.visible.end())
-      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
-                      fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
-    uint32_t file = prog_.namespaces[it->second].file;
-    StringId varId = strings_.lookup(var);
-    if (file != UINT32_MAX && varId.valid()) {
-      const Scope& sc = scopes_[nsScope_[file]];
-      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
-        if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
-    }
+    if (!qualifiedVar(ctx.file, name, sid))
+      return failRead(ctx, id, ctx.parent, DiagKind::NotFound, namespaceNotFound(name));
     if (sid == kNone) return failRead(ctx, id, ctx.parent, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
   } else {
     Value self;

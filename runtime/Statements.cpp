@@ -58,19 +58,11 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
     llvm::StringRef name = strings_.str(t.name);
     uint32_t sid = kNone;
     if (name.contains("::")) {
-      auto [nsName, var] = name.rsplit("::");
-      const ir::Namespace& cur = prog_.namespaces[prog_.files[ctx.file].ns];
-      StringId nsId = strings_.lookup(nsName);
-      auto it = nsId.valid() ? cur.visible.find(nsId.index) : cur.visible.end();
-      if (it == cur.visible.end())
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
-                        fmt::format("Namespace {} not found.\nTry importing it with `import {}`", nsName.str(), nsName.str()));
-      uint32_t scope = nsScope_[prog_.namespaces[it->second].file];
-      StringId varId = strings_.lookup(var);
-      for (uint32_t i = scopes_[scope].varBegin; i < scopes_[scope].varEnd && varId.valid(); ++i)
-        if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
+      if (!qualifiedVar(ctx.file, name, sid))
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, namespaceNotFound(name));
       if (sid == kNone)
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, fmt::format("variable {} not found", var.str()));
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
+                        fmt::format("variable {} not found", name.rsplit("::").second.str()));
     } else {
       const Scope& sc = scopes_[ctx.scope];
       for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
