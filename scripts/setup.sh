@@ -3,7 +3,7 @@
 # build/ with CMake + Ninja + ccache. Idempotent and quiet: a second run installs nothing and only lets
 # ninja bring the build up to date. Run as root (or with sudo) when packages are missing.
 # Environment: BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo), CMAKE_EXTRA (extra -D flags),
-# JOBS (default: nproc), INM_SKIP_DEPS=1 to skip the package check.
+# JOBS (default: nproc), TARGETS (ninja targets, default all), INM_SKIP_DEPS=1 to skip the package check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-build}"
@@ -44,7 +44,8 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
 fi
 log="$BUILD_DIR/build.log"
 start=$SECONDS
-if ! ninja -C "$BUILD_DIR" -j "$JOBS" >"$log" 2>&1; then
+# shellcheck disable=SC2086
+if ! ninja -C "$BUILD_DIR" -j "$JOBS" ${TARGETS:-} >"$log" 2>&1; then
   grep -v -E '^\[[0-9]+/[0-9]+\] ' "$log" | tail -n 80
   echo "setup: build FAILED in $BUILD_DIR (full log: $log)" >&2
   exit 1
