@@ -574,6 +574,11 @@ ExprId Parser::constant(const Token& t) {
   }
   case TokKind::String: {
     llvm::StringRef raw = s.drop_front().drop_back();
+    if (raw.find('\\') == llvm::StringRef::npos && !raw.contains("{{")) {  // the common case: no copy
+      Expr e = mk(ExprKind::String, r);
+      e.name = st_.intern(raw);
+      return add(e);
+    }
     return stringValue(decode(raw), raw, r);
   }
   case TokKind::FString: {
