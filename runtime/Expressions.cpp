@@ -257,7 +257,7 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
   Value base;
   TRY(eval(ctx, e.a, base));
   if (base.kind != ValueKind::Instance) {
-    if (base.isUnknown()) { out = base; return Status::Ok; }
+    // An unknown has no attributes: like any non-instance this is an error (spec 5.7), not an unknown.
     if (base.kind == ValueKind::List)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("can not get attribute {}, {} is not an entity but a list", strings_.str(e.name).str(),

@@ -57,7 +57,24 @@ void Evaluator::finalize() {
       m.state = kFrozen;
     }
   }
-  // 3. unresolved relation annotations are checked statically (passes); nothing to do here.
+  // 3. relation annotations are evaluated now (names resolved statically by passes); an unknown one is an error.
+  llvm::DenseSet<uint64_t, PairKeyInfo> seenAnnotation;  // both ends share their annotations
+  for (uint32_t ai = 0; ai < prog_.attrs.size(); ++ai) {
+    const ir::Attribute& a = prog_.attrs[ir::AttrId{ai}];
+    for (const ir::CodeRef& c : a.annotations) {
+      if (!c.valid() || !seenAnnotation.insert(pairKey(c.file, c.expr.index)).second) continue;
+      Ctx actx;
+      actx.file = c.file;
+      actx.ast = &prog_.ast(c.file);
+      actx.scope = nsScope_[c.file];
+      Value v;
+      if (eval(actx, c.expr, v) == Status::Ok && v.isUnknown()) {
+        Diagnostic d = makeDiag(DiagKind::Typing, a.range, "Relation annotation can not be Unknown");
+        errors.push_back(std::move(d));
+      }
+      if (aborted_) return;
+    }
+  }
 
   std::stable_sort(errors.begin(), errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     if (a.range.file.index != b.range.file.index) return a.range.file.index < b.range.file.index;
