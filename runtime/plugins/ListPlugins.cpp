@@ -74,7 +74,21 @@ void registerListPlugins(PluginRegistry& r) {
     std::vector<Value> out;
     for (const Value& sub : a[0].items()) {
       size_t idx;
-      if (sub.kind != ValueKind::List) return externalError("TypeError: '" + ctx.model().repr(sub) + "' is not subscriptable");
+      if (sub.kind == ValueKind::String) {  // Python str indexing: one code point, as a string
+        llvm::StringRef s = sub.str();
+        std::vector<size_t> starts;
+        for (size_t i = 0; i < s.size(); ++i)
+          if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+        if (!pyIndex(intArg(a, 1), starts.size(), idx)) return externalError("IndexError: string index out of range");
+        size_t end = idx + 1 < starts.size() ? starts[idx + 1] : s.size();
+        out.push_back(ctx.arena().str(s.slice(starts[idx], end)));
+        continue;
+      }
+      if (sub.kind != ValueKind::List) {
+        const char* type = sub.kind == ValueKind::Int ? "int" : sub.kind == ValueKind::Float ? "float"
+                         : sub.kind == ValueKind::Bool ? "bool" : sub.kind == ValueKind::Null ? "NoneType" : "object";
+        return externalError(std::string("TypeError: '") + type + "' object is not subscriptable");
+      }
       if (!pyIndex(intArg(a, 1), sub.items().size(), idx)) return externalError("IndexError: list index out of range");
       out.push_back(sub.items()[idx]);
     }

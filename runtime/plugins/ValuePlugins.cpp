@@ -13,9 +13,8 @@ namespace {
 /// The text std::print writes for a value (language.md §5.11): containers and instances reach the
 /// reference plugin as proxies and print with a leading '@'.
 std::string printForm(PluginContext& ctx, const Value& v) {
-  if (v.kind == ValueKind::List || v.kind == ValueKind::Dict) return "@" + ctx.model().display(v, false);
-  if (v.kind == ValueKind::Instance)
-    return fmt::format("@{} {:x}", entityName(ctx, v.instanceId()), 0x7f0000000000ull + 0x40ull * v.inst);
+  if (v.kind == ValueKind::List || v.kind == ValueKind::Dict || v.kind == ValueKind::Instance)
+    return "@" + ctx.model().display(v, false);  // an instance: "Type <address>", as inside a list
   return ctx.model().display(v, true);
 }
 
