@@ -452,6 +452,7 @@ Model Evaluator::run() {
   constCache_.resize(prog_.files.size());
   indexTables_.resize(prog_.indexes.size());
 
+  warnShadowing();
   // One top-level scope per file; then check typedef'd defaults; then emit every top-level statement.
   nsScope_.resize(prog_.files.size(), kNone);
   for (uint32_t f = 0; f < prog_.files.size(); ++f) nsScope_[f] = newScope(kNone, f, kNone, kNone, kNone);
