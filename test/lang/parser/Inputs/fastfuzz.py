@@ -2,7 +2,7 @@
 """Mutation fuzzing of the fast-path parser against the ANTLR parser.
 
 Takes the .cf files under the given paths as seeds, applies random token-level mutations (delete, duplicate,
-swap, replace by a token from another seed, insert a random keyword/punctuation) and runs each mutant through
+swap, replace by a token from another seed, insert a random keyword/punctuation, change one character) and runs each mutant through
 `inmanta compile --dump-ast` with INM_PARSER=fast-check, which parses with both parsers and reports an error
 when the fast path accepts a file ANTLR rejects, rejects one ANTLR accepts, or builds a different Ast.
 Usage: fastfuzz.py INMANTA_BINARY N SEED PATH...   (prints a summary; exit 1 on any mismatch)
@@ -49,7 +49,7 @@ def main():
         toks = list(rng.choice(seeds))
         for _ in range(rng.randint(1, 3)):
             j = rng.randrange(len(toks))
-            op = rng.randrange(5)
+            op = rng.randrange(6)
             if op == 0:
                 del toks[j]
             elif op == 1:
@@ -59,8 +59,15 @@ def main():
                 toks[j], toks[k] = toks[k], toks[j]
             elif op == 3:
                 toks[j] = rng.choice(pool)
-            else:
+            elif op == 4:
                 toks.insert(j, " " + rng.choice(EXTRA) + " ")
+            else:  # character level: delete or insert one character inside a token (lexer cases)
+                t = toks[j]
+                c = rng.randrange(len(t) + 1)
+                if t and rng.random() < 0.5:
+                    toks[j] = t[:c] + t[c + 1:]
+                else:
+                    toks[j] = t[:c] + rng.choice("\"'\\{}-./:#\n\t xé0") + t[c:]
             if not toks:
                 toks = ["x"]
         src = "".join(toks)
