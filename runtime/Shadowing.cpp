@@ -20,46 +20,55 @@ class ShadowWalk {
   ShadowWalk(const frontend::Ast& ast, const StringTable& strings, DiagnosticEngine& diags)
       : ast_(ast), strings_(strings), diags_(diags) {}
 
-  void block(const std::vector<StmtId>& stmts, std::vector<Declared>& visible) {
-    size_t outerEnd = visible.size();
+  void block(const std::vector<StmtId>& stmts) {
+    size_t outerEnd = visible_.size();
     for (StmtId sid : stmts) {  // names declared directly in this block (first assignment counts)
       const Stmt& s = ast_.stmts[sid];
       if (s.kind != frontend::StmtKind::Assign || s.plusAssign) continue;
       const Expr& t = ast_.exprs[s.target];
       if (t.kind != ExprKind::Name || strings_.str(t.name).contains("::")) continue;
-      bool mine = false;
-      for (size_t i = outerEnd; i < visible.size() && !mine; ++i) mine = visible[i].name == t.name;
-      if (mine) continue;
-      if (const Declared* o = find(visible, outerEnd, t.name)) warn(t.name, o->at, t.range);
-      visible.push_back({t.name, t.range});
+      int64_t prev = innermost(t.name);
+      if (prev >= int64_t(outerEnd)) continue;  // already declared in this block
+      if (prev >= 0) warn(t.name, visible_[size_t(prev)].at, t.range);
+      push(t.name, t.range);
     }
     for (StmtId sid : stmts) {
       const Stmt& s = ast_.stmts[sid];
       if (s.kind == frontend::StmtKind::If) {
-        nested(s.bodyBegin, s.bodyEnd, visible, StringId{}, {});
-        nested(s.elseBegin, s.elseEnd, visible, StringId{}, {});
+        nested(s.bodyBegin, s.bodyEnd, StringId{}, {});
+        nested(s.elseBegin, s.elseEnd, StringId{}, {});
       } else if (s.kind == frontend::StmtKind::For) {
-        if (const Declared* o = find(visible, visible.size(), s.var)) warn(s.var, o->at, s.varRange);
-        nested(s.bodyBegin, s.bodyEnd, visible, s.var, s.varRange);
+        if (int64_t prev = innermost(s.var); prev >= 0) warn(s.var, visible_[size_t(prev)].at, s.varRange);
+        nested(s.bodyBegin, s.bodyEnd, s.var, s.varRange);
       }
     }
-    visible.resize(outerEnd);
+    popTo(outerEnd);
   }
 
-  void nested(uint32_t begin, uint32_t end, std::vector<Declared>& visible, StringId loopVar, SourceRange at) {
+  void nested(uint32_t begin, uint32_t end, StringId loopVar, SourceRange at) {
     if (begin >= end) return;
     std::vector<StmtId> stmts(ast_.stmtLists.begin() + begin, ast_.stmtLists.begin() + end);
-    size_t mark = visible.size();
-    if (loopVar.valid()) visible.push_back({loopVar, at});
-    block(stmts, visible);
-    visible.resize(mark);
+    size_t mark = visible_.size();
+    if (loopVar.valid()) push(loopVar, at);
+    block(stmts);
+    popTo(mark);
   }
 
  private:
-  static const Declared* find(const std::vector<Declared>& visible, size_t end, StringId name) {
-    for (size_t i = end; i-- > 0;)
-      if (visible[i].name == name) return &visible[i];
-    return nullptr;
+  // visible_ is a stack of declarations; byName_ maps a name to its positions in that stack (innermost last).
+  int64_t innermost(StringId name) const {
+    auto it = byName_.find(name.index);
+    return it == byName_.end() || it->second.empty() ? -1 : int64_t(it->second.back());
+  }
+  void push(StringId name, SourceRange at) {
+    byName_[name.index].push_back(uint32_t(visible_.size()));
+    visible_.push_back({name, at});
+  }
+  void popTo(size_t mark) {
+    while (visible_.size() > mark) {
+      byName_[visible_.back().name.index].pop_back();
+      visible_.pop_back();
+    }
   }
   void warn(StringId name, SourceRange original, SourceRange shadow) {
     diags_.error(DiagKind::VariableShadow, shadow,
@@ -68,6 +77,8 @@ class ShadowWalk {
                              diags_.formatLoc(shadow, false)));
   }
 
+  std::vector<Declared> visible_;
+  llvm::DenseMap<uint32_t, llvm::SmallVector<uint32_t, 1>> byName_;
   const frontend::Ast& ast_;
   const StringTable& strings_;
   DiagnosticEngine& diags_;
@@ -77,16 +88,14 @@ class ShadowWalk {
 
 void Evaluator::warnShadowing() {
   for (uint32_t f = 0; f < prog_.files.size(); ++f) {
-    std::vector<Declared> visible;
-    ShadowWalk(prog_.ast(f), strings_, diags_).block(prog_.ast(f).topLevel, visible);
+    ShadowWalk(prog_.ast(f), strings_, diags_).block(prog_.ast(f).topLevel);
   }
   for (uint32_t i = 0; i < prog_.impls.size(); ++i) {
     const ir::CodeRef& body = prog_.impls[ir::ImplId{i}].body;
     if (!body.valid() || body.stmtBegin >= body.stmtEnd) continue;
     const frontend::Ast& ast = prog_.ast(body.file);
     std::vector<StmtId> stmts(ast.stmtLists.begin() + body.stmtBegin, ast.stmtLists.begin() + body.stmtEnd);
-    std::vector<Declared> visible;
-    ShadowWalk(ast, strings_, diags_).block(stmts, visible);
+    ShadowWalk(ast, strings_, diags_).block(stmts);
   }
 }
 
