@@ -965,7 +965,7 @@ class Builder {
     return cur;
   }
 
-  bool fparts(const std::vector<FField>& fields, SourceRange r, std::vector<FormatPart>& out) {
+  bool fparts(const std::vector<FField>& fields, SourceRange r, std::vector<FormatPart>& out, llvm::StringRef raw) {
     for (const FField& f : fields) {
       FormatPart p;
       if (!f.isField) {
@@ -977,14 +977,14 @@ class Builder {
         Diagnostic& d = error(DiagKind::Runtime, r,
                               "f-strings do not support positional substitutions via '{}', use variable or attribute "
                               "keys instead");
-        (void)d;
+        d.reportedIn = pyStrRepr(raw);  // the reference reports it in the f-string literal
         return false;
       }
       p.fieldText = st_.intern(f.name);
       p.expr = dottedRef(f.name, r);
       p.conversion = f.conversion;
       std::vector<FormatPart> spec;
-      if (!fparts(f.spec, r, spec)) return false;
+      if (!fparts(f.spec, r, spec, raw)) return false;
       // spec parts are stored after this field's slot; remember where
       p.specBegin = p.specEnd = 0;
       out.push_back(p);
@@ -1055,7 +1055,7 @@ class Builder {
         return ExprId{};
       }
       std::vector<FormatPart> parts;
-      if (!fparts(fields, r, parts)) return ExprId{};
+      if (!fparts(fields, r, parts, raw)) return ExprId{};
       Expr e = mk(ExprKind::FString, r);
       e.name = st_.intern(raw);
       e.partBegin = uint32_t(ast_.formatParts.size());

@@ -11,9 +11,7 @@
 
 namespace inm::frontend {
 
-namespace {
-
-std::string pyRepr(llvm::StringRef s) {
+std::string pyStrRepr(llvm::StringRef s) {
   bool hasSingle = s.contains('\'');
   bool hasDouble = s.contains('"');
   char q = (hasSingle && !hasDouble) ? '"' : '\'';
@@ -28,6 +26,8 @@ std::string pyRepr(llvm::StringRef s) {
   out += q;
   return out;
 }
+
+namespace {
 
 const char* opText(BinaryOp op) {
   switch (op) {
@@ -122,12 +122,12 @@ std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
   switch (e.kind) {
   case ExprKind::Int: return e.bigInt ? st.str(e.name).str() : std::to_string(e.intValue);
   case ExprKind::Float: return floatText(e.floatValue);
-  case ExprKind::String: return pyRepr(st.str(e.name));
+  case ExprKind::String: return pyStrRepr(st.str(e.name));
   case ExprKind::Bool: return e.intValue ? "True" : "False";
   case ExprKind::Null: return "null";
   case ExprKind::Regex: return "/" + st.str(e.name).str() + "/";
-  case ExprKind::StringFormat: return "Format(" + pyRepr(st.str(e.name)) + ")";
-  case ExprKind::FString: return pyRepr(st.str(e.name));
+  case ExprKind::StringFormat: return "Format(" + pyStrRepr(st.str(e.name)) + ")";
+  case ExprKind::FString: return pyStrRepr(st.str(e.name));
   case ExprKind::List: return "List()";
   case ExprKind::Dict: return "Dict()";
   case ExprKind::ListComprehension: {
@@ -188,13 +188,13 @@ class Dumper {
       line(d, pre + "Int " + (e.bigInt ? st_.str(e.name).str() + " (big)" : std::to_string(e.intValue)), e.range);
       return;
     case ExprKind::Float: line(d, pre + "Float " + floatText(e.floatValue), e.range); return;
-    case ExprKind::String: line(d, pre + "String " + pyRepr(st_.str(e.name)), e.range); return;
+    case ExprKind::String: line(d, pre + "String " + pyStrRepr(st_.str(e.name)), e.range); return;
     case ExprKind::Bool: line(d, pre + (e.intValue ? "Bool true" : "Bool false"), e.range); return;
     case ExprKind::Null: line(d, pre + "Null", e.range); return;
     case ExprKind::Regex: line(d, pre + "Regex /" + st_.str(e.name).str() + "/", e.range); return;
     case ExprKind::StringFormat:
     case ExprKind::FString:
-      line(d, pre + (e.kind == ExprKind::FString ? "FString " : "StringFormat ") + pyRepr(st_.str(e.name)), e.range);
+      line(d, pre + (e.kind == ExprKind::FString ? "FString " : "StringFormat ") + pyStrRepr(st_.str(e.name)), e.range);
       parts(e.partBegin, e.partEnd, d + 1);
       return;
     case ExprKind::List:
@@ -203,7 +203,7 @@ class Dumper {
       return;
     case ExprKind::Dict:
       line(d, pre + "Dict", e.range);
-      for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) expr(ast_.exprLists[i], d + 1, pyRepr(st_.str(ast_.dictKeys[k])));
+      for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) expr(ast_.exprLists[i], d + 1, pyStrRepr(st_.str(ast_.dictKeys[k])));
       return;
     case ExprKind::ListComprehension:
       line(d, pre + "ListComprehension", e.range);
@@ -260,7 +260,7 @@ class Dumper {
     for (uint32_t i = b; i < e; ++i) {
       const FormatPart& p = ast_.formatParts[i];
       if (!p.expr.valid()) {
-        os_.indent(unsigned(d * 2)) << "Literal " << pyRepr(st_.str(p.literal)) << "\n";
+        os_.indent(unsigned(d * 2)) << "Literal " << pyStrRepr(st_.str(p.literal)) << "\n";
         continue;
       }
       os_.indent(unsigned(d * 2)) << "Field " << st_.str(p.fieldText);
@@ -323,7 +323,7 @@ class Dumper {
       return;
     case DeclKind::Entity:
       line(0, "Entity " + st_.str(d.name).str(), d.range);
-      if (d.doc.valid()) os_ << "  doc " << pyRepr(st_.str(d.doc)) << "\n";
+      if (d.doc.valid()) os_ << "  doc " << pyStrRepr(st_.str(d.doc)) << "\n";
       names("extends");
       for (uint32_t i = d.attrBegin; i < d.attrEnd; ++i) {
         const AttrDecl& a = ast_.attrs[i];
@@ -361,7 +361,7 @@ class Dumper {
   }
 
   void run() {
-    if (ast_.doc.valid()) os_ << "Doc " << pyRepr(st_.str(ast_.doc)) << "\n";
+    if (ast_.doc.valid()) os_ << "Doc " << pyStrRepr(st_.str(ast_.doc)) << "\n";
     for (DeclId d : ast_.topDecls) decl(d);
     for (StmtId s : ast_.topLevel) stmt(s, 0);
   }

@@ -99,6 +99,7 @@ struct Unit {
   bool queued = false;
   bool done = false;
   bool waited = false;        // was ever registered as a waiter/subscriber (its id may be held elsewhere)
+  bool originIsExpr = false;  // Forward: `origin` is an ExprId (constructor argument), else a StmtId
   uint32_t scope = kNone;
   uint32_t file = 0;
   uint32_t node = kNone;      // StmtId / ExprId index

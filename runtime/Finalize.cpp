@@ -95,7 +95,9 @@ void Evaluator::finalize() {
     if (units_[u].done) continue;
     const Unit& un = units_[u];
     bool isStmt = un.kind == UnitKind::Stmt;
-    Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign ? un.origin : un.node, isStmt || un.kind == UnitKind::Forward,
+    bool forwardStmt = un.kind == UnitKind::Forward && !un.originIsExpr;
+    Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign || un.originIsExpr ? un.origin : un.node,
+                          isStmt || forwardStmt,
                           DiagKind::Runtime, "not all statements executed");
     d.message = fmt::format("not all statements executed: {} could not be evaluated", d.reportedIn);
     failDiag(std::move(d));

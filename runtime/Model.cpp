@@ -3,6 +3,8 @@
 // inside containers, floats with repr precision, `1.0` kept); interpolation applies its own float rule.
 #include "runtime/Model.h"
 
+#include "frontend/Frontend.h"
+
 #include <fmt/format.h>
 #include <llvm/Support/Path.h>
 
@@ -95,21 +97,6 @@ static std::string pyFloat(double f) {
   return s;
 }
 
-static std::string pyStrRepr(llvm::StringRef s) {
-  bool hasSingle = s.contains('\'');
-  bool hasDouble = s.contains('"');
-  char q = (hasSingle && !hasDouble) ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == q || c == '\\') { out += '\\'; out += c; }
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else out += c;
-  }
-  out += q;
-  return out;
-}
 
 std::string Model::describe(InstanceId id) const {
   const Instance& inst = instances_[id];
@@ -122,7 +109,7 @@ std::string Model::describe(InstanceId id) const {
 
 std::string Model::repr(const Value& v) const {
   switch (v.kind) {
-  case ValueKind::String: return pyStrRepr(v.str());
+  case ValueKind::String: return frontend::pyStrRepr(v.str());
   default: return display(v, false);
   }
 }
@@ -133,7 +120,7 @@ std::string Model::display(const Value& v, bool topLevel) const {
   case ValueKind::Bool: return v.b ? "True" : "False";
   case ValueKind::Int: return std::to_string(v.i);
   case ValueKind::Float: return pyFloat(v.f);
-  case ValueKind::String: return topLevel ? v.str().str() : pyStrRepr(v.str());
+  case ValueKind::String: return topLevel ? v.str().str() : frontend::pyStrRepr(v.str());
   case ValueKind::Unknown: return "Unknown";
   case ValueKind::Instance:
     // Inside a list or dict Python shows an instance's repr, "Type <address>": ours is a stable fake address.
@@ -152,7 +139,7 @@ std::string Model::display(const Value& v, bool topLevel) const {
     std::string s = "{";
     for (uint32_t i = 0; i < v.d->size; ++i) {
       if (i) s += ", ";
-      s += pyStrRepr(v.d->entries[i].key->str()) + ": " + display(v.d->entries[i].value, false);
+      s += frontend::pyStrRepr(v.d->entries[i].key->str()) + ": " + display(v.d->entries[i].value, false);
     }
     return s + "}";
   }

@@ -153,7 +153,8 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
   if (m.ext != kNone) {
     while (units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
       Value v = exts_[meta_[src].ext].values[units_[unitId].progress++];
-      Status st = assignAttr(ctx, inst, slot, v, rangeOf(ctx.file, node, true), node, true);
+      bool isStmt = !units_[unitId].originIsExpr;
+      Status st = assignAttr(ctx, inst, slot, v, rangeOf(ctx.file, node, isStmt), node, isStmt);
       if (st != Status::Ok) return st;
     }
   }
@@ -594,7 +595,7 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
       units_[fw].aux = slot;
       units_[fw].target = src;
       units_[fw].origin = origin;
-      // Forward reports against the constructor expression, not a statement.
+      units_[fw].originIsExpr = true;  // reports against the constructor expression, not a statement
       units_[fw].promise = units_[unitId].promise;
       units_[unitId].promise = kNone;
       addWaiter(src, fw, true);

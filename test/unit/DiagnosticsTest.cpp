@@ -100,13 +100,16 @@ TEST_F(DiagFixture, ReferenceLocationWithColumn) {
 }
 
 TEST_F(DiagFixture, MultiExceptionTrace) {
-  Diagnostic multi = makeDiag(DiagKind::Multi, SourceRange{}, 2);
-  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{file, 3, 1, 3, 2}, "first"));
+  Diagnostic multi = makeDiag(DiagKind::Multi, SourceRange{}, 3);
+  multi.causedBy(makeDiag(DiagKind::Runtime, SourceRange{file, 3, 1, 3, 2}, "first"));
+  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{file, 4, 1, 4, 2}, "unset"));  // reference: no location
   multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{}, "second\nmore"));
-  EXPECT_EQ(diags.referenceTrace(multi), "Reported 2 errors\n"
+  EXPECT_EQ(diags.referenceTrace(multi), "Reported 3 errors\n"
                                          "error 0:\n"
                                          "  first (/p/main.cf:3)\n"
                                          "error 1:\n"
+                                         "  unset\n"
+                                         "error 2:\n"
                                          "  second\n"
                                          "  more\n");
 }

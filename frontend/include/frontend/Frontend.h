@@ -18,6 +18,9 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
 /// Writes a deterministic, indented dump of the tree (for `inmanta compile --dump-ast` golden tests).
 void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm, llvm::raw_ostream& os);
 
+/// Python's repr() of a string ('a', "it's", escapes for quotes, backslashes and control characters).
+std::string pyStrRepr(llvm::StringRef s);
+
 /// The reference compiler's rendering of an expression in error messages ("reported in …"):
 /// `t1.a`, `3`, `'str'`, `(1 + 'hello')`, `std::print(u)`, `Construct(Test1)`, `Format('{{a}}')`,
 /// `b['a']`, `List()`, `h1.files[[('name', 'f1')]]`, `Test[[('a', 'a')]]`, `Not(x)`, …
