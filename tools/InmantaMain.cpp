@@ -80,8 +80,11 @@ long rssMiB() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024) / 1024;
 }
 
-double secondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+/// Seconds since t0 in fixed notation ("0.123456"): logs are parsed by tools expecting plain decimals.
+std::string secondsSince(std::chrono::steady_clock::time_point t0) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return buf;
 }
 
 /// Prints the diagnostics and, on errors, the reference-style failure summary. Returns the exit code.
