@@ -2,6 +2,7 @@
 // in 9, prefix not 8, ** 7, * / % 6, + - 5, comparisons 4, and 3, or 2, ?: 1), primaries and literals.
 // String, f-string and regex literals use the same helpers (Strings.h) and node shapes as the ANTLR path.
 // Invariant: an expression's nodes are added children first, left to right, parent last.
+#include "Desugar.h"
 #include "FastParser.h"
 
 #include "Strings.h"
@@ -298,29 +299,7 @@ PExpr Parser::namePrimary() {
     take();
     Token defined = take();
     // (key in map) and (map[key] != null) and (map[key] != [])
-    SourceRange r = range(first, defined);
-    Expr L = ast_.exprs[cur];
-    Expr in = mk(ExprKind::In, r);
-    in.a = L.b;
-    in.b = L.a;
-    ExprId inId = add(in);
-    Expr ne1 = mk(ExprKind::Binary, r);
-    ne1.op = BinaryOp::Ne;
-    ne1.a = cur;
-    ne1.b = add(mk(ExprKind::Null, r));
-    Expr emptyList = mk(ExprKind::List, r);
-    emptyList.begin = emptyList.end = uint32_t(ast_.exprLists.size());
-    Expr ne2 = mk(ExprKind::Binary, r);
-    ne2.op = BinaryOp::Ne;
-    ne2.a = cur;
-    ne2.b = add(emptyList);
-    Expr and1 = mk(ExprKind::And, r);
-    and1.a = inId;
-    and1.b = add(ne1);
-    Expr and2 = mk(ExprKind::And, r);
-    and2.a = add(and1);
-    and2.b = add(ne2);
-    return PExpr{add(and2), first, defined};
+    return PExpr{desugarMapIsDefined(ast_, cur, range(first, defined)), first, defined};
   }
   if (kind() == TokKind::KIs) {
     if (kind(1) != TokKind::KDefined) bail();

@@ -7,6 +7,7 @@
 #include "frontend/Frontend.h"
 
 #include "FastParser.h"
+#include "Desugar.h"
 #include "Strings.h"
 
 #include "InmantaLexer.h"
@@ -648,31 +649,9 @@ class Builder {
     }
     if (auto* x = dynamic_cast<G::MapIsDefinedPrimaryContext*>(c)) {
       // (key in map) and (map[key] != null) and (map[key] != [])
-      G::MapLookupContext* ml = x->mapLookup();
-      ExprId lookup = mapLookup(ml);
+      ExprId lookup = mapLookup(x->mapLookup());
       if (!lookup.valid()) return lookup;
-      Expr L = ast_.exprs[lookup];
-      Expr in = mk(ExprKind::In, r);
-      in.a = L.b;
-      in.b = L.a;
-      ExprId inId = addExpr(in);
-      Expr ne1 = mk(ExprKind::Binary, r);
-      ne1.op = BinaryOp::Ne;
-      ne1.a = lookup;
-      ne1.b = addExpr(mk(ExprKind::Null, r));
-      Expr emptyList = mk(ExprKind::List, r);
-      emptyList.begin = emptyList.end = uint32_t(ast_.exprLists.size());
-      Expr ne2 = mk(ExprKind::Binary, r);
-      ne2.op = BinaryOp::Ne;
-      ne2.a = lookup;
-      ne2.b = addExpr(emptyList);
-      Expr and1 = mk(ExprKind::And, r);
-      and1.a = inId;
-      and1.b = addExpr(ne1);
-      Expr and2 = mk(ExprKind::And, r);
-      and2.a = addExpr(and1);
-      and2.b = addExpr(ne2);
-      return addExpr(and2);
+      return desugarMapIsDefined(ast_, lookup, r);
     }
     return ExprId{};
   }
