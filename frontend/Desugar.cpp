@@ -1,6 +1,8 @@
 // Shared Ast rewrites of the two parsers; see Desugar.h. Node order is part of the contract.
 #include "Desugar.h"
 
+#include <llvm/ADT/SmallVector.h>
+
 namespace inm::frontend {
 
 namespace {
@@ -11,6 +13,39 @@ Expr node(ExprKind k, SourceRange r) {
   return e;
 }
 } // namespace
+
+ExprId dottedRef(Ast& ast, StringTable& strings, llvm::StringRef text, SourceRange r) {
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  text.split(parts, '.');
+  Expr n = node(ExprKind::Name, r);
+  n.name = strings.intern(parts[0]);
+  ExprId cur = ast.exprs.add(n);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    Expr a = node(ExprKind::AttrRef, r);
+    a.a = cur;
+    a.name = strings.intern(parts[i]);
+    cur = ast.exprs.add(a);
+  }
+  return cur;
+}
+
+bool mentionsSelf(const Ast& ast, const StringTable& strings, ExprId id, StringId typedefName) {
+  const Expr& e = ast.exprs[id];
+  if (e.kind == ExprKind::Name && (strings.str(e.name) == "self" || e.name == typedefName)) return true;
+  if (e.kind == ExprKind::Regex) return true;
+  auto sub = [&](ExprId x) { return mentionsSelf(ast, strings, x, typedefName); };
+  for (ExprId x : {e.a, e.b, e.c})
+    if (x.valid() && sub(x)) return true;
+  for (uint32_t i = e.begin; i < e.end; ++i)
+    if (sub(ast.exprLists[i])) return true;
+  for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+    if (sub(ast.args[i].value)) return true;
+  for (uint32_t i = e.partBegin; i < e.partEnd; ++i)
+    if (ast.formatParts[i].expr.valid() && sub(ast.formatParts[i].expr)) return true;
+  for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
+    if (sub(ast.loops[i].iterable)) return true;
+  return false;
+}
 
 ExprId desugarMapIsDefined(Ast& ast, ExprId lookup, SourceRange r) {
   Expr in = node(ExprKind::In, r);

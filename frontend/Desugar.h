@@ -3,8 +3,17 @@
 #pragma once
 
 #include "frontend/Ast.h"
+#include "support/StringTable.h"
+
+#include <llvm/ADT/StringRef.h>
 
 namespace inm::frontend {
+
+/// "a.b.c" → AttrRef(AttrRef(Name a, b), c), every node at `r` (f-string and `{{ }}` fields).
+ExprId dottedRef(Ast& ast, StringTable& strings, llvm::StringRef text, SourceRange r);
+
+/// True when a typedef constraint refers to `self` (or the typedef's own name) anywhere, or is a regex.
+bool mentionsSelf(const Ast& ast, const StringTable& strings, ExprId id, StringId typedefName);
 
 /// `m[k] is defined` → `(k in m) and (m[k] != null) and (m[k] != [])`, `lookup` being the MapLookup node.
 /// Adds its nodes to `ast` in a fixed order and returns the outer `and`.

@@ -3,6 +3,7 @@
 // path's Builder makes on it; where the Builder would report anything, this parser bails instead.
 // Invariant: nodes are added to the Ast in exactly the order the Builder adds them (children first, runs of
 // lists appended once complete), so ids and run offsets match the ANTLR path.
+#include "Desugar.h"
 #include "FastParser.h"
 
 #include "Strings.h"
@@ -402,20 +403,7 @@ void Parser::relation() {
 }
 
 bool Parser::mentionsSelf(ExprId id, StringId typedefName) {
-  const Expr& e = ast_.exprs[id];
-  if (e.kind == ExprKind::Name && (st_.str(e.name) == "self" || e.name == typedefName)) return true;
-  if (e.kind == ExprKind::Regex) return true;
-  for (ExprId c : {e.a, e.b, e.c})
-    if (c.valid() && mentionsSelf(c, typedefName)) return true;
-  for (uint32_t i = e.begin; i < e.end; ++i)
-    if (mentionsSelf(ast_.exprLists[i], typedefName)) return true;
-  for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-    if (mentionsSelf(ast_.args[i].value, typedefName)) return true;
-  for (uint32_t i = e.partBegin; i < e.partEnd; ++i)
-    if (ast_.formatParts[i].expr.valid() && mentionsSelf(ast_.formatParts[i].expr, typedefName)) return true;
-  for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
-    if (mentionsSelf(ast_.loops[i].iterable, typedefName)) return true;
-  return false;
+  return frontend::mentionsSelf(ast_, st_, id, typedefName);
 }
 
 void Parser::typedefDef() {

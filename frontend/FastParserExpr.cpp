@@ -423,20 +423,7 @@ ExprId Parser::regex(const Token& t) {
   return add(x);
 }
 
-ExprId Parser::dottedRef(llvm::StringRef text, SourceRange r) {
-  llvm::SmallVector<llvm::StringRef, 4> parts;
-  text.split(parts, '.');
-  Expr n = mk(ExprKind::Name, r);
-  n.name = st_.intern(parts[0]);
-  ExprId cur = add(n);
-  for (size_t i = 1; i < parts.size(); ++i) {
-    Expr a = mk(ExprKind::AttrRef, r);
-    a.a = cur;
-    a.name = st_.intern(parts[i]);
-    cur = add(a);
-  }
-  return cur;
-}
+ExprId Parser::dottedRef(llvm::StringRef text, SourceRange r) { return frontend::dottedRef(ast_, st_, text, r); }
 
 ExprId Parser::stringValue(const std::string& decoded, llvm::StringRef original, SourceRange r) {
   std::vector<Placeholder> ph;

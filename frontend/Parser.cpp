@@ -384,22 +384,7 @@ class Builder {
     addDecl(d);
   }
 
-  bool mentionsSelf(ExprId id, StringId typedefName) {
-    const Expr& e = ast_.exprs[id];
-    if (e.kind == ExprKind::Name && (st_.str(e.name) == "self" || e.name == typedefName)) return true;
-    if (e.kind == ExprKind::Regex) return true;
-    for (ExprId c : {e.a, e.b, e.c})
-      if (c.valid() && mentionsSelf(c, typedefName)) return true;
-    for (uint32_t i = e.begin; i < e.end; ++i)
-      if (mentionsSelf(ast_.exprLists[i], typedefName)) return true;
-    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-      if (mentionsSelf(ast_.args[i].value, typedefName)) return true;
-    for (uint32_t i = e.partBegin; i < e.partEnd; ++i)
-      if (ast_.formatParts[i].expr.valid() && mentionsSelf(ast_.formatParts[i].expr, typedefName)) return true;
-    for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
-      if (mentionsSelf(ast_.loops[i].iterable, typedefName)) return true;
-    return false;
-  }
+  bool mentionsSelf(ExprId id, StringId typedefName) { return frontend::mentionsSelf(ast_, st_, id, typedefName); }
 
   void typedefDef(G::TypedefDefContext* c) {
     if (auto* t = dynamic_cast<G::TypedefCtorContext*>(c)) {
@@ -929,20 +914,7 @@ class Builder {
   }
 
   /// "a.b.c" -> AttrRef(AttrRef(Name a, b), c)
-  ExprId dottedRef(const std::string& text, SourceRange r) {
-    llvm::SmallVector<llvm::StringRef, 4> parts;
-    llvm::StringRef(text).split(parts, '.');
-    Expr n = mk(ExprKind::Name, r);
-    n.name = st_.intern(parts[0]);
-    ExprId cur = addExpr(n);
-    for (size_t i = 1; i < parts.size(); ++i) {
-      Expr a = mk(ExprKind::AttrRef, r);
-      a.a = cur;
-      a.name = st_.intern(parts[i]);
-      cur = addExpr(a);
-    }
-    return cur;
-  }
+  ExprId dottedRef(const std::string& text, SourceRange r) { return frontend::dottedRef(ast_, st_, text, r); }
 
   bool fparts(const std::vector<FField>& fields, SourceRange r, std::vector<FormatPart>& out, llvm::StringRef raw) {
     for (const FField& f : fields) {
