@@ -1,5 +1,6 @@
 // Shared Ast rewrites of the two parsers; see Desugar.h. Node order is part of the contract.
 #include "Desugar.h"
+#include "Strings.h"
 
 #include <llvm/ADT/SmallVector.h>
 
@@ -45,6 +46,42 @@ bool mentionsSelf(const Ast& ast, const StringTable& strings, ExprId id, StringI
   for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
     if (sub(ast.loops[i].iterable)) return true;
   return false;
+}
+
+ExprId stringLiteral(Ast& ast, StringTable& strings, const std::string& decoded, llvm::StringRef original,
+                     SourceRange r) {
+  std::vector<Placeholder> ph;
+  if (llvm::StringRef(decoded).contains("{{")) ph = findPlaceholders(decoded);
+  if (ph.empty()) {
+    Expr e = node(ExprKind::String, r);
+    e.name = strings.intern(decoded);
+    return ast.exprs.add(e);
+  }
+  std::vector<FormatPart> parts;
+  size_t pos = 0;
+  for (const Placeholder& p : ph) {
+    if (p.begin > pos) {
+      FormatPart lit;
+      lit.literal = strings.intern(llvm::StringRef(decoded).substr(pos, p.begin - pos));
+      parts.push_back(lit);
+    }
+    FormatPart f;
+    f.fieldText = strings.intern(p.name);
+    f.expr = dottedRef(ast, strings, p.name, r);
+    parts.push_back(f);
+    pos = p.end;
+  }
+  if (pos < decoded.size()) {
+    FormatPart lit;
+    lit.literal = strings.intern(llvm::StringRef(decoded).substr(pos));
+    parts.push_back(lit);
+  }
+  Expr e = node(ExprKind::StringFormat, r);
+  e.name = strings.intern(original);
+  e.partBegin = uint32_t(ast.formatParts.size());
+  ast.formatParts.insert(ast.formatParts.end(), parts.begin(), parts.end());
+  e.partEnd = uint32_t(ast.formatParts.size());
+  return ast.exprs.add(e);
 }
 
 ExprId desugarMapIsDefined(Ast& ast, ExprId lookup, SourceRange r) {

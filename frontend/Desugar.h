@@ -7,6 +7,8 @@
 
 #include <llvm/ADT/StringRef.h>
 
+#include <string>
+
 namespace inm::frontend {
 
 /// "a.b.c" → AttrRef(AttrRef(Name a, b), c), every node at `r` (f-string and `{{ }}` fields).
@@ -14,6 +16,11 @@ ExprId dottedRef(Ast& ast, StringTable& strings, llvm::StringRef text, SourceRan
 
 /// True when a typedef constraint refers to `self` (or the typedef's own name) anywhere, or is a regex.
 bool mentionsSelf(const Ast& ast, const StringTable& strings, ExprId id, StringId typedefName);
+
+/// A plain string literal's node: String, or StringFormat with `{{ a.b }}` fields when it has placeholders
+/// (`decoded` is the unescaped text, `original` the source text kept for messages).
+ExprId stringLiteral(Ast& ast, StringTable& strings, const std::string& decoded, llvm::StringRef original,
+                     SourceRange r);
 
 /// `m[k] is defined` → `(k in m) and (m[k] != null) and (m[k] != [])`, `lookup` being the MapLookup node.
 /// Adds its nodes to `ast` in a fixed order and returns the outer `and`.

@@ -426,38 +426,7 @@ ExprId Parser::regex(const Token& t) {
 ExprId Parser::dottedRef(llvm::StringRef text, SourceRange r) { return frontend::dottedRef(ast_, st_, text, r); }
 
 ExprId Parser::stringValue(const std::string& decoded, llvm::StringRef original, SourceRange r) {
-  std::vector<Placeholder> ph;
-  if (llvm::StringRef(decoded).contains("{{")) ph = findPlaceholders(decoded);
-  if (ph.empty()) {
-    Expr e = mk(ExprKind::String, r);
-    e.name = st_.intern(decoded);
-    return add(e);
-  }
-  std::vector<FormatPart> parts;
-  size_t pos = 0;
-  for (const Placeholder& p : ph) {
-    if (p.begin > pos) {
-      FormatPart lit;
-      lit.literal = st_.intern(llvm::StringRef(decoded).substr(pos, p.begin - pos));
-      parts.push_back(lit);
-    }
-    FormatPart f;
-    f.fieldText = st_.intern(p.name);
-    f.expr = dottedRef(p.name, r);
-    parts.push_back(f);
-    pos = p.end;
-  }
-  if (pos < decoded.size()) {
-    FormatPart lit;
-    lit.literal = st_.intern(llvm::StringRef(decoded).substr(pos));
-    parts.push_back(lit);
-  }
-  Expr e = mk(ExprKind::StringFormat, r);
-  e.name = st_.intern(original);
-  e.partBegin = uint32_t(ast_.formatParts.size());
-  ast_.formatParts.insert(ast_.formatParts.end(), parts.begin(), parts.end());
-  e.partEnd = uint32_t(ast_.formatParts.size());
-  return add(e);
+  return stringLiteral(ast_, st_, decoded, original, r);
 }
 
 namespace {

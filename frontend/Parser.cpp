@@ -672,19 +672,30 @@ class Builder {
     return cur;
   }
 
+  /// `name=value` of a call or constructor: a keyword as the name is the reference's ReservedKeyword error.
+  bool keywordArg(G::AnyIdContext* id, G::ExpressionContext* value, Arg& arg) {
+    arg.kind = ArgKind::Keyword;
+    if (id->keywordAsId()) {
+      error(DiagKind::ReservedKeyword, rangeOf(id), id->getText());
+      return false;
+    }
+    arg.name = st_.intern(id->getText());
+    arg.value = expression(value);
+    return true;
+  }
+  void storeArgs(const std::vector<Arg>& out, Expr& e) {
+    e.argBegin = uint32_t(ast_.args.size());
+    ast_.args.insert(ast_.args.end(), out.begin(), out.end());
+    e.argEnd = uint32_t(ast_.args.size());
+  }
+
   bool args(const std::vector<G::ArgContext*>& as, Expr& e) {
     std::vector<Arg> out;
     for (G::ArgContext* a : as) {
       Arg arg;
       arg.range = rangeOf(a);
       if (auto* k = dynamic_cast<G::KwArgContext*>(a)) {
-        arg.kind = ArgKind::Keyword;
-        if (k->anyId()->keywordAsId()) {
-          error(DiagKind::ReservedKeyword, rangeOf(k->anyId()), k->anyId()->getText());
-          return false;
-        }
-        arg.name = st_.intern(k->anyId()->getText());
-        arg.value = expression(k->expression());
+        if (!keywordArg(k->anyId(), k->expression(), arg)) return false;
       } else if (auto* s = dynamic_cast<G::SpreadArgContext*>(a)) {
         arg.kind = ArgKind::Spread;
         arg.value = expression(s->expression());
@@ -694,9 +705,7 @@ class Builder {
       if (!arg.value.valid()) return false;
       out.push_back(arg);
     }
-    e.argBegin = uint32_t(ast_.args.size());
-    ast_.args.insert(ast_.args.end(), out.begin(), out.end());
-    e.argEnd = uint32_t(ast_.args.size());
+    storeArgs(out, e);
     return true;
   }
 
@@ -706,13 +715,7 @@ class Builder {
       Arg arg;
       arg.range = rangeOf(a);
       if (auto* k = dynamic_cast<G::KwKwargContext*>(a)) {
-        arg.kind = ArgKind::Keyword;
-        if (k->anyId()->keywordAsId()) {
-          error(DiagKind::ReservedKeyword, rangeOf(k->anyId()), k->anyId()->getText());
-          return false;
-        }
-        arg.name = st_.intern(k->anyId()->getText());
-        arg.value = expression(k->expression());
+        if (!keywordArg(k->anyId(), k->expression(), arg)) return false;
       } else {
         arg.kind = ArgKind::Spread;
         arg.value = expression(dynamic_cast<G::SpreadKwargContext*>(a)->expression());
@@ -720,9 +723,7 @@ class Builder {
       if (!arg.value.valid()) return false;
       out.push_back(arg);
     }
-    e.argBegin = uint32_t(ast_.args.size());
-    ast_.args.insert(ast_.args.end(), out.begin(), out.end());
-    e.argEnd = uint32_t(ast_.args.size());
+    storeArgs(out, e);
     return true;
   }
 
@@ -880,37 +881,7 @@ class Builder {
   }
 
   ExprId stringValue(const std::string& decoded, const std::string& original, SourceRange r) {
-    std::vector<Placeholder> ph = findPlaceholders(decoded);
-    if (ph.empty()) {
-      Expr e = mk(ExprKind::String, r);
-      e.name = st_.intern(decoded);
-      return addExpr(e);
-    }
-    std::vector<FormatPart> parts;
-    size_t pos = 0;
-    for (const Placeholder& p : ph) {
-      if (p.begin > pos) {
-        FormatPart lit;
-        lit.literal = st_.intern(decoded.substr(pos, p.begin - pos));
-        parts.push_back(lit);
-      }
-      FormatPart f;
-      f.fieldText = st_.intern(p.name);
-      f.expr = dottedRef(p.name, r);
-      parts.push_back(f);
-      pos = p.end;
-    }
-    if (pos < decoded.size()) {
-      FormatPart lit;
-      lit.literal = st_.intern(decoded.substr(pos));
-      parts.push_back(lit);
-    }
-    Expr e = mk(ExprKind::StringFormat, r);
-    e.name = st_.intern(original);
-    e.partBegin = uint32_t(ast_.formatParts.size());
-    ast_.formatParts.insert(ast_.formatParts.end(), parts.begin(), parts.end());
-    e.partEnd = uint32_t(ast_.formatParts.size());
-    return addExpr(e);
+    return stringLiteral(ast_, st_, decoded, original, r);
   }
 
   /// "a.b.c" -> AttrRef(AttrRef(Name a, b), c)

@@ -142,14 +142,16 @@ void registerTypes(LowerContext& cx) {
     for (frontend::DeclId did : ast.topDecls) {
       const frontend::Decl& d = ast.decls[did];
       llvm::StringRef name = d.name.valid() ? cx.strings.str(d.name) : "";
+      const std::string fullName = nsName + "::" + name.str();       // entity, typedef, implementation
+      const SourceRange at = d.nameRange.valid() ? d.nameRange : d.range;
       switch (d.kind) {
       case DeclKind::Entity: {
         Entity e;
         e.name = d.name;
-        e.fullName = nsName + "::" + name.str();
+        e.fullName = fullName;
         e.ns = ns;
         e.doc = d.doc;
-        e.range = d.nameRange.valid() ? d.nameRange : d.range;
+        e.range = at;
         EntityId id = p.entities.add(std::move(e));
         cx.defineType(ns, d.name, TypeEntry{TypeKind::Entity, id.index}, p.entities[id].range,
                       "Entity " + p.entities[id].fullName);
@@ -158,9 +160,9 @@ void registerTypes(LowerContext& cx) {
       case DeclKind::Typedef: {
         Typedef t;
         t.name = d.name;
-        t.fullName = nsName + "::" + name.str();
+        t.fullName = fullName;
         t.ns = ns;
-        t.range = d.nameRange.valid() ? d.nameRange : d.range;
+        t.range = at;
         BaseType b;
         if (primitiveType(name, b)) {
           Diagnostic& w = cx.diags.error(DiagKind::CompilerRuntimeWarn, t.range,
@@ -175,9 +177,9 @@ void registerTypes(LowerContext& cx) {
       case DeclKind::Implementation: {
         Implementation impl;
         impl.name = d.name;
-        impl.fullName = nsName + "::" + name.str();
+        impl.fullName = fullName;
         impl.ns = ns;
-        impl.range = d.nameRange.valid() ? d.nameRange : d.range;
+        impl.range = at;
         impl.body = CodeRef{i, {}, d.bodyBegin, d.bodyEnd};
         ImplId id = p.impls.add(std::move(impl));
         cx.defineType(ns, d.name, TypeEntry{TypeKind::Implementation, id.index}, p.impls[id].range,

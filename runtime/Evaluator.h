@@ -326,6 +326,5 @@ class Evaluator {
   StringId requiresName_;
 };
 
-using inm::pairKey;
 
 } // namespace inm::runtime
