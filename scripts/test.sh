@@ -62,6 +62,13 @@ echo "$ctest_out" | grep -v -E '^ *(Start|[0-9]+/[0-9]+ Test) ' | grep -v -E '^\
 ((ctest_rc == 0)) || fail=1
 phase_done ctest
 
+echo "== integration (test/integration, private PostgreSQL) =="
+integ_out=$(python3 test/integration/run.py --build "$BUILD_DIR" 2>&1)
+integ_rc=$?
+echo "$integ_out" | grep -E '(\.\.\. (FAIL|ERROR)|^(FAIL|ERROR):|^integration:)' | head -n 60
+((integ_rc == 0)) || { echo "$integ_out" | tail -n 80; fail=1; }
+phase_done integration
+
 echo "== lit (test/lang) =="
 lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&1)
 lit_rc=$?
@@ -72,5 +79,6 @@ phase_done lit
 echo "== summary (total $((SECONDS - T0)) s) =="
 # Last lines: lit's summary, then ctest's.
 echo "$lit_out" | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly Passed Tests\)/,$p'
+echo "$integ_out" | grep -E '^integration:'
 echo "$ctest_out" | grep -E 'tests passed|tests failed|Total Test time'
 exit $fail
