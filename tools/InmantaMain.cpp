@@ -10,6 +10,7 @@
 #include "ir/Lower.h"
 #include "passes/Pipeline.h"
 #include "runtime/Model.h"
+#include "Verbs.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -63,6 +64,9 @@ void printHelp(llvm::raw_ostream& os) {
         "  -j FILE            (export) write the artifact JSON to FILE\n"
         "  -d                 (export) release and deploy (needs a server)\n"
         "  --version, --help\n";
+  for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
+    os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')
+       << v->help << "\n";
 }
 
 int usage(const std::string& msg) {
@@ -233,6 +237,20 @@ int main(int argc, char** argv) {
   std::string prog = llvm::sys::path::filename(argv[0]).str();
   if (prog == "inmanta-compile") opts.command = "compile";
   if (prog == "inmanta-export") opts.command = "export";
+  if (prog == "inmanta-cli") {
+    if (!tools::kCliMain) return usage("inmanta-cli is not built yet");
+    return tools::kCliMain(args);
+  }
+  // Orchestrator verbs: the first non-option argument names one; global -v flags may precede it.
+  for (size_t i = 0; i < args.size() && opts.command.empty(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if (a.empty() || a[0] == '-') break;
+    for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
+      if (a == v->name) return v->run(std::vector<std::string>(args.begin() + long(i) + 1, args.end()), opts.verbose);
+    break;
+  }
+  opts.verbose = 0;
 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
