@@ -3,10 +3,12 @@
 
 namespace inm::tools {
 
+int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
+
 const Verb kVerbs[] = {
     {nullptr, nullptr, nullptr},
 };
 
-int (*const kCliMain)(const std::vector<std::string>& args) = nullptr;
+int (*const kCliMain)(const std::vector<std::string>& args) = cliMain;
 
 }  // namespace inm::tools
