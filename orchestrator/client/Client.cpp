@@ -17,6 +17,8 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <limits>
+
 namespace inm::client {
 
 namespace asio = boost::asio;
@@ -164,7 +166,7 @@ struct Client::Impl {
       co_return;
     }
     http::response_parser<http::string_body> parser;
-    parser.body_limit(boost::none);
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     c.lowest().expires_after(ep.timeout);
     co_await http::async_read(s, c.buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
