@@ -1,9 +1,13 @@
-// The export push sequence (see include/client/Push.h). The artifact is parsed once with nlohmann; its
-// resources array is edited in place (our `undefined` key moves to `resource_state`, `requires` get the
-// `,v=<version>` suffix the 11.5.5 exporter sends) and moved into the put_version payload, which is dumped once.
+// The export push sequence (see include/client/Push.h). The artifact text is rewritten in one pass
+// (ArtifactText.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix the
+// 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed into a tree.
 // TODO(#10): read the artifact through the shared artifact/ library once it lands on main.
 #include "client/Push.h"
 
+#include "client/ArtifactText.h"
+
+#include <chrono>
+#include <cstdio>
 #include <set>
 
 namespace inm::client {
@@ -20,10 +24,25 @@ std::string stripVersion(const std::string& id) {
   return p == std::string::npos ? id : id.substr(0, p + 1);
 }
 
-/// The resource type of an id: everything before the first '['.
-std::string resourceType(const std::string& id) {
-  return id.substr(0, id.find('['));
-}
+
+/// "<what> took N.NNN s" on `log`, for the -vv/-vvv phase log.
+class PhaseLog {
+ public:
+  explicit PhaseLog(llvm::raw_ostream* log) : log_(log), t_(std::chrono::steady_clock::now()) {}
+  void done(const std::string& what) {
+    auto now = std::chrono::steady_clock::now();
+    if (log_) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3f", std::chrono::duration<double>(now - t_).count());
+      *log_ << "  push: " << what << " took " << buf << " s\n";
+    }
+    t_ = now;
+  }
+
+ private:
+  llvm::raw_ostream* log_;
+  std::chrono::steady_clock::time_point t_;
+};
 
 }  // namespace
 
@@ -45,37 +64,15 @@ llvm::Expected<int64_t> reserveVersion(Client& client) {
 llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artifact, int64_t version,
                                         const PushOptions& options, llvm::raw_ostream* log) {
   PushResult result;
-  nlohmann::json doc = nlohmann::json::parse(artifact, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return fail("the export artifact is not a JSON object");
-  if (doc.value("format_version", 0) != 1)
-    return fail("the export artifact has format_version " + doc.value("format_version", nlohmann::json()).dump() +
-                ", this client reads 1");
-  nlohmann::json& resources = doc["resources"];
-  if (!resources.is_array()) return fail("the export artifact has no `resources` array");
-  const std::string suffix = ",v=" + std::to_string(version);
-
-  // 1. Resources: the envelope edits, and the state / type maps the other calls need.
-  nlohmann::json resourceState = nlohmann::json::object();
-  std::set<std::string> types;
-  for (nlohmann::json& r : resources) {
-    if (!r.is_object() || !r.contains("id") || !r["id"].is_string())
-      return fail("the export artifact has a resource without a string `id`");
-    const std::string& id = r["id"].get_ref<const std::string&>();
-    types.insert(resourceType(id));
-    auto undef = r.find("undefined");
-    if (undef != r.end()) {
-      if (undef->is_boolean() && undef->get<bool>()) resourceState[stripVersion(id)] = "undefined";
-      r.erase(undef);
-    }
-    auto req = r.find("requires");
-    if (req != r.end() && req->is_array())
-      for (nlohmann::json& dep : *req)
-        if (dep.is_string()) dep.get_ref<std::string&>() += suffix;
-  }
-  result.resources = resources.size();
+  PhaseLog phase(log);
+  auto parts = detail::rewriteArtifact(artifact, version);
+  if (!parts) return parts.takeError();
+  std::set<std::string>& types = parts->types;
+  result.resources = parts->resources;
+  phase.done("reading the artifact");
 
   // 2. Files: stat which are missing, upload those (base64) over parallel connections.
-  const nlohmann::json& files = doc["files"];
+  const nlohmann::json& files = parts->files;
   if (files.is_object() && !files.empty()) {
     nlohmann::json stat = {{"files", nlohmann::json::array()}};
     for (auto it = files.begin(); it != files.end(); ++it) stat["files"].push_back(it.key());
@@ -105,10 +102,10 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     result.filesUploaded = uploads.size();
     result.filesKnown = files.size() - uploads.size();
     if (!uploads.empty())
-      if (llvm::Error e = client.sendAll(uploads, options.parallelUploads)) return std::move(e);
+      if (llvm::Error e = client.sendAll(uploads, options.parallelUploads)) return e;
   }
-  if (log)
-    *log << "Uploaded " << result.filesUploaded << " files (" << result.filesKnown << " already on the server)\n";
+  phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" + std::to_string(result.filesKnown) +
+             " already on the server)");
 
   // 3. Handler code: we have no Python code to send; register the resource types with empty sources so a
   // server that insists on code for the version (11.5.5 aborts on a non-200 here) has its rows.
@@ -117,46 +114,59 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     for (const std::string& t : types) code["resources"][t] = nlohmann::json::object();
     auto res = client.call("PUT", "/api/v1/codebatched/" + std::to_string(version), &code);
     if (!res) return res.takeError();
+    phase.done("codebatched");
   }
 
   // 4. The version.
   nlohmann::json resourceSets = nlohmann::json::object();
-  nlohmann::json setNames = nlohmann::json::array();
-  if (doc.contains("resource_sets") && doc["resource_sets"].is_object())
-    for (auto it = doc["resource_sets"].begin(); it != doc["resource_sets"].end(); ++it) {
-      setNames.push_back(it.key());
-      if (it.value().is_array())
-        for (const nlohmann::json& id : it.value())
-          if (id.is_string()) resourceSets[stripVersion(id.get<std::string>())] = it.key();
-    }
-  nlohmann::json payload = nlohmann::json::object();
-  if (!options.partial) payload["version"] = version;
-  payload["resources"] = std::move(resources);
-  payload["resource_state"] = std::move(resourceState);
-  payload["resource_sets"] = std::move(resourceSets);
-  payload["unknowns"] = nlohmann::json::array();
-  payload["version_info"] = {{"export_metadata", options.exportMetadata}};
+  for (auto it = parts->resourceSets.begin(); it != parts->resourceSets.end(); ++it)
+    if (it.value().is_array())
+      for (const nlohmann::json& id : it.value())
+        if (id.is_string()) resourceSets[stripVersion(id.get<std::string>())] = it.key();
+  // The body is assembled as text around the rewritten resources array, which is never parsed.
+  nlohmann::json tail = nlohmann::json::object();
+  tail["resource_state"] = std::move(parts->resourceState);
+  tail["resource_sets"] = std::move(resourceSets);
+  tail["unknowns"] = nlohmann::json::array();
+  tail["version_info"] = {{"export_metadata", options.exportMetadata}};
   if (options.partial) {
     nlohmann::json removed = nlohmann::json::array();
     for (const std::string& s : options.removedResourceSets) removed.push_back(s);
-    payload["removed_resource_sets"] = std::move(removed);
+    tail["removed_resource_sets"] = std::move(removed);
   } else {
-    payload["compiler_version"] = options.compilerVersion;
+    tail["compiler_version"] = options.compilerVersion;
   }
-  payload["pip_config"] = {{"index_url", nullptr}, {"extra_index_url", nlohmann::json::array()},
-                           {"pre", nullptr}, {"use_system_config", false}};
+  tail["pip_config"] = {{"index_url", nullptr}, {"extra_index_url", nlohmann::json::array()},
+                        {"pre", nullptr}, {"use_system_config", false}};
+  auto assemble = [&]() {
+    std::string rest = tail.dump();  // "{...}": splice its members after the resources
+    std::string body;
+    body.reserve(parts->resourcesJson.size() + rest.size() + 64);
+    body += '{';
+    if (!options.partial) body += "\"version\": " + std::to_string(version) + ", ";
+    body += "\"resources\": ";
+    body += parts->resourcesJson;
+    if (rest.size() > 2) {
+      body += ", ";
+      body.append(rest, 1, rest.size() - 1);
+    } else {
+      body += '}';
+    }
+    return body;
+  };
 
   Request put;
   put.method = "PUT";
   put.path = options.partial ? "/api/v2/version/partial" : "/api/v1/version";
-  put.body = payload.dump();
+  put.body = assemble();
+  phase.done("serialising put_version (" + std::to_string(put.body.size()) + " bytes)");
   auto stored = client.send(put);
   if (!stored) {
     Failure f = takeFailure(stored.takeError());
     // An older server that does not know pip_config: the reference exporter retries without it.
     if (f.status != 400 || f.message.find("pip_config") == std::string::npos) return fail(f.text);
-    payload.erase("pip_config");
-    put.body = payload.dump();
+    tail.erase("pip_config");
+    put.body = assemble();
     stored = client.send(put);
     if (!stored) return stored.takeError();
   }
@@ -168,12 +178,14 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     version = (*j)["data"].get<int64_t>();
   }
   result.version = version;
+  phase.done("put_version");
 
   // 5. -d: release it.
   if (options.release) {
     nlohmann::json body = {{"id", version}, {"push", false}};
     auto rel = client.call("POST", "/api/v1/version/" + std::to_string(version), &body);
     if (!rel) return rel.takeError();
+    phase.done("release");
   }
   return result;
 }
