@@ -173,6 +173,8 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   }
   if (opts.verbose >= 3) {
     llvm::errs() << "Pushing the version took " << secondsSince(t2) << " seconds\n";
+    llvm::errs() << "From the end of compilation to the server's last answer took " << secondsSince(t1)
+                 << " seconds\n";
     llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
   }
   llvm::outs() << "Committed resources with version " << pushed->version << "\n";
