@@ -146,14 +146,17 @@ Json CRUDHandler::calculateDiff(HandlerContext& ctx, const Resource& current, co
 }
 
 void CRUDHandler::execute(HandlerContext& ctx, const Resource& desired, bool dryRun) {
-  guarded(ctx, desired, "pre", [&] {
+  std::string step = "pre";  // read by the catch in `guarded`: names where a failure happened
+  guarded(ctx, desired, step, [&] {
     pre(ctx, desired);
     Resource current = desired;
     current.attributes["purged"] = false;
     Json changes = Json::object();
     try {
       ctx.debug("Calling read_resource");
+      step = "read_resource";
       readResource(ctx, current);
+      step = "calculate_diff";
       changes = calculateDiff(ctx, current, desired);
     } catch (const ResourcePurged&) {
       if (!desired.purged()) changes["purged"] = Json{{"current", true}, {"desired", false}};
@@ -171,13 +174,16 @@ void CRUDHandler::execute(HandlerContext& ctx, const Resource& desired, bool dry
     if (changes.contains("purged")) {
       if (desired.purged()) {
         ctx.debug("Calling delete_resource");
+        step = "delete_resource";
         deleteResource(ctx, desired);
       } else {
         ctx.debug("Calling create_resource");
+        step = "create_resource";
         createResource(ctx, desired);
       }
     } else if (!changes.empty() && !desired.purged()) {
       ctx.debug("Calling update_resource", {{"changes", changes}});
+      step = "update_resource";
       updateResource(ctx, changes, desired);
     }
     if (!ctx.status()) ctx.setResourceState(ResourceState::Deployed);

@@ -162,6 +162,7 @@ TEST(HandlerApi, ExceptionBecomesFailedWithTraceback) {
   EXPECT_NE(last.msg.find("cannot read the thing"), std::string::npos) << last.msg;
   ASSERT_TRUE(last.kwargs.contains("traceback"));
   EXPECT_NE(last.kwargs["traceback"].get<std::string>().find("std::runtime_error"), std::string::npos);
+  EXPECT_NE(last.kwargs["traceback"].get<std::string>().find("in read_resource"), std::string::npos);
   EXPECT_EQ(w.calls.back(), "post");  // post always runs
 }
 
