@@ -3,9 +3,11 @@
 
 namespace inm::tools {
 
+int executorMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 
 const Verb kVerbs[] = {
+    {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
 
