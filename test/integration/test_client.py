@@ -53,11 +53,14 @@ class Recorder:
                 rec.requests.append(req)
                 status, obj = rec.route(req)
                 out = json.dumps(obj).encode() if obj is not None else b""
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
@@ -438,6 +441,27 @@ class CliTest(ClientTestBase):
         self.assertIn("no project with id or name 'no-such-name'", c.stderr)
         c = cli(self.base() + ["frobnicate"], check=False)
         self.assertEqual(c.returncode, 2)
+        # environment save never overwrites an existing .inmanta without a terminal to confirm
+        with open(os.path.join(self.tmp, ".inmanta"), "w") as f:
+            f.write("[config]\nenvironment=keep-me\n")
+        c = cli(self.base() + ["environment", "save", "dev"], cwd=self.tmp, check=False)
+        self.assertEqual(c.returncode, 1)
+        self.assertIn(".inmanta exists", c.stderr)
+        self.assertIn("keep-me", open(os.path.join(self.tmp, ".inmanta")).read())
+
+    def test_request_timeout(self):
+        def slow(req, inner=self.fake):
+            import time
+            time.sleep(3)
+            return inner(req)
+
+        self.start()
+        self.rec.route = slow
+        with open(os.path.join(self.tmp, ".inmanta"), "w") as f:
+            f.write(f"[cmdline_rest_transport]\nhost=127.0.0.1\nport={self.rec.port}\nrequest_timeout=1\n")
+        c = cli(["project", "list"], cwd=self.tmp, check=False)
+        self.assertEqual(c.returncode, 1)
+        self.assertIn(f"no answer within 1 s from 127.0.0.1:{self.rec.port}", c.stderr)
 
     def test_token_bootstrap(self):
         key = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
