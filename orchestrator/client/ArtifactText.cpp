@@ -3,6 +3,7 @@
 // resource_sets, ids of undefined resources) are parsed with nlohmann.
 #include "client/ArtifactText.h"
 
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -42,9 +43,16 @@ class Scanner {
     ws();
     if (i_ >= s_.size() || s_[i_] != '"') return fail("expected a string");
     size_t b = i_++;
-    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
-    if (i_ >= s_.size()) return fail("unterminated string");
-    ++i_;
+    // The closing quote is the first '"' preceded by an even number of backslashes (memchr: this is the hot loop).
+    for (;;) {
+      const void* q = i_ < s_.size() ? std::memchr(s_.data() + i_, '"', s_.size() - i_) : nullptr;
+      if (!q) return fail("unterminated string");
+      size_t at = size_t(static_cast<const char*>(q) - s_.data());
+      size_t slashes = 0;
+      while (at - slashes > b + 1 && s_[at - slashes - 1] == '\\') ++slashes;
+      i_ = at + 1;
+      if (slashes % 2 == 0) break;
+    }
     raw = s_.substr(b, i_ - b);
     return true;
   }
