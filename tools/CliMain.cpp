@@ -528,7 +528,7 @@ int param(Cli& cli, const std::string& verb, Args& a) {
   if (verb == "list") {
     a.done();
     json body = {{"query", json::object()}};
-    json r = cli.call("POST", "/api/v1/parameters", &body, {}, env);
+    json r = cli.call("POST", "/api/v1/parameter", &body, {}, env);
     json params = Cli::key(r, "parameters", "list parameters");
     if (cli.printedJson(params)) return 0;
     std::vector<std::vector<std::string>> rows;

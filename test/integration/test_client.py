@@ -97,6 +97,7 @@ class FakeOrchestrator:
         self.projects = {PROJECT: {"id": PROJECT, "name": "demo"}}
         self.envs = {ENV: {"id": ENV, "name": "dev", "project": PROJECT, "repo_url": "", "repo_branch": "master"}}
         self.settings = {}
+        self.params = {}
 
     def __call__(self, req):
         m, p, b = req["method"], req["path"], req["body"]
@@ -155,6 +156,18 @@ class FakeOrchestrator:
             return 200, {"value": self.settings.get(key, True), "metadata": {}}
         if m == "POST" and (p.startswith("/api/v2/agents/") or p.startswith("/api/v2/agent/")):
             return 200, None
+        if (m, p) == ("POST", "/api/v1/parameter"):
+            return 200, {"parameters": list(self.params.values()), "expire": 1800, "now": "2026-11-24T01:00:00.000000"}
+        if m == "GET" and p.startswith("/api/v1/parameter/"):
+            name = urllib.parse.unquote(p.rsplit("/", 1)[1])
+            if name not in self.params:
+                return 404, {"message": f"parameter {name} does not exist"}
+            return 200, {"parameter": self.params[name]}
+        if m == "PUT" and p.startswith("/api/v1/parameter/"):
+            name = urllib.parse.unquote(p.rsplit("/", 1)[1])
+            self.params[name] = {"name": name, "value": b["value"], "source": b["source"], "resource_id": "",
+                                 "updated": "2026-11-24T01:00:00.000000", "metadata": b["metadata"]}
+            return 200, {"parameter": self.params[name]}
         if (m, p) == ("POST", "/api/v2/environment_auth"):
             return 200, {"data": "tok-" + ",".join(b["client_types"])}
         return 404, {"message": f"no route {m} {p}"}
@@ -425,6 +438,14 @@ class CliTest(ClientTestBase):
                          {"id": "6", "push": True, "agent_trigger_method": "push_full_deploy"})
         c = cli(self.base() + ["monitor", "-e", "dev"])
         self.assertIn("Complete: 3/3", c.stdout)
+        c = cli(self.base() + ["param", "set", "-e", "dev", "--name", "db/host", "--value", "10.0.0.1"])
+        self.assertEqual(self.rec.requests[-2]["path"], "/api/v1/parameter/db%2Fhost")  # looked up first (404)
+        self.assertEqual(self.rec.requests[-1]["body"], {"id": "db/host", "value": "10.0.0.1", "source": "user",
+                                                         "resource_id": "", "metadata": {}})
+        c = cli(self.base() + ["param", "list", "-e", "dev"])
+        self.assertRegex(c.stdout, r"\| +\| db/host \| user ")
+        c = cli(self.base() + ["param", "get", "-e", "dev", "--name", "db/host"])
+        self.assertIn("10.0.0.1", c.stdout)
         c = cli(self.base() + ["token", "create", "-e", "dev", "--api", "--compiler"])
         self.assertEqual(c.stdout.strip(), "Token: tok-api,compiler")
 

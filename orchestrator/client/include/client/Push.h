@@ -20,7 +20,7 @@ struct PushOptions {
   std::vector<std::string> removedResourceSets;  // --delete-resource-set (partial only)
   nlohmann::json exportMetadata;               // version_info.export_metadata (an object)
   std::string compilerVersion;
-  unsigned parallelUploads = 4;
+  unsigned parallelUploads = 8;
 };
 
 struct PushResult {
