@@ -83,7 +83,7 @@ void appendFloat(std::string& out, double d) {
   out += fixed;
 }
 
-void append(std::string& out, const nlohmann::json& v) {
+void append(std::string& out, const nlohmann::json& v, int indent, int depth) {
   switch (v.type()) {
   case nlohmann::json::value_t::null: out += "null"; break;
   case nlohmann::json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; break;
@@ -92,26 +92,32 @@ void append(std::string& out, const nlohmann::json& v) {
   case nlohmann::json::value_t::number_float: appendFloat(out, v.get<double>()); break;
   case nlohmann::json::value_t::string: appendEscapedString(out, v.get_ref<const std::string&>()); break;
   case nlohmann::json::value_t::array: {
+    if (v.empty()) { out += "[]"; break; }
     out += '[';
     bool first = true;
     for (const auto& e : v) {
-      if (!first) out += ", ";
+      if (!first) out += indent ? "," : ", ";
       first = false;
-      append(out, e);
+      if (indent) out += "\n" + std::string(size_t(indent) * (depth + 1), ' ');
+      append(out, e, indent, depth + 1);
     }
+    if (indent) out += "\n" + std::string(size_t(indent) * depth, ' ');
     out += ']';
     break;
   }
   case nlohmann::json::value_t::object: {
+    if (v.empty()) { out += "{}"; break; }
     out += '{';
     bool first = true;
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (!first) out += ", ";
+      if (!first) out += indent ? "," : ", ";
       first = false;
+      if (indent) out += "\n" + std::string(size_t(indent) * (depth + 1), ' ');
       appendEscapedString(out, it.key());
       out += ": ";
-      append(out, it.value());
+      append(out, it.value(), indent, depth + 1);
     }
+    if (indent) out += "\n" + std::string(size_t(indent) * depth, ' ');
     out += '}';
     break;
   }
@@ -121,9 +127,9 @@ void append(std::string& out, const nlohmann::json& v) {
 
 } // namespace
 
-std::string pythonJsonDumps(const nlohmann::json& value) {
+std::string pythonJsonDumps(const nlohmann::json& value, int indent) {
   std::string out;
-  append(out, value);
+  append(out, value, indent, 0);
   return out;
 }
 

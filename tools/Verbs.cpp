@@ -3,7 +3,10 @@
 
 namespace inm::tools {
 
+int serverMain(const std::vector<std::string>& args, int verbose);
+
 const Verb kVerbs[] = {
+    {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
     {nullptr, nullptr, nullptr},
 };
 

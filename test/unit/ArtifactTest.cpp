@@ -15,6 +15,12 @@ TEST(AttributeHashTest, DumpsLikePython) {
             R"([1000000000000000.0, 1500000000000000.0, 0.0001, 123.456, "\u007f\u0001", -0.0, {}])");
 }
 
+TEST(AttributeHashTest, DumpsIndentedLikePython) {
+  // json.dumps({"b": [1, {"c": None}], "a": {}, "d": []}, indent=4, sort_keys=True)
+  EXPECT_EQ(pythonJsonDumps(nlohmann::json::parse(R"({"b": [1, {"c": null}], "a": {}, "d": []})"), 4),
+            "{\n    \"a\": {},\n    \"b\": [\n        1,\n        {\n            \"c\": null\n        }\n    ],\n    \"d\": []\n}");
+}
+
 TEST(AttributeHashTest, MatchesPythonMd5AndIgnoresEnvelope) {
   auto attrs = nlohmann::json::parse(
       R"({"b": [1, 2.5, null, true], "a": "x\u00e9\ud83d\ude00\n", "z": {"y": 1e16, "x": 0.00001},

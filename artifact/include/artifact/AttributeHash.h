@@ -11,8 +11,9 @@
 
 namespace inm::artifact {
 
-/// Python's `json.dumps(value, sort_keys=True)` for a JSON value.
-std::string pythonJsonDumps(const nlohmann::json& value);
+/// Python's `json.dumps(value, sort_keys=True)` for a JSON value; with indent > 0, `json.dumps(value,
+/// indent=indent, sort_keys=True)` (items separated by "," and a newline, nested levels indented).
+std::string pythonJsonDumps(const nlohmann::json& value, int indent = 0);
 
 /// md5 hex of `unversionedId` + pythonJsonDumps(attributes without id/requires/provides/version).
 std::string attributeHash(const std::string& unversionedId, const nlohmann::json& attributes);
