@@ -57,7 +57,7 @@ llvm::Error translateCurrentException(const char* what) {
       return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
     }
     if (state == "23505") return model::fail(model::ErrorCode::Conflict, std::string(what) + ": already exists");
-    if (state == "22P02" || state == "23503" || state == "23502")
+    if (state == "22P02" || state == "23503" || state == "23502" || state.rfind("54", 0) == 0 || state.rfind("22", 0) == 0)
       return model::fail(model::ErrorCode::BadRequest, std::string(what) + ": " + e.what());
     return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
   } catch (const pqxx::failure& e) {
