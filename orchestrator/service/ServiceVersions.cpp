@@ -175,8 +175,10 @@ asio::awaitable<bool> Service::autoDeploy(const std::string& env) {
 asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<const nlohmann::json> body) {
   env = lowerUuid(env);
   auto started = std::chrono::steady_clock::now();
+  int64_t buildMs = 0;
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
     llvm::Expected<store::VersionInput> in = buildVersion(env, *body);
+    buildMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     if (!in) return in.takeError();
     return store_.putVersion(*in);
   });
@@ -185,7 +187,7 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
                                                    : (*body)["version"].get<int64_t>();
   logLine("info", "version_stored",
           {{"environment", env}, {"version", std::to_string(version)},
-           {"resources", std::to_string((*body)["resources"].size())},
+           {"resources", std::to_string((*body)["resources"].size())}, {"build_ms", std::to_string(buildMs)},
            {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
   if (co_await autoDeploy(env)) {
     Result r = co_await release(env, version);
