@@ -374,6 +374,17 @@ void ExecutorPool::deploy(const std::string& key, std::vector<DeployRequest> req
   p->deploy(std::move(requests), std::move(onResult));
 }
 
+void ExecutorPool::facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult) {
+  std::string error;
+  std::shared_ptr<ExecutorProcess> p = get(key, &error);
+  if (!p) {
+    for (const DeployRequest& r : requests)
+      onResult(ActionResult::unavailable(r.actionId, r.resourceId, "cannot start an executor for " + key + ": " + error));
+    return;
+  }
+  p->facts(std::move(requests), std::move(onResult));
+}
+
 void ExecutorPool::shutdown(std::function<void()> done) {
   auto remaining = std::make_shared<size_t>(processes_.size());
   auto finish = std::make_shared<std::function<void()>>(std::move(done));

@@ -294,19 +294,21 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
         } else if (type == "file") {
           files.answer(*msg);
         } else if (type == "deploy" || type == "facts") {
-          const Json& reqs = (*msg)["requests"];
+          Json& reqs = (*msg)["requests"];
           if (!reqs.is_array()) throw std::runtime_error("executor protocol: \"" + type + "\" needs a requests array");
           bool facts = type == "facts";
-          for (const Json& rj : reqs) {
+          for (Json& rj : reqs) {
             DeployRequest req;
             try {
-              req = DeployRequest::fromJson(rj);
+              req = DeployRequest::fromJson(std::move(rj));
             } catch (const std::exception& e) {
-              ActionResult bad = ActionResult::unavailable(rj.value("action_id", std::string()),
-                                                           rj.value("id", std::string()), e.what());
+              ActionResult bad = ActionResult::unavailable(
+                  rj.is_object() ? rj.value("action_id", std::string()) : std::string(),
+                  rj.is_object() ? rj.value("id", std::string()) : std::string(), e.what());
               out.write(bad.toJson());
               continue;
             }
+            rj = nullptr;  // free the parsed request as we go
             pool->post([&, req = std::move(req), facts] {
               std::string agent;
               try {

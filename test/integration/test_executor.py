@@ -5,6 +5,7 @@ shutdown), and `inm-executor-probe`, which runs the real ExecutorPool client the
 Files/Directories/Symlinks/NullResources in a temp dir, dry runs, an executor killed with SIGKILL mid-batch, a hung
 (SIGSTOPped) executor, and reaping. No PostgreSQL is needed; every process started is stopped by PID.
 """
+import base64
 import hashlib
 import json
 import os
@@ -294,6 +295,35 @@ class RawProtocolTest(unittest.TestCase):
         proc.stdin.write(frame({"type": "shutdown"}))
         proc.stdin.flush()
         self.assertEqual(read_frame(proc.stdout)["type"], "bye")
+        self.assertEqual(proc.wait(10), 0)
+
+    def test_get_file_round_trip_and_facts(self):
+        proc = self.start()
+        d = tempfile.mkdtemp(prefix="inm-raw-")
+        self.addCleanup(shutil.rmtree, d, True)
+        content = b"\x00binary\xffcontent"
+        h = hashlib.sha1(content).hexdigest()
+        path = os.path.join(d, "bin")
+        proc.stdin.write(frame({"type": "hello", "protocol": 1}))
+        proc.stdin.write(frame({"type": "deploy", "requests": [file_req("f", path, h)]}))
+        proc.stdin.write(frame({"type": "facts", "requests": [null_req("q", "n")]}))
+        proc.stdin.flush()
+        self.assertEqual(read_frame(proc.stdout)["type"], "hello")
+        got = {}
+        while len(got) < 2:
+            m = read_frame(proc.stdout)
+            if m["type"] == "get_file":
+                self.assertEqual(m["hash"], h)
+                proc.stdin.write(frame({"type": "file", "request": m["request"], "found": True,
+                                        "content_base64": base64.b64encode(content).decode()}))
+                proc.stdin.flush()
+            else:
+                got[m["action_id"]] = m
+        self.assertEqual((got["f"]["type"], got["f"]["status"], got["f"]["change"]), ("result", "deployed", "created"))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), content)
+        self.assertEqual((got["q"]["type"], got["q"]["status"], got["q"]["facts"]), ("facts_result", "deployed", {}))
+        proc.stdin.close()  # EOF = the scheduler is gone: the executor stops
         self.assertEqual(proc.wait(10), 0)
 
     def test_protocol_version_mismatch_is_refused(self):

@@ -4,6 +4,7 @@
 //   {"cmd":"file_delay","ms":N}                  -> {"event":"ok"}   (answers to get_file wait N ms)
 //   {"cmd":"pid","key":K}                        -> {"event":"pid","pid":…} (starts the process if needed)
 //   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…} each
+//   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
 //   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
 // get_file requests are reported as {"event":"get_file","hash":…}. Options: --executable PATH (the inmanta
 // binary), --threads N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N.
@@ -96,6 +97,23 @@ int main(int argc, char** argv) {
           std::vector<DeployRequest> reqs;
           for (const Json& r : cmd["requests"]) reqs.push_back(DeployRequest::fromJson(r));
           int pid = p->pid();
+          if (cmd.value("quiet", false)) {
+            // Benchmark mode: one summary event per batch (counts per status, seconds from send to last result).
+            struct Tally {
+              size_t left;
+              std::map<std::string, size_t> statuses;
+              std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+            };
+            auto tally = std::make_shared<Tally>(Tally{reqs.size(), {}});
+            p->deploy(std::move(reqs), [tally, pid](const ActionResult& r) {
+              ++tally->statuses[r.status];
+              if (--tally->left == 0)
+                emit(Json{{"event", "batch_done"}, {"pid", pid}, {"statuses", tally->statuses},
+                          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - tally->t0).count()}});
+            });
+            emit(Json{{"event", "sent"}, {"pid", pid}});
+            return readLine();
+          }
           p->deploy(std::move(reqs), [key, pid](const ActionResult& r) {
             Json j = r.toJson();
             j["event"] = "result";

@@ -127,6 +127,8 @@ class ExecutorPool {
   std::shared_ptr<ExecutorProcess> get(const std::string& key, std::string* error = nullptr);
   /// get(key)->deploy(…); when spawning fails every request gets `unavailable` with the spawn error.
   void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// get(key)->facts(…), with the same spawn-failure handling.
+  void facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks every process to stop; `done` runs when all are reaped.
   void shutdown(std::function<void()> done = nullptr);
   /// How many processes were started so far (for tests and logs).
