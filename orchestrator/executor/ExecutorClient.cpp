@@ -90,6 +90,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
     if (getppid() != parent) _exit(1);
     dup2(toChild[0], 0);
     dup2(fromChild[1], 1);
+    close_range(3, ~0U, 0);  // no scheduler socket or file leaks into the executor
     execv(argv[0], argv.data());
     const char msg[] = "inmanta executor: exec failed\n";
     (void)!write(2, msg, sizeof msg - 1);
