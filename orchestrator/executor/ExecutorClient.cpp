@@ -109,6 +109,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
   p->in_.assign(toChild[1]);
   p->out_.assign(fromChild[0]);
   p->lastHeard_ = std::chrono::steady_clock::now();
+  p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
   asio::post(p->strand_, [p] {
     p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
     p->readHeader();
@@ -198,6 +199,8 @@ void ExecutorProcess::onMessage(const Json& msg) {
     if (it == inFlight_.end()) return;
     std::shared_ptr<ResultCallback> cb = it->second.callback;
     inFlight_.erase(it);
+    inFlightCount_ = inFlight_.size();
+    lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
     (*cb)(r);
   } else if (type == "get_file") {
     uint64_t id = msg.value("request", uint64_t(0));
@@ -264,6 +267,7 @@ void ExecutorProcess::onDeath(const std::string&) {
                         " while this resource was in flight";
   std::map<std::string, Pending> pending;
   pending.swap(inFlight_);
+  inFlightCount_ = 0;
   for (auto& [actionId, p] : pending) (*p.callback)(ActionResult::unavailable(actionId, p.resourceId, message));
   std::vector<std::function<void()>> waiters;
   waiters.swap(onReaped_);
@@ -305,6 +309,8 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
       self->inFlight_[r.actionId] = Pending{r.resourceId, cb};
       frame["requests"].push_back(r.toJson());
     }
+    self->inFlightCount_ = self->inFlight_.size();
+    self->lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
     self->send(std::move(frame));
   });
 }
@@ -384,6 +390,25 @@ void ExecutorPool::facts(const std::string& key, std::vector<DeployRequest> requ
     return;
   }
   p->facts(std::move(requests), std::move(onResult));
+}
+
+size_t ExecutorPool::stopIdle(std::chrono::milliseconds idleFor) {
+  size_t stopped = 0;
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    std::shared_ptr<ExecutorProcess> p = it->second;
+    if (!p->alive()) {
+      p->terminateNow();
+      it = processes_.erase(it);
+    } else if (p->inFlight() == 0 && now - p->lastActivity() >= idleFor) {
+      p->shutdown();
+      ++stopped;
+      it = processes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return stopped;
 }
 
 void ExecutorPool::shutdown(std::function<void()> done) {

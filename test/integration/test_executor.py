@@ -245,6 +245,20 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual(r["n"]["status"], "deployed")
         p.shutdown()
 
+    def test_idle_executor_is_stopped_and_replaced(self):
+        p = self.probe()
+        pid, r = p.deploy([null_req("n", "a")], key="k")
+        self.assertEqual(r["n"]["status"], "deployed")
+        p.send(cmd="stop_idle", ms=60000)
+        self.assertEqual(p.next("stopped")["count"], 0, "recently used: kept")
+        p.send(cmd="stop_idle", ms=0)
+        self.assertEqual(p.next("stopped")["count"], 1)
+        harness.wait_for(lambda: pid_gone(pid), timeout=10, what="the idle executor to stop")
+        pid2, r = p.deploy([null_req("n2", "b")], key="k")
+        self.assertNotEqual(pid2, pid)
+        self.assertEqual(r["n2"]["status"], "deployed")
+        self.assertEqual(p.shutdown()["started"], 2)
+
     def test_executor_dies_with_its_parent(self):
         p = self.probe()
         p.send(cmd="pid", key="k")

@@ -5,6 +5,7 @@
 //   {"cmd":"pid","key":K}                        -> {"event":"pid","pid":…} (starts the process if needed)
 //   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…} each
 //   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
+//   {"cmd":"stop_idle","ms":N}                   -> {"event":"stopped","count":…} (ExecutorPool::stopIdle)
 //   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
 // get_file requests are reported as {"event":"get_file","hash":…}. Options: --executable PATH (the inmanta
 // binary), --threads N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N.
@@ -123,6 +124,8 @@ int main(int argc, char** argv) {
           });
           emit(Json{{"event", "sent"}, {"pid", pid}});
         }
+      } else if (c == "stop_idle") {
+        emit(Json{{"event", "stopped"}, {"count", pool.stopIdle(std::chrono::milliseconds(cmd.value("ms", 0)))}});
       } else if (c == "shutdown") {
         pool.shutdown([&] {
           emit(Json{{"event", "bye"}, {"started", pool.started()}, {"pids", pids}});

@@ -71,7 +71,11 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   pid_t pid() const { return pid_; }
   const std::string& key() const { return key_; }
   /// Requests sent whose result has not arrived yet.
-  size_t inFlight() const { return inFlight_.size(); }
+  size_t inFlight() const { return inFlightCount_.load(); }
+  /// When a request was last sent or a result last arrived (steady clock).
+  std::chrono::steady_clock::time_point lastActivity() const {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(lastActivity_.load()));
+  }
   /// Why the process ended ("" while alive).
   const std::string& deathCause() const { return deathCause_; }
 
@@ -102,6 +106,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   boost::asio::steady_timer heartbeat_;
   boost::asio::steady_timer grace_;
   std::chrono::steady_clock::time_point lastHeard_;
+  std::atomic<std::chrono::steady_clock::duration::rep> lastActivity_{0};
+  std::atomic<size_t> inFlightCount_{0};
   uint64_t heartbeatSeq_ = 0;
   std::deque<std::string> writeQueue_;
   bool writing_ = false;
@@ -131,6 +137,9 @@ class ExecutorPool {
   void facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks every process to stop; `done` runs when all are reaped.
   void shutdown(std::function<void()> done = nullptr);
+  /// Shuts down the processes with nothing in flight and no activity for `idleFor` (the reference's
+  /// executor-retention-time, 60 s); dead ones are dropped too. Returns how many were stopped.
+  size_t stopIdle(std::chrono::milliseconds idleFor);
   /// How many processes were started so far (for tests and logs).
   size_t started() const { return started_; }
 
