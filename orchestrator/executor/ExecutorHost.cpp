@@ -130,6 +130,10 @@ class RemoteFiles : public FileSource {
     return fut.get();
   }
 
+  void putFile(const std::string& hash, const std::string& content) override {
+    out_.write(Json{{"type", "put_file"}, {"hash", hash}, {"content_base64", base64Encode(content)}});
+  }
+
   /// A `file` frame arrived.
   void answer(const Json& msg) {
     uint64_t id = msg.value("request", uint64_t(0));

@@ -40,6 +40,7 @@ class Probe:
         self.proc = subprocess.Popen([PROBE, "--executable", harness.INMANTA, *extra], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.events = queue.Queue()
+        self.history = []  # every event taken from the queue, in order
         self.stderr = []
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
@@ -65,6 +66,7 @@ class Probe:
                 continue
             if e is None:
                 raise AssertionError(f"probe exited while waiting for {event!r}; stderr: {''.join(self.stderr)}")
+            self.history.append(e)
             if e["event"] == event:
                 return e
 
@@ -185,6 +187,9 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual({k: v["status"] for k, v in r.items()}, {"f": "dry", "d": "dry", "l": "dry"})
         self.assertEqual(r["f"]["changes"]["hash"], {"current": hashlib.sha1(b"old\n").hexdigest(), "desired": h})
         self.assertEqual(r["f"]["changes"]["permissions"], {"current": 644, "desired": 600})
+        # The current content was offered to the file store for the diff (before the result).
+        offered = [e for e in p.history if e["event"] == "put_file"]
+        self.assertEqual([(e["hash"], e["size"]) for e in offered], [(hashlib.sha1(b"old\n").hexdigest(), 4)])
         self.assertEqual(r["d"]["changes"], {"purged": {"current": True, "desired": False}})
         self.assertEqual(open(f).read(), "old\n")
         self.assertEqual(os.stat(f).st_mode & 0o7777, 0o644)

@@ -7,7 +7,7 @@
 //   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
 //   {"cmd":"stop_idle","ms":N}                   -> {"event":"stopped","count":…} (ExecutorPool::stopIdle)
 //   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
-// get_file requests are reported as {"event":"get_file","hash":…}. Options: --executable PATH (the inmanta
+// get_file requests are reported as {"event":"get_file","hash":…}, put_file offers as {"event":"put_file",…}. Options: --executable PATH (the inmanta
 // binary), --threads N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
     timer->async_wait([timer, reply, content](boost::system::error_code) { reply(content); });
   };
   ExecutorPool pool(io.get_executor(), options, provider);
+  pool.setFileSink([](const std::string& hash, const std::string& content) {
+    emit(Json{{"event", "put_file"}, {"hash", hash}, {"size", content.size()}});
+  });
   std::vector<int> pids;
 
   asio::posix::stream_descriptor in(io, dup(0));

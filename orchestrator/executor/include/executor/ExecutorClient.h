@@ -45,6 +45,9 @@ using ResultCallback = std::function<void(const ActionResult&)>;
 using FileProvider =
     std::function<void(const std::string& sha1hex, std::function<void(std::optional<std::string>)> reply)>;
 
+/// Receives content an executor offers for the file store (`put_file`: the current content of a changed file).
+using FileSink = std::function<void(const std::string& sha1hex, const std::string& content)>;
+
 /// One executor child process and its protocol connection.
 class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
  public:
@@ -62,6 +65,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void facts(std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks the process to stop; SIGKILL after the grace period; `done` runs once it is reaped.
   void shutdown(std::function<void()> done = nullptr);
+  /// Where `put_file` content goes (default: dropped). Set before the first request.
+  void setFileSink(FileSink sink) { sink_ = std::move(sink); }
   /// SIGKILL now (the death path then fails in-flight requests with `cause`).
   void kill(const std::string& cause);
   /// Synchronous SIGKILL + waitpid, for destructors and shutdown paths outside the strand.
@@ -95,6 +100,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   std::string key_;
   ExecutorOptions options_;
   FileProvider files_;
+  FileSink sink_;
   pid_t pid_ = -1;
   std::atomic<bool> alive_{false};
   bool reaped_ = false;
@@ -133,6 +139,8 @@ class ExecutorPool {
   std::shared_ptr<ExecutorProcess> get(const std::string& key, std::string* error = nullptr);
   /// get(key)->deploy(…); when spawning fails every request gets `unavailable` with the spawn error.
   void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// Where executors' `put_file` content goes (applies to processes started afterwards).
+  void setFileSink(FileSink sink) { sink_ = std::move(sink); }
   /// get(key)->facts(…), with the same spawn-failure handling.
   void facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks every process to stop; `done` runs when all are reaped.
@@ -147,6 +155,7 @@ class ExecutorPool {
   boost::asio::any_io_executor executor_;
   ExecutorOptions options_;
   FileProvider files_;
+  FileSink sink_;
   std::map<std::string, std::shared_ptr<ExecutorProcess>> processes_;
   size_t started_ = 0;
 };
