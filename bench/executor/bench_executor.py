@@ -2,10 +2,12 @@
 """Executor throughput (reported, not a timed test): N NullResources in one `deploy` batch through the real
 ExecutorPool client and one `inmanta executor` process, timed inside the client from send to the last result.
 Usage: bench_executor.py [--build DIR] [-n N] [--rounds R] [--threads T]
-Prints one line per round and the executor's peak RSS (VmHWM)."""
+Prints one line per round, the executor's peak RSS (VmHWM) and the CPU time of client + executor (a figure
+that does not depend on how loaded the machine is)."""
 import argparse
 import json
 import os
+import resource
 import subprocess
 
 ap = argparse.ArgumentParser()
@@ -38,6 +40,10 @@ try:
     p.stdin.write(json.dumps({"cmd": "shutdown"}) + "\n")
     p.stdin.flush()
     p.wait(30)
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the probe and the executor it reaped
+    cpu = ru.ru_utime + ru.ru_stime
+    total = a.n * a.rounds
+    print(f"CPU (client + executor): {cpu:.2f} s for {total} resources = {total / cpu:.0f} resources per CPU-second")
 finally:
     if p.poll() is None:
         p.kill()

@@ -114,7 +114,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
   p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
   asio::post(p->strand_, [p] {
     p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
-    p->readHeader();
+    p->readMore();
     p->armHeartbeat();
   });
   return p;
@@ -155,35 +155,24 @@ void ExecutorProcess::writeNext() {
   });
 }
 
-void ExecutorProcess::readHeader() {
+void ExecutorProcess::readMore() {
   auto self = shared_from_this();
-  asio::async_read(out_, asio::buffer(header_, 4), [self](boost::system::error_code ec, size_t) {
+  out_.async_read_some(asio::buffer(readBuffer_), [self](boost::system::error_code ec, size_t n) {
     if (ec) return self->onDeath("");
-    uint32_t n = (uint32_t(self->header_[0]) << 24) | (uint32_t(self->header_[1]) << 16) |
-                 (uint32_t(self->header_[2]) << 8) | uint32_t(self->header_[3]);
-    if (n > kMaxFrameBytes) {
-      self->killCause_ = "sent a frame of " + std::to_string(n) + " bytes (protocol error)";
-      ::kill(self->pid_, SIGKILL);
-      return self->onDeath("");
-    }
-    self->readBody(n);
-  });
-}
-
-void ExecutorProcess::readBody(uint32_t size) {
-  body_.resize(size);
-  auto self = shared_from_this();
-  asio::async_read(out_, asio::buffer(body_), [self](boost::system::error_code ec, size_t) {
-    if (ec) return self->onDeath("");
-    Json msg = Json::parse(self->body_, nullptr, false);
-    if (msg.is_discarded() || !msg.is_object() || !msg.contains("type") || !msg["type"].is_string()) {
-      self->killCause_ = "sent a frame that is not a JSON object with a \"type\" (protocol error)";
-      ::kill(self->pid_, SIGKILL);
-      return self->onDeath("");
-    }
+    self->decoder_.feed(self->readBuffer_.data(), n);
     self->lastHeard_ = std::chrono::steady_clock::now();
-    self->onMessage(msg);
-    if (self->alive_) self->readHeader();
+    try {
+      while (self->alive_) {
+        std::optional<Json> msg = self->decoder_.next();
+        if (!msg) break;
+        self->onMessage(*msg);
+      }
+    } catch (const std::exception& e) {
+      self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
+      ::kill(self->pid_, SIGKILL);
+      return self->onDeath("");
+    }
+    if (self->alive_) self->readMore();
   });
 }
 

@@ -88,8 +88,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
   void send(Json message);
   void writeNext();
-  void readHeader();
-  void readBody(uint32_t size);
+  void readMore();
   void onMessage(const Json& msg);
   void onDeath(const std::string& cause);
   void reap(bool force);
@@ -117,8 +116,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   uint64_t heartbeatSeq_ = 0;
   std::deque<std::string> writeQueue_;
   bool writing_ = false;
-  unsigned char header_[4];
-  std::string body_;
+  std::vector<char> readBuffer_ = std::vector<char>(1 << 16);
+  FrameDecoder decoder_;  ///< many result frames per read: one async op per 64 KiB, not two per frame
   struct Pending {
     std::string resourceId;
     std::shared_ptr<ResultCallback> callback;
