@@ -10,6 +10,7 @@ import { href, navigate } from "../router";
 
 cytoscape.use(dagre);
 const kMaxNodes = 5000;
+const kDagreMax = 600;
 
 async function loadVersion(env: string, version: string, signal: AbortSignal): Promise<ResourceRow[]> {
   const rows: ResourceRow[] = [];
@@ -37,12 +38,15 @@ export function Graph({ env, version }: { env: string; version: string }) {
   const cy = useRef<cytoscape.Core | null>(null);
   const [layoutMs, setLayoutMs] = useState<number | null>(null);
   const [builtFor, setBuiltFor] = useState("");
+  // dagre (layered) is the default up to kDagreMax nodes; above that its crossing minimisation takes seconds on a
+  // slow machine, so cytoscape's own breadth-first layering is the default there (both can be picked).
+  const [layout, setLayout] = useState<"auto" | "dagre" | "breadthfirst">("auto");
 
   // Build (and lay out) once per version; later polls only recolour.
   useEffect(() => {
     const data = rows.data;
     if (!box.current || !data) return;
-    const key = `${env}/${version}/${data.length}`;
+    const key = `${env}/${version}/${data.length}/${layout}`;
     if (cy.current && builtFor === key) {
       cy.current.batch(() => {
         for (const r of data) cy.current!.getElementById(stripVersion(r.resource_id)).data("colour", kStatusColours[r.status] ?? "#455a64");
@@ -85,12 +89,15 @@ export function Graph({ env, version }: { env: string; version: string }) {
         { selector: "node:selected", style: { label: "data(label)", "border-width": 3, "border-color": "#000" } },
         { selector: "edge", style: { width: 1, "line-color": "#b0bec5", "target-arrow-shape": "triangle", "target-arrow-color": "#b0bec5", "curve-style": big ? "haystack" : "bezier" } },
       ],
-      layout: { name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 60, ranker: big ? "longest-path" : "network-simplex", animate: false } as any,
+      maxZoom: 1.6,
+      layout: (layout === "breadthfirst" || (layout === "auto" && data.length > kDagreMax)
+        ? { name: "breadthfirst", directed: true, spacingFactor: 0.6, animate: false }
+        : { name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 60, ranker: big ? "longest-path" : "network-simplex", animate: false }) as any,
     });
     cy.current.on("tap", "node", (e) => navigate(href("resources/details", { env, rid: e.target.id() })));
     setLayoutMs(Math.round(performance.now() - t0));
     setBuiltFor(key);
-  }, [rows.data]);
+  }, [rows.data, layout]);
   useEffect(() => () => cy.current?.destroy(), []);
 
   const counts: Record<string, number> = {};
@@ -99,6 +106,12 @@ export function Graph({ env, version }: { env: string; version: string }) {
     <Section
       title={`Dependency graph${version ? ` of version ${version}` : ""}`}
       actions={
+        <>
+        <select aria-label="layout" value={layout} onChange={(e) => setLayout((e.target as HTMLSelectElement).value as any)}>
+          <option value="auto">layout: automatic</option>
+          <option value="dagre">layout: layered (dagre)</option>
+          <option value="breadthfirst">layout: breadth-first (fast)</option>
+        </select>
         <select aria-label="version" value={version} onChange={(e) => navigate(href("graph", { env, version: (e.target as HTMLSelectElement).value }))}>
           {!version && <option value="">pick a version…</option>}
           {versions.data?.data.map((v) => (
@@ -107,6 +120,7 @@ export function Graph({ env, version }: { env: string; version: string }) {
             </option>
           ))}
         </select>
+        </>
       }
     >
       <ErrorBanner error={versions.error ?? rows.error} />
@@ -117,7 +131,7 @@ export function Graph({ env, version }: { env: string; version: string }) {
           </span>
         ))}
         {rows.data && (
-          <span class="muted" data-testid="graph-info" data-nodes={rows.data.length} data-layout-ms={layoutMs ?? ""}>
+          <span class="muted" data-testid="graph-info" data-nodes={rows.data.length} data-layout-ms={layoutMs ?? ""} data-built={builtFor}>
             {rows.data.length} nodes{rows.data.length >= kMaxNodes ? ` (first ${kMaxNodes} only)` : ""}
             {layoutMs !== null && ` · layout ${layoutMs} ms`} · click a node for its details
           </span>
