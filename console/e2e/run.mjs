@@ -296,6 +296,8 @@ await step("agents: pause one", async () => {
 await step(`big environment (${bigN} resources): first render and a filtered page`, async () => {
   const proj = (await restOk("GET", "/api/v2/project")).data.find((p) => p.name === "e2e");
   const env = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name: "big" })).data.id;
+  // Halted: the console reads the 100k rows; nothing should deploy them on the test machine.
+  await restOk("POST", "/api/v2/actions/environment/halt", env, {});
   const agents = 50;
   const resources = [];
   for (let i = 0; i < bigN; i++) {
@@ -336,6 +338,7 @@ await step(`big environment (${bigN} resources): first render and a filtered pag
   // The graph at 1,000 nodes: the first 1,000 resources' version graph would need a 1,000-resource version; use a
   // separate environment so its layout time is measured on exactly 1,000 nodes.
   const env1k = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name: "graph-1k" })).data.id;
+  await restOk("POST", "/api/v2/actions/environment/halt", env1k, {});
   const v1k = await exportVersion(env1k, { resources: resources.slice(0, 1000).map((r, i) => ({ ...r, requires: i % 10 ? [resources[i - 1].id.replace(/,v=0$/, "")] : i >= 10 ? [resources[i - 10].id.replace(/,v=0$/, "")] : [] })), resource_sets: {} }, "1000 resources");
   const g0 = Date.now();
   await go(`/console/graph?env=${env1k}&version=${v1k}`);
