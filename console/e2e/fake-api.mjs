@@ -295,6 +295,11 @@ const server = http.createServer((req, res) => {
     let status = 200, out;
     try {
       need(url.pathname.startsWith("/api/"), 404, `no such path ${url.pathname}`);
+      if (requiredToken && url.pathname !== "/api/v2/health") {
+        const auth = req.headers["authorization"] ?? "";
+        need(auth.startsWith("Bearer "), 401, "Authorization header is missing: this server requires a bearer token");
+        need(auth.slice(7) === requiredToken, 401, "the bearer token is not valid");
+      }
       let raw = Buffer.concat(chunks);
       if (req.headers["content-encoding"] === "gzip") raw = zlib.gunzipSync(raw);
       let body = {};
@@ -311,5 +316,7 @@ const server = http.createServer((req, res) => {
 });
 
 const port = Number(process.argv[2] ?? 0);
+const tokenAt = process.argv.indexOf("--token");
+const requiredToken = tokenAt > 0 ? process.argv[tokenAt + 1] : null;
 server.listen(port, "127.0.0.1", () => console.log(`listening ${server.address().port}`));
 process.on("SIGTERM", () => { server.close(); process.exit(0); });

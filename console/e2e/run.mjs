@@ -353,6 +353,36 @@ await step(`big environment (${bigN} resources): first render and a filtered pag
   await shot("graph-1000-dagre");
 }, { needs: ["big"] });
 
+await step("auth: the login form takes a token", async () => {
+  let authUrl = opt("auth-url", "");
+  let token = opt("auth-token", "");
+  let authFake = null;
+  if (!authUrl && fake) {
+    token = "e2e-secret-token";
+    authFake = spawn(process.execPath, [path.join(here, "fake-api.mjs"), "0", "--token", token], { stdio: ["ignore", "pipe", "inherit"] });
+    authUrl = await new Promise((res) => authFake.stdout.on("data", (d) => { const m = /listening (\d+)/.exec(String(d)); if (m) res(`http://127.0.0.1:${m[1]}`); }));
+  }
+  try {
+    const bare = await fetch(`${authUrl}/api/v2/project`);
+    expect(bare.status === 401, `the auth server answered ${bare.status} without a token`);
+    await page.goto(`${authUrl}/console/`);
+    await page.locator('[data-testid="login"]').waitFor();
+    await page.locator('textarea[name="token"]').fill("not-a-valid-token");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator('[data-testid="login"] [data-testid="error"]').waitFor();
+    expect((await page.locator('[data-testid="login"] [data-testid="error"]').textContent()).includes("refused"), "a bad token is not reported");
+    await shot("login");
+    await page.locator('textarea[name="token"]').fill(token);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator('[data-testid="create-env"]').waitFor();
+    await page.waitForTimeout(500);
+    expect(await page.locator('[data-testid="login"]').count() === 0, "still on the login form with a valid token");
+    expect(await page.evaluate(() => sessionStorage.getItem("inmanta.token")) === token, "the token is not kept in sessionStorage");
+  } finally {
+    authFake?.kill("SIGTERM");
+  }
+}, { needs: ["auth"] });
+
 await step("no uncaught errors in the page", async () => {
   expect(consoleErrors.length === 0, `page errors: ${consoleErrors.join(" | ")}`);
 });

@@ -24,8 +24,8 @@ export function setToken(token: string | null): void {
 }
 
 // Called on 401 so the app can show the login form; set by main.tsx.
-let onUnauthorized: (() => void) | null = null;
-export function setUnauthorizedHandler(fn: () => void): void {
+let onUnauthorized: ((message: string) => void) | null = null;
+export function setUnauthorizedHandler(fn: (message: string) => void): void {
   onUnauthorized = fn;
 }
 
@@ -79,7 +79,7 @@ export async function request<T = any>(method: string, path: string, opts: Reque
   if (resp.status === 304 && cached) return cached.body as T;
   if (!resp.ok) {
     const msg = await messageOf(resp);
-    if (resp.status === 401 && onUnauthorized) onUnauthorized();
+    if (resp.status === 401 && onUnauthorized) onUnauthorized(msg);
     throw new ApiError(resp.status, msg, path);
   }
   const text = await resp.text();

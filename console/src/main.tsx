@@ -26,12 +26,13 @@ const kEnvPages: [string, string][] = [
   ["settings", "Settings"],
 ];
 
-function Login({ next, onDone }: { next: string; onDone: () => void }) {
+function Login({ next, reason, onDone }: { next: string; reason: string; onDone: () => void }) {
   const [token, setTok] = useState("");
   return (
-    <div class="login">
+    <div class="login" data-testid="login">
       <h1>Log in</h1>
       <p>The server requires authentication. Paste an API token (for example from <code>inmanta-cli token create --api</code>).</p>
+      <ErrorBanner error={reason ? `${getToken() ? "The token was refused" : "Not logged in"}: ${reason}` : null} />
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -98,8 +99,8 @@ function EnvBar({ env, page }: { env: string; page: string }) {
 
 function App() {
   const route = useRoute();
-  const [authNeeded, setAuthNeeded] = useState(false);
-  useEffect(() => setUnauthorizedHandler(() => setAuthNeeded(true)), []);
+  const [authNeeded, setAuthNeeded] = useState("");
+  useEffect(() => setUnauthorizedHandler((msg) => setAuthNeeded(msg || "401 Unauthorized")), []);
   useEffect(() => {
     document.title = `Inmanta console${route.page ? ` · ${route.page}` : ""}`;
   }, [route.page]);
@@ -107,7 +108,7 @@ function App() {
   if (route.page === "login" || authNeeded) {
     const next = route.page === "login" ? route.params.get("next") ?? "" : location.pathname + location.search;
     return (
-<Login next={next} onDone={() => setAuthNeeded(false)} />
+<Login next={next} reason={authNeeded} onDone={() => setAuthNeeded("")} />
     );
   }
   let body;

@@ -13,6 +13,9 @@ Usage: run_e2e.py [--build DIR] [--shots DIR] [--big N] [--fake]
 Prints run.mjs's output; its last line is `N passed, N failed, N skipped`. Exit status 1 on any failure.
 """
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import re
 import os
@@ -34,6 +37,43 @@ def has_verb(inmanta, verb):
     """True if `inmanta --help` lists the verb (one line per verb of tools/Verbs.cpp)."""
     r = subprocess.run([inmanta, "--help"], capture_output=True, text=True, timeout=10)
     return re.search(rf"^\s+{re.escape(verb)}\s", r.stdout + r.stderr, re.M) is not None
+
+
+def mint_token(key, issuer):
+    """An HS256 JWT with client type api (spec §12), signed with the raw key string."""
+    def b64(raw):
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    now = int(time.time())
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps({"iss": issuer, "iat": now, "exp": now + 3600, "urn:inmanta:ct": "api"}).encode())
+    sig = b64(hmac.new(key.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
+    return f"{head}.{body}.{sig}"
+
+
+def start_server(inmanta, cluster, work, name, extra=""):
+    """`inmanta server` on a fresh database and a free port; returns (Process, base URL) once it answers."""
+    db = harness.fresh_database(name)
+    port = harness.free_port()
+    state = os.path.join(work, f"state-{name}")
+    os.makedirs(state)
+    cfg = os.path.join(work, f"{name}.cfg")
+    with open(cfg, "w") as f:
+        f.write(f"[database]\nhost=127.0.0.1\nport={cluster.port}\nname={db}\nusername=postgres\n"
+                f"[server]\nbind-address=127.0.0.1\nbind-port={port}\n"
+                f"console_dir={os.path.join(CONSOLE, 'dist')}\n{extra}"
+                f"[config]\nstate-dir={state}\nlog-dir={state}\n")
+    server = harness.Process([inmanta, "server", "-c", cfg], cwd=work, log=os.path.join(work, f"{name}.log"))
+    base = f"http://127.0.0.1:{port}"
+
+    def up():
+        if not server.alive():
+            raise AssertionError(f"inmanta server ({name}) exited:\n{server.output()[-3000:]}")
+        try:
+            return harness.http("GET", base + "/api/v2/health", timeout=2)[0] == 200
+        except OSError:
+            return False
+    harness.wait_for(up, timeout=60, what=f"inmanta server ({name}) to answer")
+    return server, base
 
 
 def export_artifacts(inmanta, out):
@@ -65,7 +105,7 @@ def main():
     export_artifacts(inmanta, work)
     node = ["node", os.path.join(CONSOLE, "e2e", "run.mjs"), "--shots", args.shots, "--big", args.big,
             "--artifacts", work]
-    cluster = server = None
+    cluster = server = auth_server = None
     try:
         if args.fake or not has_verb(inmanta, "server"):
             if not args.fake:
@@ -74,30 +114,13 @@ def main():
 
         cluster = harness.PgCluster().start()
         os.environ["INM_PG_HOST"], os.environ["INM_PG_PORT"] = "127.0.0.1", str(cluster.port)
-        db = harness.fresh_database("console")
-        port = harness.free_port()
-        state = os.path.join(work, "state")
-        os.makedirs(state)
-        cfg = os.path.join(work, "server.cfg")
-        with open(cfg, "w") as f:
-            f.write(f"[database]\nhost=127.0.0.1\nport={cluster.port}\nname={db}\nusername=postgres\n"
-                    f"[server]\nbind-address=127.0.0.1\nbind-port={port}\n"
-                    f"console_dir={os.path.join(CONSOLE, 'dist')}\n"
-                    f"[config]\nstate-dir={state}\nlog-dir={state}\n")
-        server = harness.Process([inmanta, "server", "-c", cfg], cwd=work, log=os.path.join(work, "server.log"))
-        base = f"http://127.0.0.1:{port}"
-
-        def up():
-            if not server.alive():
-                raise AssertionError(f"inmanta server exited:\n{server.output()[-3000:]}")
-            for p in ("/api/v2/health", "/api/v1/serverstatus"):
-                try:
-                    if harness.http("GET", base + p, timeout=2)[0] == 200:
-                        return True
-                except OSError:
-                    pass
-            return False
-        harness.wait_for(up, timeout=60, what="inmanta server to answer")
+        server, base = start_server(inmanta, cluster, work, "console")
+        key, issuer = "console-e2e-secret-key-0123456789", "console-e2e"
+        auth_server, auth_base = start_server(
+            inmanta, cluster, work, "console_auth",
+            extra=f"auth=true\nstart_schedulers=false\n[auth_jwt_e2e]\nalgorithm=HS256\nsign=true\n"
+                  f"client_types=agent,compiler,api\nkey={key}\nissuer={issuer}\n")
+        node += ["--auth-url", auth_base, "--auth-token", mint_token(key, issuer)]
 
         skips = []
         if not has_verb(inmanta, "scheduler"):
@@ -117,8 +140,9 @@ def main():
             print(server.output()[-4000:])
         return rc
     finally:
-        if server:
-            server.stop()
+        for p in (server, auth_server):
+            if p:
+                p.stop()
         if cluster:
             cluster.destroy()
         shutil.rmtree(work, ignore_errors=True)
