@@ -103,7 +103,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="console-e2e-")
     export_artifacts(inmanta, work)
-    node = ["node", os.path.join(CONSOLE, "e2e", "run.mjs"), "--shots", args.shots, "--big", args.big,
+    node = ["node", os.path.join(CONSOLE, "e2e", "run.mjs"), "--shots", os.path.abspath(args.shots), "--big", args.big,
             "--artifacts", work]
     cluster = server = auth_server = None
     try:

@@ -53,7 +53,7 @@ export function Dryrun({ env, version, id }: { env: string; version: string; id:
   const list = usePoll(
     () => (version ? api.get<{ data: DryrunSummary[] }>(`/api/v2/dryrun/${seg(version)}`, env) : Promise.resolve({ data: [] })),
     [env, version],
-    3000,
+    1500,
   );
   const act = useAction();
   return (
