@@ -184,7 +184,11 @@ await step("export two versions and release the first from the desired-state pag
   await row1.waitFor();
   expect((await row1.getAttribute("data-status")) === "candidate", `version ${state.v1} is not a candidate before release`);
   await row1.getByRole("button", { name: "Promote" }).click();
-  await page.locator(`tr[data-version="${state.v1}"][data-status="active"]`).waitFor({ timeout: 30000 });
+  await page.locator(`tr[data-version="${state.v1}"][data-released="true"]`).waitFor({ timeout: 30000 });
+  const listed = (await restOk("GET", "/api/v2/desiredstate", state.env)).data.find((v) => v.version === state.v1);
+  expect(listed.released !== false && listed.status !== "skipped_candidate", `the server does not list version ${state.v1} as released: ${JSON.stringify(listed)}`);
+  // With a scheduler the released version becomes the active one.
+  if (!skips.has("deploy")) await page.locator(`tr[data-version="${state.v1}"][data-status="active"]`).waitFor({ timeout: 60000 });
   await shot("desiredstate");
 });
 
@@ -211,7 +215,7 @@ await step("resources reach deployed (live, no reload)", async () => {
   const total = v1Artifact.resources.length;
   await waitFor(async () => { const d = await deployed(); return d.deployed === total - 1 && d.failed ? d : null; }, `${total - 1} deployed and 1 failed in the summary bar`, 90000);
   await shot("resources");
-}, { needs: ["deploy"] });
+}, { needs: ["deploy", "resources"] });
 
 await step("resources: server-side filter and sort", async () => {
   await go(`/console/resources?env=${state.env}&agent=lab2&sort=resource_id_value.desc`);
@@ -219,7 +223,7 @@ await step("resources: server-side filter and sort", async () => {
   const values = await page.locator('[data-testid="resource-table"] .vbody .c-resource_id_value').allTextContents();
   const expected = v1Artifact.resources.filter((r) => r.id.includes("[lab2,")).map((r) => /name=([^\]]+)/.exec(r.id)[1]).sort().reverse();
   expect(JSON.stringify(values) === JSON.stringify(expected), `rows ${JSON.stringify(values)} are not ${JSON.stringify(expected)}`);
-});
+}, { needs: ["resources"] });
 
 await step("failed resource: read its log", async () => {
   await go(`/console/resources?env=${state.env}&status=failed`);
@@ -236,7 +240,7 @@ await step("failed resource: read its log", async () => {
   await shot("resource-logs");
   await page.getByRole("tab", { name: "requires" }).click();
   await page.locator('[data-testid="requires"]').waitFor();
-}, { needs: ["deploy"] });
+}, { needs: ["deploy", "resources"] });
 
 await step("diff between two versions", async () => {
   await go(`/console/desiredstate?env=${state.env}`);
@@ -269,7 +273,7 @@ await step("dry run: request, watch progress, view the diff", async () => {
   await page.locator('[data-testid="dryrun-progress"][data-done="true"]').waitFor({ timeout: 90000 });
   await page.locator('[data-testid="diff"]').waitFor();
   await shot("dryrun");
-}, { needs: ["dryrun"] });
+}, { needs: ["dryrun", "deploy"] });
 
 await step("compile reports: recompile", async () => {
   await go(`/console/compilereports?env=${state.env}`);
@@ -291,7 +295,7 @@ await step("agents: pause one", async () => {
   const agents = (await restOk("GET", "/api/v2/agents", state.env)).data;
   expect(agents.find((a) => a.name === "lab2")?.paused === true, "lab2 is not paused on the server");
   await shot("agents");
-});
+}, { needs: ["agents"] });
 
 await step(`big environment (${bigN} resources): first render and a filtered page`, async () => {
   const proj = (await restOk("GET", "/api/v2/project")).data.find((p) => p.name === "e2e");
@@ -302,7 +306,7 @@ await step(`big environment (${bigN} resources): first render and a filtered pag
   const resources = [];
   for (let i = 0; i < bigN; i++) {
     const agent = `host-${i % agents}`;
-    resources.push({ id: `std::testing::NullResource[${agent},name=r${i}],v=0`, name: `r${i}`, agentname: agent, fail: false, managed: true, purged: false, purge_on_delete: false, send_event: true, requires: i % 1000 ? [`std::testing::NullResource[${agent},name=r${i - 1}]`] : [], undefined: false });
+    resources.push({ id: `std::testing::NullResource[${agent},name=r${i}],v=0`, name: `r${i}`, agentname: agent, fail: false, managed: true, purged: false, purge_on_delete: false, send_event: true, requires: i % 1000 ? [resources[i - 1].id.replace(/,v=0$/, "")] : [], undefined: false });
   }
   const t0 = Date.now();
   state.bigV = await exportVersion(env, { resources, resource_sets: {} }, `${bigN} resources`);
@@ -351,7 +355,7 @@ await step(`big environment (${bigN} resources): first render and a filtered pag
   await waitFor(async () => ((await info.getAttribute("data-built")) ?? "").endsWith("/dagre"), "the dagre layout", 120000);
   metrics.graph_1000_dagre_layout_ms = Number(await info.getAttribute("data-layout-ms"));
   await shot("graph-1000-dagre");
-}, { needs: ["big"] });
+}, { needs: ["big", "resources"] });
 
 await step("auth: the login form takes a token", async () => {
   let authUrl = opt("auth-url", "");

@@ -149,6 +149,9 @@ export interface Paged<T> {
 }
 export interface ResourceRow {
   resource_id: string;
+  resource_version_id?: string;
+  // /api/v2/desiredstate/<v> rows carry the id parts here instead of at the top level.
+  id_details?: { resource_type: string; agent: string; attribute: string; resource_id_value: string };
   resource_type: string;
   agent: string;
   id_attribute?: string;

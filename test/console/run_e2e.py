@@ -2,10 +2,10 @@
 """Runs the web console's end-to-end suite (console/e2e/run.mjs, real Chromium via playwright-core) against the
 real `inmanta server` on a private PostgreSQL cluster (test/integration/harness.py), then stops both by PID.
 
-Steps whose backend is not built yet are skipped with the reason (run.mjs --skip step=reason):
-  deploy   needs the `inmanta scheduler` verb (deploys, action logs)
-  dryrun   needs the scheduler too (it runs the dry-run handlers)
-  compile  needs the server's compile service (/api/v2/compilereport answering)
+Steps whose backend is not built yet are skipped with the reason (run.mjs --skip feature=reason):
+  deploy     needs the `inmanta scheduler` verb (deploys, action logs, the `active` version, dry runs)
+  resources  /api/v2/resource;  agents  /api/v2/agents;  dryrun  /api/v2/dryrun;  compile  /api/v2/compilereport
+  (a route that does not exist yet answers 404 "no API endpoint"; probed once before the run)
 If the binary has no `server` verb at all, the suite runs against console/e2e/fake-api.mjs instead and says so in
 its first line and in docs/console/last-run.json; that run checks the console, not the server.
 
@@ -124,13 +124,20 @@ def main():
 
         skips = []
         if not has_verb(inmanta, "scheduler"):
-            skips += ["deploy=the scheduler (inmanta scheduler) has not landed on this branch",
-                      "dryrun=dry runs are executed by the scheduler, which has not landed on this branch"]
-        # The compile service: an unknown route answers 404 with "no route"/"not found" for any environment id.
-        st, body, _ = harness.http("GET", base + "/api/v2/compilereport",
-                                   headers={"X-Inmanta-tid": "00000000-0000-0000-0000-000000000000"})
-        if st == 404 and "environment" not in json.dumps(body).lower():
-            skips.append("compile=the server has no compile service (/api/v2/compilereport) on this branch")
+            skips += ["deploy=the scheduler (inmanta scheduler) has not landed on this branch"]
+        # Endpoints not built yet answer 404 "no API endpoint …" (an unknown environment would mention it).
+        probe_env = {"X-Inmanta-tid": "00000000-0000-0000-0000-000000000000"}
+
+        def missing(path):
+            st, body, _ = harness.http("GET", base + path, headers=probe_env)
+            return st == 404 and "environment" not in json.dumps(body).lower()
+        for feature, path, what in (
+                ("resources", "/api/v2/resource", "resource listing (/api/v2/resource)"),
+                ("agents", "/api/v2/agents", "agent listing (/api/v2/agents)"),
+                ("dryrun", "/api/v2/dryrun/1", "dry-run endpoints (/api/v2/dryrun)"),
+                ("compile", "/api/v2/compilereport", "compile service (/api/v2/compilereport)")):
+            if missing(path):
+                skips.append(f"{feature}=the server on this branch has no {what} yet")
         for s in skips:
             node += ["--skip", s]
         node += ["--url", base, "--backend", "real inmanta server + PostgreSQL"]

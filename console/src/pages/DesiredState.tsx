@@ -57,7 +57,7 @@ export function DesiredState({ env }: { env: string }) {
           </thead>
           <tbody>
             {rows.map((v) => (
-              <tr key={v.version} data-version={v.version} data-status={v.status}>
+              <tr key={v.version} data-version={v.version} data-status={v.status} data-released={String(v.released ?? v.status !== "candidate")}>
                 <td>
                   <input type="checkbox" aria-label={`pick version ${v.version}`} checked={picked.includes(v.version)} onChange={() => toggle(v.version)} />
                 </td>
@@ -67,6 +67,7 @@ export function DesiredState({ env }: { env: string }) {
                 <td>{fmtDate(v.date)}</td>
                 <td>
                   <span class={`vstatus vs-${v.status}`}>{v.status}</span>
+                  {v.status === "candidate" && v.released && <span class="muted small"> released, waiting for the scheduler</span>}
                 </td>
                 <td>{v.total}</td>
                 <td>
@@ -77,7 +78,7 @@ export function DesiredState({ env }: { env: string }) {
                   ))}
                 </td>
                 <td class="actions">
-                  {v.status === "candidate" && (
+                  {v.status === "candidate" && !v.released && (
                     <button
                       disabled={act.busy}
                       onClick={() =>
