@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Rewrites the "Measurements" and "Screenshots" sections of docs/console.md from docs/console/last-run.json and
-the PNG files next to it (run after `run_e2e.py --shots docs/console`)."""
+"""Rewrites the "Measurements" and "Screenshots" sections of docs/console.md from the e2e runs' last-run.json and
+PNG files: docs/console/ (`run_e2e.py --shots docs/console`, the real server) and, for pages whose backend was not
+on the server yet, docs/console/fake/ (`run_e2e.py --fake --shots docs/console/fake`), labelled as such."""
 import json
 import os
 import re
@@ -40,26 +41,41 @@ METRICS = [
 ]
 
 
-def main():
-    run = json.load(open(os.path.join(SHOTS, "last-run.json")))
+def summary(run, title):
     res = run["results"]
     n = {s: sum(1 for r in res if r["status"] == s) for s in ("passed", "failed", "skipped")}
-    lines = [f"Run against: **{run['backend']}** — {n['passed']} passed, {n['failed']} failed, "
-             f"{n['skipped']} skipped.", ""]
+    lines = [f"{title}: **{run['backend']}** — {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped.", ""]
     for r in res:
         if r["status"] == "skipped":
             lines.append(f"- skipped: {r['name']} — {r['why']}")
-    lines += ["", "| measurement (headless Chromium, 2-core VM shared with other builds) | value |", "|---|---|"]
-    for key, label in METRICS:
-        if key in run.get("metrics", {}):
-            v = run["metrics"][key]
-            lines.append(f"| {label} | {v} {'ms' if key.endswith('_ms') else ''} |")
+    if any(k in run.get("metrics", {}) for k, _ in METRICS):
+        lines += ["", "| measurement (headless Chromium, 2-core VM shared with other builds) | value |", "|---|---|"]
+        for key, label in METRICS:
+            if key in run.get("metrics", {}):
+                v = run["metrics"][key]
+                lines.append(f"| {label} | {v}{' ms' if key.endswith('_ms') else ''} |")
+    return lines + [""]
+
+
+def main():
+    fake_dir = os.path.join(SHOTS, "fake")
+    runs = []
+    if os.path.exists(os.path.join(SHOTS, "last-run.json")):
+        runs.append(("Run", json.load(open(os.path.join(SHOTS, "last-run.json"))), SHOTS, "console"))
+    if os.path.exists(os.path.join(fake_dir, "last-run.json")):
+        runs.append(("Fake-API run (pages the server could not serve yet)", json.load(open(os.path.join(fake_dir, "last-run.json"))), fake_dir, "console/fake"))
+    lines = []
+    for title, run, _, _ in runs:
+        lines += summary(run, title)
     shots = []
     for name, caption in CAPTIONS:
-        if os.path.exists(os.path.join(SHOTS, f"{name}.png")):
-            shots += [f"**{caption}**", "", f"![{caption}](console/{name}.png)", ""]
+        for title, run, d, rel in runs:
+            if os.path.exists(os.path.join(d, f"{name}.png")):
+                label = caption + ("" if rel == "console" else " — fake API")
+                shots += [f"**{label}**", "", f"![{label}]({rel}/{name}.png)", ""]
+                break
     doc = open(DOC).read()
-    doc = re.sub(r"(## Measurements\n\n).*?(\n## Screenshots)", lambda m: m.group(1) + "\n".join(lines) + "\n" + m.group(2), doc, flags=re.S)
+    doc = re.sub(r"(## Measurements\n\n).*?(\n## Screenshots)", lambda m: m.group(1) + "\n".join(lines) + m.group(2), doc, flags=re.S)
     doc = re.sub(r"(## Screenshots \(taken by the e2e run\)\n\n).*", lambda m: m.group(1) + "\n".join(shots), doc, flags=re.S)
     open(DOC, "w").write(doc)
 
