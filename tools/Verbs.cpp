@@ -4,8 +4,10 @@
 namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
+int serverMain(const std::vector<std::string>& args, int verbose);
 
 const Verb kVerbs[] = {
+    {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
