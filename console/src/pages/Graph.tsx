@@ -20,7 +20,7 @@ async function loadVersion(env: string, version: string, signal: AbortSignal): P
     rows.push(...page.data);
     url = page.data.length ? page.links?.next : undefined;
   }
-  return rows;
+  return rows.length > kMaxNodes ? rows.slice(0, kMaxNodes) : rows;
 }
 
 const stripVersion = (id: string) => id.replace(/,v=\d+$/, "");
