@@ -5,6 +5,7 @@
 // Options: --url URL  --backend NAME (printed)  --skip step=reason (repeatable)  --shots DIR (screenshots)
 //          --artifacts DIR (v1.json, v2.json from `inmanta export -j`; default: exported here with build/bin/inmanta)
 //          --big N (resources in the big environment, default 100000; 0 skips it)
+//          --inmanta BIN (export the test project with `BIN export -e … --server_address …`; else PUT /api/v1/version)
 import { chromium } from "playwright-core";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -80,6 +81,18 @@ async function exportVersion(env, artifact, message) {
   await restOk("PUT", "/api/v1/version", env, putVersionPayload(artifact, v, message));
   return v;
 }
+// The real exporter pushing to the server (`inmanta export -e … --server_address … --server_port …`), when the
+// wrapper names the binary (--inmanta); returns the version it committed.
+function cliExport(env, mainFile, message) {
+  const bin = opt("inmanta", "");
+  const u = new URL(base);
+  const out = execFileSync(bin, ["export", "-f", mainFile, "-e", env, "--server_address", u.hostname, "--server_port", u.port,
+    "-m", JSON.stringify({ message, type: "api" })], { cwd: path.join(root, "test", "console", "project"), encoding: "utf8", stdio: "pipe" });
+  const m = /Committed resources with version (\d+)/.exec(out);
+  if (!m) throw new Error(`inmanta export did not commit a version: ${out}`);
+  return Number(m[1]);
+}
+
 function artifacts() {
   const dir = opt("artifacts", "");
   if (dir) return [1, 2].map((n) => JSON.parse(fs.readFileSync(path.join(dir, `v${n}.json`), "utf8")));
@@ -177,8 +190,13 @@ await step("settings: edit a typed setting", async () => {
 });
 
 await step("export two versions and release the first from the desired-state page", async () => {
-  state.v1 = await exportVersion(state.env, v1Artifact, "first rollout");
-  state.v2 = await exportVersion(state.env, v2Artifact, "drop legacy, add app-4");
+  if (opt("inmanta", "")) {
+    state.v1 = cliExport(state.env, "main.cf", "first rollout");
+    state.v2 = cliExport(state.env, "v2.cf", "drop legacy, add app-4");
+  } else {
+    state.v1 = await exportVersion(state.env, v1Artifact, "first rollout");
+    state.v2 = await exportVersion(state.env, v2Artifact, "drop legacy, add app-4");
+  }
   await go(`/console/desiredstate?env=${state.env}`);
   const row1 = page.locator(`tr[data-version="${state.v1}"]`);
   await row1.waitFor();

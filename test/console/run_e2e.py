@@ -39,6 +39,12 @@ def has_verb(inmanta, verb):
     return re.search(rf"^\s+{re.escape(verb)}\s", r.stdout + r.stderr, re.M) is not None
 
 
+def has_export_push(inmanta):
+    """True if `inmanta export` can push to a server (-e/--server_address, the client work)."""
+    r = subprocess.run([inmanta, "--help"], capture_output=True, text=True, timeout=10)
+    return "--server_address" in r.stdout + r.stderr
+
+
 def mint_token(key, issuer):
     """An HS256 JWT with client type api (spec §12), signed with the raw key string."""
     def b64(raw):
@@ -141,6 +147,8 @@ def main():
         for s in skips:
             node += ["--skip", s]
         node += ["--url", base, "--backend", "real inmanta server + PostgreSQL"]
+        if has_export_push(inmanta):
+            node += ["--inmanta", inmanta]
         rc = subprocess.run(node, cwd=CONSOLE).returncode
         if rc != 0:
             print("---- server log (tail) ----")
