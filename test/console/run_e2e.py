@@ -45,14 +45,16 @@ def has_export_push(inmanta):
     return "--server_address" in r.stdout + r.stderr
 
 
+def b64(raw):
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
 def mint_token(key, issuer):
-    """An HS256 JWT with client type api (spec §12), signed with the raw key string."""
-    def b64(raw):
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    """An HS256 JWT with client type api (spec §12); the configured key is URL-safe base64 as in the reference."""
     now = int(time.time())
     head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     body = b64(json.dumps({"iss": issuer, "iat": now, "exp": now + 3600, "urn:inmanta:ct": "api"}).encode())
-    sig = b64(hmac.new(key.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
+    sig = b64(hmac.new(base64.urlsafe_b64decode(key + "=="), f"{head}.{body}".encode(), hashlib.sha256).digest())
     return f"{head}.{body}.{sig}"
 
 
@@ -121,7 +123,7 @@ def main():
         cluster = harness.PgCluster().start()
         os.environ["INM_PG_HOST"], os.environ["INM_PG_PORT"] = "127.0.0.1", str(cluster.port)
         server, base = start_server(inmanta, cluster, work, "console")
-        key, issuer = "console-e2e-secret-key-0123456789", "console-e2e"
+        key, issuer = b64(b"console-e2e-secret-key-0123456789-abcdef"), "console-e2e"
         auth_server, auth_base = start_server(
             inmanta, cluster, work, "console_auth",
             extra=f"auth=true\nstart_schedulers=false\n[auth_jwt_e2e]\nalgorithm=HS256\nsign=true\n"
