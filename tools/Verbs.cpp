@@ -3,7 +3,10 @@
 
 namespace inm::tools {
 
+int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
+
 const Verb kVerbs[] = {
+    {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {nullptr, nullptr, nullptr},
 };
 

@@ -280,8 +280,10 @@ void SchedulerState::restore(int version, const std::vector<plan::Intent>& inten
 }
 
 void SchedulerState::startDeploying() {
+  // Whatever a version processed at start already scheduled (or started) keeps its task.
   for (uint32_t i = 0; i < res_.size(); ++i)
-    if (isDirty(res_[i])) scheduleDeploy(i, Priority::IntervalDeploy, "the scheduler started and it is dirty");
+    if (isDirty(res_[i]) && !res_[i].scheduled && !res_[i].running)
+      scheduleDeploy(i, Priority::IntervalDeploy, "the scheduler started and it is dirty");
   for (uint32_t i = 0; i < res_.size(); ++i) armTimer(i);
   armCron();
   pump();
@@ -309,7 +311,7 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
     Res& r = res_[idx];
     setIntent(r, i);
     resetFresh(r);
-    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, true});
+    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, true, Blocked::NotBlocked});
   }
   for (const auto& i : cs.updated) {
     uint32_t idx = slotFor(i.id);
@@ -320,13 +322,14 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
     r.compliance = r.undefined ? Compliance::Undefined : Compliance::HasUpdate;
     if (r.blocked == Blocked::TemporarilyBlocked) r.blocked = Blocked::NotBlocked;
     (void)wasUndefined;
-    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, false});
+    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, false, Blocked::NotBlocked});
   }
   for (const auto& i : cs.unchanged) setIntent(res_[slotFor(i.id)], i);
   (void)newest;
   version_ = cs.toVersion;
   rebuildGraph();
   recomputeBlocked(true);
+  for (auto& row : vw.rows) row.blocked = res_[index_.at(row.resourceId)].blocked;
   recomputeBlockedOn();
   for (uint32_t i = 0; i < res_.size(); ++i)
     if (isDirty(res_[i])) scheduleDeploy(i, Priority::NewVersionDeploy, "a new version was released");

@@ -90,6 +90,7 @@ struct VersionWrite {
   struct Row {
     std::string resourceId, agent, hash;
     bool undefined = false, fresh = false;  ///< fresh = NEW: reset the deploy columns
+    Blocked blocked = Blocked::NotBlocked;  ///< after the version's BLOCKED recomputation
   };
   std::vector<Row> rows;                ///< new and updated resources
   std::vector<std::string> orphans;     ///< deleted: orphaned_after = previous version

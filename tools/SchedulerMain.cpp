@@ -1,0 +1,427 @@
+// `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md). It
+// wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
+// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of two threads
+// runs the blocking libpqxx work — one LISTENs on `inmanta_scheduler`, one writes effects in order, one
+// transaction per batch. Invariant: effects reach the writer in the order the state machine produced them, and
+// a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+#include "scheduler/Scheduler.h"
+#include "scheduler/pg/SchedulerStore.h"
+#include "config/Config.h"
+#include "Verbs.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <deque>
+#include <iostream>
+#include <mutex>
+#include <sys/resource.h>
+#include <thread>
+
+namespace asio = boost::asio;
+using namespace inm;
+using namespace inm::scheduler;
+
+namespace {
+
+struct SystemClock : Clock {
+  TimePoint now() const override { return std::chrono::system_clock::now(); }
+};
+
+void processLog(const std::string& env, const std::string& msg) {
+  auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::fprintf(stderr, "%s scheduler[%s] %s\n", buf, env.substr(0, 8).c_str(), msg.c_str());
+  std::fflush(stderr);
+}
+
+/// TEST DOUBLE, not a real executor: runs std::testing::NullResource in-process (the dependency gate, then
+/// `fail`), answers `unavailable` for any other type. Used until the executor processes (ExecutorPool) are
+/// wired in, and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
+class InProcessNullExecutor : public Executor {
+ public:
+  InProcessNullExecutor(asio::io_context& ioc, std::function<void(std::vector<WorkResult>)> deliver)
+      : ioc_(ioc), deliver_(std::move(deliver)) {
+    if (const char* d = std::getenv("INM_NULL_EXECUTOR_DELAY_MS")) delayMs_ = std::atoi(d);
+  }
+  void submit(std::vector<WorkItem> batch) override {
+    std::vector<WorkResult> results;
+    results.reserve(batch.size());
+    for (const auto& w : batch) results.push_back(run(w));
+    if (delayMs_ > 0) {
+      auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(delayMs_));
+      timer->async_wait([this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
+    } else {
+      asio::post(ioc_, [this, results = std::move(results)]() mutable { deliver_(std::move(results)); });
+    }
+  }
+
+ private:
+  static WorkResult run(const WorkItem& w) {
+    WorkResult r;
+    r.taskId = w.taskId;
+    std::string type = w.resourceId.substr(0, w.resourceId.find('['));
+    if (type != "std::testing::NullResource") {
+      r.status = "unavailable";
+      r.messages.push_back(scheduler::logLine(
+          "error", "no executor for resource type " + type +
+                       " (the in-process test double only runs std::testing::NullResource)"));
+      return r;
+    }
+    if (w.kind == TaskKind::DryRun) {
+      r.status = "dry";
+      return r;
+    }
+    if (w.kind == TaskKind::RefreshFact) {
+      r.status = "deployed";
+      return r;
+    }
+    std::string why;
+    if (auto skip = gateDependencies(w.dependencyStates, &why)) {
+      r.status = *skip;
+      r.messages.push_back(scheduler::logLine("warning", why));
+      return r;
+    }
+    r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
+    bool fail = w.attributes && w.attributes->is_object() && w.attributes->value("fail", false);
+    if (fail) {
+      r.status = "failed";
+      r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " + w.resourceId +
+                                                            " (NullResource with fail=true)"));
+    } else {
+      r.status = "deployed";
+    }
+    return r;
+  }
+  asio::io_context& ioc_;
+  std::function<void(std::vector<WorkResult>)> deliver_;
+  int delayMs_ = 0;
+};
+
+class ExecutorRef : public Executor {
+ public:
+  Executor* target = nullptr;
+  void submit(std::vector<WorkItem> batch) override { target->submit(std::move(batch)); }
+};
+
+int usage(const std::string& msg) {
+  std::cerr << "inmanta scheduler: " << msg
+            << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor null]\n";
+  return 2;
+}
+
+long peakRssKiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+}  // namespace
+
+namespace inm::tools {
+
+int schedulerMain(const std::vector<std::string>& args, int verbose) {
+  std::string env;
+  std::vector<std::string> cfgFiles;
+  std::string executorKind = "null";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* name) -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      (void)name;
+      return args[++i];
+    };
+    if (a == "--environment" || a == "-e") {
+      auto v = value("--environment");
+      if (!v) return usage("--environment needs a value");
+      env = *v;
+    } else if (a.rfind("--environment=", 0) == 0) {
+      env = a.substr(14);
+    } else if (a == "-c" || a == "--config") {
+      auto v = value("-c");
+      if (!v) return usage("-c needs a file");
+      cfgFiles.push_back(*v);
+    } else if (a == "--executor") {
+      auto v = value("--executor");
+      if (!v) return usage("--executor needs a value");
+      executorKind = *v;
+    } else if (a == "-h" || a == "--help") {
+      usage("");
+      return 0;
+    } else {
+      return usage("unknown argument '" + a + "'");
+    }
+  }
+  if (env.empty()) return usage("--environment is required");
+  if (executorKind != "null") return usage("unknown --executor '" + executorKind + "' (available: null)");
+
+  auto cfg = config::Config::load(cfgFiles);
+  if (!cfg) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(cfg.takeError()) << "\n";
+    return 1;
+  }
+  pg::DbParams db;
+  db.host = cfg->getString("database", "host", "localhost");
+  db.name = cfg->getString("database", "name", "inmanta");
+  db.user = cfg->getString("database", "username", "postgres");
+  db.password = cfg->getString("database", "password", "");
+  auto port = cfg->getInt("database", "port", 5432);
+  if (!port) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(port.takeError()) << "\n";
+    return 1;
+  }
+  db.port = static_cast<int>(*port);
+
+  // Three connections: requests/reads on the strand, the ordered writer, the listener.
+  std::unique_ptr<pg::SchedulerStore> conns[3];
+  for (auto& c : conns) {
+    auto s = pg::SchedulerStore::connect(db, env);
+    if (!s) {
+      std::cerr << "inmanta scheduler: " << llvm::toString(s.takeError()) << "\n";
+      return 1;
+    }
+    c = std::move(*s);
+  }
+  pg::SchedulerStore& store = *conns[0];
+  std::unique_ptr<pg::SchedulerStore>* writeStore = &conns[1];
+  std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
+
+  asio::io_context ioc;
+  asio::thread_pool pool(2);
+  auto writer = asio::make_strand(pool);
+  std::atomic<bool> stopping{false};
+  std::atomic<long> pendingWrites{0};
+  SystemClock clock;
+  ExecutorRef execRef;
+  SchedulerState state(execRef, clock);
+  asio::steady_timer timer(ioc);
+  std::map<std::string, bool> agentsPaused;
+  int exitCode = 0;
+
+  auto say = [&](const std::string& m) { processLog(env, m); };
+
+  std::function<void()> drain;
+  std::function<void()> armTimer;
+  drain = [&] {
+    Effects e = state.takeEffects();
+    for (const auto& l : e.log)
+      if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);
+    if (e.version) say("processed version " + std::to_string(e.version->version) + " (" +
+                       std::to_string(e.version->rows.size()) + " new or changed, " +
+                       std::to_string(e.version->orphans.size()) + " orphaned)");
+    if (e.empty()) return;
+    pendingWrites++;
+    asio::post(writer, [&, e = std::move(e)]() {
+      for (int attempt = 0;; ++attempt) {
+        auto err = (*writeStore)->write(e);
+        if (!err) break;
+        say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
+        if (stopping && attempt > 3) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
+        // Reconnect: the connection may be gone.
+        if (auto fresh = pg::SchedulerStore::connect(db, env)) *writeStore = std::move(*fresh);
+        else llvm::consumeError(fresh.takeError());
+      }
+      pendingWrites--;
+    });
+  };
+  armTimer = [&] {
+    auto next = state.nextTimer();
+    if (!next) {
+      timer.cancel();
+      return;
+    }
+    auto delay = *next - std::chrono::system_clock::now();
+    if (delay < std::chrono::milliseconds(0)) delay = std::chrono::milliseconds(0);
+    timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay) +
+                        std::chrono::milliseconds(1));
+    timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      state.fireTimers();
+      drain();
+      armTimer();
+    });
+  };
+  auto step = [&] {
+    drain();
+    armTimer();
+  };
+
+  InProcessNullExecutor nullExec(ioc, [&](std::vector<WorkResult> results) {
+    state.onResults(results);
+    step();
+  });
+  execRef.target = &nullExec;
+
+  auto processVersions = [&]() -> bool {
+    auto versions = store.releasedVersionsAfter(state.managedVersion());
+    if (!versions) {
+      say("error: " + llvm::toString(versions.takeError()));
+      return false;
+    }
+    if (versions->empty()) return true;
+    auto cs = plan::foldVersions(state.managedIntent(), state.managedVersion(), *versions);
+    state.applyVersion(cs, versions->back().resources);
+    return true;
+  };
+  auto reloadAgents = [&] {
+    auto agents = store.loadAgents();
+    if (!agents) {
+      say("error: " + llvm::toString(agents.takeError()));
+      return;
+    }
+    for (const auto& [name, paused] : *agents) {
+      auto it = agentsPaused.find(name);
+      if (it == agentsPaused.end() || it->second != paused) state.setAgentPaused(name, paused);
+    }
+    agentsPaused = *agents;
+  };
+  auto reloadSettings = [&] {
+    auto info = store.loadEnvironment();
+    if (!info) {
+      say("error: " + llvm::toString(info.takeError()));
+      return;
+    }
+    for (const auto& e : info->settingErrors) say("error: " + e + " (using the default)");
+    state.setSettings(info->settings);
+    state.setHalted(info->halted);
+  };
+  auto handleRequests = [&] {
+    auto reqs = store.takeRequests();
+    if (!reqs) {
+      say("error: " + llvm::toString(reqs.takeError()));
+      return;
+    }
+    for (const auto& q : *reqs) {
+      if (verbose > 0) say("request " + q.kind + " " + q.payload.dump());
+      const auto& p = q.payload;
+      if (q.kind == "read_version") {
+        processVersions();
+      } else if (q.kind == "deploy") {
+        std::vector<std::string> agents;
+        if (p.is_object() && p.contains("agents") && p["agents"].is_array())
+          for (const auto& a : p["agents"])
+            if (a.is_string()) agents.push_back(a.get<std::string>());
+        bool repair = p.is_object() && p.value("repair", false);
+        state.userDeploy(agents, repair);
+      } else if (q.kind == "dryrun") {
+        if (!p.is_object() || !p.contains("id") || !p.contains("version") || !p["id"].is_string() ||
+            !p["version"].is_number_integer()) {
+          say("error: dryrun request " + std::to_string(q.id) + " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
+          continue;
+        }
+        auto todo = store.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), agentsPaused);
+        if (!todo) {
+          say("error: " + llvm::toString(todo.takeError()));
+          continue;
+        }
+        state.requestDryrun(p["id"].get<std::string>(), p["version"].get<int>(), *todo);
+      } else if (q.kind == "agents_changed") {
+        reloadAgents();
+      } else if (q.kind == "get_fact") {
+        if (p.is_object() && p.contains("resource_id") && p["resource_id"].is_string())
+          state.requestFacts(p["resource_id"].get<std::string>());
+        else
+          say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " + p.dump());
+      } else if (q.kind == "settings_changed") {
+        reloadSettings();
+      } else if (q.kind == "halt") {
+        state.setHalted(true);
+      } else if (q.kind == "resume") {
+        state.setHalted(false);
+        reloadAgents();
+      } else {
+        say("error: unknown scheduler request kind '" + q.kind + "' (id " + std::to_string(q.id) + ")");
+      }
+    }
+    processVersions();  // cheap when nothing is new; catches a release whose request we missed
+    step();
+  };
+
+  // ---- start (§6.10)
+  auto managed = store.ensureSchedulerRow();
+  if (!managed) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(managed.takeError()) << "\n";
+    return 1;
+  }
+  auto persisted = store.loadPersistedAndClearDeploying();
+  if (!persisted) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(persisted.takeError()) << "\n";
+    return 1;
+  }
+  reloadSettings();
+  if (*managed > 0) {
+    auto intents = store.loadVersion(*managed);
+    if (!intents) {
+      std::cerr << "inmanta scheduler: " << llvm::toString(intents.takeError()) << "\n";
+      return 1;
+    }
+    state.restore(*managed, *intents, *persisted);
+  }
+  reloadAgents();
+  say("started; managing version " + std::to_string(*managed) + " with " + std::to_string(state.resourceCount()) +
+      " resources");
+  if (auto err = (*listenStore)->listen()) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  handleRequests();
+  state.startDeploying();
+  step();
+
+  // ---- the listener: notifications (and a periodic poll as a safety net) post handleRequests to the strand
+  asio::post(pool, [&] {
+    int idle = 0;
+    while (!stopping) {
+      auto got = (*listenStore)->waitNotification(500);
+      bool wake = false;
+      if (!got) {
+        say("error: " + llvm::toString(got.takeError()) + " (reconnecting)");
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (auto fresh = pg::SchedulerStore::connect(db, env)) {
+          *listenStore = std::move(*fresh);
+          if (auto e = (*listenStore)->listen()) llvm::consumeError(std::move(e));
+        } else {
+          llvm::consumeError(fresh.takeError());
+        }
+        wake = true;
+      } else {
+        wake = *got || ++idle >= 4;
+      }
+      if (wake) {
+        idle = 0;
+        asio::post(ioc, handleRequests);
+      }
+    }
+  });
+
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    say(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    stopping = true;
+    timer.cancel();
+    ioc.stop();
+  });
+  auto work = asio::make_work_guard(ioc);
+  ioc.run();
+  stopping = true;
+  pool.join();
+  say("stopped; " + std::to_string(state.stats().deploysFinished) + " deploys finished, peak RSS " +
+      std::to_string(peakRssKiB() / 1024) + " MiB");
+  return exitCode;
+}
+
+}  // namespace inm::tools
