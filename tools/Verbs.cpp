@@ -3,10 +3,12 @@
 
 namespace inm::tools {
 
+int executorMain(const std::vector<std::string>& args, int verbose);
 int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
 
 const Verb kVerbs[] = {
     {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
+    {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
 
