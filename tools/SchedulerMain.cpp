@@ -4,6 +4,7 @@
 // runs the blocking libpqxx work — one LISTENs on `inmanta_scheduler`, one writes effects in order, one
 // transaction per batch. Invariant: effects reach the writer in the order the state machine produced them, and
 // a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+#include "executor/ExecutorClient.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
 #include "config/Config.h"
@@ -47,9 +48,9 @@ void processLog(const std::string& env, const std::string& msg) {
   std::fflush(stderr);
 }
 
-/// TEST DOUBLE, not a real executor: runs std::testing::NullResource in-process (the dependency gate, then
-/// `fail`), answers `unavailable` for any other type. Used until the executor processes (ExecutorPool) are
-/// wired in, and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
+/// TEST DOUBLE, not a real executor (`--executor null`): runs std::testing::NullResource in-process (the
+/// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact timing
+/// and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
 class InProcessNullExecutor : public Executor {
  public:
   InProcessNullExecutor(asio::io_context& ioc, std::function<void(std::vector<WorkResult>)> deliver)
@@ -110,6 +111,72 @@ class InProcessNullExecutor : public Executor {
   int delayMs_ = 0;
 };
 
+/// The real executors: work goes to `inmanta executor` child processes through executor::ExecutorPool, one
+/// process per code blueprint (all handlers are built in, so one blueprint: every agent shares it, and a dead
+/// process fails the in-flight work of all of them as `unavailable`; the pool starts a new one on the next batch).
+class ProcessExecutor : public Executor {
+ public:
+  ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
+                  std::function<void(std::vector<WorkResult>)> deliver)
+      : ioc_(ioc), pool_(ioc.get_executor(), std::move(options), std::move(files)), deliver_(std::move(deliver)) {}
+  void submit(std::vector<WorkItem> batch) override {
+    std::vector<executor::DeployRequest> deploys, facts;
+    for (const auto& w : batch) {
+      executor::DeployRequest r;
+      r.actionId = w.actionId;
+      r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
+      r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
+      r.reason = w.reason;
+      for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
+      r.dryRun = w.kind == TaskKind::DryRun;
+      taskOf_[w.actionId] = w.taskId;
+      (w.kind == TaskKind::RefreshFact ? facts : deploys).push_back(std::move(r));
+    }
+    auto onResult = [this](const executor::ActionResult& a) {
+      auto it = taskOf_.find(a.actionId);
+      if (it == taskOf_.end()) return;
+      WorkResult r;
+      r.taskId = it->second;
+      taskOf_.erase(it);
+      r.status = a.status;
+      r.change = a.change;
+      r.changes = a.changes;
+      r.messages = a.logs;
+      r.facts = a.facts;
+      // Results of one round trip arrive back to back: hand them to the state machine together.
+      pending_.push_back(std::move(r));
+      if (!flushQueued_) {
+        flushQueued_ = true;
+        asio::post(ioc_, [this] {
+          flushQueued_ = false;
+          std::vector<WorkResult> out;
+          out.swap(pending_);
+          deliver_(std::move(out));
+        });
+      }
+    };
+    if (!deploys.empty()) pool_.deploy(kBlueprint, std::move(deploys), onResult);
+    if (!facts.empty()) {
+      std::string error;
+      if (auto p = pool_.get(kBlueprint, &error)) {
+        p->facts(std::move(facts), onResult);
+      } else {
+        for (const auto& f : facts) onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
+      }
+    }
+  }
+  void shutdown(std::function<void()> done) { pool_.shutdown(std::move(done)); }
+
+ private:
+  static constexpr const char* kBlueprint = "builtin-handlers";
+  asio::io_context& ioc_;
+  executor::ExecutorPool pool_;
+  std::function<void(std::vector<WorkResult>)> deliver_;
+  std::unordered_map<std::string, uint64_t> taskOf_;
+  std::vector<WorkResult> pending_;
+  bool flushQueued_ = false;
+};
+
 class ExecutorRef : public Executor {
  public:
   Executor* target = nullptr;
@@ -118,7 +185,8 @@ class ExecutorRef : public Executor {
 
 int usage(const std::string& msg) {
   std::cerr << "inmanta scheduler: " << msg
-            << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor null]\n";
+            << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
+               "[--executor-threads N]\n";
   return 2;
 }
 
@@ -135,7 +203,8 @@ namespace inm::tools {
 int schedulerMain(const std::vector<std::string>& args, int verbose) {
   std::string env;
   std::vector<std::string> cfgFiles;
-  std::string executorKind = "null";
+  std::string executorKind = "process";
+  int executorThreads = 4;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* name) -> std::optional<std::string> {
@@ -157,6 +226,10 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       auto v = value("--executor");
       if (!v) return usage("--executor needs a value");
       executorKind = *v;
+    } else if (a == "--executor-threads") {
+      auto v = value("--executor-threads");
+      if (!v || std::atoi(v->c_str()) < 1) return usage("--executor-threads needs a positive integer");
+      executorThreads = std::atoi(v->c_str());
     } else if (a == "-h" || a == "--help") {
       usage("");
       return 0;
@@ -165,7 +238,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   if (env.empty()) return usage("--environment is required");
-  if (executorKind != "null") return usage("unknown --executor '" + executorKind + "' (available: null)");
+  if (executorKind != "null" && executorKind != "process")
+    return usage("unknown --executor '" + executorKind + "' (process: `inmanta executor` children; null: the "
+                 "in-process NullResource test double)");
 
   auto cfg = config::Config::load(cfgFiles);
   if (!cfg) {
@@ -259,11 +334,38 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     armTimer();
   };
 
-  InProcessNullExecutor nullExec(ioc, [&](std::vector<WorkResult> results) {
+  auto deliver = [&](std::vector<WorkResult> results) {
     state.onResults(results);
     step();
-  });
-  execRef.target = &nullExec;
+  };
+  // Files for executors (File content by hash) are read on their own connection, on the DB pool.
+  auto fileStore = pg::SchedulerStore::connect(db, env);
+  if (!fileStore) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(fileStore.takeError()) << "\n";
+    return 1;
+  }
+  auto fileStrand = asio::make_strand(pool);
+  executor::FileProvider files = [&](const std::string& hash, std::function<void(std::optional<std::string>)> reply) {
+    asio::post(fileStrand, [&, hash, reply] {
+      auto content = (*fileStore)->readFile(hash);
+      if (!content) {
+        say("error: " + llvm::toString(content.takeError()));
+        reply(std::nullopt);
+        return;
+      }
+      reply(std::move(*content));
+    });
+  };
+  executor::ExecutorOptions exOptions;
+  exOptions.threads = executorThreads;
+  InProcessNullExecutor nullExec(ioc, deliver);
+  std::unique_ptr<ProcessExecutor> procExec;
+  if (executorKind == "process") {
+    procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver);
+    execRef.target = procExec.get();
+  } else {
+    execRef.target = &nullExec;
+  }
 
   auto processVersions = [&]() -> bool {
     auto versions = store.releasedVersionsAfter(state.managedVersion());
@@ -417,6 +519,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   });
   auto work = asio::make_work_guard(ioc);
   ioc.run();
+  if (procExec) {
+    // Reap the executors (in-flight work dies with them; restart redeploys it, §17.6).
+    ioc.restart();
+    bool down = false;
+    procExec->shutdown([&] { down = true; });
+    while (!down && ioc.run_one_for(std::chrono::seconds(10)) > 0) {
+    }
+  }
   stopping = true;
   pool.join();
   say("stopped; " + std::to_string(state.stats().deploysFinished) + " deploys finished, peak RSS " +

@@ -2,8 +2,9 @@
 inserted with SQL exactly as the server stores and releases them (resource rows, rps rows at release, a
 scheduler_request + NOTIFY), and a real `inmanta scheduler` process started and stopped by PID.
 
-Until the server and executor branches are merged, the scheduler runs with its in-process NullResource test double
-(`--executor null`); the tests only use std::testing::NullResource.
+The scheduler runs real `inmanta executor` children (`--executor process`) unless a test needs a controlled
+deploy duration: then it uses its in-process NullResource test double (`--executor null`, INM_NULL_EXECUTOR_DELAY_MS).
+Until the server branch is merged, versions are inserted with SQL as the server would.
 """
 import hashlib
 import json
@@ -119,7 +120,10 @@ class DeployEnv:
         self.request("settings_changed")
 
     # ---- the scheduler process
-    def start(self, delay_ms=0, extra_env=None):
+    def start(self, delay_ms=0, extra_env=None, executor=None):
+        """executor: "process" (real `inmanta executor` children) or "null" (the in-process test double, needed
+        for delay_ms). Default: process unless a delay is asked."""
+        executor = executor or ("null" if delay_ms else "process")
         env = dict(os.environ)
         env.update({"INMANTA_DATABASE_HOST": self.host, "INMANTA_DATABASE_PORT": str(self.port),
                     "INMANTA_DATABASE_NAME": self.db, "INMANTA_DATABASE_USERNAME": "postgres"})
@@ -127,7 +131,7 @@ class DeployEnv:
         if delay_ms:
             env["INM_NULL_EXECUTOR_DELAY_MS"] = str(delay_ms)
         env.update(extra_env or {})
-        self.sched = harness.Process([harness.INMANTA, "scheduler", "--environment", self.env, "--executor", "null"],
+        self.sched = harness.Process([harness.INMANTA, "scheduler", "--environment", self.env, "--executor", executor],
                                      env=env)
         return self.sched
 

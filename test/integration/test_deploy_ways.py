@@ -65,6 +65,9 @@ class DeployWaysTest(unittest.TestCase):
         d.settle(0.5)
         self.assertEqual(len(d.actions(rid("good"))), 1)
         self.assertIn("a user requested a deploy", d.actions(rid("bad"))[-1][4][0]["msg"])
+        # The handler's own lines, from the real executor process, are in the action log.
+        msgs = [m["msg"] for m in d.actions(rid("bad"))[-1][4]]
+        self.assertTrue(any(m.startswith("Start run for resource") for m in msgs), msgs)
 
     def test_user_repair_reruns_everything(self):
         d = DeployEnv(self)

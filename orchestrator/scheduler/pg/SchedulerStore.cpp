@@ -368,6 +368,17 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
   }
 }
 
+llvm::Expected<std::optional<std::string>> SchedulerStore::readFile(const std::string& sha1hex) {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT content FROM file WHERE content_hash = $1", sha1hex);
+    if (r.empty()) return std::optional<std::string>();
+    return std::optional<std::string>(pqxx::binarystring(r[0][0]).str());
+  } catch (const std::exception& e) {
+    return dbError("reading file " + sha1hex, e);
+  }
+}
+
 llvm::Error SchedulerStore::write(const Effects& e) {
   const std::string& env = impl_->env;
   try {

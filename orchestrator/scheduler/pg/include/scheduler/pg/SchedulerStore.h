@@ -64,6 +64,8 @@ class SchedulerStore {
   /// to run (those not pre-filled; undefined/BLOCKED/paused ones pre-filled here when we created the row).
   llvm::Expected<std::vector<plan::Intent>> prepareDryrun(const std::string& dryrunId, int version,
                                                           const std::map<std::string, bool>& pausedAgents);
+  /// The bytes of a stored file (table `file`, keyed by sha1 hex); nullopt when there is no such file.
+  llvm::Expected<std::optional<std::string>> readFile(const std::string& sha1hex);
   /// Writes one batch of effects in one transaction.
   llvm::Error write(const Effects& e);
 
