@@ -1,9 +1,9 @@
 // `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md). It
 // wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
-// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of two threads
-// runs the blocking libpqxx work — one LISTENs on `inmanta_scheduler`, one writes effects in order, one
-// transaction per batch. Invariant: effects reach the writer in the order the state machine produced them, and
-// a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of three threads
+// runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads files for executors, one writes
+// effects in order, one transaction per batch. Invariant: effects reach the writer in the order the state
+// machine produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "executor/ExecutorClient.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
@@ -274,7 +274,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
 
   asio::io_context ioc;
-  asio::thread_pool pool(2);
+  asio::thread_pool pool(3);  // the listener loop, the ordered writer, file reads for executors
   auto writer = asio::make_strand(pool);
   std::atomic<bool> stopping{false};
   std::atomic<long> pendingWrites{0};

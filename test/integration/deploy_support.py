@@ -39,6 +39,13 @@ def null_resource(name, agent="internal", requires=(), fail=False, value="", und
     return {"id": rid(name, agent), "agent": agent, "attributes": attrs, "undefined": undefined}
 
 
+def std_file(path, content_hash, agent="internal", requires=()):
+    attrs = {"path": path, "hash": content_hash, "owner": None, "group": None, "permissions": 644, "purged": False,
+             "purge_on_delete": False, "reload": False, "send_event": True, "receive_events": True,
+             "report_only": False, "references": [], "mutators": [], "requires": sorted(requires)}
+    return {"id": f"std::File[{agent},path={path}]", "agent": agent, "attributes": attrs, "undefined": False}
+
+
 class DeployEnv:
     """One database + environment; the scheduler process of that environment."""
 
@@ -82,7 +89,8 @@ class DeployEnv:
             attrs = r["attributes"]
             h = attribute_hash(r["id"], attrs)
             value = r["id"].split("=", 1)[1][:-1]
-            vals.append(f"('{self.env}', {version}, '{self.q(r['id'])}', '{NULL}', '{self.q(r['agent'])}', "
+            rtype = r["id"].split("[", 1)[0]
+            vals.append(f"('{self.env}', {version}, '{self.q(r['id'])}', '{rtype}', '{self.q(r['agent'])}', "
                         f"'{self.q(value)}', '{self.q(json.dumps(attrs))}', '{h}', {str(r['undefined']).lower()})")
         agents = sorted({r["agent"] for r in resources})
         stmt = (f"INSERT INTO configurationmodel (environment, version, total) VALUES ('{self.env}', {version}, "
@@ -109,6 +117,29 @@ class DeployEnv:
             f"UPDATE configurationmodel SET released = true WHERE environment = '{self.env}' AND version = {version};"
             "COMMIT;")
         self.request("read_version")
+
+    def put_file(self, content):
+        h = hashlib.sha1(content).hexdigest()
+        self.sql(f"INSERT INTO file (content_hash, content) VALUES ('{h}', decode('{content.hex()}', 'hex')) "
+                 "ON CONFLICT DO NOTHING")
+        return h
+
+    def hold_lock(self, sql_lock):
+        """A psql session holding `sql_lock` inside an open transaction; returns a function that releases it."""
+        p = subprocess.Popen([os.path.join(harness.pg_bindir(), "psql"), "-h", self.host, "-p", str(self.port), "-U",
+                              "postgres", "-d", self.db, "-q"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, text=True)
+        p.stdin.write(f"BEGIN; {sql_lock};\n")
+        p.stdin.flush()
+
+        def release():
+            if p.poll() is None:
+                p.stdin.write("COMMIT;\n\\q\n")
+                p.stdin.flush()
+                p.stdin.close()
+                p.wait(10)
+        self.test.addCleanup(release)
+        return release
 
     def request(self, kind, payload=None):
         self.sql(f"INSERT INTO scheduler_request (environment, kind, payload) VALUES ('{self.env}', '{kind}', "

@@ -9,7 +9,7 @@ import unittest
 import uuid
 
 import harness
-from deploy_support import DeployEnv, null_resource as nr, rid
+from deploy_support import DeployEnv, null_resource as nr, rid, std_file
 
 
 def wait(pred, timeout=20, what="condition"):
@@ -121,20 +121,38 @@ class HardPartsTest(unittest.TestCase):
 
     def test_17_6_executor_killed_mid_deploy(self):
         d = DeployEnv(self, {"autostart_agent_deploy_interval": "2"})
-        # A File deploy whose content is never served blocks the executor in get_file... instead use a directory
-        # we can make the executor hang on: run one resource, then kill the executor process while it works.
-        d.put_version(1, [nr("a"), nr("b", "other")])
+        out = os.path.join(self.tmp(), "f.txt")
+        h = d.put_file(b"hello\n")
+        # Hold the file table locked: the executor's get_file for the File's content waits, so the deploy is
+        # in flight when we kill the executor.
+        release = d.hold_lock("LOCK TABLE file IN ACCESS EXCLUSIVE MODE")
+        d.put_version(1, [std_file(out, h), nr("n")])
         d.start()
-        d.wait_status(rid("a"), "deployed")
+        fid = f"std::File[internal,path={out}]"
+        wait(lambda: d.status(fid) == "deploying", what="the File deploy to be in flight")
+        time.sleep(0.3)
         pids = children(d.sched.pid)
         self.assertTrue(pids, "an executor child process is running")
         for p in pids:
             os.kill(p, signal.SIGKILL)
-        # The next work spawns a new executor; a repair proves the pool recovers.
-        d.request("deploy", {"repair": True})
-        wait(lambda: len(d.actions(rid("a"))) >= 2 and d.status(rid("a")) == "deployed", timeout=30)
+        d.wait_status(fid, "unavailable")
+        first = d.actions(fid)[0]
+        self.assertEqual(first[1], "unavailable")
+        self.assertTrue(any("executor" in m["msg"] for m in first[4]), first[4])
+        release()
+        # Retried on the deploy interval by a new executor process.
+        d.wait_status(fid, "deployed", timeout=30)
+        with open(out) as f:
+            self.assertEqual(f.read(), "hello\n")
         new = children(d.sched.pid)
         self.assertTrue(new and not set(new) & set(pids), (pids, new))
+
+    def tmp(self):
+        import shutil
+        import tempfile
+        t = tempfile.mkdtemp(prefix="inm-deploy-")
+        self.addCleanup(shutil.rmtree, t, True)
+        return t
 
     def test_17_7_orphan_not_deleted(self):
         d = DeployEnv(self)
