@@ -289,7 +289,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
 
   std::function<void()> drain;
   std::function<void()> armTimer;
+  // Effects are drained only when the writer is idle: while a transaction runs, everything the state machine
+  // does accumulates into the next Effects, so the batch size adapts to the database's speed.
+  bool writeInFlight = false, drainWanted = false;
   drain = [&] {
+    if (writeInFlight) {
+      drainWanted = true;
+      return;
+    }
     Effects e = state.takeEffects();
     for (const auto& l : e.log)
       if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);
@@ -297,10 +304,17 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
                        std::to_string(e.version->rows.size()) + " new or changed, " +
                        std::to_string(e.version->orphans.size()) + " orphaned)");
     if (e.empty()) return;
+    writeInFlight = true;
     pendingWrites++;
     asio::post(writer, [&, e = std::move(e)]() {
       for (int attempt = 0;; ++attempt) {
+        auto t0 = std::chrono::steady_clock::now();
         auto err = (*writeStore)->write(e);
+        if (verbose > 1)
+          say("wrote " + std::to_string(e.starts.size()) + " starts, " + std::to_string(e.finishes.size()) +
+              " finishes in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
+              " ms");
         if (!err) break;
         say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
         if (stopping && attempt > 3) break;
@@ -310,6 +324,13 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
         else llvm::consumeError(fresh.takeError());
       }
       pendingWrites--;
+      asio::post(ioc, [&] {
+        writeInFlight = false;
+        if (drainWanted) {
+          drainWanted = false;
+          drain();
+        }
+      });
     });
   };
   armTimer = [&] {
@@ -519,6 +540,15 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   });
   auto work = asio::make_work_guard(ioc);
   ioc.run();
+  // Flush what the state machine produced since the last write.
+  if (writeInFlight || drainWanted || true) {
+    ioc.restart();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+    drainWanted = false;
+    drain();
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+  }
   if (procExec) {
     // Reap the executors (in-flight work dies with them; restart redeploys it, §17.6).
     ioc.restart();

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cassert>
 #include <random>
+#include <unordered_set>
 
 namespace inm::scheduler {
 
@@ -199,7 +200,7 @@ void SchedulerState::recomputeBlocked(bool recordEffects) {
       r.blocked = Blocked::NotBlocked;
       if (r.compliance == Compliance::Undefined) r.compliance = Compliance::HasUpdate;
     }
-    if (recordEffects && before != r.blocked) effects_.blocked.emplace_back(r.id, r.blocked);
+    if (recordEffects && before != r.blocked) noteBlocked(r);
   }
 }
 
@@ -292,7 +293,6 @@ void SchedulerState::startDeploying() {
 void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<plan::Intent>& newest) {
   VersionWrite vw;
   vw.version = cs.toVersion;
-  vw.orphanedAfter = version_;
   for (const auto& id : cs.deleted) {
     auto it = index_.find(id);
     if (it == index_.end()) continue;
@@ -302,7 +302,7 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
     Res& r = res_[idx];
     r.present = false;
     r.generation++;
-    vw.orphans.push_back(id);
+    vw.orphans.push_back({id, version_});
   }
   for (const auto& i : cs.added) {
     uint32_t idx = slotFor(i.id);
@@ -333,7 +333,29 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
   recomputeBlockedOn();
   for (uint32_t i = 0; i < res_.size(); ++i)
     if (isDirty(res_[i])) scheduleDeploy(i, Priority::NewVersionDeploy, "a new version was released");
-  effects_.version = std::move(vw);
+  if (effects_.version) {
+    // Not drained since the previous version: merge (later rows win, the first orphanedAfter stays).
+    VersionWrite& prev = *effects_.version;
+    std::unordered_map<std::string, size_t> at;
+    for (size_t k = 0; k < prev.rows.size(); ++k) at[prev.rows[k].resourceId] = k;
+    for (auto& row : vw.rows) {
+      auto it = at.find(row.resourceId);
+      if (it == at.end()) {
+        prev.rows.push_back(row);
+      } else {
+        row.fresh = row.fresh || prev.rows[it->second].fresh;
+        prev.rows[it->second] = row;
+      }
+    }
+    // A resource orphaned earlier and back now is not an orphan any more.
+    std::unordered_set<std::string> back;
+    for (const auto& r : vw.rows) back.insert(r.resourceId);
+    std::erase_if(prev.orphans, [&](const VersionWrite::Orphan& o) { return back.count(o.resourceId) > 0; });
+    for (auto& o : vw.orphans) prev.orphans.push_back(o);
+    prev.version = vw.version;
+  } else {
+    effects_.version = std::move(vw);
+  }
   effects_.log.push_back(cs.dump().substr(0, cs.dump().find('\n')));
   pump();
 }
@@ -425,7 +447,7 @@ void SchedulerState::userDeploy(const std::vector<std::string>& agents, bool rep
       // version landing meanwhile promotes only what it changed (§17.4).
       if (r.blocked == Blocked::TemporarilyBlocked) {
         r.blocked = Blocked::NotBlocked;
-        effects_.blocked.emplace_back(r.id, r.blocked);
+        noteBlocked(r);
       }
       scheduleDeploy(i, Priority::UserRepair, "a user requested a repair");
     } else if (isDirty(r)) {
@@ -520,7 +542,8 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     stats_.deploysStarted++;
     effects_.starts.push_back(ActionStart{w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
                                           nlohmann::json::array({logLine("info", "Start run because " + r.reason,
-                                                                         {{"reason", r.reason}})})});
+                                                                         {{"reason", r.reason}})}),
+                                          effectSeq_++});
   } else {
     auto it = side_.find(k.ref);
     assert(it != side_.end() && "queued side task without its record");
@@ -536,7 +559,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     w.dryrunId = s.dryrunId;
     w.reason = k.kind == TaskKind::DryRun ? "dryrun" : "fact refresh";
     effects_.starts.push_back(ActionStart{w.actionId, s.resourceId, a.name, s.version, k.kind, now,
-                                          nlohmann::json::array()});
+                                          nlohmann::json::array(), effectSeq_++});
   }
   a.inFlight++;
   running_.emplace(t.taskId, std::move(t));
@@ -640,6 +663,7 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   f.compliant = removed ? false : r.lastCompliant;
   f.blocked = r.blocked;
   f.sendEvent = r.sendEvent;
+  f.seq = effectSeq_++;
   effects_.finishes.push_back(std::move(f));
   if (!removed && wr.facts.is_object() && !wr.facts.empty())
     effects_.facts.push_back(FactWrite{r.id, "", t.version, wr.facts, nlohmann::json::array(), t.started, now, st});
@@ -659,7 +683,7 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
         Res& dep = res_[q];
         if (dep.present && dep.blocked == Blocked::TemporarilyBlocked) {
           dep.blocked = Blocked::NotBlocked;
-          effects_.blocked.emplace_back(dep.id, dep.blocked);
+          noteBlocked(dep);
           scheduleDeploy(q, static_cast<Priority>(t.prio), "a dependency (" + r.id + ") recovered");
         }
       }
@@ -772,7 +796,7 @@ void SchedulerState::fireTimers() {
     if (r.timerRepair) {
       if (r.blocked == Blocked::TemporarilyBlocked) {
         r.blocked = Blocked::NotBlocked;
-        effects_.blocked.emplace_back(r.id, r.blocked);
+        noteBlocked(r);
       }
       scheduleDeploy(idx, Priority::IntervalRepair, "the repair interval elapsed");
     } else {
@@ -790,13 +814,17 @@ void SchedulerState::fireTimers() {
       if (!r.present || r.blocked == Blocked::Blocked) continue;
       if (r.blocked == Blocked::TemporarilyBlocked) {
         r.blocked = Blocked::NotBlocked;
-        effects_.blocked.emplace_back(r.id, r.blocked);
+        noteBlocked(r);
       }
       scheduleDeploy(i, Priority::IntervalRepair, "the repair cron ticked");
     }
     cronRepairDue_ = settings_.repairInterval.cron->next(now);
   }
   pump();
+}
+
+void SchedulerState::noteBlocked(const Res& r) {
+  effects_.blocked.push_back(BlockedWrite{r.id, r.blocked, effectSeq_++});
 }
 
 // ---------------------------------------------------------------- views

@@ -356,6 +356,7 @@ TEST_F(SchedulerTest, HardPart5_DroppedAndReaddedInOneStepIsNew) {
   release(1, {{"x"}, {"y"}});
   runAll();
   EXPECT_EQ(v("x").compliance, Compliance::Compliant);
+  s->takeEffects();
   releaseMany({{10, {{"y"}}}, {11, {{"x"}, {"y"}}}});
   EXPECT_EQ(s->managedVersion(), 11);
   EXPECT_EQ(v("x").lastResult, HandlerResult::New);  // fresh state
@@ -422,14 +423,29 @@ TEST_F(SchedulerTest, HardPart7_DroppedResourceIsOrphanedNotTouched) {
   EXPECT_TRUE(exec.pending.empty());
   auto e = s->takeEffects();
   ASSERT_TRUE(e.version);
-  EXPECT_EQ(e.version->orphans, std::vector<std::string>{rid("r")});
-  EXPECT_EQ(e.version->orphanedAfter, 3);
+  ASSERT_EQ(e.version->orphans.size(), 1u);
+  EXPECT_EQ(e.version->orphans[0].resourceId, rid("r"));
+  EXPECT_EQ(e.version->orphans[0].after, 3);
   advance(200000s);  // no timer for an orphan
   for (auto& w : exec.pending) EXPECT_NE(w.resourceId, rid("r"));
   // A reappearing orphan is a new resource.
   runAll();
   release(5, {{"keep"}, {"r"}});
   EXPECT_EQ(v("r").lastResult, HandlerResult::New);
+}
+
+TEST_F(SchedulerTest, UndrainedVersionsMergeIntoOneWrite) {
+  release(1, {{"a"}, {"b"}});
+  release(2, {{"a"}});             // b orphaned after 1
+  release(3, {{"a"}, {"c"}});      // c new
+  release(4, {{"a"}, {"c"}, {"b"}});  // b back: new, not an orphan
+  auto e = s->takeEffects();
+  ASSERT_TRUE(e.version);
+  EXPECT_EQ(e.version->version, 4);
+  EXPECT_TRUE(e.version->orphans.empty());
+  std::set<std::string> rows;
+  for (auto& r : e.version->rows) rows.insert(r.resourceId);
+  EXPECT_EQ(rows, (std::set<std::string>{rid("a"), rid("b"), rid("c")}));
 }
 
 TEST_F(SchedulerTest, HardPart7_OrphanedWhileRunningIsLoggedOnly) {

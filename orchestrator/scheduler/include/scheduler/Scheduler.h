@@ -65,6 +65,7 @@ struct ActionStart {
   TaskKind kind = TaskKind::Deploy;
   TimePoint started;
   nlohmann::json messages;              ///< the "Start run because …" line
+  uint64_t seq = 0;                     ///< order among all effects (starts, finishes, blocked changes)
 };
 
 /// A finished deploy: close the action row, update the rps result columns.
@@ -82,6 +83,14 @@ struct DeployFinish {
   bool compliant = false;               ///< last_handler_run_compliant (non-stale only)
   Blocked blocked = Blocked::NotBlocked;
   bool sendEvent = false;
+  uint64_t seq = 0;                     ///< order among all effects
+};
+
+/// A change of the blocked column outside a deploy's own finish (recovery, repair, a version).
+struct BlockedWrite {
+  std::string resourceId;
+  Blocked blocked = Blocked::NotBlocked;
+  uint64_t seq = 0;
 };
 
 /// A processed version: rps intent columns, orphan marks, scheduler.last_processed_model_version.
@@ -93,8 +102,11 @@ struct VersionWrite {
     Blocked blocked = Blocked::NotBlocked;  ///< after the version's BLOCKED recomputation
   };
   std::vector<Row> rows;                ///< new and updated resources
-  std::vector<std::string> orphans;     ///< deleted: orphaned_after = previous version
-  int orphanedAfter = 0;
+  struct Orphan {
+    std::string resourceId;
+    int after = 0;                      ///< orphaned_after: the last version that had it
+  };
+  std::vector<Orphan> orphans;          ///< deleted resources
 };
 
 /// A dry-run result for one resource (dryrun.resources[rvid], todo - 1, plus a `dryrun` action).
@@ -117,10 +129,12 @@ struct FactWrite {
   std::string status;
 };
 
-/// Everything the state machine changed since the last `takeEffects`, in order of kind.
+/// Everything the state machine changed since the last `takeEffects`. Effects of one kind are in order; across
+/// kinds, `seq` orders starts, finishes and blocked changes (a writer must apply, per resource, the latest).
+/// Versions processed since the last take are merged into one VersionWrite (the newest number).
 struct Effects {
   std::optional<VersionWrite> version;
-  std::vector<std::pair<std::string, Blocked>> blocked;  ///< blocked column changes outside deploys
+  std::vector<BlockedWrite> blocked;    ///< blocked column changes outside deploys
   std::vector<ActionStart> starts;
   std::vector<DeployFinish> finishes;
   std::vector<DryrunWrite> dryruns;
@@ -281,6 +295,7 @@ class SchedulerState {
   void finishDeploy(Running& t, const WorkResult& r);
   void finishSide(Running& t, const WorkResult& r);
   void armCron();
+  void noteBlocked(const Res& r);
 
   Executor& executor_;
   const Clock& clock_;
@@ -296,7 +311,7 @@ class SchedulerState {
   std::unordered_map<uint64_t, SideTask> side_;
   std::set<std::pair<TimePoint, uint32_t>> timers_;
   std::optional<TimePoint> cronDeployDue_, cronRepairDue_;
-  uint64_t nextSeq_ = 1, nextTask_ = 1;
+  uint64_t nextSeq_ = 1, nextTask_ = 1, effectSeq_ = 1;
   Effects effects_;
   Stats stats_;
   std::set<uint32_t> pumpAgents_;  // agents that may have startable work
