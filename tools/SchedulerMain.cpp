@@ -292,11 +292,16 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   // Effects are drained only when the writer is idle: while a transaction runs, everything the state machine
   // does accumulates into the next Effects, so the batch size adapts to the database's speed.
   bool writeInFlight = false, drainWanted = false;
+  // Back-pressure: when this many start/finish records wait for the busy writer, nothing new starts until the
+  // writer catches up (bounds memory; the database is the bottleneck then anyway).
+  constexpr size_t kMaxPendingRecords = 20000;
   drain = [&] {
     if (writeInFlight) {
       drainWanted = true;
+      if (state.pendingEffects() > kMaxPendingRecords) state.setBackpressure(true);
       return;
     }
+    state.setBackpressure(false);
     Effects e = state.takeEffects();
     for (const auto& l : e.log)
       if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);

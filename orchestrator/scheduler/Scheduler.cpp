@@ -566,8 +566,17 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
   batch.push_back(std::move(w));
 }
 
+void SchedulerState::setBackpressure(bool on) {
+  if (backpressure_ == on) return;
+  backpressure_ = on;
+  if (!on) {
+    for (uint32_t a = 0; a < agents_.size(); ++a) pumpAgents_.insert(a);
+    pump();
+  }
+}
+
 void SchedulerState::pump() {
-  if (halted_ || pumpAgents_.empty()) return;
+  if (halted_ || backpressure_ || pumpAgents_.empty()) return;
   std::vector<WorkItem> batch;
   int limit = std::max(1, settings_.agentParallelism);
   for (uint32_t ai : pumpAgents_) {

@@ -687,3 +687,13 @@ TEST_F(SchedulerTest, GateReportsWhy) {
   EXPECT_EQ(gateDependencies({{"x", "undefined"}}, &why), "skipped_for_dependency");
   EXPECT_NE(why.find("undefined"), std::string::npos);
 }
+
+TEST_F(SchedulerTest, BackpressureHoldsNewStartsUntilReleased) {
+  s->setBackpressure(true);
+  release(1, {{"a1"}, {"b1", "b"}});
+  EXPECT_TRUE(exec.pending.empty());
+  EXPECT_EQ(s->pendingEffects(), 0u);
+  s->setBackpressure(false);
+  EXPECT_EQ(exec.pending.size(), 2u);
+  EXPECT_EQ(s->pendingEffects(), 2u);
+}

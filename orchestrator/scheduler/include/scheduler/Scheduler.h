@@ -181,6 +181,10 @@ class SchedulerState {
   void setAgentPaused(const std::string& agent, bool paused);
   /// Halt: nothing new starts until resume (running work finishes).
   void setHalted(bool halted);
+  /// Back-pressure from the host: while set, nothing new starts (the writer is behind; bounds memory).
+  void setBackpressure(bool on);
+  /// How many start/finish records wait in the current Effects.
+  size_t pendingEffects() const { return effects_.starts.size() + effects_.finishes.size(); }
   /// Dry-run `resources` (already filtered by the caller) of `version` into dryrun row `dryrunId` (§6.11).
   void requestDryrun(const std::string& dryrunId, int version, const std::vector<plan::Intent>& resources);
   /// Fact refresh for one resource (§6.12); ignored for unknown or BLOCKED resources.
@@ -302,7 +306,7 @@ class SchedulerState {
   std::function<std::string()> newUuid_;
   Settings settings_;
   int version_ = 0;
-  bool halted_ = false;
+  bool halted_ = false, backpressure_ = false;
   std::vector<Res> res_;
   std::unordered_map<std::string, uint32_t> index_;
   std::vector<AgentQ> agents_;
