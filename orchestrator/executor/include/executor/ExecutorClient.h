@@ -102,7 +102,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   FileSink sink_;
   pid_t pid_ = -1;
   std::atomic<bool> alive_{false};
-  bool reaped_ = false;
+  std::atomic<bool> reaped_{false};
   std::string deathCause_;
   std::string killCause_;   ///< set when we killed it (hung, explicit kill) to name the real cause
   std::string lastError_;   ///< last `error` frame from the executor
