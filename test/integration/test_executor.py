@@ -250,6 +250,21 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual(r["n"]["status"], "deployed")
         p.shutdown()
 
+    def test_batch_as_one_awaitable(self):
+        p = self.probe()
+        h = p.put_file("awaited\n")
+        path = os.path.join(self.dir, "aw")
+        p.send(cmd="deploy", key="k", requests=[file_req("f", path, h), null_req("n", "x", fail=True)], **{"await": True})
+        p.next("sent")
+        done = p.next("batch_done")
+        self.assertEqual(done["count"], 2)
+        # The operation completes once, with every result: they are emitted together right before batch_done.
+        self.assertEqual([e["event"] for e in p.history[-3:]], ["result", "result", "batch_done"])
+        results = {e["action_id"]: e["status"] for e in p.history if e["event"] == "result"}
+        self.assertEqual(results, {"f": "deployed", "n": "failed"})
+        self.assertEqual(open(path).read(), "awaited\n")
+        p.shutdown()
+
     def test_idle_executor_is_stopped_and_replaced(self):
         p = self.probe()
         pid, r = p.deploy([null_req("n", "a")], key="k")
