@@ -1,0 +1,71 @@
+// The compile service's SQL (private): the `compile` queue rows and the `report` stage rows of migration 001,
+// on libpqxx behind a small bounded connection pool. Every method blocks and is called on the blocking pool;
+// libpqxx exceptions are caught here and returned as llvm::Error naming the operation.
+#pragma once
+
+#include "compile/CompileService.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <pqxx/connection>
+
+namespace inm::compile {
+
+/// What a run needs to know about its environment before it starts.
+struct EnvInfo {
+  bool exists = false;
+  bool halted = false;
+  std::string repoUrl, repoBranch;
+  nlohmann::json settings = nlohmann::json::object();
+  bool hasQueued = false;           ///< a request waits (started IS NULL)
+  double secondsSinceLast = 1e9;    ///< since the last run completed (for recompile_backoff)
+};
+
+/// A claimed run: its head request and the ones it absorbed.
+struct ClaimedRun {
+  bool found = false;
+  std::string id;
+  std::vector<std::string> absorbed;
+  bool forceUpdate = false, doExport = true, partial = false;
+  nlohmann::json metadata, envVars;
+  std::string requested;            ///< when the head was requested (text)
+};
+
+class CompileStore {
+ public:
+  CompileStore(std::string conninfo, unsigned maxConnections);
+  ~CompileStore();
+
+  llvm::Expected<std::string> insertRequest(const CompileRequest& r);
+  llvm::Expected<EnvInfo> envInfo(const std::string& env);
+  /// In one transaction: if no run of `env` is in progress, starts the oldest queued request and the ones it
+  /// absorbs (Merge.h); `found` is false when nothing was claimed.
+  llvm::Expected<ClaimedRun> claimNext(const std::string& env);
+  llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name, const std::string& command);
+  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& out, const std::string& err, int rc);
+  /// Completes the run and the requests it absorbed with one outcome.
+  llvm::Expected<bool> finish(const ClaimedRun& run, bool success, std::optional<int> version,
+                              const nlohmann::json& compileData);
+  /// Marks runs started but never completed as failed, each with a report row explaining why.
+  llvm::Expected<int> failUnfinished();
+  /// Environments with queued requests.
+  llvm::Expected<std::vector<std::string>> environmentsWithQueue();
+  /// (environment, auto_full_compile) for every environment where the setting is non-empty.
+  llvm::Expected<std::vector<std::pair<std::string, std::string>>> cronSettings();
+  llvm::Expected<int> purgeOlderThan(std::chrono::seconds retention);
+
+ private:
+  template <typename F> auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
+
+  std::string conninfo_;
+  unsigned max_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  unsigned open_ = 0;
+};
+
+}  // namespace inm::compile
