@@ -3,7 +3,10 @@
 
 namespace inm::tools {
 
+int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
+
 const Verb kVerbs[] = {
+    {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
     {nullptr, nullptr, nullptr},
 };
 

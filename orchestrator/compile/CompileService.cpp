@@ -38,25 +38,32 @@ llvm::Error makeError(const std::string& msg) {
 }
 
 /// Runs a blocking function on `pool` and resumes the caller on its own executor. co_spawn needs a
-/// default-constructible result, hence the box around llvm::Expected.
+/// default-constructible result, so the value travels through this frame instead.
+/// GCC 12 may destroy class-type temporaries of a co_await expression twice (by-value coroutine arguments,
+/// closures with class-type captures; GCC PR 99576), so in this file coroutines take class-type parameters by
+/// reference and copy what they keep before their first suspension, and the closures handed to onPool() and
+/// co_spawn() capture by reference only (the awaiting frame outlives the call).
 template <typename T, typename F>
-asio::awaitable<llvm::Expected<T>> onPool(asio::thread_pool& pool, F f) {
-  struct Box {
-    std::optional<T> value;
-    std::string error;
-  };
-  Box box = co_await asio::co_spawn(
+asio::awaitable<llvm::Expected<T>> onPool(asio::thread_pool& pool, F&& fIn) {
+  std::decay_t<F> f = std::forward<F>(fIn);
+  std::optional<T> value;
+  std::string error;
+  // The spawned lambda holds only pointers into this frame: with GCC 12, a use_awaitable co_spawn of a lambda
+  // with class-type captures destroys those captures twice.
+  auto* fp = &f;
+  auto* vp = &value;
+  auto* ep = &error;
+  co_await asio::co_spawn(
       pool.get_executor(),
-      [f = std::move(f)]() mutable -> asio::awaitable<Box> {
-        Box b;
-        llvm::Expected<T> r = f();
-        if (r) b.value = std::move(*r);
-        else b.error = llvm::toString(r.takeError());
-        co_return b;
+      [fp, vp, ep]() -> asio::awaitable<void> {
+        llvm::Expected<T> r = (*fp)();
+        if (r) *vp = std::move(*r);
+        else *ep = llvm::toString(r.takeError());
+        co_return;
       },
       asio::use_awaitable);
-  if (!box.value) co_return makeError(box.error);
-  co_return std::move(*box.value);
+  if (!value) co_return makeError(error);
+  co_return std::move(*value);
 }
 
 /// A setting from the environment's settings object (a raw value, or {"value": v}).
@@ -111,19 +118,19 @@ void CompileService::kick(const std::string& env) {
 }
 
 asio::awaitable<llvm::Expected<int>> CompileService::start() {
-  auto failed = co_await onPool<int>(blocking_, [this] { return store_->failUnfinished(); });
+  auto failed = co_await onPool<int>(blocking_, [&] { return store_->failUnfinished(); });
   if (!failed) co_return failed.takeError();
   auto queued = co_await onPool<std::vector<std::string>>(blocking_, [this] { return store_->environmentsWithQueue(); });
   if (!queued) co_return queued.takeError();
   co_await asio::co_spawn(
       strand_,
-      [this, envs = *queued]() -> asio::awaitable<void> {
-        for (const std::string& env : envs) kick(env);
+      [this, &queued]() -> asio::awaitable<void> {
+        for (const std::string& env : *queued) kick(env);
         co_return;
       },
       asio::use_awaitable);
   using Crons = std::vector<std::pair<std::string, std::string>>;
-  auto crons = co_await onPool<Crons>(blocking_, [this] { return store_->cronSettings(); });
+  auto crons = co_await onPool<Crons>(blocking_, [&] { return store_->cronSettings(); });
   if (!crons) co_return crons.takeError();
   for (const auto& [env, expr] : *crons) {
     if (auto err = co_await refreshCron(env)) co_return std::move(err);
@@ -131,27 +138,30 @@ asio::awaitable<llvm::Expected<int>> CompileService::start() {
   co_return *failed;
 }
 
-asio::awaitable<llvm::Expected<std::string>> CompileService::request(CompileRequest req) {
-  auto id = co_await onPool<std::string>(blocking_, [this, req] { return store_->insertRequest(req); });
+asio::awaitable<llvm::Expected<std::string>> CompileService::request(const CompileRequest& reqIn) {
+  CompileRequest req = reqIn;
+  auto id = co_await onPool<std::string>(blocking_, [&] { return store_->insertRequest(req); });
   if (!id) co_return id.takeError();
   std::string env = req.environment;
-  co_await asio::co_spawn(strand_, [this, env]() -> asio::awaitable<void> { kick(env); co_return; },
+  co_await asio::co_spawn(strand_, [this, &env]() -> asio::awaitable<void> { kick(env); co_return; },
                           asio::use_awaitable);
   co_return *id;
 }
 
-asio::awaitable<bool> CompileService::isCompiling(std::string env) {
+asio::awaitable<bool> CompileService::isCompiling(const std::string& envIn) {
+  std::string env = envIn;
   co_return co_await asio::co_spawn(
       strand_,
-      [this, env]() -> asio::awaitable<bool> {
+      [this, &env]() -> asio::awaitable<bool> {
         auto it = envs_.find(env);
         co_return it != envs_.end() && it->second.running;
       },
       asio::use_awaitable);
 }
 
-asio::awaitable<void> CompileService::wake(std::string env) {
-  co_await asio::co_spawn(strand_, [this, env]() -> asio::awaitable<void> { kick(env); co_return; },
+asio::awaitable<void> CompileService::wake(const std::string& envIn) {
+  std::string env = envIn;
+  co_await asio::co_spawn(strand_, [this, &env]() -> asio::awaitable<void> { kick(env); co_return; },
                           asio::use_awaitable);
 }
 
@@ -167,11 +177,12 @@ asio::awaitable<size_t> CompileService::activeQueues() {
 }
 
 asio::awaitable<llvm::Expected<int>> CompileService::purgeReports(std::chrono::seconds retention) {
-  co_return co_await onPool<int>(blocking_, [this, retention] { return store_->purgeOlderThan(retention); });
+  co_return co_await onPool<int>(blocking_, [&] { return store_->purgeOlderThan(retention); });
 }
 
-asio::awaitable<llvm::Error> CompileService::refreshCron(std::string env) {
-  auto info = co_await onPool<EnvInfo>(blocking_, [this, env] { return store_->envInfo(env); });
+asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envIn) {
+  std::string env = envIn;
+  auto info = co_await onPool<EnvInfo>(blocking_, [&] { return store_->envInfo(env); });
   if (!info) co_return info.takeError();
   nlohmann::json v = setting(info->settings, "auto_full_compile");
   std::string expr = v.is_string() ? v.get<std::string>() : "";
@@ -182,7 +193,7 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(std::string env) {
   }
   co_await asio::co_spawn(
       strand_,
-      [this, env, expr]() -> asio::awaitable<void> {
+      [this, &env, &expr]() -> asio::awaitable<void> {
         EnvState& st = envs_[env];
         if (st.cronExpr == expr && st.cronCancelled && !*st.cronCancelled) co_return;
         if (st.cronCancelled) *st.cronCancelled = true;
@@ -224,7 +235,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
   const std::string dir = envDir + "/compiler";
   for (;;) {
     envs_[env].wake = false;
-    auto info = co_await onPool<EnvInfo>(blocking_, [this, env] { return store_->envInfo(env); });
+    auto info = co_await onPool<EnvInfo>(blocking_, [&] { return store_->envInfo(env); });
     if (!info || !info->exists || info->halted || !info->hasQueued || stopped_) {
       if (!info) llvm::consumeError(info.takeError());
       if (envs_[env].wake && !stopped_ && (!info || !info->halted)) continue;
@@ -239,7 +250,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       boost::system::error_code ec;
       co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    auto claimed = co_await onPool<ClaimedRun>(blocking_, [this, env] { return store_->claimNext(env); });
+    auto claimed = co_await onPool<ClaimedRun>(blocking_, [&] { return store_->claimNext(env); });
     if (!claimed) {
       llvm::consumeError(claimed.takeError());
       break;  // the database is unavailable: the next request or restart resumes the queue
@@ -248,24 +259,32 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     envs_[env].running = true;
     ClaimedRun run = std::move(*claimed);
 
-    // Records one stage; returns false if the stage failed (then the run ends).
-    auto stage = [this, &run](std::string name, std::string command, std::string out, std::string err,
-                              int rc) -> asio::awaitable<bool> {
-      auto id = co_await onPool<std::string>(blocking_, [this, &run, name, command] {
-        return store_->beginStage(run.id, name, command);
-      });
-      if (id) {
-        auto done = co_await onPool<bool>(blocking_, [this, rid = *id, out, err, rc] {
-          return store_->endStage(rid, out, err, rc);
-        });
-        if (!done) llvm::consumeError(done.takeError());
-      } else {
+    // A stage's report row is inserted when it starts (so a stage in progress is visible and a restart can tell
+    // where a run stopped) and completed when it ends. Failing to write a report does not stop the run.
+    auto beginStage = [this, &run](const std::string& name, const std::string& command) -> asio::awaitable<std::string> {
+      auto id = co_await onPool<std::string>(blocking_, [&] { return store_->beginStage(run.id, name, command); });
+      if (!id) {
         llvm::consumeError(id.takeError());
+        co_return std::string();
+      }
+      co_return *id;
+    };
+    auto endStage = [this](const std::string& reportId, const std::string& out, const std::string& err,
+                           int rc) -> asio::awaitable<bool> {
+      if (!reportId.empty()) {
+        auto done = co_await onPool<bool>(blocking_, [&] { return store_->endStage(reportId, out, err, rc); });
+        if (!done) llvm::consumeError(done.takeError());
       }
       co_return rc == 0;
     };
-    auto finish = [this, &run](bool ok, std::optional<int> version, nlohmann::json data) -> asio::awaitable<void> {
-      auto r = co_await onPool<bool>(blocking_, [this, &run, ok, version, data] {
+    // Records a stage that already ran; returns false if it failed (then the run ends).
+    auto stage = [&](const std::string& name, const std::string& command, const std::string& out,
+                     const std::string& err, int rc) -> asio::awaitable<bool> {
+      std::string reportId = co_await beginStage(name, command);
+      co_return co_await endStage(reportId, out, err, rc);
+    };
+    auto finish = [this, &run](bool ok, std::optional<int> version, const nlohmann::json& data) -> asio::awaitable<void> {
+      auto r = co_await onPool<bool>(blocking_, [&] {
         return store_->finish(run, ok, version, data);
       });
       if (!r) llvm::consumeError(r.takeError());
@@ -285,8 +304,10 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       initErr = "server_compile is disabled for this environment\n";
     else if (info->repoUrl.empty() || info->repoBranch.empty())
       initErr = "the environment has no repository: set repo_url and repo_branch\n";
-    if (!co_await stage("Init", "", initOut, initErr, initErr.empty() ? 0 : 1)) {
-      co_await finish(false, std::nullopt, failWith("Init", initErr));
+    bool initOk = co_await stage("Init", "", initOut, initErr, initErr.empty() ? 0 : 1);
+    if (!initOk) {
+      nlohmann::json data = failWith("Init", initErr);
+      co_await finish(false, std::nullopt, data);
       envs_[env].running = false;
       continue;
     }
@@ -297,20 +318,25 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     std::string gitStage;
     if (!isCheckout(dir)) {
       gitStage = "Cloning repository";
-      git = valueOr(co_await onPool<StageResult>(blocking_, [url, branch, dir, creds = options_.git]() -> llvm::Expected<StageResult> {
-               return cloneRepository(url, branch, dir, creds);
-             }), StageResult{"git clone", "", "internal error running the clone\n", 1, ""});
+      auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
+        return cloneRepository(url, branch, dir, options_.git);
+      });
+      git = valueOr(std::move(r), StageResult{"git clone", "", "internal error running the clone\n", 1, ""});
     } else {
       std::string current = currentBranch(dir);
       if (current != branch) gitStage = "Switching branch from " + current + " to " + branch;
       else if (run.forceUpdate) gitStage = "Pulling updates";
-      if (!gitStage.empty())
-        git = valueOr(co_await onPool<StageResult>(blocking_, [url, branch, dir, creds = options_.git]() -> llvm::Expected<StageResult> {
-                 return pullBranch(url, branch, dir, creds);
-               }), StageResult{"git fetch", "", "internal error running the pull\n", 1, ""});
+      if (!gitStage.empty()) {
+        auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
+          return pullBranch(url, branch, dir, options_.git);
+        });
+        git = valueOr(std::move(r), StageResult{"git fetch", "", "internal error running the pull\n", 1, ""});
+      }
     }
-    if (git && !co_await stage(gitStage, git->command, git->out, git->err, git->returncode)) {
-      co_await finish(false, std::nullopt, failWith("GitError", git->err));
+    bool gitOk = !git || co_await stage(gitStage, git->command, git->out, git->err, git->returncode);
+    if (!gitOk) {
+      nlohmann::json data = failWith("GitError", git->err);
+      co_await finish(false, std::nullopt, data);
       envs_[env].running = false;
       continue;
     }
@@ -337,11 +363,14 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     for (auto it = run.envVars.begin(); run.envVars.is_object() && it != run.envVars.end(); ++it)
       extraEnv[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
     auto timeout = options_.compileTimeout;
+    std::string command = renderCommand(argv);
+    std::string compileReportId = co_await beginStage("Recompiling configuration model", command);
     ChildResult spawnFailed;
     spawnFailed.spawnError = "internal error running the compiler";
-    auto child = valueOr(co_await onPool<ChildResult>(blocking_, [argv, dir, extraEnv, timeout]() -> llvm::Expected<ChildResult> {
-                    return runChild(argv, dir, extraEnv, timeout);
-                  }), spawnFailed);
+    auto childOrError = co_await onPool<ChildResult>(blocking_, [&]() -> llvm::Expected<ChildResult> {
+      return runChild(argv, dir, extraEnv, timeout);
+    });
+    ChildResult child = valueOr(std::move(childOrError), spawnFailed);
     int rc = child.returncode;
     std::string err = child.err;
     std::string failure;
@@ -354,7 +383,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       if (rc < 0) rc = child.signal ? -child.signal : -9;
     }
     std::string out = "Compiling commit " + commit + "\n" + child.out;
-    bool ok = co_await stage("Recompiling configuration model", renderCommand(argv), out, err, rc);
+    bool ok = co_await endStage(compileReportId, out, err, rc);
     std::optional<int> version = parseVersion(child.out + "\n" + child.err);
     nlohmann::json data;
     if (auto buf = llvm::MemoryBuffer::getFile(dataFile)) {

@@ -68,19 +68,19 @@ class CompileService {
   asio::awaitable<llvm::Expected<int>> start();
 
   /// Queues a request and makes sure the environment's queue runs; returns the new compile id.
-  asio::awaitable<llvm::Expected<std::string>> request(CompileRequest request);
+  asio::awaitable<llvm::Expected<std::string>> request(const CompileRequest& request);
 
   /// True while a run of `environment` is in progress or its queue is being drained (HEAD /api/v1/notify).
-  asio::awaitable<bool> isCompiling(std::string environment);
+  asio::awaitable<bool> isCompiling(const std::string& environment);
 
   /// Looks at an environment's queue again (after resume, or a settings change that allows compiles).
-  asio::awaitable<void> wake(std::string environment);
+  asio::awaitable<void> wake(const std::string& environment);
 
   /// Number of environments whose queue is being drained right now.
   asio::awaitable<size_t> activeQueues();
 
   /// (Re)reads `auto_full_compile` of one environment and (re)starts or stops its cron timer.
-  asio::awaitable<llvm::Error> refreshCron(std::string environment);
+  asio::awaitable<llvm::Error> refreshCron(const std::string& environment);
 
   /// Deletes compiles (and their reports) completed longer than `retention` ago; returns how many.
   asio::awaitable<llvm::Expected<int>> purgeReports(std::chrono::seconds retention);
