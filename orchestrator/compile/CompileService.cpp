@@ -269,10 +269,11 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       }
       co_return *id;
     };
-    auto endStage = [this](const std::string& reportId, const std::string& out, const std::string& err,
-                           int rc) -> asio::awaitable<bool> {
+    // `command` replaces the one given at the start when non-empty (git builds its command line as it runs).
+    auto endStage = [this](const std::string& reportId, const std::string& command, const std::string& out,
+                           const std::string& err, int rc) -> asio::awaitable<bool> {
       if (!reportId.empty()) {
-        auto done = co_await onPool<bool>(blocking_, [&] { return store_->endStage(reportId, out, err, rc); });
+        auto done = co_await onPool<bool>(blocking_, [&] { return store_->endStage(reportId, command, out, err, rc); });
         if (!done) llvm::consumeError(done.takeError());
       }
       co_return rc == 0;
@@ -281,7 +282,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     auto stage = [&](const std::string& name, const std::string& command, const std::string& out,
                      const std::string& err, int rc) -> asio::awaitable<bool> {
       std::string reportId = co_await beginStage(name, command);
-      co_return co_await endStage(reportId, out, err, rc);
+      co_return co_await endStage(reportId, "", out, err, rc);
     };
     auto finish = [this, &run](bool ok, std::optional<int> version, const nlohmann::json& data) -> asio::awaitable<void> {
       auto r = co_await onPool<bool>(blocking_, [&] {
@@ -316,24 +317,23 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     std::string url = info->repoUrl, branch = info->repoBranch;
     std::optional<StageResult> git;
     std::string gitStage;
-    if (!isCheckout(dir)) {
+    const bool clone = !isCheckout(dir);
+    if (clone) {
       gitStage = "Cloning repository";
-      auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
-        return cloneRepository(url, branch, dir, options_.git);
-      });
-      git = valueOr(std::move(r), StageResult{"git clone", "", "internal error running the clone\n", 1, ""});
     } else {
       std::string current = currentBranch(dir);
       if (current != branch) gitStage = "Switching branch from " + current + " to " + branch;
       else if (run.forceUpdate) gitStage = "Pulling updates";
-      if (!gitStage.empty()) {
-        auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
-          return pullBranch(url, branch, dir, options_.git);
-        });
-        git = valueOr(std::move(r), StageResult{"git fetch", "", "internal error running the pull\n", 1, ""});
-      }
     }
-    bool gitOk = !git || co_await stage(gitStage, git->command, git->out, git->err, git->returncode);
+    std::string gitReportId;
+    if (!gitStage.empty()) {
+      gitReportId = co_await beginStage(gitStage, "");
+      auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
+        return clone ? cloneRepository(url, branch, dir, options_.git) : pullBranch(url, branch, dir, options_.git);
+      });
+      git = valueOr(std::move(r), StageResult{"git", "", "internal error running git\n", 1, ""});
+    }
+    bool gitOk = !git || co_await endStage(gitReportId, git->command, git->out, git->err, git->returncode);
     if (!gitOk) {
       nlohmann::json data = failWith("GitError", git->err);
       co_await finish(false, std::nullopt, data);
@@ -383,7 +383,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       if (rc < 0) rc = child.signal ? -child.signal : -9;
     }
     std::string out = "Compiling commit " + commit + "\n" + child.out;
-    bool ok = co_await endStage(compileReportId, out, err, rc);
+    bool ok = co_await endStage(compileReportId, "", out, err, rc);
     std::optional<int> version = parseVersion(child.out + "\n" + child.err);
     nlohmann::json data;
     if (auto buf = llvm::MemoryBuffer::getFile(dataFile)) {

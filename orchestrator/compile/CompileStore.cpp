@@ -156,13 +156,13 @@ llvm::Expected<std::string> CompileStore::beginStage(const std::string& compileI
   });
 }
 
-llvm::Expected<bool> CompileStore::endStage(const std::string& reportId, const std::string& out,
-                                            const std::string& err, int rc) {
+llvm::Expected<bool> CompileStore::endStage(const std::string& reportId, const std::string& command,
+                                            const std::string& out, const std::string& err, int rc) {
   return withConnection("completing a compile stage", [&](pqxx::connection& c) -> llvm::Expected<bool> {
     pqxx::work tx(c);
-    tx.exec_params("UPDATE report SET completed = clock_timestamp(), outstream = $2, errstream = $3, returncode = $4 "
-                   "WHERE id = $1::uuid",
-                   reportId, out, err, rc);
+    tx.exec_params("UPDATE report SET completed = clock_timestamp(), outstream = $2, errstream = $3, returncode = $4, "
+                   "command = CASE WHEN $5 = '' THEN command ELSE $5 END WHERE id = $1::uuid",
+                   reportId, out, err, rc, command);
     tx.commit();
     return true;
   });

@@ -45,7 +45,9 @@ class CompileStore {
   /// absorbs (Merge.h); `found` is false when nothing was claimed.
   llvm::Expected<ClaimedRun> claimNext(const std::string& env);
   llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name, const std::string& command);
-  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& out, const std::string& err, int rc);
+  /// Completes a stage row; a non-empty `command` replaces the one recorded at its start.
+  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& command, const std::string& out,
+                                const std::string& err, int rc);
   /// Completes the run and the requests it absorbed with one outcome.
   llvm::Expected<bool> finish(const ClaimedRun& run, bool success, std::optional<int> version,
                               const nlohmann::json& compileData);
