@@ -3,9 +3,13 @@
 
 namespace inm::tools {
 
+int executorMain(const std::vector<std::string>& args, int verbose);
+int serverMain(const std::vector<std::string>& args, int verbose);
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
 
 const Verb kVerbs[] = {
+    {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
+    {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
     {nullptr, nullptr, nullptr},
 };
