@@ -5,6 +5,7 @@ namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
 int serverMain(const std::vector<std::string>& args, int verbose);
+int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
 
 const Verb kVerbs[] = {
@@ -14,6 +15,6 @@ const Verb kVerbs[] = {
     {nullptr, nullptr, nullptr},
 };
 
-int (*const kCliMain)(const std::vector<std::string>& args) = nullptr;
+int (*const kCliMain)(const std::vector<std::string>& args) = cliMain;
 
 }  // namespace inm::tools
