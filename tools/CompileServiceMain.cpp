@@ -103,6 +103,7 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
   opts.stateDir = abs.str().str();
   if (req.metadata.empty()) req.metadata = {{"type", "api"}, {"message", "Recompile trigger through compile-service-run"}};
 
+  opts.warn = [](const std::string& msg) { llvm::errs() << "inmanta compile-service-run: warning: " << msg << "\n"; };
   asio::io_context ioc;
   asio::thread_pool pool(2);
   compile::CompileService service(ioc.get_executor(), pool, opts);

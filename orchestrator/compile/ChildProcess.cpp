@@ -40,7 +40,8 @@ std::string renderCommand(const std::vector<std::string>& argv) {
 }
 
 ChildResult runChild(const std::vector<std::string>& argv, const std::string& cwd,
-                     const std::map<std::string, std::string>& extraEnv, std::chrono::seconds timeout) {
+                     const std::map<std::string, std::string>& extraEnv, std::chrono::seconds timeout,
+                     const std::atomic<bool>* cancel) {
   ChildResult r;
   int outPipe[2], errPipe[2];
   if (pipe2(outPipe, O_CLOEXEC) != 0) { r.spawnError = std::strerror(errno); return r; }
@@ -103,6 +104,11 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
       kill(-pid, SIGKILL);
       break;
     }
+    if (cancel && cancel->load()) {
+      r.cancelled = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
     pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
     if (!outOpen) fds[0].fd = -1;
     if (!errOpen) fds[1].fd = -1;
@@ -125,7 +131,7 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
     int w = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT);
     if (w == 0 && info.si_pid == pid) break;
     if (w < 0 && errno != EINTR) break;
-    if (std::chrono::steady_clock::now() >= deadline && !r.timedOut) {
+    if ((std::chrono::steady_clock::now() >= deadline || (cancel && cancel->load())) && !r.timedOut) {
       r.timedOut = true;
       kill(-pid, SIGKILL);
     }

@@ -102,6 +102,7 @@ CompileService::CompileService(asio::any_io_executor executor, asio::thread_pool
 CompileService::~CompileService() = default;
 
 void CompileService::stop() {
+  cancel_ = true;
   asio::post(strand_, [this] {
     stopped_ = true;
     for (auto& [env, st] : envs_)
@@ -133,9 +134,60 @@ asio::awaitable<llvm::Expected<int>> CompileService::start() {
   auto crons = co_await onPool<Crons>(blocking_, [&] { return store_->cronSettings(); });
   if (!crons) co_return crons.takeError();
   for (const auto& [env, expr] : *crons) {
-    if (auto err = co_await refreshCron(env)) co_return std::move(err);
+    if (auto err = co_await refreshCron(env)) {
+      std::string msg = llvm::toString(std::move(err));
+      if (options_.warn) options_.warn(msg);
+    }
   }
+  if (options_.sweepInterval.count() > 0) asio::co_spawn(strand_, sweep(), asio::detached);
   co_return *failed;
+}
+
+asio::awaitable<void> CompileService::sweep() {
+  asio::steady_timer timer(strand_);
+  while (!stopped_) {
+    timer.expires_after(options_.sweepInterval);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopped_) co_return;
+    auto queued = co_await onPool<std::vector<std::string>>(blocking_, [&] { return store_->environmentsWithQueue(); });
+    if (queued) {
+      for (const std::string& env : *queued) kick(env);
+    } else {
+      llvm::consumeError(queued.takeError());
+    }
+    using Crons = std::vector<std::pair<std::string, std::string>>;
+    auto crons = co_await onPool<Crons>(blocking_, [&] { return store_->cronSettings(); });
+    if (!crons) {
+      llvm::consumeError(crons.takeError());
+      continue;
+    }
+    std::vector<std::string> changed;
+    std::map<std::string, std::string> wanted(crons->begin(), crons->end());
+    for (const auto& [env, expr] : wanted)
+      if (envs_[env].cronExpr != expr) changed.push_back(env);
+    for (const auto& [env, st] : envs_)
+      if (!st.cronExpr.empty() && !wanted.count(env)) changed.push_back(env);
+    for (const std::string& env : changed) {
+      if (auto err = co_await refreshCron(env)) {
+        std::string msg = llvm::toString(std::move(err));
+        if (options_.warn && !warnedCron_.count(env + "\n" + msg)) options_.warn(msg);
+        warnedCron_.insert(env + "\n" + msg);  // warn once per environment and message
+      }
+    }
+  }
+}
+
+asio::awaitable<llvm::Expected<nlohmann::json>> CompileService::listCompiles(const std::string& env, int limit) {
+  co_return co_await onPool<nlohmann::json>(blocking_, [&] { return store_->listCompiles(env, limit); });
+}
+
+asio::awaitable<llvm::Expected<nlohmann::json>> CompileService::compileDetail(const std::string& id) {
+  co_return co_await onPool<nlohmann::json>(blocking_, [&] { return store_->compileDetail(id); });
+}
+
+asio::awaitable<llvm::Expected<nlohmann::json>> CompileService::queue(const std::string& env) {
+  co_return co_await onPool<nlohmann::json>(blocking_, [&] { return store_->queue(env); });
 }
 
 asio::awaitable<llvm::Expected<std::string>> CompileService::request(const CompileRequest& reqIn) {
@@ -353,7 +405,9 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       argv.insert(argv.end(), {"-e", env, "--server_address", options_.serverAddress, "--server_port",
                                std::to_string(options_.serverPort), "--metadata", metadata.dump()});
       if (run.partial) argv.push_back("--partial");
-      if (!options_.internalToken.empty()) argv.insert(argv.end(), {"--token", options_.internalToken});
+      std::string token = options_.tokenFor ? options_.tokenFor(env) : options_.internalToken;
+      if (!token.empty()) argv.insert(argv.end(), {"--token", token});
+      argv.insert(argv.end(), options_.exportArgs.begin(), options_.exportArgs.end());
     } else {
       (void)llvm::sys::fs::create_directories(envDir + "/artifacts");
       argv.insert(argv.end(), {"-j", envDir + "/artifacts/" + run.id + ".json"});
@@ -363,18 +417,22 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     for (auto it = run.envVars.begin(); run.envVars.is_object() && it != run.envVars.end(); ++it)
       extraEnv[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
     auto timeout = options_.compileTimeout;
-    std::string command = renderCommand(argv);
+    std::vector<std::string> shown = argv;  // the report never shows the token
+    for (size_t i = 0; i + 1 < shown.size(); ++i)
+      if (shown[i] == "--token") shown[i + 1] = "<token>";
+    std::string command = renderCommand(shown);
     std::string compileReportId = co_await beginStage("Recompiling configuration model", command);
     ChildResult spawnFailed;
     spawnFailed.spawnError = "internal error running the compiler";
     auto childOrError = co_await onPool<ChildResult>(blocking_, [&]() -> llvm::Expected<ChildResult> {
-      return runChild(argv, dir, extraEnv, timeout);
+      return runChild(argv, dir, extraEnv, timeout, &cancel_);
     });
     ChildResult child = valueOr(std::move(childOrError), spawnFailed);
     int rc = child.returncode;
     std::string err = child.err;
     std::string failure;
     if (!child.spawnError.empty()) failure = "the compiler could not be started: " + child.spawnError;
+    else if (child.cancelled) failure = "the server stopped during the compile";
     else if (child.timedOut) failure = "the compiler ran past the timeout of " + std::to_string(timeout.count()) + " s and was killed";
     else if (child.signal) failure = "the compiler crashed: killed by signal " + std::to_string(child.signal) + " (" + strsignal(child.signal) + ")";
     if (!failure.empty()) {

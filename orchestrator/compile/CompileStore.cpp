@@ -246,4 +246,61 @@ llvm::Expected<int> CompileStore::purgeOlderThan(std::chrono::seconds retention)
   });
 }
 
+namespace {
+// The columns of one compile as a JSON object (the reference's CompileReport fields).
+constexpr const char* kCompileJson =
+    "json_build_object('id', c.id, 'environment', c.environment, "
+    "'requested', to_char(c.requested AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
+    "'started', to_char(c.started AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
+    "'completed', to_char(c.completed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
+    "'success', c.success, 'version', c.version, 'do_export', c.do_export, 'force_update', c.force_update, "
+    "'metadata', c.metadata, 'environment_variables', coalesce(c.used_environment_variables, "
+    "c.requested_environment_variables), 'requested_environment_variables', c.requested_environment_variables, "
+    "'partial', c.partial, 'removed_resource_sets', to_json(c.removed_resource_sets), "
+    "'exporter_plugin', c.exporter_plugin, 'soft_delete', c.soft_delete, "
+    "'substitute_compile_id', c.substitute_compile_id, 'handled', c.handled)";
+}  // namespace
+
+llvm::Expected<nlohmann::json> CompileStore::listCompiles(const std::string& env, int limit) {
+  return withConnection("listing compile reports", [&](pqxx::connection& c) -> llvm::Expected<nlohmann::json> {
+    pqxx::read_transaction tx(c);
+    pqxx::result r = tx.exec_params(std::string("SELECT coalesce(json_agg(q.j), '[]')::text FROM (SELECT ") +
+                                        kCompileJson + " AS j FROM compile c WHERE c.environment = $1::uuid "
+                                        "ORDER BY c.requested DESC, c.id LIMIT $2) q",
+                                    env, limit);
+    return nlohmann::json::parse(r[0][0].as<std::string>());
+  });
+}
+
+llvm::Expected<nlohmann::json> CompileStore::compileDetail(const std::string& compileId) {
+  return withConnection("reading a compile report", [&](pqxx::connection& c) -> llvm::Expected<nlohmann::json> {
+    pqxx::read_transaction tx(c);
+    pqxx::result r = tx.exec_params(
+        std::string("SELECT ") + kCompileJson + "::text, coalesce(c.compile_data::text, 'null'), "
+        "(SELECT coalesce(json_agg(json_build_object('id', r.id, 'compile', r.compile, 'name', r.name, "
+        "'command', r.command, 'started', to_char(r.started AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
+        "'completed', to_char(r.completed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
+        "'outstream', r.outstream, 'errstream', r.errstream, 'returncode', r.returncode) ORDER BY r.started), '[]')::text "
+        " FROM report r WHERE r.compile = coalesce(c.substitute_compile_id, c.id)) "
+        "FROM compile c WHERE c.id = $1::uuid",
+        compileId);
+    if (r.empty()) return nlohmann::json(nullptr);
+    nlohmann::json j = nlohmann::json::parse(r[0][0].as<std::string>());
+    j["compile_data"] = nlohmann::json::parse(r[0][1].as<std::string>());
+    j["reports"] = nlohmann::json::parse(r[0][2].as<std::string>());
+    return j;
+  });
+}
+
+llvm::Expected<nlohmann::json> CompileStore::queue(const std::string& env) {
+  return withConnection("listing the compile queue", [&](pqxx::connection& c) -> llvm::Expected<nlohmann::json> {
+    pqxx::read_transaction tx(c);
+    pqxx::result r = tx.exec_params(std::string("SELECT coalesce(json_agg(q.j ORDER BY q.requested), '[]')::text FROM "
+                                                "(SELECT ") + kCompileJson + " AS j, c.requested FROM compile c "
+                                        "WHERE c.environment = $1::uuid AND c.completed IS NULL) q",
+                                    env);
+    return nlohmann::json::parse(r[0][0].as<std::string>());
+  });
+}
+
 }  // namespace inm::compile

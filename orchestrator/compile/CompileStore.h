@@ -59,6 +59,14 @@ class CompileStore {
   llvm::Expected<std::vector<std::pair<std::string, std::string>>> cronSettings();
   llvm::Expected<int> purgeOlderThan(std::chrono::seconds retention);
 
+  // Reads for the API (JSON with the reference's field names; times as ISO 8601 text).
+  /// Compiles of an environment, newest first, at most `limit`.
+  llvm::Expected<nlohmann::json> listCompiles(const std::string& env, int limit);
+  /// One compile with its `reports`; null when it does not exist.
+  llvm::Expected<nlohmann::json> compileDetail(const std::string& compileId);
+  /// Compiles of an environment not completed yet (running first), oldest first.
+  llvm::Expected<nlohmann::json> queue(const std::string& env);
+
  private:
   template <typename F> auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
 

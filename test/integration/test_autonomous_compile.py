@@ -193,8 +193,10 @@ class AutonomousCompileTest(unittest.TestCase):
     def test_bad_cron_is_reported(self):
         self.db.psql(f"UPDATE environment SET settings = '{{\"auto_full_compile\": \"every day\"}}' WHERE id = '{self.env}'")
         rc, out = run_service(self.db, self.state)
-        self.assertEqual(rc, 1)
-        self.assertIn("auto_full_compile: cron expression 'every day' has 2 fields", out)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"warning: environment {self.env}: auto_full_compile: cron expression 'every day' has 2 fields",
+                      out)
+        self.assertEqual(self.db.compiles(self.env), [])
 
     # --- failures end with a report; the next request still runs ---------------------------------------------
 
@@ -293,6 +295,11 @@ class AutonomousCompileTest(unittest.TestCase):
         cmd = self.db.reports(c["id"])[-1]["command"]
         self.assertIn(f"export -X -e {self.env} --server_address localhost --server_port 8888 --metadata", cmd)
         self.assertIn('"commit":"' + self.commit1 + '"', cmd)
+        # An internal token is passed to the compiler but never shown in the report.
+        rc, out = run_service(self.db, self.state, "-e", self.env, "--request", "--compiler", fake, "--token", "s3cr3t")
+        cmd = self.db.reports(self.last()["id"])[-1]["command"]
+        self.assertIn("--token <token>", cmd)
+        self.assertNotIn("s3cr3t", cmd)
 
     def test_server_restart_mid_compile(self):
         slow = write_script(os.path.join(self.tmp, "slow.sh"), "sleep 60\n")

@@ -21,10 +21,14 @@
 #include <llvm/Support/Error.h>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace inm::compile {
 
@@ -38,7 +42,16 @@ struct CompileServiceOptions {
   std::string compilerBinary;   ///< the `inmanta` binary to run (the server's own executable)
   std::string serverAddress = "localhost";  ///< where the compiler exports to: this server
   int serverPort = 8888;
-  std::string internalToken;    ///< passed as --token when auth is on (env-scoped compiler+api token)
+  std::string internalToken;    ///< passed as --token when set
+  std::vector<std::string> exportArgs;  ///< more flags for an exporting compile (--ssl, --ssl-ca-cert F)
+  /// When set, mints the --token for one environment (the server: an env-scoped compiler+api token).
+  std::function<std::string(const std::string& environment)> tokenFor;
+  /// How often queues and `auto_full_compile` settings are re-read (picks up resume, settings changes and
+  /// requests queued while the database was unavailable).
+  std::chrono::milliseconds sweepInterval{5000};
+  /// Receives problems that do not stop the service (an invalid auto_full_compile, a database error while
+  /// sweeping); may be empty.
+  std::function<void(const std::string& message)> warn;
   std::chrono::seconds compileTimeout{600};  ///< the compiler is killed after this long
   GitCredentials git;           ///< repository credentials
 };
@@ -85,12 +98,27 @@ class CompileService {
   /// Deletes compiles (and their reports) completed longer than `retention` ago; returns how many.
   asio::awaitable<llvm::Expected<int>> purgeReports(std::chrono::seconds retention);
 
-  /// Cancels timers; runs in progress finish on their own.
+  /// Reads for the API: compiles of an environment (newest first), one compile with its reports (null when
+  /// unknown), and the compiles not completed yet.
+  asio::awaitable<llvm::Expected<nlohmann::json>> listCompiles(const std::string& environment, int limit);
+  asio::awaitable<llvm::Expected<nlohmann::json>> compileDetail(const std::string& compileId);
+  asio::awaitable<llvm::Expected<nlohmann::json>> queue(const std::string& environment);
+
+  /// Sets options.tokenFor after construction (the HTTP layer owns the signing keys).
+  void setTokenMinter(std::function<std::string(const std::string& environment)> minter) {
+    options_.tokenFor = std::move(minter);
+  }
+
+  /// The port the compiler exports to (when the server bound port 0).
+  void setServerPort(int port) { options_.serverPort = port; }
+
+  /// Cancels timers and kills a running compiler (its run stays unfinished and is failed by the next start()).
   void stop();
 
  private:
   struct EnvState;
   asio::awaitable<void> drain(std::string environment);
+  asio::awaitable<void> sweep();
   asio::awaitable<void> runCron(std::string environment, std::string expr, std::shared_ptr<bool> cancelled);
   void kick(const std::string& environment);
 
@@ -99,6 +127,8 @@ class CompileService {
   CompileServiceOptions options_;
   std::unique_ptr<CompileStore> store_;
   std::map<std::string, EnvState> envs_;  // touched only on strand_
+  std::atomic<bool> cancel_{false};       // set by stop(): kills a running compiler
+  std::set<std::string> warnedCron_;      // touched only on strand_
   bool stopped_ = false;
 };
 
