@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
-"""Autonomous-server benchmark (issue #12): a compile request -> the compile finished, for the shared kit's
+"""Autonomous-server benchmark (issue #12): POST /api/v1/notify -> version stored, for the shared kit's
 10k-resource genmodel project committed in a git repository, with each stage's time (clone or pull, compile,
-export) taken from the `report` rows and the driver's -vvv phase lines; first run (clone) and a run after a
-one-line change (pull).
+export, push) taken from the compile reports and the driver's -vvv phase lines; first run (clone) and a run after
+a one-line change (pull). --mode service measures the compile service alone (compile-service-run, artifact only).
 
-    bench/autonomous/run_autonomous_bench.py [--entities 10000] [--runs 3] [--build build] [--work DIR]
-                                             [--kit DIR] [--json FILE]
+    bench/autonomous/run_autonomous_bench.py [--mode server|service] [--entities 10000] [--runs 3]
+                                             [--build build] [--work DIR] [--kit DIR] [--json FILE]
 
-It starts a private PostgreSQL (test/integration/harness.py), applies migration 001, creates one environment whose
-repo_url is the generated repository, and drives `inmanta compile-service-run` (the compile service without
-HTTP). Compiles run with do_export=false (`export -j`), so "export" is the artifact generation; storing the version
-through the server's API is measured by bench/push. Only the Python standard library is used.
+It starts a private PostgreSQL (test/integration/harness.py) and, per run, a real `inmanta server` with one
+environment whose repo_url is the generated repository served by `git daemon` on loopback. Only the Python
+standard library is used.
 """
 import argparse
 import json
@@ -84,6 +83,42 @@ def request(build, cluster, db, env, state, update):
     return res
 
 
+def server_request(srv, env, first):
+    """POST /api/v1/notify (update after the first), wait for the compile; stage times from the API's report."""
+    before = len(srv.ok("GET", "/api/v2/compilereport", env=env)["data"])
+    t0 = time.time()
+    status, _ = srv.call("POST", f"/api/v1/notify/{env}?update={'false' if first else 'true'}")
+    assert status == 200, status
+    def done():
+        cs = srv.ok("GET", "/api/v2/compilereport", env=env)["data"]
+        return cs[0] if len(cs) > before and cs[0]["completed"] else None
+    c = harness.wait_for(done, timeout=600, interval=0.02, what="compile")
+    wall = time.time() - t0
+    detail = srv.ok("GET", f"/api/v2/compilereport/{c['id']}")["data"]
+    if not c["success"]:
+        raise SystemExit("compile failed: " + json.dumps(detail["reports"])[-3000:])
+    from datetime import datetime
+    ts = lambda t: datetime.fromisoformat(t).timestamp()
+    res = {"request_to_done_s": ts(c["completed"]) - ts(c["requested"]), "notify_to_seen_s": wall,
+           "version": c["version"]}
+    for r in detail["reports"]:
+        s = ts(r["completed"]) - ts(r["started"])
+        if r["name"] in ("Cloning repository", "Pulling updates"):
+            res["git_s"], res["git_stage"] = s, r["name"]
+        elif r["name"] == "Recompiling configuration model":
+            res["compiler_process_s"] = s
+            text = r["outstream"] + r["errstream"]
+            for key, pat in (("parse_s", r"Parsing took " + NUM), ("compile_s", r"Compilation took " + NUM),
+                             ("export_s", r"Generating resources from the compiled model took " + NUM),
+                             ("push_s", r"Pushing the version took " + NUM)):
+                m = re.search(pat, text)
+                if m:
+                    res[key] = float(m.group(1))
+    v = srv.ok("GET", f"/api/v1/version/{c['version']}", env=env)
+    res["resources"] = len(v["resources"])
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--entities", type=int, default=10000)
@@ -93,6 +128,9 @@ def main():
     kits = [os.path.join(os.path.dirname(REPO), "shared", "bench"), "/work/shared/bench"]
     ap.add_argument("--kit", default=next((k for k in kits if os.path.exists(os.path.join(k, "genmodel.py"))), kits[0]))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--mode", choices=["server", "service"], default="server",
+                    help="server: a real `inmanta server`, notify -> version stored (default); "
+                         "service: compile-service-run with do_export=false (artifact only)")
     ap.add_argument("--transport", choices=["git-daemon", "path"], default="git-daemon",
                     help="serve the repository with `git daemon` on loopback (default) or clone the path")
     a = ap.parse_args()
@@ -118,6 +156,24 @@ def main():
             url = f"git://127.0.0.1:{port}/repo{run}" if daemon else repo
             db = f"bench{run}"
             psql(cluster, "postgres", f"CREATE DATABASE {db}")
+            if a.mode == "server":
+                os.environ["INM_PG_PORT"] = str(cluster.port)
+                harness.BUILD, harness.INMANTA = a.build, os.path.join(a.build, "bin", "inmanta")
+                from server_fixture import Server
+                srv = Server(db=db, server_extra="compile-timeout = 600\n")
+                try:
+                    pid = srv.ok("PUT", "/api/v2/project", {"name": "bench"})["data"]["id"]
+                    env = srv.ok("PUT", "/api/v2/environment", {"project_id": pid, "name": "e", "repository": url,
+                                                                  "branch": "main"})["data"]["id"]
+                    results["first"].append(server_request(srv, env, True))
+                    with open(os.path.join(repo, "main.cf"), "a") as f:
+                        f.write('\nstd::print("one-line change")\n')
+                    git(repo, "-c", "user.email=b@example.com", "-c", "user.name=bench", "commit", "-qam", "one line")
+                    results["change"].append(server_request(srv, env, False))
+                finally:
+                    srv.stop()
+                shutil.rmtree(repo, ignore_errors=True)
+                continue
             with open(os.path.join(REPO, "orchestrator", "store", "migrations", "001_initial.sql")) as f:
                 cluster.psql(f.read(), db=db)
             pid = psql(cluster, db, "INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'bench') RETURNING id")
@@ -140,13 +196,16 @@ def main():
         if not a.work:
             shutil.rmtree(work, ignore_errors=True)
     keys = ["request_to_done_s", "git_s", "compiler_process_s", "parse_s", "compile_s", "export_s"]
-    print(f"autonomous bench: {a.entities} entities, {a.runs} runs, repository over {a.transport}, medians (seconds)")
-    print(f"{'run':<8}{'resources':>10}" + "".join(f"{k:>20}" for k in keys))
+    if a.mode == "server":
+        keys.append("push_s")
+    print(f"autonomous bench ({a.mode}): {a.entities} entities, {a.runs} runs, repository over {a.transport}, "
+          f"medians (seconds)")
+    print(f"{'run':<8}{'resources':>10}" + "".join(f"{k:>18}" for k in keys))
     summary = {}
     for name, rs in results.items():
         med = {k: statistics.median(r[k] for r in rs if k in r) for k in keys if any(k in r for r in rs)}
         summary[name] = dict(med, resources=rs[0]["resources"], git_stage=rs[0].get("git_stage"), runs=rs)
-        print(f"{name:<8}{rs[0]['resources']:>10}" + "".join(f"{med.get(k, float('nan')):>20.3f}" for k in keys))
+        print(f"{name:<8}{rs[0]['resources']:>10}" + "".join(f"{med.get(k, float('nan')):>18.3f}" for k in keys))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(summary, f, indent=2)

@@ -96,6 +96,19 @@ class AutonomousServerTest(unittest.TestCase):
         v = self.server.ok("GET", "/api/v1/version/1", env=self.env)
         self.assertEqual(v["model"]["version_info"]["export_metadata"]["message"], "from the pipeline")
 
+    def test_cli_recompile_update(self):
+        import subprocess
+        cli = os.path.join(harness.BUILD, "bin", "inmanta-cli")
+        r = subprocess.run([cli, "--host", "127.0.0.1", "--port", str(self.server.port), "environment", "recompile",
+                            self.env, "--update"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("Update & Recompile triggered successfully", r.stdout)
+        harness.wait_for(lambda: self.reports() and self.reports()[0]["completed"], timeout=90, what="compile")
+        c = self.reports()[0]
+        self.assertTrue(c["success"])
+        self.assertTrue(c["force_update"])
+        self.assertEqual(c["metadata"]["type"], "cli")
+
     def test_cron_setting_compiles(self):
         self.server.ok("POST", "/api/v2/environment_settings/auto_full_compile", {"value": "* * * * * */3"}, env=self.env)
         harness.wait_for(lambda: sum(1 for c in self.reports() if c["completed"] and c["success"]) >= 2,
