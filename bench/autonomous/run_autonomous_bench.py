@@ -200,12 +200,12 @@ def main():
         keys.append("push_s")
     print(f"autonomous bench ({a.mode}): {a.entities} entities, {a.runs} runs, repository over {a.transport}, "
           f"medians (seconds)")
-    print(f"{'run':<8}{'resources':>10}" + "".join(f"{k:>18}" for k in keys))
+    print(f"{'run':<8}{'resources':>10}" + "".join(f"{k:>20}" for k in keys))
     summary = {}
     for name, rs in results.items():
         med = {k: statistics.median(r[k] for r in rs if k in r) for k in keys if any(k in r for r in rs)}
         summary[name] = dict(med, resources=rs[0]["resources"], git_stage=rs[0].get("git_stage"), runs=rs)
-        print(f"{name:<8}{rs[0]['resources']:>10}" + "".join(f"{med.get(k, float('nan')):>18.3f}" for k in keys))
+        print(f"{name:<8}{rs[0]['resources']:>10}" + "".join(f"{med.get(k, float('nan')):>20.3f}" for k in keys))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(summary, f, indent=2)
