@@ -394,6 +394,27 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     }
     std::string commit = git ? git->commit : headCommit(dir);
 
+    // A notify that arrived while an equal run compiled this very commit (a webhook delivered twice, two pushes
+    // of one commit): that run's result stands, the compiler does not run again.
+    if (run.forceUpdate && !commit.empty()) {
+      auto dup = co_await onPool<Duplicate>(blocking_, [&] { return store_->findDuplicate(env, run, commit); });
+      if (!dup) llvm::consumeError(dup.takeError());
+      else if (dup->found) {
+        std::string out = "commit " + commit + " was compiled by compile " + dup->compileId +
+                          ", which was running when this request arrived; its result is reused" +
+                          (dup->version ? " (version " + std::to_string(*dup->version) + ")" : std::string()) + "\n";
+        co_await stage("Already compiled", "", out, "", 0);
+        auto r = co_await onPool<bool>(blocking_, [&] { return store_->finishAsDuplicate(run, *dup); });
+        if (!r) llvm::consumeError(r.takeError());
+        envs_[env].running = false;
+        continue;
+      }
+    }
+    {
+      auto r = co_await onPool<bool>(blocking_, [&] { return store_->recordCommit(run, commit); });
+      if (!r) llvm::consumeError(r.takeError());
+    }
+
     // The compiler, as a child process.
     nlohmann::json metadata = run.metadata.is_object() ? run.metadata : nlohmann::json::object();
     metadata["commit"] = commit;

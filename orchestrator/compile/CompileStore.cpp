@@ -281,7 +281,8 @@ llvm::Expected<nlohmann::json> CompileStore::compileDetail(const std::string& co
         "'command', r.command, 'started', to_char(r.started AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
         "'completed', to_char(r.completed AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), "
         "'outstream', r.outstream, 'errstream', r.errstream, 'returncode', r.returncode) ORDER BY r.started), '[]')::text "
-        " FROM report r WHERE r.compile = coalesce(c.substitute_compile_id, c.id)) "
+        " FROM report r WHERE r.compile = CASE WHEN EXISTS (SELECT 1 FROM report o WHERE o.compile = c.id) "
+        " THEN c.id ELSE coalesce(c.substitute_compile_id, c.id) END) "
         "FROM compile c WHERE c.id = $1::uuid",
         compileId);
     if (r.empty()) return nlohmann::json(nullptr);
@@ -300,6 +301,55 @@ llvm::Expected<nlohmann::json> CompileStore::queue(const std::string& env) {
                                         "WHERE c.environment = $1::uuid AND c.completed IS NULL) q",
                                     env);
     return nlohmann::json::parse(r[0][0].as<std::string>());
+  });
+}
+
+llvm::Expected<bool> CompileStore::recordCommit(const ClaimedRun& run, const std::string& commit) {
+  return withConnection("recording the commit", [&](pqxx::connection& c) -> llvm::Expected<bool> {
+    pqxx::work tx(c);
+    tx.exec_params("UPDATE compile SET metadata = metadata || jsonb_build_object('commit', $2::text) "
+                   "WHERE id = $1::uuid OR substitute_compile_id = $1::uuid",
+                   run.id, commit);
+    tx.commit();
+    return true;
+  });
+}
+
+llvm::Expected<Duplicate> CompileStore::findDuplicate(const std::string& env, const ClaimedRun& run,
+                                                      const std::string& commit) {
+  return withConnection("looking for an equal compile", [&](pqxx::connection& c) -> llvm::Expected<Duplicate> {
+    pqxx::read_transaction tx(c);
+    pqxx::result r = tx.exec_params(
+        "SELECT p.id::text, p.success, p.version FROM compile p, compile me WHERE me.id = $2::uuid "
+        "AND p.environment = $1::uuid AND p.id <> me.id AND p.substitute_compile_id IS NULL AND p.success "
+        "AND p.completed IS NOT NULL AND p.completed > me.requested AND p.metadata->>'commit' = $3 "
+        "AND p.do_export = me.do_export AND p.partial = me.partial "
+        "AND p.requested_environment_variables = me.requested_environment_variables "
+        "ORDER BY p.completed DESC LIMIT 1",
+        env, run.id, commit);
+    Duplicate d;
+    if (r.empty()) return d;
+    d.found = true;
+    d.compileId = r[0][0].as<std::string>();
+    d.success = r[0][1].as<bool>();
+    if (!r[0][2].is_null()) d.version = r[0][2].as<int>();
+    return d;
+  });
+}
+
+llvm::Expected<bool> CompileStore::finishAsDuplicate(const ClaimedRun& run, const Duplicate& dup) {
+  return withConnection("completing a duplicate compile", [&](pqxx::connection& c) -> llvm::Expected<bool> {
+    pqxx::work tx(c);
+    std::vector<std::string> ids = run.absorbed;
+    ids.push_back(run.id);
+    for (const std::string& id : ids)
+      tx.exec_params("UPDATE compile SET completed = clock_timestamp(), success = p.success, version = p.version, "
+                     "compile_data = p.compile_data, handled = true, substitute_compile_id = p.id, "
+                     "metadata = compile.metadata || jsonb_build_object('commit', p.metadata->>'commit') "
+                     "FROM compile p WHERE compile.id = $1::uuid AND p.id = $2::uuid",
+                     id, dup.compileId);
+    tx.commit();
+    return true;
   });
 }
 

@@ -34,6 +34,14 @@ struct ClaimedRun {
   std::string requested;            ///< when the head was requested (text)
 };
 
+/// An earlier run whose result a duplicate request reuses.
+struct Duplicate {
+  bool found = false;
+  std::string compileId;
+  bool success = false;
+  std::optional<int> version;
+};
+
 class CompileStore {
  public:
   CompileStore(std::string conninfo, unsigned maxConnections);
@@ -51,6 +59,13 @@ class CompileStore {
   /// Completes the run and the requests it absorbed with one outcome.
   llvm::Expected<bool> finish(const ClaimedRun& run, bool success, std::optional<int> version,
                               const nlohmann::json& compileData);
+  /// Writes the commit a run compiles into its metadata (and that of the requests it absorbed).
+  llvm::Expected<bool> recordCommit(const ClaimedRun& run, const std::string& commit);
+  /// A completed, successful, equal (do_export, partial, environment variables) run of `commit` that was still
+  /// running when `run`'s request arrived.
+  llvm::Expected<Duplicate> findDuplicate(const std::string& env, const ClaimedRun& run, const std::string& commit);
+  /// Completes `run` (and its absorbed requests) with the result of `dup`.
+  llvm::Expected<bool> finishAsDuplicate(const ClaimedRun& run, const Duplicate& dup);
   /// Marks runs started but never completed as failed, each with a report row explaining why.
   llvm::Expected<int> failUnfinished();
   /// Environments with queued requests.

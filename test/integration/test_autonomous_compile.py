@@ -150,6 +150,36 @@ class AutonomousCompileTest(unittest.TestCase):
             self.assertEqual(self.db.reports(c["id"]), [])
         self.assertEqual(len(self.db.reports(head["id"])), 3)
 
+    def test_notify_for_a_commit_being_compiled_reuses_the_result(self):
+        # Request A runs (a stand-in compiler that takes 2 s); B (update) arrives while A runs, for the same commit:
+        # B pulls, sees the commit A compiled, and takes A's result without compiling. C, requested after A and B
+        # completed, compiles again.
+        slow = write_script(os.path.join(self.tmp, "slow_ok.sh"), 'sleep 2; echo "Committed resources with version 4"\n')
+        args = [harness.INMANTA, "compile-service-run", "--db", self.db.conninfo, "--state-dir", self.state,
+                "-e", self.env, "--request", "--update", "--compiler", slow]
+        p = harness.Process(args)
+        try:
+            harness.wait_for(lambda: any(r["name"] == COMPILE_STAGE for c in self.db.compiles(self.env)
+                                         for r in self.db.reports(c["id"])), timeout=30, what="compile stage")
+            self.db.psql(f"INSERT INTO compile (id, environment, requested, force_update) VALUES "
+                         f"(gen_random_uuid(), '{self.env}', clock_timestamp(), true)")
+            p.proc.wait(60)
+        finally:
+            p.stop()
+        a, b = self.db.compiles(self.env)
+        self.assertTrue(a["success"], self.db.reports(a["id"]))
+        self.assertEqual(a["metadata"]["commit"], self.commit1)
+        self.assertTrue(b["success"])
+        self.assertEqual(b["version"], 4)
+        self.assertEqual(b["substitute_compile_id"], a["id"])
+        names = [r["name"] for r in self.db.reports(b["id"])]
+        self.assertEqual(names, ["Init", "Pulling updates", "Already compiled"])
+        self.assertIn(f"was compiled by compile {a['id']}", self.db.reports(b["id"])[-1]["outstream"])
+        rc, out = run_service(self.db, self.state, "-e", self.env, "--request", "--update", "--compiler", slow)
+        c = self.last()
+        self.assertIsNone(c["substitute_compile_id"])
+        self.assertEqual([r["name"] for r in self.db.reports(c["id"])], ["Init", "Pulling updates", COMPILE_STAGE])
+
     def test_halted_environment_does_not_compile(self):
         self.db.psql(f"UPDATE environment SET halted = true WHERE id = '{self.env}'")
         self.run_request()
