@@ -124,3 +124,37 @@ class AutonomousServerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AutonomousServerAuthTest(unittest.TestCase):
+    """With server.auth on, the server's compiler exports with the env-scoped token it is given."""
+
+    def test_notify_with_auth(self):
+        from test_server_ops import b64url, jwt
+        key = b64url(b"0123456789abcdef0123456789abcdef-auto-key")
+        tmp = tempfile.mkdtemp(prefix="inm-autoauth-")
+        server = Server(server_extra="auth = true\n",
+                        extra=f"[auth_jwt_default]\nalgorithm = HS256\nsign = true\n"
+                              f"client_types = agent,compiler,api\nkey = {key}\nexpire = 0\n")
+        try:
+            repo = Repo(tmp)
+            commit = repo.commit(model([("a", "false")]), "first")
+            admin = {"Authorization": "Bearer " + jwt(key, {"urn:inmanta:ct": "api"})}
+            pid = server.ok("PUT", "/api/v2/project", {"name": "auth"}, headers=admin)["data"]["id"]
+            env = server.ok("PUT", "/api/v2/environment", {"project_id": pid, "name": "e", "repository": repo.path,
+                                                          "branch": "main"}, headers=admin)["data"]["id"]
+            self.assertEqual(server.call("POST", f"/api/v1/notify/{env}")[0], 401)
+            self.assertEqual(server.call("POST", f"/api/v1/notify/{env}", headers=admin)[0], 200)
+            reports = lambda: server.ok("GET", "/api/v2/compilereport", env=env, headers=admin)["data"]
+            harness.wait_for(lambda: reports() and reports()[0]["completed"], timeout=90, what="compile")
+            c = reports()[0]
+            detail = server.ok("GET", f"/api/v2/compilereport/{c['id']}", headers=admin)["data"]
+            self.assertTrue(c["success"], detail)
+            self.assertEqual(c["version"], 1)
+            cmd = detail["reports"][-1]["command"]
+            self.assertIn("--token <token>", cmd)
+            v = server.ok("GET", "/api/v1/version/1", env=env, headers=admin)
+            self.assertEqual(v["model"]["version_info"]["export_metadata"]["commit"], commit)
+        finally:
+            server.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
