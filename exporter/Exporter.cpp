@@ -168,6 +168,8 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   }
   std::sort(s.agents.begin(), s.agents.end());
   s.agents.erase(std::unique(s.agents.begin(), s.agents.end()), s.agents.end());
+  for (const ModuleCode& m : opts.code)
+    for (const auto& file : m.files) s.files.add(file.second);
   summary.resources = s.resources.size();
   summary.files = s.files.size();
   summary.agents = s.agents.size();

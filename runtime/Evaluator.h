@@ -143,7 +143,9 @@ class EvalPluginContext final : public PluginContext {
   ir::EntityId findEntity(llvm::StringRef fullName) override;
   const Value* lookupVariable(llvm::StringRef name) override;
   void warn(std::string message) override;
+  bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
   uint32_t blockedOn = kNone;
+  const std::vector<uint8_t>* given = nullptr;  // per declared parameter: passed by the caller
 
  private:
   const Value* keep(const Value& v) { kept_.push_back(v); return &kept_.back(); }

@@ -9,6 +9,7 @@
 #include "frontend/Project.h"
 #include "ir/Lower.h"
 #include "passes/Pipeline.h"
+#include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
 #include "Verbs.h"
 
@@ -144,8 +145,18 @@ int runPipeline(const Options& opts) {
   if (opts.verbose >= 4) llvm::errs() << "  resident after parsing: " << rssMiB() << " MiB\n";
   if (diags.hasErrors() || opts.syntaxOnly) exitNow(finish(diags, opts, banner));
 
+  // Python plugin packages of the modules (none: no interpreter is started).
+  pybridge::PythonSetup python;
+  std::vector<pybridge::PythonModule> pyModules = pybridge::findPythonModules(project);
+  if (!pyModules.empty()) {
+    auto tp = std::chrono::steady_clock::now();
+    pybridge::loadPython(project, pyModules, sm, diags, python);
+    if (opts.verbose >= 3) llvm::errs() << "Loading Python plugins took " << secondsSince(tp) << " seconds\n";
+    if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
+  }
+
   auto t1 = std::chrono::steady_clock::now();
-  ir::Program program = ir::lower(project, strings, diags);
+  ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs);
   if (!diags.hasErrors()) passes::run(program, diags);
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.verbose >= 3) llvm::errs() << "Declarations took " << secondsSince(t1) << " seconds\n";
@@ -158,6 +169,7 @@ int runPipeline(const Options& opts) {
   runtime::EvalOptions eo;
   eo.projectDir = project.dir;
   eo.skipTeardown = true;  // the process ends through exitNow()
+  if (python.active) eo.extraPlugins = &python.plugins;
   runtime::Model model = runtime::evaluate(program, diags, eo);
   llvm::outs().flush();
   if (opts.verbose >= 3) llvm::errs() << "Compilation took " << secondsSince(t1) << " seconds\n";
@@ -180,6 +192,10 @@ int runPipeline(const Options& opts) {
     }
     exporter::ExportOptions xo;
     xo.projectDir = project.dir;
+    if (python.active) {
+      xo.registry = &python.resources;
+      xo.code = python.code;
+    }
     auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
     out.close();

@@ -47,6 +47,8 @@ class MapperContext {
   const runtime::Value* attr(runtime::InstanceId inst, llvm::StringRef name) const { return model_.get(inst, name); }
   /// A string value owned by the export (outlives the mapper call).
   runtime::Value str(llvm::StringRef s) { return arena_.str(s); }
+  /// The export's value allocator (lists and dicts a mapper builds).
+  runtime::ValueArena& arena() { return arena_; }
   /// Stores `content` in the artifact's files set; returns its sha1 hex.
   std::string addFile(llvm::StringRef content);
 
