@@ -34,8 +34,18 @@ class _PluginFinder:
         )
 
 
+_OURS = __file__.rsplit("/", 1)[0] + "/"
+
+
 def _format_exception(exc):
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+    """The traceback of module code: frames of the import machinery and of this package are left out."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(_OURS) and not f.filename.startswith("<frozen")
+              and "/importlib/" not in f.filename]
+    text = "Traceback (most recent call last):\n" if frames else ""
+    text += "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    return text.rstrip()
 
 
 def load(modules):

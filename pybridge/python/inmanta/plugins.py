@@ -213,6 +213,21 @@ def to_plugin_type(annotation, where):
 # ---------------------------------------------------------------- the decorator
 
 
+def _is_language_type(text):
+    t = text.strip().rstrip("?").strip()
+    if t.endswith("[]"):
+        t = t[:-2].strip()
+    return t in _PRIMITIVES or t in ("null", "None") or "::" in t
+
+
+def _annotation(raw, evaluated):
+    """A string in the language's notation stays a string ("any" is not Python's any()); other strings
+    (postponed Python annotations) are used as Python evaluated them."""
+    if isinstance(raw, str) and (_is_language_type(raw) or evaluated is None):
+        return raw
+    return evaluated if evaluated is not None else raw
+
+
 def _def_line(code):
     """The line of the `def` itself (co_firstlineno is the first decorator's line)."""
     import linecache
@@ -256,13 +271,13 @@ class Plugin:
         self.context_param = None
         self.params = []  # (name, kind, has_default, PluginType)
         for p in self.signature.parameters.values():
-            ann = hints.get(p.name, p.annotation)
+            ann = _annotation(p.annotation, hints.get(p.name))
             if inspect.isclass(ann) and issubclass(ann, Context):
                 self.context_param = p.name
                 continue
             where = "argument %s of plugin %s" % (p.name, self.full_name)
             self.params.append((p.name, p.kind, p.default is not inspect.Parameter.empty, to_plugin_type(ann, where)))
-        ret = hints.get("return", self.signature.return_annotation)
+        ret = _annotation(self.signature.return_annotation, hints.get("return"))
         self.return_type = to_plugin_type(ret, "the return value of plugin " + self.full_name)
 
     def language_signature(self):

@@ -145,8 +145,7 @@ class SequenceProxy(DynamicProxy, Sequence):
         return len(self._items)
 
     def __iter__(self):
-        for item in self._items:
-            yield _wrap(item)
+        return _ProxyIterator(self._items)
 
     def __eq__(self, other):
         if isinstance(other, SequenceProxy):
@@ -157,6 +156,27 @@ class SequenceProxy(DynamicProxy, Sequence):
 
     def __repr__(self):
         return repr(self._items)
+
+
+class _ProxyIterator:
+    """Iterates a model list; an unknown item raises UnknownException and iteration can go on after it
+    (a generator would be finished by the exception)."""
+
+    __slots__ = ("_items", "_next")
+
+    def __init__(self, items):
+        self._items = items
+        self._next = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._next >= len(self._items):
+            raise StopIteration
+        item = self._items[self._next]
+        self._next += 1
+        return _wrap(item)
 
 
 class DictProxy(DynamicProxy, Mapping):
