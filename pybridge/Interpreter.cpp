@@ -145,6 +145,19 @@ PyObject* inmProjectDir(PyObject*, PyObject*) {
   return PyUnicode_FromString(pr ? pr->dir.c_str() : ".");
 }
 
+PyObject* inmModuleDir(PyObject*, PyObject* arg) {
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (!name || !needScope()) return nullptr;
+  std::string dir;
+  if (gScope->plugin) {
+    dir = gScope->plugin->moduleDir(name);
+  } else if (const frontend::Project* pr = programOf(gScope)->project) {
+    for (const frontend::SourceFile& f : pr->files)
+      if (f.moduleName == name) dir = f.moduleDir;
+  }
+  return PyUnicode_FromString(dir.c_str());
+}
+
 PyObject* inmAddFile(PyObject*, PyObject* arg) {
   if (!needScope()) return nullptr;
   if (!gScope->mapper) {
@@ -175,6 +188,7 @@ PyMethodDef kMethods[] = {
     {"type_kind", inmTypeKind, METH_O, "entity / typedef:<base> / ''"},
     {"typedef_ok", inmTypedefOk, METH_VARARGS, "typedef constraint check"},
     {"project_dir", inmProjectDir, METH_NOARGS, "project directory"},
+    {"module_dir", inmModuleDir, METH_O, "directory of a loaded module, '' if none"},
     {"add_file", inmAddFile, METH_O, "store file content in the export, returns sha1"},
     {"std_resource", inmStdResource, METH_O, "(entity, agent, id attribute) of a std resource"},
     {nullptr, nullptr, 0, nullptr}};

@@ -130,6 +130,51 @@ exporter::FieldResult callMapper(size_t index, const std::string& field, exporte
   return out;
 }
 
+/// A Python dependency manager over the exported resources: their ids, agents and field values go to Python
+/// as Resource objects; the requires it adds come back as edges.
+void runDependencyManager(size_t index, const exporter::ResourceRegistry& registry,
+                          const exporter::DependencyView& view, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  PyObject* list = PyList_New(0);
+  for (uint32_t r = 0; r < view.size(); ++r) {
+    PyObject* fields = PyDict_New();
+    if (const exporter::ResourceType* t = registry.find(view.typeName(r)))
+      for (const exporter::FieldSpec& f : t->fields)
+        if (const Value* v = view.field(r, f.name)) {
+          PyObject* pv = toPython(*v);
+          if (!pv) {
+            PyErr_Clear();
+            continue;
+          }
+          PyDict_SetItemString(fields, f.name.c_str(), pv);
+          Py_DECREF(pv);
+        }
+    PyObject* t = Py_BuildValue("(s#s#s#N)", view.id(r).data(), Py_ssize_t(view.id(r).size()), view.typeName(r).data(),
+                                Py_ssize_t(view.typeName(r).size()), view.agent(r).data(),
+                                Py_ssize_t(view.agent(r).size()), fields);
+    PyList_Append(list, t);
+    Py_DECREF(t);
+  }
+  PyObject* fn = PyObject_GetAttrString(PyImport_AddModule("inmanta._bridge"), "run_dependency_manager");
+  PyObject* res = fn ? PyObject_CallFunction(fn, "nO", Py_ssize_t(index), list) : nullptr;
+  Py_XDECREF(fn);
+  Py_DECREF(list);
+  if (!res) {
+    view.error(takePythonError());
+    return;
+  }
+  PyObject* payload = PyTuple_GET_ITEM(res, 1);
+  if (std::string(PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 0))) != "ok") {
+    view.error(PyUnicode_AsUTF8(payload));
+  } else {
+    for (Py_ssize_t i = 0; i < PyList_Size(payload); ++i) {
+      unsigned from, to;
+      if (PyArg_ParseTuple(PyList_GET_ITEM(payload, i), "II", &from, &to)) edges.emplace_back(from, to);
+      else PyErr_Clear();
+    }
+  }
+  Py_DECREF(res);
+}
+
 std::vector<std::string> strings(PyObject* list) {
   std::vector<std::string> out;
   for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) out.emplace_back(PyUnicode_AsUTF8(PyList_GET_ITEM(list, i)));
@@ -266,6 +311,16 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
                                           exporter::BaseFields{bool(purgeable), bool(managed)}))
       diags.error(DiagKind::ModuleLoading, SourceRange{}, entity)
           .causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, llvm::toString(std::move(e))));
+  }
+  PyObject* managers = PyTuple_GET_ITEM(res, 3);
+  for (Py_ssize_t i = 0; i < PyList_Size(managers); ++i) {
+    const exporter::ResourceRegistry* registry = &out.resources;
+    size_t index = size_t(i);
+    out.resources.addDependencyManager(PyUnicode_AsUTF8(PyList_GET_ITEM(managers, i)),
+                                       [index, registry](const exporter::DependencyView& view,
+                                                         std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+                                         runDependencyManager(index, *registry, view, edges);
+                                       });
   }
   Py_DECREF(res);
 }

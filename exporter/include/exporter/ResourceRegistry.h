@@ -92,6 +92,11 @@ class DependencyView {
   virtual runtime::InstanceId instance(uint32_t resource) const = 0;
   /// The exported value of a field (Unknown when undefined, nullptr when the type has no such field).
   virtual const runtime::Value* field(uint32_t resource, llvm::StringRef name) const = 0;
+  /// The unversioned resource id ("std::File[h1,path=/x]") and its agent.
+  virtual llvm::StringRef id(uint32_t resource) const { (void)resource; return {}; }
+  virtual llvm::StringRef agent(uint32_t resource) const { (void)resource; return {}; }
+  /// A dependency manager that failed reports why (an export error).
+  virtual void error(std::string message) const { (void)message; }
 };
 
 /// Adds requires edges (from, to) = "from requires to" between exported resources.

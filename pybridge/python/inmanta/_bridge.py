@@ -18,6 +18,7 @@ from inmanta.execute.util import NoneValue, Unknown
 _module_dirs = {}
 _plugins = []
 _resources = []
+_managers = []
 
 
 class _PluginFinder:
@@ -26,9 +27,14 @@ class _PluginFinder:
     @staticmethod
     def find_spec(fullname, path=None, target=None):
         parts = fullname.split(".")
-        if len(parts) != 2 or parts[0] != "inmanta_plugins" or parts[1] not in _module_dirs:
+        if len(parts) != 2 or parts[0] != "inmanta_plugins":
             return None
-        plugin_dir = _module_dirs[parts[1]]
+        if parts[1] in _module_dirs:
+            plugin_dir = _module_dirs[parts[1]]
+        elif parts[1] == "std":  # our std's plugins are native; its Python helpers live in this package
+            plugin_dir = __file__.rsplit("/", 1)[0] + "/_std_plugins"
+        else:
+            return None
         return importlib.util.spec_from_file_location(
             fullname, plugin_dir + "/__init__.py", submodule_search_locations=[plugin_dir]
         )
@@ -80,7 +86,43 @@ def load(modules):
         out_resources.append((entity, agent, id_attribute, fields, mapped,
                               issubclass(cls, resources.PurgeableResource),
                               issubclass(cls, resources.ManagedResource)))
-    return out_plugins, out_resources, errors
+    out_managers = []
+    for fn in export.dependency_managers[len(_managers):]:
+        _managers.append(fn)
+        out_managers.append("%s.%s" % (fn.__module__, fn.__qualname__))
+    return out_plugins, out_resources, errors, out_managers
+
+
+def run_dependency_manager(index, exported):
+    """exported: [(id, type, agent, fields)] of every exported resource. Calls dependency manager `index`
+    with (config_model, resource_model: {Id: Resource}) and returns the requires edges it added as
+    [(from, to)] indexes, or raises nothing: ("error", text) on failure."""
+    objects = []
+    by_id = {}
+    for rid, entity_type, agent, fields in exported:
+        cls = next((c for c in resources.registered if c.__inmanta_resource__[0] == entity_type), resources.Resource)
+        parsed = resources.Id.parse_id(rid)
+        obj = cls.__new__(cls)
+        resources.Resource.__init__(obj, parsed)
+        for name, value in fields.items():
+            setattr(obj, name, _plain(value))
+        objects.append(obj)
+        by_id[parsed] = obj
+    try:
+        _managers[index]({}, by_id)
+    except BaseException as e:  # noqa: B036
+        return ("error", _format_exception(e))
+    position = {id(o): i for i, o in enumerate(objects)}
+    id_position = {o.id: i for i, o in enumerate(objects)}
+    edges = []
+    for i, obj in enumerate(objects):
+        for req in obj.requires:
+            j = position.get(id(req))
+            if j is None:
+                j = id_position.get(req if isinstance(req, resources.Id) else resources.Id.parse_id(str(req)))
+            if j is not None:
+                edges.append((i, j))
+    return ("ok", edges)
 
 
 def _location(exc):

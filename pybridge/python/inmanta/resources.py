@@ -76,9 +76,9 @@ class Id:
 
     @classmethod
     def parse_id(cls, text, version=None):
-        rest, _, ver = text.partition("],v=")
-        if not _:
-            rest = text.rstrip("]")
+        rest, sep, ver = text.partition("],v=")
+        if not sep:
+            rest = text[:-1] if text.endswith("]") else text
         entity_type, _, inner = rest.partition("[")
         agent, _, attr = inner.partition(",")
         key, _, value = attr.partition("=")

@@ -4,6 +4,7 @@ import os
 
 from inmanta.execute.proxy import UnknownException
 from inmanta.execute.util import Unknown
+from inmanta.export import dependency_manager
 from inmanta.plugins import Context, PluginException, plugin
 from inmanta.resources import IgnoreResourceException, PurgeableResource, resource
 
@@ -124,4 +125,14 @@ class Item(PurgeableResource):
 
     @staticmethod
     def get_labels_text(exporter, obj):
-        return ",".join("%s=%s" % kv for kv in sorted(obj.labels.items()))
+        return ",".join(key + "=" + value for key, value in sorted(obj.labels.items()))
+
+
+@dependency_manager
+def small_items_first(config_model, resource_model):
+    """Every Item of size > 1 requires the Items of size 1 of the same agent."""
+    items = [r for r in resource_model.values() if r.id.get_entity_type() == "pyplug::Item"]
+    for big in items:
+        for small in items:
+            if big.size > 1 and small.size == 1 and big.id.get_agent_name() == small.id.get_agent_name():
+                big.requires.add(small)
