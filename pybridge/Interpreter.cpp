@@ -9,6 +9,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace inm::pybridge {
@@ -255,6 +256,20 @@ bool startInterpreter(std::string& error) {
   config.install_signal_handlers = 0;
   config.parse_argv = 0;
   config.write_bytecode = 0;  // never write __pycache__ into module directories
+#ifdef INM_PYTHON_HOME
+  // Without a home the prefix is guessed from the `python3` on PATH (a pyenv or venv interpreter of another
+  // build); PYTHONHOME still overrides.
+  if (!std::getenv("PYTHONHOME")) {
+    PyStatus hs = PyConfig_SetBytesString(&config, &config.home, INM_PYTHON_HOME);
+    if (!PyStatus_Exception(hs))
+      hs = PyConfig_SetBytesString(&config, &config.executable, INM_PYTHON_HOME "/bin/python3");
+    if (PyStatus_Exception(hs)) {
+      PyConfig_Clear(&config);
+      startError = error = "cannot configure the Python interpreter's home";
+      return false;
+    }
+  }
+#endif
   PyStatus st = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
   if (PyStatus_Exception(st)) {
