@@ -38,6 +38,8 @@ if [[ "${INM_SKIP_DEPS:-0}" != 1 ]]; then
 fi
 
 cd "$ROOT"
+# ccache hits whatever folder the checkout is in (a CI clone, a worktree): paths are hashed relative to the root.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   # shellcheck disable=SC2086
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${CMAKE_EXTRA:-} >/dev/null

@@ -3,7 +3,10 @@
 
 namespace inm::tools {
 
+int executorMain(const std::vector<std::string>& args, int verbose);
+
 const Verb kVerbs[] = {
+    {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
 

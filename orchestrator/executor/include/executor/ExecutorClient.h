@@ -1,0 +1,143 @@
+// The scheduler's side of the executor protocol: ExecutorProcess runs one `inmanta executor` child and
+// ExecutorPool keeps one live process per key (environment + agent group + code version). Both live on the
+// caller's asio executor (internally on a strand of it); every result is delivered through the batch's callback
+// on that strand. Invariants: every request sent gets exactly one result — its own, or `unavailable` naming the
+// cause when the process dies (EOF: killed, crashed, exited) or hangs (no heartbeat answer within the timeout,
+// then it is killed); every child is reaped (on death, on shutdown, in the destructor) and gets PR_SET_PDEATHSIG,
+// so no executor outlives the thread that started it.
+#pragma once
+
+#include "executor/Protocol.h"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inm::executor {
+
+/// How executor processes are started and watched.
+struct ExecutorOptions {
+  std::string executable;                   ///< default: this process's own binary (/proc/self/exe)
+  std::vector<std::string> arguments = {"executor"};
+  int threads = 4;                          ///< worker threads inside the executor (passed as --threads)
+  std::chrono::milliseconds heartbeatInterval{1000};
+  std::chrono::milliseconds heartbeatTimeout{10000};  ///< no answer for this long => hung => killed
+  std::chrono::milliseconds shutdownGrace{5000};      ///< after `shutdown`, SIGKILL when still running
+};
+
+/// Called once per request with its result.
+using ResultCallback = std::function<void(const ActionResult&)>;
+/// Answers a `get_file` from an executor: call `reply` (from any thread) with the content, nullopt when the
+/// server has no such file. The scheduler reads the `file` table here.
+using FileProvider =
+    std::function<void(const std::string& sha1hex, std::function<void(std::optional<std::string>)> reply)>;
+
+/// One executor child process and its protocol connection.
+class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
+ public:
+  /// Spawns `<executable> <arguments…> --threads N` with stdin/stdout pipes and sends `hello`. On failure to
+  /// spawn, returns nullptr and sets `error`.
+  static std::shared_ptr<ExecutorProcess> start(boost::asio::any_io_executor executor, std::string key,
+                                                const ExecutorOptions& options, FileProvider files,
+                                                std::string* error = nullptr);
+  ~ExecutorProcess();
+
+  /// Sends one batch; `onResult` runs once per request (on the strand). A dead process answers every request
+  /// with `unavailable` at once.
+  void deploy(std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// Fact checks (only action_id, id and attributes of each request are used).
+  void facts(std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// Asks the process to stop; SIGKILL after the grace period; `done` runs once it is reaped.
+  void shutdown(std::function<void()> done = nullptr);
+  /// SIGKILL now (the death path then fails in-flight requests with `cause`).
+  void kill(const std::string& cause);
+  /// Synchronous SIGKILL + waitpid, for destructors and shutdown paths outside the strand.
+  void terminateNow();
+
+  bool alive() const { return alive_.load(); }
+  pid_t pid() const { return pid_; }
+  const std::string& key() const { return key_; }
+  /// Requests sent whose result has not arrived yet.
+  size_t inFlight() const { return inFlight_.size(); }
+  /// Why the process ended ("" while alive).
+  const std::string& deathCause() const { return deathCause_; }
+
+ private:
+  ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
+  void send(Json message);
+  void writeNext();
+  void readHeader();
+  void readBody(uint32_t size);
+  void onMessage(const Json& msg);
+  void onDeath(const std::string& cause);
+  void reap(bool force);
+  void armHeartbeat();
+  void submit(const char* type, std::vector<DeployRequest> requests, ResultCallback onResult);
+
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  std::string key_;
+  ExecutorOptions options_;
+  FileProvider files_;
+  pid_t pid_ = -1;
+  std::atomic<bool> alive_{false};
+  bool reaped_ = false;
+  std::string deathCause_;
+  std::string killCause_;   ///< set when we killed it (hung, explicit kill) to name the real cause
+  std::string lastError_;   ///< last `error` frame from the executor
+  boost::asio::posix::stream_descriptor in_;   ///< the child's stdin (we write)
+  boost::asio::posix::stream_descriptor out_;  ///< the child's stdout (we read)
+  boost::asio::steady_timer heartbeat_;
+  boost::asio::steady_timer grace_;
+  std::chrono::steady_clock::time_point lastHeard_;
+  uint64_t heartbeatSeq_ = 0;
+  std::deque<std::string> writeQueue_;
+  bool writing_ = false;
+  unsigned char header_[4];
+  std::string body_;
+  struct Pending {
+    std::string resourceId;
+    std::shared_ptr<ResultCallback> callback;
+  };
+  std::map<std::string, Pending> inFlight_;
+  std::vector<std::function<void()>> onReaped_;
+};
+
+/// Live executor processes by key; a dead one is replaced on the next request.
+class ExecutorPool {
+ public:
+  ExecutorPool(boost::asio::any_io_executor executor, ExecutorOptions options, FileProvider files)
+      : executor_(std::move(executor)), options_(std::move(options)), files_(std::move(files)) {}
+  /// Kills and reaps every remaining child.
+  ~ExecutorPool();
+
+  /// The live process for `key`, started (or restarted) as needed; nullptr when spawning failed (`error` set).
+  std::shared_ptr<ExecutorProcess> get(const std::string& key, std::string* error = nullptr);
+  /// get(key)->deploy(…); when spawning fails every request gets `unavailable` with the spawn error.
+  void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// Asks every process to stop; `done` runs when all are reaped.
+  void shutdown(std::function<void()> done = nullptr);
+  /// How many processes were started so far (for tests and logs).
+  size_t started() const { return started_; }
+
+ private:
+  boost::asio::any_io_executor executor_;
+  ExecutorOptions options_;
+  FileProvider files_;
+  std::map<std::string, std::shared_ptr<ExecutorProcess>> processes_;
+  size_t started_ = 0;
+};
+
+}  // namespace inm::executor
