@@ -55,6 +55,9 @@ PyObject* toPython(const runtime::Value& v);
 /// Python object -> model value allocated in `arena`; false with `error` on an unconvertible object.
 bool fromPython(PyObject* o, runtime::ValueArena& arena, runtime::Value& out, std::string& error);
 
+/// The `_inm.ctx_*` functions (Handlers.cpp): a Python handler's HandlerContext writing into the C++ one.
+PyMethodDef* handlerContextMethods();
+
 /// Text of the pending Python exception (with traceback), clearing it.
 std::string takePythonError();
 

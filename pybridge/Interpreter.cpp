@@ -200,6 +200,7 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_inm", "the compiler, as seen fro
 PyObject* initInm() {
   PyObject* m = PyModule_Create(&kModule);
   if (!m) return nullptr;
+  if (PyModule_AddFunctions(m, handlerContextMethods()) < 0) return nullptr;
   // BaseException: module code catching `Exception` must not swallow the compiler's retry signal.
   gRefs.retryError = PyErr_NewException("_inm.Retry", PyExc_BaseException, nullptr);
   Py_INCREF(gRefs.retryError);

@@ -4,6 +4,7 @@ import os
 
 from inmanta.execute.proxy import UnknownException
 from inmanta.execute.util import Unknown
+from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, SkipResource, cache, provider
 from inmanta.export import dependency_manager
 from inmanta.plugins import Context, PluginException, plugin
 from inmanta.resources import IgnoreResourceException, PurgeableResource, resource
@@ -136,3 +137,52 @@ def small_items_first(config_model, resource_model):
         for small in items:
             if big.size > 1 and small.size == 1 and big.id.get_agent_name() == small.id.get_agent_name():
                 big.requires.add(small)
+
+
+@resource("pyplug::Note", agent="agentname", id_attribute="path")
+class Note(PurgeableResource):
+    fields = ("path", "content")
+
+
+CONNECTIONS = [0]
+
+
+@provider("pyplug::Note", name="note")
+class NoteHandler(CRUDHandler):
+    """Keeps a text file at `path` with `content`; `@cache` shares one "connection" per executor."""
+
+    @cache(timeout=60, ignore=["ctx"])
+    def connection(self, ctx, agent):
+        CONNECTIONS[0] += 1
+        return {"number": CONNECTIONS[0]}
+
+    def read_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        conn = self.connection(ctx, resource.id.get_agent_name())
+        ctx.debug("reading %(path)s over connection %(number)s", path=resource.path, number=conn["number"])
+        if "skip" in resource.path:
+            raise SkipResource("paths with skip are skipped")
+        if not os.path.exists(resource.path):
+            raise ResourcePurged()
+        with open(resource.path) as f:
+            resource.content = f.read()
+
+    def create_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        self._write(resource)
+        ctx.info("created %(path)s", path=resource.path, size=len(resource.content))
+        ctx.set_created()
+
+    def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
+        if "content" not in changes:
+            raise ValueError("unexpected changes %s" % sorted(changes))
+        self._write(resource)
+        ctx.set_updated()
+
+    def delete_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        os.remove(resource.path)
+        ctx.set_purged()
+
+    def _write(self, resource):
+        if resource.content == "fail":
+            raise RuntimeError("refusing to write 'fail'")
+        with open(resource.path, "w") as f:
+            f.write(resource.content)
