@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -91,6 +92,62 @@ std::Package(host=host, name="nginx", state="installed")
 }
 
 
+def frame(msg):
+    body = json.dumps(msg).encode()
+    return struct.pack(">I", len(body)) + body
+
+
+def read_frame(stream):
+    (n,) = struct.unpack(">I", stream.read(4))
+    return json.loads(stream.read(n))
+
+
+def deploy_exec(inmanta, tmp):
+    """exec/tests/test_exec.py::test_exec through our executor and exec's own Python handler (PosixRun): the
+    first Run touches file1 (deployed, updated); a Run with creates=file1 then does nothing (nochange)."""
+    proj = os.path.join(tmp, "p_exec_deploy")
+    os.makedirs(proj)
+    f1, f2 = os.path.join(tmp, "file1"), os.path.join(tmp, "file2")
+    with open(os.path.join(proj, "project.yml"), "w") as f:
+        f.write("name: p_exec_deploy\nmodulepath: ../libs\n")
+    with open(os.path.join(proj, "main.cf"), "w") as f:
+        f.write('import exec\nhost = std::Host(name="server", os=std::linux)\n'
+                'exec::Run(host=host, command="/usr/bin/touch %s")\n'
+                'exec::Run(host=host, command="/usr/bin/touch %s", creates="%s")\n' % (f1, f2, f1))
+    subprocess.run([inmanta, "export", "-j", "out.json"], cwd=proj, check=True, capture_output=True)
+    with open(os.path.join(proj, "out.json")) as f:
+        art = json.load(f)
+    reqs = {}
+    for r in art["resources"]:
+        attrs = {k: v for k, v in r.items() if k not in ("id", "version", "requires", "undefined")}
+        reqs[r["command"].split()[-1]] = {"action_id": r["command"], "id": r["id"], "attributes": attrs}
+    p = subprocess.Popen([inmanta, "executor", "--python-artifact", os.path.join(proj, "out.json")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        p.stdin.write(frame({"type": "hello", "protocol": 1}))
+        p.stdin.write(frame({"type": "deploy", "requests": [reqs[f1]]}))
+        p.stdin.flush()
+        read_frame(p.stdout)
+        first = read_frame(p.stdout)
+        p.stdin.write(frame({"type": "deploy", "requests": [reqs[f2]]}))
+        p.stdin.flush()
+        second = read_frame(p.stdout)
+        p.stdin.write(frame({"type": "shutdown"}))
+        p.stdin.flush()
+        read_frame(p.stdout)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return [
+        ("handler: first Run deployed+updated, file1 exists",
+         (first["status"], first["change"], os.path.exists(f1)) == ("deployed", "updated", True)),
+        ("handler: Run with creates=file1 is nochange, file2 absent",
+         (second["status"], second["change"], os.path.exists(f2)) == ("deployed", "nochange", False)),
+    ]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--inmanta", required=True)
@@ -127,6 +184,10 @@ def main():
                 art = json.load(f)
             for what, ok in check(p.stdout, art):
                 print("%s %s: %s" % ("ok  " if ok else "FAIL", name, what))
+                failed += 0 if ok else 1
+        if "exec" in CHECKS:
+            for what, ok in deploy_exec(inmanta, tmp):
+                print("%s exec: %s" % ("ok  " if ok else "FAIL", what))
                 failed += 0 if ok else 1
     print("real modules: %s" % ("all checks agree" if not failed else "%d check(s) failed" % failed))
     return 1 if failed else 0
