@@ -373,7 +373,22 @@ PyObject* toPython(const Value& v) {
   Py_RETURN_NONE;
 }
 
+namespace {
+/// Python containers nest at most this deep (a list that contains itself must not overflow the stack).
+constexpr int kMaxDepth = 500;
+int gDepth = 0;
+struct DepthGuard {
+  DepthGuard() { ++gDepth; }
+  ~DepthGuard() { --gDepth; }
+};
+} // namespace
+
 bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string& error) {
+  DepthGuard depth;
+  if (gDepth > kMaxDepth) {
+    error = "a value nested more than " + std::to_string(kMaxDepth) + " levels deep (a container that contains itself?)";
+    return false;
+  }
   if (o == Py_None || PyObject_TypeCheck(o, (PyTypeObject*)gRefs.noneValueClass)) {
     out = Value::null();
   } else if (PyBool_Check(o)) {
@@ -400,6 +415,12 @@ bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string
     PyObject* h = PyObject_GetAttr(o, gRefs.handleName);
     long long id = h ? PyLong_AsLongLong(h) : -1;
     Py_XDECREF(h);
+    PyErr_Clear();
+    const runtime::Model* m = gScope ? (gScope->plugin ? &gScope->plugin->model() : gScope->model) : nullptr;
+    if (!m || id < 0 || size_t(id) >= m->instances().size()) {
+      error = "an instance proxy that names no instance of this model";
+      return false;
+    }
     out = Value::instance(InstanceId{uint32_t(id)});
   } else if (PyObject_TypeCheck(o, (PyTypeObject*)gRefs.unknownClass)) {
     out = Value::unknown();

@@ -76,6 +76,13 @@ def bad_type_return() -> "any":
 
 
 @plugin
+def self_list() -> "list":
+    x = []
+    x.append(x)
+    return x
+
+
+@plugin
 def divide(a: "int", b: "int") -> "int":
     return helpers.div(a, b)
 
