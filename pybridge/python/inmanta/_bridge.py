@@ -191,12 +191,13 @@ def call(index, args, given):
         raise
     except BaseException as e:  # noqa: B036
         return ("external", _format_exception(e))
-    result = _plain(result)
-    if isinstance(result, Unknown):
-        return ("ok", result)
-    if not p.return_type.check(result):
-        return ("rettype", p.return_type.text, result)
-    return ("ok", result)
+    try:
+        result = _plain(result)
+        if isinstance(result, Unknown) or p.return_type.check(result):
+            return ("ok", result)
+    except RecursionError:
+        return ("ok", result)  # a container that contains itself: the conversion reports it
+    return ("rettype", p.return_type.text, result)
 
 
 _exporter = export.Exporter()
