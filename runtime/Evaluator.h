@@ -76,6 +76,7 @@ struct SlotExt {
   std::vector<uint32_t> waiters;  // units blocked until the slot is set / frozen
   std::vector<uint32_t> gradual;  // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;         // waiters that count as progress potential
+  bool sawUnknown = false;        // an unknown was assigned (dropped from values): `is defined` is unknown
 };
 
 struct Scope {

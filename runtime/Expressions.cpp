@@ -314,7 +314,11 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
     if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = Value::boolean(true); return Status::Ok; }
-    if (m.state == kFrozen) { out = Value::boolean(false); return Status::Ok; }
+    if (m.state == kFrozen) {
+      // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
+      out = m.ext != kNone && exts_[m.ext].sawUnknown ? Value::unknown() : Value::boolean(false);
+      return Status::Ok;
+    }
     return blockOn(ctx, sid);
   }
   if (!slotReady(sid)) return blockOn(ctx, sid);
