@@ -6,13 +6,14 @@
 // its fields were computed without error.
 #include "ExportState.h"
 #include "JsonWriter.h"
-#include "exporter/ResourceId.h"
+#include "artifact/ResourceId.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringExtras.h>
 
 namespace inm::exporter {
 
+using artifact::ResourceId;
 using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;

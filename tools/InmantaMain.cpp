@@ -11,6 +11,7 @@
 #include "passes/Pipeline.h"
 #include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
+#include "ExportPush.h"
 #include "Verbs.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -44,6 +45,7 @@ struct Options {
   bool warningsOff = false;
   bool deploy = false;
   int verbose = 0;
+  tools::PushFlags push;      // export to a server (no -j)
 };
 
 void printHelp(llvm::raw_ostream& os) {
@@ -63,7 +65,13 @@ void printHelp(llvm::raw_ostream& os) {
         "  --no-cache         accepted for compatibility (there is no parse cache)\n"
         "  -X                 accepted for compatibility (no Python stack traces)\n"
         "  -j FILE            (export) write the artifact JSON to FILE\n"
-        "  -d                 (export) release and deploy (needs a server)\n"
+        "  -d                 (export) release the pushed version\n"
+        "  -e ENV             (export) push to this environment (else [config] environment)\n"
+        "  --server_address H, --server_port P, --token T, --ssl|--no-ssl, --ssl-ca-cert F\n"
+        "                     (export) the server (else [compiler_rest_transport] in .inmanta)\n"
+        "  -m, --metadata JSON  (export) version_info.export_metadata\n"
+        "  --partial, --delete-resource-set S  (export) partial export\n"
+        "  -c FILE            read this configuration file too\n"
         "  --version, --help\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
     os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')
@@ -115,6 +123,66 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
   llvm::errs().flush();
   std::fflush(nullptr);
   _exit(rc);
+}
+
+/// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
+int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
+               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0) {
+  const char* banner = "EXPORT FAILURE";
+  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  if (!session) {
+    diags.error(DiagKind::Export, SourceRange{}, llvm::toString(session.takeError()));
+    return finish(diags, opts, banner);
+  }
+  if (!*session) {
+    diags.error(DiagKind::Export, SourceRange{},
+                "no server configured: use `inmanta export -j FILE`, or name the server with -e ENV "
+                "--server_address H --server_port P (or [config] environment in .inmanta)");
+    return finish(diags, opts, banner);
+  }
+  client::Client& client = *(*session)->client;
+  const std::string server = client.endpoint().address();
+  auto t1 = std::chrono::steady_clock::now();
+  int64_t version = 0;
+  if (!opts.push.partial) {
+    auto v = client::reserveVersion(client);
+    if (!v) {
+      diags.error(DiagKind::Export, SourceRange{},
+                  "reserving a version on " + server + ": " + llvm::toString(v.takeError()));
+      return finish(diags, opts, banner);
+    }
+    version = *v;
+  }
+  exporter::ExportOptions xo;
+  xo.projectDir = projectDir;
+  xo.version = version;
+  xo.environment = client.endpoint().environment;
+  std::string artifact;
+  llvm::raw_string_ostream out(artifact);
+  exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
+  out.flush();
+  if (diags.hasErrors()) return finish(diags, opts, banner);
+  if (opts.verbose >= 3)
+    llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t1) << " seconds\n";
+  auto t2 = std::chrono::steady_clock::now();
+  auto pushed = client::pushArtifact(client, artifact, version, (*session)->options,
+                                     opts.verbose >= 2 ? &llvm::errs() : nullptr);
+  if (!pushed) {
+    diags.error(DiagKind::Export, SourceRange{},
+                "exporting to " + server + ": " + llvm::toString(pushed.takeError()));
+    return finish(diags, opts, banner);
+  }
+  if (opts.verbose >= 3) {
+    llvm::errs() << "Pushing the version took " << secondsSince(t2) << " seconds\n";
+    llvm::errs() << "From the end of compilation to the server's last answer took " << secondsSince(t1)
+                 << " seconds\n";
+    llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
+  }
+  llvm::outs() << "Committed resources with version " << pushed->version << "\n";
+  if (opts.push.release) llvm::outs() << "Released version " << pushed->version << "\n";
+  llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
+               << " files, " << s.agents << " agents) to " << server << " in " << secondsSince(t0) << " s\n";
+  return finish(diags, opts, banner);
 }
 
 int runPipeline(const Options& opts) {
@@ -177,12 +245,8 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0));
   if (isExport) {
-    if (opts.exportFile.empty()) {
-      diags.error(DiagKind::Export, SourceRange{},
-                  "pushing to a server is not available yet: use `inmanta export -j FILE`");
-      exitNow(finish(diags, opts, banner));
-    }
     std::error_code ec;
     llvm::raw_fd_ostream out(opts.exportFile, ec);
     if (ec) {
@@ -287,7 +351,42 @@ int main(int argc, char** argv) {
     if (a == "--diagnostics-format=text") { opts.json = false; continue; }
     if (a == "--warnings=ignore") { opts.warningsOff = true; continue; }
     if (a.rfind("--warnings=", 0) == 0) continue;
-    if (a == "-d") { opts.deploy = true; continue; }
+    if (a == "-d") { opts.deploy = opts.push.release = true; continue; }
+    // export push flags (and the value-taking flags of the reference that we accept and ignore)
+    auto need = [&](std::string& into) -> bool { into = value(a.c_str()); return !into.empty(); };
+    if (a == "-c" || a == "--config") {
+      std::string f;
+      if (!need(f)) return usage(a + " needs a file");
+      opts.push.configFiles.push_back(f);
+      continue;
+    }
+    if (a == "-e") { if (!need(opts.push.environment)) return usage("-e needs an environment id"); continue; }
+    if (a == "--server_address" || a == "--server-address") {
+      if (!need(opts.push.serverAddress)) return usage(a + " needs a host");
+      continue;
+    }
+    if (a == "--server_port" || a == "--server-port") {
+      if (!need(opts.push.serverPort)) return usage(a + " needs a port");
+      continue;
+    }
+    if (a == "--token") { if (!need(opts.push.token)) return usage("--token needs a token"); continue; }
+    if (a == "--ssl-ca-cert") { if (!need(opts.push.sslCaCert)) return usage("--ssl-ca-cert needs a file"); continue; }
+    if (a == "--ssl") { opts.push.ssl = 1; continue; }
+    if (a == "--no-ssl") { opts.push.ssl = 0; continue; }
+    if (a == "-m" || a == "--metadata") { if (!need(opts.push.metadata)) return usage(a + " needs JSON"); continue; }
+    if (a == "--partial") { opts.push.partial = true; continue; }
+    if (a == "--delete-resource-set") {
+      std::string set;
+      if (!need(set)) return usage("--delete-resource-set needs a set name");
+      opts.push.deleteResourceSets.push_back(set);
+      continue;
+    }
+    if (a == "--export-compile-data-file" || a == "--export-plugin") {
+      std::string ignored;
+      if (!need(ignored)) return usage(a + " needs a value");
+      llvm::errs() << "inmanta: note: ignoring option " << a << "\n";
+      continue;
+    }
     if (a == "-f") { opts.mainFile = value("-f"); if (opts.mainFile.empty()) return usage("-f needs a file"); continue; }
     if (a == "-j") { opts.exportFile = value("-j"); if (opts.exportFile.empty()) return usage("-j needs a file"); continue; }
     if (a == "--project") { opts.projectDir = value("--project"); continue; }

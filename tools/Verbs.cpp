@@ -4,12 +4,15 @@
 namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
+int serverMain(const std::vector<std::string>& args, int verbose);
+int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 
 const Verb kVerbs[] = {
+    {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
 
-int (*const kCliMain)(const std::vector<std::string>& args) = nullptr;
+int (*const kCliMain)(const std::vector<std::string>& args) = cliMain;
 
 }  // namespace inm::tools

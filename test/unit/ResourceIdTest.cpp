@@ -1,11 +1,11 @@
 // Unit tests for exporter/ResourceId.h: printing, parsing and the escaping scheme of resource ids. The
 // ids are the key the orchestrator stores state under, so the round trip print -> parse must be exact for
 // any agent and value text, and ids without special characters must print as the reference prints them.
-#include "exporter/ResourceId.h"
+#include "artifact/ResourceId.h"
 
 #include <gtest/gtest.h>
 
-namespace inm::exporter {
+namespace inm::artifact {
 namespace {
 
 ResourceId make(std::string type, std::string agent, std::string attr, std::string value) {
@@ -113,4 +113,4 @@ TEST(ResourceIdTest, StripVersion) {
 }
 
 } // namespace
-} // namespace inm::exporter
+} // namespace inm::artifact

@@ -2,11 +2,11 @@
 // single left-to-right scan: type up to the first `[`, agent up to the first unescaped `,`, attribute up
 // to the first unescaped `=`, value up to the first unescaped `]`, then an optional `,v=<digits>` and
 // the end. Invariant: parseResourceId(id.print()) reproduces `id` exactly.
-#include "exporter/ResourceId.h"
+#include "artifact/ResourceId.h"
 
 #include <llvm/ADT/StringExtras.h>
 
-namespace inm::exporter {
+namespace inm::artifact {
 
 namespace {
 
@@ -128,4 +128,4 @@ llvm::StringRef stripVersion(llvm::StringRef printedId) {
   return printedId.substr(0, at);
 }
 
-} // namespace inm::exporter
+} // namespace inm::artifact

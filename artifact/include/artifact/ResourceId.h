@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-namespace inm::exporter {
+namespace inm::artifact {
 
 /// The parts of a resource id, unescaped.
 struct ResourceId {
@@ -43,4 +43,4 @@ void appendEscaped(std::string& out, llvm::StringRef text, IdPart part);
 /// Strips a trailing `,v=N` from a printed id (no other validation); used to key state by unversioned id.
 llvm::StringRef stripVersion(llvm::StringRef printedId);
 
-} // namespace inm::exporter
+} // namespace inm::artifact

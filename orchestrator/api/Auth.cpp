@@ -1,0 +1,167 @@
+// HS256 JWT verification and minting with OpenSSL's HMAC (see Auth.h), and the token route.
+#include "Auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <chrono>
+
+namespace inm::api {
+
+using model::ErrorCode;
+
+namespace {
+
+std::string b64url(const std::string& in) {
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63]; out += tbl[n & 63];
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63];
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63];
+  }
+  return out;
+}
+
+bool unb64url(const std::string& in, std::string& out) {
+  out.clear();
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '-' || c == '+') v = 62;
+    else if (c == '_' || c == '/') v = 63;
+    else if (c == '=') continue;
+    else return false;
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += char((acc >> bits) & 0xff);
+    }
+  }
+  return true;
+}
+
+std::string hmacSha256(const std::string& key, const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(), md, &len);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
+int64_t nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+} // namespace
+
+Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>& keys) {
+  if (authorization.empty()) throw ApiError{ErrorCode::Unauthorized, "no bearer token given (Authorization header)"};
+  if (authorization.size() < 7 || strncasecmp(authorization.c_str(), "Bearer ", 7) != 0)
+    throw ApiError{ErrorCode::Unauthorized, "the Authorization header is not a bearer token"};
+  std::string token = authorization.substr(7);
+  size_t d1 = token.find('.'), d2 = token.rfind('.');
+  if (d1 == std::string::npos || d1 == d2) throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
+  std::string headerText, payloadText, sig;
+  if (!unb64url(token.substr(0, d1), headerText) || !unb64url(token.substr(d1 + 1, d2 - d1 - 1), payloadText) ||
+      !unb64url(token.substr(d2 + 1), sig))
+    throw ApiError{ErrorCode::Unauthorized, "the bearer token is not valid base64url"};
+  nlohmann::json header = nlohmann::json::parse(headerText, nullptr, false);
+  nlohmann::json payload = nlohmann::json::parse(payloadText, nullptr, false);
+  if (!header.is_object() || !payload.is_object()) throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
+  if (header.value("alg", "") != "HS256") throw ApiError{ErrorCode::Unauthorized, "unsupported token algorithm (only HS256)"};
+  std::string signingInput = token.substr(0, d2);
+  const JwtKey* matched = nullptr;
+  for (const auto& k : keys) {
+    if (k.algorithm != "HS256") continue;
+    std::string expect = hmacSha256(k.key, signingInput);
+    if (expect.size() == sig.size() && CRYPTO_memcmp(expect.data(), sig.data(), sig.size()) == 0) {
+      matched = &k;
+      break;
+    }
+  }
+  if (!matched) throw ApiError{ErrorCode::Unauthorized, "the bearer token's signature is invalid"};
+  if (payload.contains("exp")) {
+    if (!payload["exp"].is_number()) throw ApiError{ErrorCode::Unauthorized, "the token's exp claim is not a number"};
+    if (payload["exp"].get<double>() < double(nowSeconds())) throw ApiError{ErrorCode::Unauthorized, "the bearer token has expired"};
+  }
+  Caller c;
+  c.authenticated = true;
+  auto ct = payload.find("urn:inmanta:ct");
+  if (ct == payload.end()) c.clientTypes = {"api"};
+  else if (ct->is_string()) {
+    std::string s = ct->get<std::string>();
+    size_t i = 0;
+    while (i <= s.size()) {
+      size_t j = s.find(',', i);
+      if (j == std::string::npos) j = s.size();
+      std::string part = s.substr(i, j - i);
+      while (!part.empty() && part.front() == ' ') part.erase(0, 1);
+      while (!part.empty() && part.back() == ' ') part.pop_back();
+      if (!part.empty()) c.clientTypes.push_back(part);
+      i = j + 1;
+    }
+  } else if (ct->is_array()) {
+    for (const auto& x : *ct)
+      if (x.is_string()) c.clientTypes.push_back(x.get<std::string>());
+  }
+  if (auto env = payload.find("urn:inmanta:env"); env != payload.end() && env->is_string() && !env->get<std::string>().empty()) {
+    std::string e = env->get<std::string>();
+    for (char& ch : e) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    c.environment = e;
+  }
+  return c;
+}
+
+llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std::vector<std::string>& clientTypes,
+                                      const std::optional<std::string>& environment, int64_t expireSeconds) {
+  const JwtKey* signer = nullptr;
+  for (const auto& k : keys)
+    if (k.sign && k.algorithm == "HS256") signer = &k;
+  if (!signer) return model::fail(ErrorCode::BadRequest, "no [auth_jwt_*] section with sign=true and algorithm=HS256 is configured");
+  std::string ct;
+  for (const auto& t : clientTypes) ct += (ct.empty() ? "" : ",") + t;
+  nlohmann::json payload = {{"iss", signer->issuer}, {"iat", nowSeconds()}, {"urn:inmanta:ct", ct}};
+  if (!signer->audience.empty()) payload["aud"] = signer->audience;
+  int64_t expire = expireSeconds > 0 ? expireSeconds : signer->expire;
+  if (expire > 0) payload["exp"] = nowSeconds() + expire;
+  if (environment) payload["urn:inmanta:env"] = *environment;
+  std::string input = b64url(R"({"alg":"HS256","typ":"JWT"})") + "." + b64url(payload.dump());
+  return input + "." + b64url(hmacSha256(signer->key, input));
+}
+
+void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options) {
+  const HttpOptions* opts = &options;
+  routes.push_back(Route{http::verb::post, splitPattern("/api/v2/environment_auth"), [opts](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    auto types = findParam(req, "client_types");
+    std::vector<std::string> clientTypes;
+    if (!types || !types->is_array() || types->empty())
+      throw ApiError{ErrorCode::BadRequest, "'client_types' must be a non-empty list of api, agent, compiler"};
+    for (const auto& t : *types) {
+      if (!t.is_string() || (t != "api" && t != "agent" && t != "compiler"))
+        throw ApiError{ErrorCode::BadRequest, "'client_types' holds " + t.dump() + ": expected api, agent or compiler"};
+      clientTypes.push_back(t.get<std::string>());
+    }
+    llvm::Expected<std::string> token = mintToken(opts->jwtKeys, clientTypes, env, intParam(req, "expire", 0));
+    if (!token) {
+      auto [code, msg] = model::describe(token.takeError());
+      throw ApiError{code, msg};
+    }
+    co_return okData(*token);
+  }});
+}
+
+} // namespace inm::api

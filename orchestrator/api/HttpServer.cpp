@@ -1,0 +1,370 @@
+// The HTTP server (see HttpServer.h): accept loop, one coroutine per connection (plain or TLS), request
+// decoding (raw path split on '/', segments percent-decoded; query; gzip; JSON whatever the Content-Type),
+// authentication, dispatch to the route table and JSON error bodies. Route handlers live in Routes*.cpp.
+#include "api/HttpServer.h"
+
+#include "Auth.h"
+#include "Request.h"
+#include "service/Log.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <zlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace inm::api {
+
+namespace beast = boost::beast;
+namespace ssl = boost::asio::ssl;
+using tcp = boost::asio::ip::tcp;
+using model::ErrorCode;
+
+namespace {
+
+/// Inflates a gzip or zlib body; false when it is corrupt or larger than `limit`.
+bool inflateBody(const std::string& in, std::string& out, uint64_t limit, std::string& error) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+    error = "cannot initialise zlib";
+    return false;
+  }
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = uInt(in.size());
+  char buf[65536];
+  int rc = Z_OK;
+  out.clear();
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      error = "the gzip request body is corrupt";
+      inflateEnd(&zs);
+      return false;
+    }
+    out.append(buf, sizeof buf - zs.avail_out);
+    if (out.size() > limit) {
+      error = "the decompressed request body exceeds max_request_size";
+      inflateEnd(&zs);
+      return false;
+    }
+    if (rc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
+      error = "the gzip request body is truncated";
+      inflateEnd(&zs);
+      return false;
+    }
+  }
+  inflateEnd(&zs);
+  return true;
+}
+
+std::string contentTypeFor(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".html") return "text/html";
+  if (ext == ".js" || ext == ".mjs") return "application/javascript";
+  if (ext == ".css") return "text/css";
+  if (ext == ".json") return "application/json";
+  if (ext == ".svg") return "image/svg+xml";
+  if (ext == ".png") return "image/png";
+  if (ext == ".ico") return "image/x-icon";
+  if (ext == ".woff2") return "font/woff2";
+  if (ext == ".woff") return "font/woff";
+  if (ext == ".ttf") return "font/ttf";
+  if (ext == ".map" || ext == ".txt") return "text/plain";
+  return "application/octet-stream";
+}
+
+Reply errorReply(ErrorCode code, const std::string& message) {
+  Reply r;
+  r.status = model::httpStatus(code);
+  r.json = nlohmann::json{{"message", message}};
+  return r;
+}
+
+} // namespace
+
+struct HttpServer::Impl {
+  Impl(asio::io_context& io, service::Service& svc, HttpOptions opts)
+      : io(io), svc(svc), opts(std::move(opts)), acceptor(io) {}
+
+  asio::io_context& io;
+  service::Service& svc;
+  HttpOptions opts;
+  std::vector<Route> routes;
+  tcp::acceptor acceptor;
+  std::optional<ssl::context> tls;
+  size_t inFlight = 0;
+  bool stopping = false;
+  std::function<void()> onDrained;
+
+  void checkDrained() {
+    if (stopping && inFlight == 0 && onDrained) {
+      auto f = std::move(onDrained);
+      onDrained = nullptr;
+      f();
+    }
+  }
+
+  asio::awaitable<void> acceptLoop() {
+    for (;;) {
+      boost::system::error_code ec;
+      tcp::socket sock = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        if (stopping || ec == asio::error::operation_aborted) co_return;
+        continue;
+      }
+      if (tls) asio::co_spawn(io, serveTls(std::move(sock)), asio::detached);
+      else asio::co_spawn(io, servePlain(std::move(sock)), asio::detached);
+    }
+  }
+
+  asio::awaitable<void> servePlain(tcp::socket sock) {
+    beast::tcp_stream stream(std::move(sock));
+    beast::flat_buffer buffer;
+    co_await serve(stream, buffer);
+    boost::system::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
+  asio::awaitable<void> serveTls(tcp::socket sock) {
+    beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(sock)), *tls);
+    beast::flat_buffer buffer;
+    boost::system::error_code ec;
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
+    co_await stream.async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return;
+    co_await serve(stream, buffer);
+    co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  template <typename Stream>
+  asio::awaitable<void> writeReply(Stream& stream, const Reply& reply, unsigned version, bool keepAlive, bool head) {
+    http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
+    res.set(http::field::server, "inmanta-cpp");
+    res.set(http::field::content_type, reply.json ? std::string("application/json") : reply.contentType);
+    if (reply.json) res.body() = reply.json->dump();
+    else res.body() = reply.raw;
+    res.keep_alive(keepAlive);
+    res.prepare_payload();
+    if (head) {
+      // A HEAD answer announces the length but carries no body.
+      http::response<http::empty_body> h{res.result(), version};
+      for (const auto& f : res) h.set(f.name_string(), f.value());
+      boost::system::error_code ec;
+      co_await http::async_write(stream, h, asio::redirect_error(asio::use_awaitable, ec));
+      co_return;
+    }
+    boost::system::error_code ec;
+    co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  template <typename Stream>
+  asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer) {
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(opts.maxRequestSize);
+      parser.header_limit(1 << 20);
+      boost::system::error_code ec;
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
+      co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec && parser.content_length() && *parser.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
+      if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec == http::error::body_limit) {
+        Reply r = errorReply(ErrorCode::PayloadTooLarge, "the request body exceeds max_request_size (" +
+                                                             std::to_string(opts.maxRequestSize) + " bytes)");
+        service::logLine("warning", "request_too_large", {{"limit", std::to_string(opts.maxRequestSize)}});
+        co_await writeReply(stream, r, 11, false, false);
+        co_return;
+      }
+      if (ec) co_return;
+      const auto& raw = parser.get();
+      ++inFlight;
+      auto started = std::chrono::steady_clock::now();
+      Reply reply = co_await handle(raw);
+      --inFlight;
+      std::string target(raw.target());
+      service::logLine(reply.status >= 500 ? "error" : "info", "http_request",
+                       {{"method", std::string(raw.method_string())},
+                        {"path", target.substr(0, target.find('?'))},
+                        {"status", std::to_string(reply.status)},
+                        {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  std::chrono::steady_clock::now() - started).count())}});
+      bool keep = raw.keep_alive() && !stopping;
+      co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
+      checkDrained();
+      if (!keep) co_return;
+    }
+  }
+
+  asio::awaitable<Reply> handle(const http::request<http::string_body>& raw) {
+    Request req;
+    req.method = raw.method();
+    req.headers = &raw.base();
+    std::string target(raw.target());
+    size_t q = target.find('?');
+    std::string path = target.substr(0, q);
+    if (path.empty() || path[0] != '/') co_return errorReply(ErrorCode::BadRequest, "the request target must start with '/'");
+    for (const std::string& seg : splitPattern(path)) req.segments.push_back(percentDecode(seg, false));
+    if (!req.segments.empty() && req.segments.back().empty()) req.segments.pop_back();
+    if (q != std::string::npos) {
+      std::string qs = target.substr(q + 1);
+      size_t i = 0;
+      while (i < qs.size()) {
+        size_t j = qs.find('&', i);
+        if (j == std::string::npos) j = qs.size();
+        std::string kv = qs.substr(i, j - i);
+        size_t e = kv.find('=');
+        if (!kv.empty())
+          req.query[percentDecode(kv.substr(0, e), true)] = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+        i = j + 1;
+      }
+    }
+    if (!req.segments.empty() && req.segments[0] == "console" && (req.method == http::verb::get || req.method == http::verb::head))
+      co_return console(req);
+
+    const Route* route = nullptr;
+    bool pathMatched = false;
+    for (const Route& r : routes) {
+      if (r.pattern.size() != req.segments.size()) continue;
+      bool match = true;
+      for (size_t i = 0; i < r.pattern.size() && match; ++i) {
+        const std::string& p = r.pattern[i];
+        if (!(p.size() > 2 && p.front() == '<' && p.back() == '>') && p != req.segments[i]) match = false;
+      }
+      if (!match) continue;
+      pathMatched = true;
+      if (r.method != req.method) continue;
+      route = &r;
+      break;
+    }
+    if (!route) {
+      if (pathMatched)
+        co_return errorReply(ErrorCode::MethodNotAllowed, std::string("method ") + std::string(raw.method_string()) + " is not allowed on " + path);
+      co_return errorReply(ErrorCode::NotFound, "no API endpoint at " + std::string(raw.method_string()) + " " + path);
+    }
+    for (size_t i = 0; i < route->pattern.size(); ++i) {
+      const std::string& p = route->pattern[i];
+      if (p.size() > 2 && p.front() == '<') req.params[p.substr(1, p.size() - 2)] = req.segments[i];
+    }
+    try {
+      if (opts.auth && !route->open) {
+        auto h = raw.find(http::field::authorization);
+        req.caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
+        bool allowed = false;
+        for (const auto& t : req.caller.clientTypes)
+          if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end()) allowed = true;
+        if (!allowed) {
+          std::string need;
+          for (const auto& t : route->clientTypes) need += (need.empty() ? "" : ", ") + t;
+          throw ApiError{ErrorCode::Forbidden, "this endpoint needs a token with client type " + need};
+        }
+        // Environment ids in the path are scoped like the tenant header.
+        if (req.caller.environment && req.params.count("id") && route->pattern.size() >= 3 &&
+            (route->pattern[2] == "environment" || route->pattern[2] == "decommission")) {
+          std::string id = req.params["id"];
+          for (char& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
+          if (id != *req.caller.environment)
+            throw ApiError{ErrorCode::Forbidden, "the token is scoped to environment " + *req.caller.environment + ", not " + id};
+        }
+      }
+      req.body = std::make_shared<nlohmann::json>(nlohmann::json::object());
+      if (!raw.body().empty()) {
+        const std::string* text = &raw.body();
+        std::string inflated;
+        auto enc = raw.find(http::field::content_encoding);
+        if (enc != raw.end() && (beast::iequals(enc->value(), "gzip") || beast::iequals(enc->value(), "deflate"))) {
+          std::string error;
+          if (!inflateBody(raw.body(), inflated, opts.maxRequestSize, error))
+            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge : ErrorCode::BadRequest, error};
+          text = &inflated;
+        }
+        // Large bodies (put_version) are parsed on the blocking pool, not on the io_context.
+        nlohmann::json parsed;
+        if (text->size() > (1u << 20)) parsed = co_await svc.blocking([text] { return nlohmann::json::parse(*text, nullptr, false); });
+        else parsed = nlohmann::json::parse(*text, nullptr, false);
+        if (parsed.is_discarded()) throw ApiError{ErrorCode::BadRequest, "the request body is not valid JSON"};
+        if (!parsed.is_object()) throw ApiError{ErrorCode::BadRequest, "the request body must be a JSON object"};
+        *req.body = std::move(parsed);
+      }
+      co_return co_await route->handler(req);
+    } catch (const ApiError& e) {
+      co_return errorReply(e.code, e.message);
+    } catch (const std::exception& e) {
+      co_return errorReply(ErrorCode::Internal, std::string("internal error: ") + e.what());
+    }
+  }
+
+  Reply console(const Request& req) {
+    if (opts.consoleDir.empty()) return errorReply(ErrorCode::NotFound, "the web console is not installed (server.console_dir)");
+    std::filesystem::path p = opts.consoleDir;
+    for (size_t i = 1; i < req.segments.size(); ++i) {
+      if (req.segments[i] == ".." || req.segments[i].find('/') != std::string::npos) return errorReply(ErrorCode::NotFound, "not found");
+      p /= req.segments[i];
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) p = std::filesystem::path(opts.consoleDir) / "index.html";
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return errorReply(ErrorCode::NotFound, "the web console has no index.html in " + opts.consoleDir);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    Reply r;
+    r.raw = ss.str();
+    r.contentType = contentTypeFor(p.string());
+    return r;
+  }
+};
+
+HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOptions options)
+    : impl_(std::make_unique<Impl>(io, service, std::move(options))) {
+  addEnvironmentRoutes(impl_->routes, service);
+  addVersionRoutes(impl_->routes, service);
+  addAuthRoutes(impl_->routes, impl_->opts);
+}
+
+HttpServer::~HttpServer() = default;
+
+llvm::Error HttpServer::start() {
+  Impl& s = *impl_;
+  try {
+    if (!s.opts.sslCertFile.empty() || !s.opts.sslKeyFile.empty()) {
+      if (s.opts.sslCertFile.empty() || s.opts.sslKeyFile.empty())
+        return model::fail(ErrorCode::BadRequest, "[server] ssl_cert_file and ssl_key_file must be set together");
+      s.tls.emplace(ssl::context::tls_server);
+      s.tls->use_certificate_chain_file(s.opts.sslCertFile);
+      s.tls->use_private_key_file(s.opts.sslKeyFile, ssl::context::pem);
+    }
+    tcp::endpoint ep{asio::ip::make_address(s.opts.bindAddress), static_cast<unsigned short>(s.opts.port)};
+    s.acceptor.open(ep.protocol());
+    s.acceptor.set_option(asio::socket_base::reuse_address(true));
+    s.acceptor.bind(ep);
+    s.acceptor.listen(asio::socket_base::max_listen_connections);
+  } catch (const boost::system::system_error& e) {
+    return model::fail(ErrorCode::Internal, "cannot listen on " + s.opts.bindAddress + ":" + std::to_string(s.opts.port) + ": " + e.what());
+  }
+  asio::co_spawn(s.io, s.acceptLoop(), asio::detached);
+  return llvm::Error::success();
+}
+
+void HttpServer::shutdown(std::function<void()> onDrained) {
+  impl_->stopping = true;
+  boost::system::error_code ec;
+  impl_->acceptor.close(ec);
+  impl_->onDrained = std::move(onDrained);
+  impl_->checkDrained();
+}
+
+int HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+} // namespace inm::api

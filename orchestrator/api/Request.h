@@ -1,0 +1,100 @@
+// Private to api/: a decoded request as the route handlers see it, the reply they build, and the parameter
+// helpers that implement §18's coercions (path params repeated in bodies with other JSON types, string
+// scalars, capitalised booleans). A helper that cannot read a parameter throws ApiError, which the
+// dispatcher in HttpServer.cpp turns into the JSON error body; nothing else throws out of a handler.
+#pragma once
+
+#include "model/Failure.h"
+#include "service/Service.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inm::api {
+
+namespace http = boost::beast::http;
+namespace asio = boost::asio;
+
+/// A failure raised while decoding a request (caught by the dispatcher).
+struct ApiError {
+  model::ErrorCode code;
+  std::string message;
+};
+
+/// What a valid bearer token grants.
+struct Caller {
+  bool authenticated = false;
+  std::vector<std::string> clientTypes;
+  std::optional<std::string> environment;  ///< the token's scope (urn:inmanta:env)
+};
+
+struct Request {
+  http::verb method = http::verb::get;
+  std::vector<std::string> segments;             ///< percent-decoded path segments
+  std::map<std::string, std::string> query;      ///< percent-decoded; later duplicates win
+  std::map<std::string, std::string> params;     ///< bound by the route pattern
+  const http::fields* headers = nullptr;
+  std::shared_ptr<nlohmann::json> body;          ///< an object (empty when there was no body)
+  Caller caller;
+};
+
+struct Reply {
+  int status = 200;
+  std::optional<nlohmann::json> json;            ///< JSON body (none = empty body)
+  std::string raw;                               ///< a non-JSON body (console files)
+  std::string contentType = "application/json";
+};
+
+/// Percent-decodes one path segment or query component (`plus` turns '+' into ' ').
+std::string percentDecode(const std::string& s, bool plus);
+
+/// The X-Inmanta-tid environment (400 when missing or not a uuid).
+std::string environmentOf(const Request& req);
+/// A parameter from the path, the query or the body, in that order.
+std::optional<nlohmann::json> findParam(const Request& req, const std::string& name);
+std::string stringParam(const Request& req, const std::string& name);
+std::optional<std::string> optStringParam(const Request& req, const std::string& name);
+int64_t intParam(const Request& req, const std::string& name);
+int64_t intParam(const Request& req, const std::string& name, int64_t fallback);
+bool boolParam(const Request& req, const std::string& name, bool fallback);
+/// A path parameter that must be a uuid (400 naming it otherwise).
+std::string uuidParam(const Request& req, const std::string& name);
+
+/// The value of an ok Result, or throws ApiError with its code and message.
+nlohmann::json unwrap(service::Result r);
+/// 200 with a JSON body.
+Reply ok(nlohmann::json body);
+/// 200 with {"data": value}.
+Reply okData(nlohmann::json value);
+/// 200 with {"data": list, "links": {}, "metadata": {...}} for a v2 listing (the whole list as one page).
+Reply okPage(nlohmann::json list);
+
+/// A route handler.
+using Handler = std::function<asio::awaitable<Reply>(Request&)>;
+
+/// One route: method, pattern segments ("<name>" binds a parameter), handler, client types allowed.
+struct Route {
+  http::verb method;
+  std::vector<std::string> pattern;
+  Handler handler;
+  std::vector<std::string> clientTypes = {"api"};
+  bool open = false;  ///< no authentication needed (health)
+};
+
+/// Appends the routes of each family.
+void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc);
+void addVersionRoutes(std::vector<Route>& routes, service::Service& svc);
+void addAuthRoutes(std::vector<Route>& routes, const struct HttpOptions& options);
+
+/// Splits "/api/v1/x" into {"api", "v1", "x"}.
+std::vector<std::string> splitPattern(const std::string& pattern);
+
+} // namespace inm::api

@@ -1,0 +1,60 @@
+// The orchestrator's HTTP API server: Beast HTTP/1.1 (TLS when a certificate is configured) with one coroutine
+// per connection on the caller's io_context. It routes on the raw path split on '/' with each segment
+// percent-decoded, reads bodies as JSON whatever their Content-Type (gzip accepted), answers 200 with
+// `Content-Type: application/json` on success and a JSON {"message"} body on every error (orchestrator.md §18).
+// Invariant: no request is answered before its body was checked against max_request_size (413 otherwise).
+#pragma once
+
+#include "service/Service.h"
+
+#include <boost/asio/io_context.hpp>
+#include <llvm/Support/Error.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace inm::api {
+
+/// One `[auth_jwt_<id>]` section.
+struct JwtKey {
+  std::string id;
+  std::string algorithm = "HS256";
+  std::string key;                       ///< the HS256 secret
+  std::vector<std::string> clientTypes;  ///< client types this key may sign
+  bool sign = false;                     ///< used to mint tokens
+  int64_t expire = 0;                    ///< seconds, 0 = never
+  std::string issuer = "https://localhost:8888/";
+  std::string audience;
+};
+
+/// [server] options of the HTTP layer.
+struct HttpOptions {
+  std::string bindAddress = "127.0.0.1";
+  int port = 8888;
+  uint64_t maxRequestSize = 512ull << 20;  ///< bytes of a request body (after gzip on the wire)
+  std::string sslCertFile, sslKeyFile;
+  std::string consoleDir;                  ///< empty = no console
+  bool auth = false;
+  std::vector<JwtKey> jwtKeys;
+};
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, service::Service& service, HttpOptions options);
+  ~HttpServer();
+  /// Binds and starts accepting; an error names the address.
+  llvm::Error start();
+  /// Stops accepting; `onDrained` runs on the io_context once no request is in flight.
+  void shutdown(std::function<void()> onDrained);
+  /// The bound port (useful with port 0).
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace inm::api

@@ -1,0 +1,369 @@
+// Use cases for versions (orchestrator.md §3.4, §4): put_version validation and hashing, release with
+// auto_deploy, version listings, the desired-state statuses and the per-attribute diff. put_version turns the
+// request into store rows on the blocking pool (it is CPU work proportional to the version), then stores them in
+// one transaction.
+#include "service/Service.h"
+
+#include "Util.h"
+#include "artifact/Artifact.h"
+#include "artifact/AttributeHash.h"
+#include "artifact/ResourceId.h"
+#include "model/Settings.h"
+#include "service/Log.h"
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace inm::service {
+
+using model::ErrorCode;
+
+namespace {
+
+/// Builds the store input of a put_version body; Failure(BadRequest) names the offending field.
+llvm::Expected<store::VersionInput> buildVersion(const std::string& env, const nlohmann::json& body) {
+  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
+  if (!body.is_object()) return bad("the request body must be a JSON object");
+  store::VersionInput in;
+  in.environment = env;
+  auto v = body.find("version");
+  if (v == body.end()) return bad("'version' is required");
+  if (v->is_number_integer()) in.version = v->get<int64_t>();
+  else if (v->is_string()) {
+    try { size_t n; in.version = std::stoll(v->get<std::string>(), &n); if (n != v->get<std::string>().size()) throw 0; }
+    catch (...) { return bad("'version' must be an integer"); }
+  } else return bad("'version' must be an integer");
+  auto rs = body.find("resources");
+  if (rs == body.end() || !rs->is_array()) return bad("'resources' must be a list");
+  nlohmann::json state = body.value("resource_state", nlohmann::json::object());
+  if (!state.is_object()) return bad("'resource_state' must be an object");
+  nlohmann::json sets = body.value("resource_sets", nlohmann::json::object());
+  if (!sets.is_object()) return bad("'resource_sets' must be an object");
+  std::unordered_map<std::string, std::string> stateById;
+  for (auto it = state.begin(); it != state.end(); ++it)
+    if (it->is_string()) stateById[artifact::stripVersion(it.key()).str()] = it->get<std::string>();
+
+  std::unordered_map<std::string, size_t> index;
+  std::vector<std::vector<std::string>> requiresOf;
+  std::set<std::string> agents;
+  in.resources.reserve(rs->size());
+  for (size_t i = 0; i < rs->size(); ++i) {
+    const auto& r = (*rs)[i];
+    std::string where = "resources[" + std::to_string(i) + "]";
+    if (!r.is_object()) return bad(where + " must be an object");
+    auto id = r.find("id");
+    if (id == r.end() || !id->is_string()) return bad(where + ".id must be a string");
+    llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get<std::string>());
+    if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
+    store::ResourceRow row;
+    row.resourceId = parsed->str();
+    row.resourceType = parsed->type;
+    row.agent = parsed->agent;
+    row.idValue = parsed->value;
+    if (!index.emplace(row.resourceId, i).second) return bad(where + ": duplicate resource " + row.resourceId);
+    nlohmann::json attrs = nlohmann::json::object();
+    std::vector<std::string> reqs;
+    for (auto it = r.begin(); it != r.end(); ++it) {
+      const std::string& k = it.key();
+      if (k == "id" || k == "version") continue;
+      if (k == "requires") {
+        if (!it->is_array()) return bad(where + ".requires must be a list");
+        for (const auto& q : *it) {
+          if (!q.is_string()) return bad(where + ".requires must hold resource ids");
+          reqs.push_back(artifact::stripVersion(q.get<std::string>()).str());
+        }
+        continue;
+      }
+      attrs[k] = *it;
+    }
+    std::sort(reqs.begin(), reqs.end());
+    reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
+    row.attributeHash = artifact::attributeHash(row.resourceId, attrs);
+    attrs["requires"] = reqs;
+    row.attributesJson = attrs.dump();
+    auto st = stateById.find(row.resourceId);
+    row.undefined = st != stateById.end() && st->second == "undefined";
+    if (auto s = sets.find(row.resourceId); s != sets.end() && !s->is_null()) {
+      if (!s->is_string()) return bad("resource_sets." + row.resourceId + " must be a string");
+      row.resourceSet = s->get<std::string>();
+    }
+    agents.insert(row.agent);
+    requiresOf.push_back(std::move(reqs));
+    in.resources.push_back(std::move(row));
+  }
+  for (auto it = sets.begin(); it != sets.end(); ++it)
+    if (!index.count(artifact::stripVersion(it.key()).str()))
+      return bad("resource_sets names " + it.key() + ", which is not a resource of this version");
+  // The requires graph must be closed; collect the dependents of undefined resources (skipped_for_undeployable).
+  std::vector<std::vector<size_t>> provides(in.resources.size());
+  for (size_t i = 0; i < in.resources.size(); ++i)
+    for (const auto& q : requiresOf[i]) {
+      auto t = index.find(q);
+      if (t == index.end()) return bad(in.resources[i].resourceId + " requires " + q + ", which is not in this version");
+      provides[t->second].push_back(i);
+    }
+  std::vector<char> skipped(in.resources.size(), 0);
+  std::vector<size_t> work;
+  for (size_t i = 0; i < in.resources.size(); ++i)
+    if (in.resources[i].undefined) {
+      in.undeployable.push_back(in.resources[i].resourceId);
+      work.push_back(i);
+    }
+  while (!work.empty()) {
+    size_t i = work.back();
+    work.pop_back();
+    for (size_t d : provides[i])
+      if (!skipped[d] && !in.resources[d].undefined) {
+        skipped[d] = 1;
+        in.skippedForUndeployable.push_back(in.resources[d].resourceId);
+        work.push_back(d);
+      }
+  }
+  // Suitable for partial compiles: no requires between different named sets.
+  for (size_t i = 0; i < in.resources.size() && in.suitableForPartial; ++i)
+    for (const auto& q : requiresOf[i]) {
+      const auto& a = in.resources[i].resourceSet;
+      const auto& b = in.resources[index[q]].resourceSet;
+      if (a && b && *a != *b) { in.suitableForPartial = false; break; }
+    }
+  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
+    if (!u->is_array()) return bad("'unknowns' must be a list");
+    for (const auto& x : *u) {
+      if (!x.is_object()) return bad("'unknowns' must hold objects");
+      nlohmann::json c = x;
+      if (c.contains("resource") && c["resource"].is_string())
+        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
+      in.unknowns.push_back(std::move(c));
+    }
+  }
+  in.versionInfo = body.value("version_info", nlohmann::json());
+  in.pipConfig = body.value("pip_config", nlohmann::json());
+  in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
+  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
+  in.agents.assign(agents.begin(), agents.end());
+  return in;
+}
+
+std::string compareString(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_object() || v.is_array()) return artifact::pythonJsonDumps(v, 4);
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_string()) return v.get<std::string>();
+  return artifact::pythonJsonDumps(v);
+}
+
+} // namespace
+
+asio::awaitable<Result> Service::reserveVersion(std::string env) {
+  auto v = co_await blocking([&] { return store_.reserveVersion(lowerUuid(env)); });
+  if (!v) co_return Result::error(v.takeError());
+  co_return Result::of(*v);
+}
+
+asio::awaitable<bool> Service::autoDeploy(const std::string& env) {
+  auto s = co_await blocking([&] { return store_.getSettings(env); });
+  if (!s) {
+    llvm::consumeError(s.takeError());
+    co_return false;
+  }
+  const nlohmann::json& settings = (*s)["settings"];
+  co_return !settings.contains("auto_deploy") || settings["auto_deploy"] == true;
+}
+
+asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<const nlohmann::json> body) {
+  env = lowerUuid(env);
+  auto started = std::chrono::steady_clock::now();
+  int64_t buildMs = 0;
+  llvm::Error stored = co_await blocking([&]() -> llvm::Error {
+    llvm::Expected<store::VersionInput> in = buildVersion(env, *body);
+    buildMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    if (!in) return in.takeError();
+    return store_.putVersion(*in);
+  });
+  if (stored) co_return Result::error(std::move(stored));
+  int64_t version = (*body)["version"].is_string() ? std::stoll((*body)["version"].get<std::string>())
+                                                   : (*body)["version"].get<int64_t>();
+  logLine("info", "version_stored",
+          {{"environment", env}, {"version", std::to_string(version)},
+           {"resources", std::to_string((*body)["resources"].size())}, {"build_ms", std::to_string(buildMs)},
+           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
+  if (co_await autoDeploy(env)) {
+    Result r = co_await release(env, version);
+    if (!r.ok) logLine("warning", "auto_deploy_failed", {{"environment", env}, {"version", std::to_string(version)}, {"error", r.message}});
+  }
+  // Retention (orchestrator.md §4): keep available_versions_to_keep plus the latest released version.
+  auto s = co_await blocking([&] { return store_.getSettings(env); });
+  if (s) {
+    int64_t keep = (*s)["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
+    auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
+    if (!purged) llvm::consumeError(purged.takeError());
+  } else {
+    llvm::consumeError(s.takeError());
+  }
+  co_return Result::of(version);
+}
+
+asio::awaitable<Result> Service::release(std::string env, int64_t version) {
+  env = lowerUuid(env);
+  auto row = co_await blocking([&] { return store_.releaseVersion(env, version); });
+  if (!row) co_return Result::error(row.takeError());
+  logLine("info", "version_released", {{"environment", env}, {"version", std::to_string(version)}});
+  if (scheduler_) scheduler_->ensureRunning(env);
+  co_return Result::of(std::move(*row));
+}
+
+asio::awaitable<Result> Service::listVersions(std::string env, int64_t start, int64_t limit) {
+  if (start < 0 || limit <= 0) co_return Result::error(ErrorCode::BadRequest, "'start' must be >= 0 and 'limit' > 0");
+  auto v = co_await blocking([&] { return store_.listVersions(lowerUuid(env), start, limit); });
+  if (!v) co_return Result::error(v.takeError());
+  co_return Result::of(std::move(*v));
+}
+
+asio::awaitable<Result> Service::getVersion(std::string env, int64_t version, bool includeLogs) {
+  env = lowerUuid(env);
+  auto row = co_await blocking([&] { return store_.getVersion(env, version); });
+  if (!row) co_return Result::error(row.takeError());
+  auto res = co_await blocking([&] { return store_.versionResources(env, version); });
+  if (!res) co_return Result::error(res.takeError());
+  auto unknowns = co_await blocking([&] { return store_.versionUnknowns(env, version); });
+  if (!unknowns) co_return Result::error(unknowns.takeError());
+  nlohmann::json actions = nlohmann::json::object();
+  if (includeLogs) {
+    auto a = co_await blocking([&] { return store_.versionActions(env, version); });
+    if (!a) co_return Result::error(a.takeError());
+    actions = std::move(*a);
+  }
+  nlohmann::json resources = nlohmann::json::array();
+  for (auto& r : *res) {
+    nlohmann::json attrs = r["attributes"];
+    std::string rid = r["resource_id"];
+    std::string rvid = rid + ",v=" + std::to_string(version);
+    nlohmann::json reqs = nlohmann::json::array();
+    for (const auto& q : attrs.value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>() + ",v=" + std::to_string(version));
+    attrs["requires"] = reqs;
+    attrs["version"] = version;
+    attrs["id"] = rvid;
+    nlohmann::json out = {{"environment", env}, {"model", version}, {"resource_id", rid}, {"resource_version_id", rvid},
+                          {"resource_type", r["resource_type"]}, {"agent", r["agent"]},
+                          {"resource_id_value", r["resource_id_value"]}, {"attributes", attrs},
+                          {"attribute_hash", r["attribute_hash"]}, {"status", r["status"]},
+                          {"id_fields", nlohmann::json::object()}};
+    if (includeLogs) out["actions"] = actions.value(rid, nlohmann::json::array());
+    resources.push_back(std::move(out));
+  }
+  co_return Result::of(nlohmann::json{{"model", std::move(*row)}, {"resources", std::move(resources)},
+                                      {"unknowns", std::move(*unknowns)}});
+}
+
+asio::awaitable<Result> Service::deleteVersion(std::string env, int64_t version) {
+  llvm::Error e = co_await blocking([&] { return store_.deleteVersion(lowerUuid(env), version); });
+  if (e) co_return Result::error(std::move(e));
+  co_return Result::of(nullptr);
+}
+
+asio::awaitable<Result> Service::desiredStates(std::string env) {
+  auto v = co_await blocking([&] { return store_.desiredStates(lowerUuid(env)); });
+  if (!v) co_return Result::error(v.takeError());
+  co_return Result::of(std::move(*v));
+}
+
+asio::awaitable<Result> Service::desiredStateResources(std::string env, int64_t version) {
+  auto res = co_await blocking([&] { return store_.versionResources(lowerUuid(env), version); });
+  if (!res) co_return Result::error(res.takeError());
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& r : *res) {
+    std::string rid = r["resource_id"];
+    llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(rid);
+    std::string attribute = id ? id->attribute : std::string();
+    if (!id) llvm::consumeError(id.takeError());
+    out.push_back({{"resource_id", rid},
+                   {"resource_version_id", rid + ",v=" + std::to_string(version)},
+                   {"id_details", {{"resource_type", r["resource_type"]}, {"agent", r["agent"]},
+                                   {"attribute", attribute}, {"resource_id_value", r["resource_id_value"]}}},
+                   {"requires", r["attributes"].value("requires", nlohmann::json::array())},
+                   {"status", r["status"]},
+                   {"resource_set", r["resource_set"]}});
+  }
+  co_return Result::of(std::move(out));
+}
+
+asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to) {
+  if (from >= to)
+    co_return Result::error(ErrorCode::BadRequest, "the diff needs from < to (got " + std::to_string(from) + " and " + std::to_string(to) + ")");
+  env = lowerUuid(env);
+  auto a = co_await blocking([&] { return store_.versionResources(env, from); });
+  if (!a) co_return Result::error(a.takeError());
+  auto b = co_await blocking([&] { return store_.versionResources(env, to); });
+  if (!b) co_return Result::error(b.takeError());
+  std::map<std::string, const nlohmann::json*> left, right;
+  for (const auto& r : *a) left[r["resource_id"]] = &r["attributes"];
+  for (const auto& r : *b) right[r["resource_id"]] = &r["attributes"];
+  std::set<std::string> ids;
+  for (auto& [k, _] : left) ids.insert(k);
+  for (auto& [k, _] : right) ids.insert(k);
+  nlohmann::json out = nlohmann::json::array();
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  for (const auto& id : ids) {
+    const nlohmann::json* l = left.count(id) ? left[id] : nullptr;
+    const nlohmann::json* r = right.count(id) ? right[id] : nullptr;
+    const char* status = !l ? "added" : !r ? "deleted" : "modified";
+    const nlohmann::json& la = l ? *l : kEmpty;
+    const nlohmann::json& ra = r ? *r : kEmpty;
+    std::set<std::string> keys;
+    for (auto it = la.begin(); it != la.end(); ++it) keys.insert(it.key());
+    for (auto it = ra.begin(); it != ra.end(); ++it) keys.insert(it.key());
+    nlohmann::json attrs = nlohmann::json::object();
+    for (const auto& k : keys) {
+      nlohmann::json fv = la.contains(k) ? la[k] : nlohmann::json(), tv = ra.contains(k) ? ra[k] : nlohmann::json();
+      if (l && r && fv == tv) continue;
+      attrs[k] = {{"from_value", fv}, {"to_value", tv}, {"from_value_compare", compareString(fv)},
+                  {"to_value_compare", compareString(tv)}};
+    }
+    if (l && r && attrs.empty()) continue;
+    out.push_back({{"resource_id", id}, {"status", status}, {"attributes", attrs}});
+  }
+  co_return Result::of(std::move(out));
+}
+
+asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nlohmann::json resources) {
+  if (!resources.is_object()) co_return Result::error(ErrorCode::BadRequest, "'resources' must be an object");
+  // Group the files by Inmanta module (the second part of inmanta_plugins.<module>...).
+  std::map<std::string, nlohmann::json> modules;
+  for (auto t = resources.begin(); t != resources.end(); ++t) {
+    if (!t->is_object()) co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + " must be an object");
+    for (auto f = t->begin(); f != t->end(); ++f) {
+      if (!f->is_array() || f->size() < 2 || !(*f)[1].is_string())
+        co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + "." + f.key() + " must be [path, module, requirements]");
+      std::string pyModule = (*f)[1];
+      std::string mod = pyModule;
+      if (mod.rfind("inmanta_plugins.", 0) == 0) mod = mod.substr(16);
+      mod = mod.substr(0, mod.find('.'));
+      auto& m = modules[mod];
+      if (m.is_null()) m = {{"name", mod}, {"files", nlohmann::json::object()}, {"requirements", nlohmann::json::array()}};
+      m["files"][f.key()] = {{"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}};
+      if (f->size() > 2 && (*f)[2].is_array())
+        for (const auto& q : (*f)[2])
+          if (std::find(m["requirements"].begin(), m["requirements"].end(), q) == m["requirements"].end()) m["requirements"].push_back(q);
+    }
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (auto& [name, m] : modules) {
+    // The module version is the sha1 of its sorted file hashes: the same code registers once.
+    std::string joined;
+    nlohmann::json files = nlohmann::json::array();
+    for (auto it = m["files"].begin(); it != m["files"].end(); ++it) {
+      joined += it.key();
+      files.push_back(it.value());
+    }
+    list.push_back({{"name", name}, {"version", artifact::sha1Hex(joined)}, {"requirements", m["requirements"]}, {"files", files}});
+  }
+  env = lowerUuid(env);
+  llvm::Error e = co_await blocking([&] { return store_.putCode(env, list); });
+  if (e) co_return Result::error(std::move(e));
+  (void)version;
+  co_return Result::of(nullptr);
+}
+
+} // namespace inm::service

@@ -1,0 +1,118 @@
+// The orchestrator's use cases (STYLE.md "The orchestrator"): what the API (and later the CLI) may ask, with
+// validation, type coercion and composition of store calls. Every store call runs on the bounded blocking
+// pool and is awaited, so the io_context never blocks on PostgreSQL. Results are JSON values in the v2 field
+// names (api/ shapes v1 answers from them) or a Failure code with a message naming the cause.
+// Invariant: a Result is either ok with a value or carries a code and a non-empty message.
+#pragma once
+
+#include "model/Failure.h"
+#include "store/Store.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace inm::service {
+
+namespace asio = boost::asio;
+
+/// The outcome of a use case.
+struct Result {
+  bool ok = true;
+  nlohmann::json value;
+  model::ErrorCode code = model::ErrorCode::Internal;
+  std::string message;
+
+  static Result of(nlohmann::json v) { Result r; r.value = std::move(v); return r; }
+  static Result error(model::ErrorCode code, std::string message);
+  static Result error(llvm::Error err);
+};
+
+/// What the service tells the scheduler supervisor (tools/ServerMain wires the real one; may be null).
+class SchedulerControl {
+ public:
+  virtual ~SchedulerControl() = default;
+  /// The environment exists and is not halted: make sure its scheduler runs.
+  virtual void ensureRunning(const std::string& env) = 0;
+  /// The environment was halted or deleted: stop its scheduler.
+  virtual void stop(const std::string& env) = 0;
+};
+
+/// Options of the use cases that come from the server configuration.
+struct ServiceOptions {
+  int64_t defaultVersionsToKeep = 100;
+};
+
+class Service {
+ public:
+  Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler, ServiceOptions options = {});
+
+  /// Runs `fn` (a blocking call) on the pool and resumes on the caller's executor with its value.
+  template <typename F> asio::awaitable<std::invoke_result_t<F>> blocking(F fn);
+
+  asio::awaitable<Result> health();
+
+  // Projects and environments.
+  asio::awaitable<Result> createProject(std::string name, std::optional<std::string> id);
+  asio::awaitable<Result> listProjects();
+  asio::awaitable<Result> getProject(std::string id);
+  asio::awaitable<Result> modifyProject(std::string id, std::string name);
+  asio::awaitable<Result> deleteProject(std::string id);
+  /// spec: {project_id, name, repository|repo_url, branch|repo_branch, environment_id|id, description, icon}.
+  asio::awaitable<Result> createEnvironment(nlohmann::json spec);
+  asio::awaitable<Result> listEnvironments();
+  asio::awaitable<Result> getEnvironment(std::string id);
+  asio::awaitable<Result> modifyEnvironment(std::string id, nlohmann::json changes);
+  asio::awaitable<Result> deleteEnvironment(std::string id);
+  asio::awaitable<Result> clearEnvironment(std::string id);
+  asio::awaitable<Result> halt(std::string env);
+  asio::awaitable<Result> resume(std::string env);
+
+  // Settings: {"settings": {all keys, defaults filled in}, "definition": {key: definition}}.
+  asio::awaitable<Result> listSettings(std::string env);
+  /// {"value": v, "definition": d} (NotFound for an unknown key).
+  asio::awaitable<Result> getSetting(std::string env, std::string key);
+  asio::awaitable<Result> setSetting(std::string env, std::string key, nlohmann::json value);
+  asio::awaitable<Result> resetSetting(std::string env, std::string key);
+  asio::awaitable<Result> protectSettings(std::string env, nlohmann::json settings);
+
+  // Versions.
+  asio::awaitable<Result> reserveVersion(std::string env);
+  /// PUT /api/v1/version: the reference's payload (also the 11.5.5 form with ",v=N" ids). Value: the version.
+  asio::awaitable<Result> putVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
+  asio::awaitable<Result> release(std::string env, int64_t version);
+  asio::awaitable<Result> listVersions(std::string env, int64_t start, int64_t limit);
+  /// {"model": row, "resources": [...], "unknowns": [...]}.
+  asio::awaitable<Result> getVersion(std::string env, int64_t version, bool includeLogs);
+  asio::awaitable<Result> deleteVersion(std::string env, int64_t version);
+  asio::awaitable<Result> desiredStates(std::string env);
+  asio::awaitable<Result> desiredStateResources(std::string env, int64_t version);
+  asio::awaitable<Result> diff(std::string env, int64_t from, int64_t to);
+
+  // Files and code.
+  asio::awaitable<Result> missingFiles(nlohmann::json hashes);
+  /// content is base64; its sha1 must equal `hash`.
+  asio::awaitable<Result> uploadFile(std::string hash, std::string base64Content);
+  /// Value: true/false.
+  asio::awaitable<Result> fileExists(std::string hash);
+  /// Value: base64 content (NotFound when absent).
+  asio::awaitable<Result> getFile(std::string hash);
+  /// PUT /api/v1/codebatched/<version>: {type: {sha1: [path, python module, [requirements]]}}.
+  asio::awaitable<Result> uploadCode(std::string env, int64_t version, nlohmann::json resources);
+
+ private:
+  asio::awaitable<bool> autoDeploy(const std::string& env);
+
+  store::Store& store_;
+  asio::thread_pool& pool_;
+  SchedulerControl* scheduler_;
+  ServiceOptions options_;
+};
+
+} // namespace inm::service
+
+#include "service/Blocking.h"

@@ -1,0 +1,15 @@
+# Writes OUT: a C++ file defining inm::store::kMigrations, one {number, name, sql} row per DIR/NNN_name.sql,
+# sorted by file name. Run at build time (cmake -P), so editing or adding a migration rebuilds the server.
+file(GLOB files ${DIR}/*.sql)
+list(SORT files)
+set(body "// Generated from orchestrator/store/migrations by EmbedMigrations.cmake. Do not edit.\n#include \"pg/Migrations.h\"\nnamespace inm::store {\nconst std::vector<Migration> kMigrations = {\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  string(REGEX MATCH "^[0-9]+" num ${name})
+  math(EXPR num "${num} + 0")
+  file(READ ${f} sql)
+  string(APPEND body "  {${num}, \"${name}\", R\"INMSQL(${sql})INMSQL\"},\n")
+endforeach()
+string(APPEND body "};\n}  // namespace inm::store\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

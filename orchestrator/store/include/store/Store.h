@@ -1,0 +1,154 @@
+// The orchestrator's storage interface (STYLE.md "The orchestrator"): one method per transactional use of the
+// database, each returning llvm::Expected with model::Failure codes (NotFound, Conflict, BadRequest, and
+// Unavailable when PostgreSQL cannot be reached). Methods block: service/ calls them on its bounded thread
+// pool, never on the io_context. Rows are handed back as JSON objects in the API's field names. Invariant:
+// every method is one transaction; a failure leaves the database as it was.
+#pragma once
+
+#include "model/Failure.h"
+
+#include <llvm/Support/Error.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inm::store {
+
+/// How to reach PostgreSQL ([database] options).
+struct DbSettings {
+  std::string host = "localhost";
+  int port = 5432;
+  std::string name = "inmanta";
+  std::string username = "postgres";
+  std::string password;
+  int poolMaxSize = 10;
+  int connectTimeoutSeconds = 5;
+  /// The libpq connection string (values quoted).
+  std::string connectionString() const;
+};
+
+/// Applies every embedded migration newer than the database's schema_version, in one transaction; does
+/// nothing on an up-to-date schema; refuses (Failure Conflict) a schema newer than this binary knows.
+/// Returns the schema version after the run.
+llvm::Expected<int> migrate(const DbSettings& db);
+/// The highest migration number embedded in this binary.
+int knownSchemaVersion();
+
+/// A resource of a version to store, already validated and hashed by the service.
+struct ResourceRow {
+  std::string resourceId;       ///< unversioned
+  std::string resourceType;
+  std::string agent;
+  std::string idValue;
+  std::string attributesJson;   ///< JSON text of the attributes (requires as unversioned ids)
+  std::string attributeHash;
+  bool undefined = false;
+  std::optional<std::string> resourceSet;
+};
+
+/// One put_version.
+struct VersionInput {
+  std::string environment;
+  int64_t version = 0;
+  bool partial = false;                   ///< the version was picked by the server (PUT /api/v2/version/partial)
+  std::optional<int64_t> partialBase;
+  std::vector<ResourceRow> resources;
+  std::vector<std::string> undeployable;  ///< ids of undefined resources
+  std::vector<std::string> skippedForUndeployable;
+  nlohmann::json unknowns = nlohmann::json::array();  ///< [{resource, parameter, source, metadata}]
+  nlohmann::json versionInfo;
+  nlohmann::json pipConfig;
+  nlohmann::json moduleVersionInfo;       ///< {module: {name, version, requirements, for_agents, files_in_module}}
+  std::vector<std::string> agents;        ///< agents of the resources
+  bool suitableForPartial = true;
+};
+
+/// The whole store (implemented in pg/ on libpqxx).
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  /// Cheap connectivity probe (SELECT 1).
+  virtual llvm::Error ping() = 0;
+
+  // Projects and environments (orchestrator.md §10). Objects use the v2 field names.
+  virtual llvm::Expected<nlohmann::json> createProject(const std::string& id, const std::string& name) = 0;
+  virtual llvm::Expected<nlohmann::json> listProjects() = 0;
+  virtual llvm::Expected<nlohmann::json> getProject(const std::string& id) = 0;
+  virtual llvm::Expected<nlohmann::json> updateProject(const std::string& id, const std::string& name) = 0;
+  virtual llvm::Error deleteProject(const std::string& id) = 0;
+  /// spec: {id, project_id, name, repo_url, repo_branch, description, icon}.
+  virtual llvm::Expected<nlohmann::json> createEnvironment(const nlohmann::json& spec) = 0;
+  virtual llvm::Expected<nlohmann::json> listEnvironments() = 0;
+  virtual llvm::Expected<nlohmann::json> getEnvironment(const std::string& id) = 0;
+  /// changes: any of name, project_id, repo_url, repo_branch, description, icon.
+  virtual llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id, const nlohmann::json& changes) = 0;
+  virtual llvm::Error deleteEnvironment(const std::string& id) = 0;
+  /// Deletes every version, resource, state, parameter, agent … of the environment but keeps it.
+  virtual llvm::Error clearEnvironment(const std::string& id) = 0;
+  /// halt/resume: sets `halted`, (un)pauses agents per §6.10 and asks the scheduler.
+  virtual llvm::Error setHalted(const std::string& id, bool halted) = 0;
+
+  // Settings: {"settings": {key: value}, "protected": [keys]} of stored values only.
+  virtual llvm::Expected<nlohmann::json> getSettings(const std::string& env) = 0;
+  /// Stores (or with nullopt removes) one value and asks the scheduler (settings_changed).
+  virtual llvm::Error writeSetting(const std::string& env, const std::string& key,
+                                   const std::optional<nlohmann::json>& value) = 0;
+  /// Sets values and marks them protected.
+  virtual llvm::Error protectSettings(const std::string& env, const nlohmann::json& settings) = 0;
+
+  // Versions (orchestrator.md §4).
+  virtual llvm::Expected<int64_t> reserveVersion(const std::string& env) = 0;
+  virtual llvm::Error putVersion(const VersionInput& input) = 0;
+  /// The latest stored version number (0 if none) and the latest released one.
+  virtual llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) = 0;
+  /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes, attribute_hash,
+  /// is_undefined, resource_set}], sorted by resource_id.
+  virtual llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) = 0;
+  /// Releases a version (404/409 per §4), creates missing rps rows, asks the scheduler to read it.
+  virtual llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) = 0;
+  /// v1 version rows, newest first: {versions: [...], count}.
+  virtual llvm::Expected<nlohmann::json> listVersions(const std::string& env, int64_t start, int64_t limit) = 0;
+  /// One version row (NotFound when absent).
+  virtual llvm::Expected<nlohmann::json> getVersion(const std::string& env, int64_t version) = 0;
+  /// Resource actions of a version's resources, for include_logs.
+  virtual llvm::Expected<nlohmann::json> versionActions(const std::string& env, int64_t version) = 0;
+  virtual llvm::Expected<nlohmann::json> versionUnknowns(const std::string& env, int64_t version) = 0;
+  /// Refuses the latest released version (Conflict).
+  virtual llvm::Error deleteVersion(const std::string& env, int64_t version) = 0;
+  /// v2 desired-state rows, newest first, with status per §4: [{version, date, total, labels, status}].
+  virtual llvm::Expected<nlohmann::json> desiredStates(const std::string& env) = 0;
+  /// Deletes all but the newest `keep` versions and the latest released one; returns how many were deleted.
+  virtual llvm::Expected<int64_t> purgeVersions(const std::string& env, int64_t keep) = 0;
+
+  // Files (global, keyed by sha1 hex) and handler code.
+  virtual llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) = 0;
+  virtual llvm::Error putFile(const std::string& hash, const std::string& content) = 0;
+  virtual llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) = 0;
+  /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code}]}].
+  virtual llvm::Error putCode(const std::string& env, const nlohmann::json& modules) = 0;
+
+  // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
+  virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) = 0;
+};
+
+/// A store on PostgreSQL. Each thread that calls it uses its own connection, opened on first use and reopened
+/// after a failure, so the number of connections is bounded by the calling thread pool.
+std::unique_ptr<Store> openPgStore(const DbSettings& db);
+
+/// Holds a session-level advisory lock that marks "a server owns this database". acquire() is false when
+/// another server holds it. check() reconnects and re-acquires after a database restart. Not thread-safe: call
+/// from one coroutine at a time.
+class ServerLock {
+ public:
+  virtual ~ServerLock() = default;
+  virtual llvm::Expected<bool> acquire() = 0;
+  virtual llvm::Expected<bool> check() = 0;
+};
+std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db);
+
+} // namespace inm::store

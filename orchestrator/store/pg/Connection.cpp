@@ -1,0 +1,89 @@
+// Per-thread connections and exception translation for the pg store (see Connection.h).
+#include "Connection.h"
+
+#include <memory>
+
+namespace inm::store {
+
+namespace {
+thread_local std::unique_ptr<pqxx::connection> tlsConnection;
+
+std::string quote(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+} // namespace
+
+std::string DbSettings::connectionString() const {
+  std::string s = "host=" + quote(host) + " port=" + std::to_string(port) + " dbname=" + quote(name) +
+                  " user=" + quote(username) + " connect_timeout=" + std::to_string(connectTimeoutSeconds) +
+                  " application_name='inmanta-server'";
+  if (!password.empty()) s += " password=" + quote(password);
+  return s;
+}
+
+pqxx::connection& threadConnection(const DbSettings& db) {
+  if (tlsConnection && !tlsConnection->is_open()) tlsConnection.reset();
+  if (!tlsConnection) tlsConnection = std::make_unique<pqxx::connection>(db.connectionString());
+  return *tlsConnection;
+}
+
+void dropThreadConnection() { tlsConnection.reset(); }
+
+llvm::Error translateCurrentException(const char* what) {
+  try {
+    throw;
+  } catch (const StoreFailure& f) {
+    return model::fail(f.code, f.message);
+  } catch (const pqxx::broken_connection& e) {
+    dropThreadConnection();
+    return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+  } catch (const pqxx::in_doubt_error& e) {
+    dropThreadConnection();
+    return model::fail(model::ErrorCode::Unavailable, std::string("the database connection was lost (") + what + "): " + e.what());
+  } catch (const pqxx::sql_error& e) {
+    // A server that went away mid-statement shows up as an sql_error on a closed connection.
+    if (tlsConnection && !tlsConnection->is_open()) {
+      dropThreadConnection();
+      return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+    }
+    std::string state = e.sqlstate();
+    if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P02" || state == "57P03") {
+      dropThreadConnection();
+      return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+    }
+    if (state == "23505") return model::fail(model::ErrorCode::Conflict, std::string(what) + ": already exists");
+    if (state == "22P02" || state == "23503" || state == "23502" || state.rfind("54", 0) == 0 || state.rfind("22", 0) == 0)
+      return model::fail(model::ErrorCode::BadRequest, std::string(what) + ": " + e.what());
+    return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
+  } catch (const pqxx::failure& e) {
+    dropThreadConnection();
+    return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
+  } catch (const std::exception& e) {
+    return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
+  }
+}
+
+llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::function<void(pqxx::work&)>& body) {
+  try {
+    pqxx::work tx{threadConnection(db)};
+    body(tx);
+    tx.commit();
+    return llvm::Error::success();
+  } catch (...) {
+    return translateCurrentException(what);
+  }
+}
+
+nlohmann::json jsonField(const pqxx::field& f) {
+  if (f.is_null()) return nullptr;
+  return nlohmann::json::parse(f.c_str());
+}
+
+} // namespace inm::store

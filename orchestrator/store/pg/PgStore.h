@@ -1,0 +1,66 @@
+// Private to store/: the libpqxx implementation of store::Store, split over PgStore.cpp (projects,
+// environments, settings, files, scheduler requests) and PgVersions.cpp (versions and desired state).
+// Every method is one withTx() transaction; SQL uses bound parameters only; large inserts are single
+// statements over jsonb_to_recordset batches, never one statement per resource.
+#pragma once
+
+#include "Connection.h"
+#include "store/Store.h"
+
+namespace inm::store {
+
+/// The public status of a resource from its rps row `rps` (orchestrator.md §5.2); 'available' when absent.
+extern const char* const kStatusSql;
+
+/// INSERT a scheduler_request row and NOTIFY inmanta_scheduler inside `tx`.
+void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::string& kind,
+                            const nlohmann::json& payload);
+/// Throws NotFound unless environment `env` exists; returns its `halted` flag.
+bool requireEnvironment(pqxx::work& tx, const std::string& env);
+
+class PgStore final : public Store {
+ public:
+  explicit PgStore(DbSettings db) : db_(std::move(db)) {}
+
+  llvm::Error ping() override;
+  llvm::Expected<nlohmann::json> createProject(const std::string& id, const std::string& name) override;
+  llvm::Expected<nlohmann::json> listProjects() override;
+  llvm::Expected<nlohmann::json> getProject(const std::string& id) override;
+  llvm::Expected<nlohmann::json> updateProject(const std::string& id, const std::string& name) override;
+  llvm::Error deleteProject(const std::string& id) override;
+  llvm::Expected<nlohmann::json> createEnvironment(const nlohmann::json& spec) override;
+  llvm::Expected<nlohmann::json> listEnvironments() override;
+  llvm::Expected<nlohmann::json> getEnvironment(const std::string& id) override;
+  llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id, const nlohmann::json& changes) override;
+  llvm::Error deleteEnvironment(const std::string& id) override;
+  llvm::Error clearEnvironment(const std::string& id) override;
+  llvm::Error setHalted(const std::string& id, bool halted) override;
+  llvm::Expected<nlohmann::json> getSettings(const std::string& env) override;
+  llvm::Error writeSetting(const std::string& env, const std::string& key,
+                           const std::optional<nlohmann::json>& value) override;
+  llvm::Error protectSettings(const std::string& env, const nlohmann::json& settings) override;
+
+  llvm::Expected<int64_t> reserveVersion(const std::string& env) override;
+  llvm::Error putVersion(const VersionInput& input) override;
+  llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
+  llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> listVersions(const std::string& env, int64_t start, int64_t limit) override;
+  llvm::Expected<nlohmann::json> getVersion(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> versionActions(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> versionUnknowns(const std::string& env, int64_t version) override;
+  llvm::Error deleteVersion(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> desiredStates(const std::string& env) override;
+  llvm::Expected<int64_t> purgeVersions(const std::string& env, int64_t keep) override;
+
+  llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) override;
+  llvm::Error putFile(const std::string& hash, const std::string& content) override;
+  llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
+  llvm::Error putCode(const std::string& env, const nlohmann::json& modules) override;
+  llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) override;
+
+ private:
+  DbSettings db_;
+};
+
+} // namespace inm::store

@@ -1,0 +1,319 @@
+// Versions and desired state on PostgreSQL (see PgStore.h and orchestrator.md §4). put_version writes the
+// configurationmodel row, its resources in batches of kBatch rows (one INSERT … SELECT FROM
+// jsonb_to_recordset per batch), unknowns, agents, code links and the `store` action, all in one transaction
+// under a shared per-environment advisory lock; release takes the exclusive one.
+#include "PgStore.h"
+
+namespace inm::store {
+
+using model::ErrorCode;
+
+namespace {
+
+constexpr size_t kBatch = 5000;
+
+/// Advisory lock key of an environment: hashtext of its id in a namespace of its own.
+constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
+
+/// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI.
+std::string versionRowSql(const char* where) {
+  return std::string(
+             "SELECT json_build_object('version', cm.version, 'environment', cm.environment, 'date', cm.date, "
+             "'released', cm.released, 'deployed', cm.released AND d.done = cm.total, 'total', cm.total, 'done', d.done, "
+             "'result', CASE WHEN NOT cm.released THEN 'pending' WHEN d.done < cm.total THEN 'deploying' "
+             "WHEN d.failed > 0 THEN 'failed' ELSE 'success' END, "
+             "'status', CASE WHEN NOT cm.released THEN 'pending' WHEN d.done < cm.total THEN 'deploying' "
+             "WHEN d.failed > 0 THEN 'failed' ELSE 'success' END, "
+             "'version_info', cm.version_info, 'undeployable', to_json(cm.undeployable), "
+             "'skipped_for_undeployable', to_json(cm.skipped_for_undeployable), 'partial_base', cm.partial_base, "
+             "'is_suitable_for_partial_compiles', cm.is_suitable_for_partial_compiles, 'pip_config', cm.pip_config)::text "
+             "FROM configurationmodel cm CROSS JOIN LATERAL (SELECT "
+             "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
+             "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', 'undefined', "
+             "'skipped_for_undefined', 'non_compliant')) AS failed "
+             "FROM (SELECT ") + kStatusSql +
+         " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = r.environment "
+         "AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment AND r.model = cm.version) s) d " +
+         where;
+}
+
+void appendJsonString(std::string& out, const std::string& s) { out += nlohmann::json(s).dump(); }
+
+} // namespace
+
+llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
+  return withTx<int64_t>(db_, "reserving a version", [&](pqxx::work& tx) {
+    pqxx::result r = tx.exec_params("UPDATE environment SET last_version = last_version + 1 WHERE id = $1 RETURNING last_version", env);
+    if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + env + " not found"};
+    return r[0][0].as<int64_t>();
+  });
+}
+
+llvm::Error PgStore::putVersion(const VersionInput& in) {
+  return withTxVoid(db_, "storing a version", [&](pqxx::work& tx) {
+    tx.exec_params(std::string("SELECT pg_advisory_xact_lock_shared(") + kEnvLockSql + ")", in.environment);
+    pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
+    if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
+    int64_t reserved = env[0][0].as<int64_t>();
+    if (in.version <= 0 || in.version > reserved)
+      throw StoreFailure{ErrorCode::BadRequest, "version " + std::to_string(in.version) +
+                                                    " was not reserved (reserve_version has handed out up to " +
+                                                    std::to_string(reserved) + ")"};
+    if (!tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", in.environment, in.version).empty())
+      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(in.version) + " is already defined"};
+    tx.exec_params(
+        "INSERT INTO configurationmodel (environment, version, version_info, total, partial_base, "
+        "is_suitable_for_partial_compiles, undeployable, skipped_for_undeployable, pip_config) VALUES ($1, $2, "
+        "$3::jsonb, $4, NULLIF($5, '')::integer, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)), "
+        "ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9::jsonb)",
+        in.environment, in.version, in.versionInfo.is_null() ? std::string("null") : in.versionInfo.dump(),
+        int64_t(in.resources.size()), in.partialBase ? std::to_string(*in.partialBase) : std::string(),
+        in.suitableForPartial, nlohmann::json(in.undeployable).dump(), nlohmann::json(in.skippedForUndeployable).dump(),
+        in.pipConfig.is_null() ? std::string("null") : in.pipConfig.dump());
+    // Resources, kBatch rows per statement.
+    std::string batch;
+    for (size_t start = 0; start < in.resources.size(); start += kBatch) {
+      size_t end = std::min(in.resources.size(), start + kBatch);
+      batch.clear();
+      batch += '[';
+      for (size_t i = start; i < end; ++i) {
+        const ResourceRow& r = in.resources[i];
+        if (i != start) batch += ',';
+        batch += "{\"resource_id\":";
+        appendJsonString(batch, r.resourceId);
+        batch += ",\"resource_type\":";
+        appendJsonString(batch, r.resourceType);
+        batch += ",\"agent\":";
+        appendJsonString(batch, r.agent);
+        batch += ",\"resource_id_value\":";
+        appendJsonString(batch, r.idValue);
+        batch += ",\"attributes\":";
+        batch += r.attributesJson;
+        batch += ",\"attribute_hash\":\"";
+        batch += r.attributeHash;
+        batch += "\",\"is_undefined\":";
+        batch += r.undefined ? "true" : "false";
+        batch += ",\"resource_set\":";
+        if (r.resourceSet) appendJsonString(batch, *r.resourceSet);
+        else batch += "null";
+        batch += '}';
+      }
+      batch += ']';
+      tx.exec_params(
+          "INSERT INTO resource (environment, model, resource_id, resource_type, agent, resource_id_value, attributes, "
+          "attribute_hash, is_undefined, resource_set) SELECT $1, $2, x.resource_id, x.resource_type, x.agent, "
+          "x.resource_id_value, x.attributes, x.attribute_hash, x.is_undefined, x.resource_set "
+          "FROM jsonb_to_recordset($3::jsonb) AS x(resource_id varchar, resource_type varchar, agent varchar, "
+          "resource_id_value varchar, attributes jsonb, attribute_hash varchar, is_undefined boolean, resource_set varchar)",
+          in.environment, in.version, batch);
+    }
+    if (!in.unknowns.empty()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& u : in.unknowns)
+        rows.push_back({{"name", u.value("parameter", "")},
+                        {"source", u.value("source", "fact")},
+                        {"resource_id", u.value("resource", "")},
+                        {"metadata", u.value("metadata", nlohmann::json())}});
+      tx.exec_params("INSERT INTO unknownparameter (id, environment, name, source, resource_id, version, metadata) "
+                     "SELECT gen_random_uuid(), $1, x.name, x.source, x.resource_id, $2, x.metadata "
+                     "FROM jsonb_to_recordset($3::jsonb) AS x(name varchar, source varchar, resource_id varchar, metadata jsonb)",
+                     in.environment, in.version, rows.dump());
+    }
+    std::vector<std::string> agents = in.agents;
+    agents.push_back("$__scheduler");
+    tx.exec_params("INSERT INTO agent (environment, name) SELECT $1, a FROM jsonb_array_elements_text($2::jsonb) a "
+                   "ON CONFLICT DO NOTHING",
+                   in.environment, nlohmann::json(agents).dump());
+    // Code: register each module version and link it to the agents it serves in this version.
+    if (in.moduleVersionInfo.is_object()) {
+      for (auto it = in.moduleVersionInfo.begin(); it != in.moduleVersionInfo.end(); ++it) {
+        const auto& m = it.value();
+        std::string name = m.value("name", it.key()), mversion = m.value("version", "");
+        pqxx::result ins = tx.exec_params(
+            "INSERT INTO inmanta_module (environment, name, version, requirements) VALUES ($1, $2, $3, "
+            "ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING RETURNING 1",
+            in.environment, name, mversion, m.value("requirements", nlohmann::json::array()).dump());
+        if (!ins.empty()) {
+          for (const auto& f : m.value("files_in_module", nlohmann::json::array())) {
+            std::string hash = f.value("hash_value", "");
+            if (tx.exec_params("SELECT 1 FROM file WHERE content_hash = $1", hash).empty())
+              throw StoreFailure{ErrorCode::BadRequest, "module_version_info." + it.key() + ": file " + hash + " (" +
+                                                            f.value("name", "") + ") was not uploaded"};
+            tx.exec_params("INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
+                           "file_content_hash, python_module_name, is_byte_code) VALUES ($1, $2, $3, $4, $5, $6)",
+                           in.environment, name, mversion, hash, f.value("name", ""), f.value("is_byte_code", false));
+          }
+        }
+        tx.exec_params("INSERT INTO agent_modules (environment, cm_version, agent_name, inmanta_module_name, "
+                       "inmanta_module_version) SELECT $1, $2, a, $3, $4 FROM jsonb_array_elements_text($5::jsonb) a "
+                       "ON CONFLICT DO NOTHING",
+                       in.environment, in.version, name, mversion,
+                       m.value("for_agents", nlohmann::json::array()).dump());
+      }
+    }
+    // One `store` action over all resources of the version.
+    tx.exec_params("WITH a AS (INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+                   "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
+                   "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), now(), 'available', '[]' "
+                   "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer RETURNING action_id) "
+                   "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
+                   "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND r.model = $2::integer",
+                   in.environment, in.version);
+  });
+}
+
+llvm::Expected<std::pair<int64_t, int64_t>> PgStore::latestVersions(const std::string& env) {
+  return withTx<std::pair<int64_t, int64_t>>(db_, "reading versions", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    pqxx::result r = tx.exec_params("SELECT coalesce(max(version), 0), coalesce(max(version) FILTER (WHERE released), 0) "
+                                    "FROM configurationmodel WHERE environment = $1", env);
+    return std::make_pair(r[0][0].as<int64_t>(), r[0][1].as<int64_t>());
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::versionResources(const std::string& env, int64_t version) {
+  return withTx<nlohmann::json>(db_, "reading the resources of a version", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env, version).empty())
+      throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    pqxx::result r = tx.exec_params(
+        std::string("SELECT coalesce(json_agg(json_build_object('resource_id', r.resource_id, 'resource_type', r.resource_type, "
+        "'agent', r.agent, 'resource_id_value', r.resource_id_value, 'attributes', r.attributes, "
+        "'attribute_hash', r.attribute_hash, 'is_undefined', r.is_undefined, 'resource_set', r.resource_set, 'status', ") +
+        kStatusSql + ") ORDER BY r.resource_id), '[]')::text FROM resource r LEFT JOIN resource_persistent_state rps "
+        "ON rps.environment = r.environment AND rps.resource_id = r.resource_id WHERE r.environment = $1 AND r.model = $2",
+        env, version);
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, int64_t version) {
+  return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
+    pqxx::result cm = tx.exec_params("SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2",
+                                     env, version);
+    if (cm.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    if (cm[0][0].as<bool>())
+      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) + " is already released"};
+    int64_t latest = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
+                                    env)[0][0].as<int64_t>();
+    if (latest > version)
+      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) +
+                                                  " is older than the latest released version " + std::to_string(latest)};
+    tx.exec_params("INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
+                   "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
+                   "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, is_undefined, "
+                   "'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
+                   "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING",
+                   env, version);
+    tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2", env, version);
+    insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
+    pqxx::result row = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    return nlohmann::json::parse(row[0][0].c_str());
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::listVersions(const std::string& env, int64_t start, int64_t limit) {
+  return withTx<nlohmann::json>(db_, "listing versions", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : tx.exec_params(versionRowSql("WHERE cm.environment = $1 ORDER BY cm.version DESC OFFSET $2 LIMIT $3"),
+                                          env, start, limit))
+      rows.push_back(nlohmann::json::parse(row[0].c_str()));
+    int64_t count = tx.exec_params("SELECT count(*) FROM configurationmodel WHERE environment = $1", env)[0][0].as<int64_t>();
+    return nlohmann::json{{"versions", rows}, {"start", start}, {"limit", limit}, {"count", count}};
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::getVersion(const std::string& env, int64_t version) {
+  return withTx<nlohmann::json>(db_, "reading a version", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    pqxx::result r = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::versionActions(const std::string& env, int64_t version) {
+  return withTx<nlohmann::json>(db_, "reading resource actions", [&](pqxx::work& tx) {
+    pqxx::result r = tx.exec_params(
+        "SELECT coalesce(json_object_agg(x.resource_id, x.actions), '{}')::text FROM (SELECT rar.resource_id, "
+        "json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, 'started', ra.started, "
+        "'finished', ra.finished, 'messages', ra.messages, 'status', ra.status, 'changes', ra.changes, "
+        "'change', ra.change) ORDER BY ra.started DESC) AS actions FROM resourceaction_resource rar "
+        "JOIN resourceaction ra ON ra.action_id = rar.resource_action_id WHERE rar.environment = $1 "
+        "AND rar.resource_version = $2 GROUP BY rar.resource_id) x",
+        env, version);
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::versionUnknowns(const std::string& env, int64_t version) {
+  return withTx<nlohmann::json>(db_, "reading unknowns", [&](pqxx::work& tx) {
+    pqxx::result r = tx.exec_params(
+        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'source', source, 'resource_id', resource_id, "
+        "'version', version, 'metadata', metadata, 'resolved', resolved, 'environment', environment) ORDER BY resource_id, name), '[]')::text "
+        "FROM unknownparameter WHERE environment = $1 AND version = $2",
+        env, version);
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
+llvm::Error PgStore::deleteVersion(const std::string& env, int64_t version) {
+  return withTxVoid(db_, "deleting a version", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
+    pqxx::result cm = tx.exec_params("SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
+    if (cm.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    int64_t latest = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
+                                    env)[0][0].as<int64_t>();
+    if (latest == version)
+      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) + " is the latest released version and cannot be deleted"};
+    tx.exec_params("DELETE FROM resource WHERE environment = $1 AND model = $2", env, version);
+    tx.exec_params("DELETE FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::desiredStates(const std::string& env) {
+  return withTx<nlohmann::json>(db_, "listing desired states", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    pqxx::result r = tx.exec_params(
+        "SELECT coalesce(json_agg(json_build_object('version', cm.version, 'date', cm.date, 'total', cm.total, "
+        "'labels', CASE WHEN cm.version_info->'export_metadata'->>'type' IS NULL THEN '[]'::json ELSE "
+        "json_build_array(json_build_object('name', cm.version_info->'export_metadata'->>'type', "
+        "'message', coalesce(cm.version_info->'export_metadata'->>'message', ''))) END, "
+        "'released', cm.released, "
+        "'status', CASE WHEN s.v IS NOT NULL AND cm.version = s.v THEN 'active' "
+        "WHEN s.v IS NULL OR cm.version > s.v THEN 'candidate' "
+        "WHEN cm.released THEN 'retired' ELSE 'skipped_candidate' END) ORDER BY cm.version DESC), '[]')::text "
+        "FROM configurationmodel cm LEFT JOIN (SELECT last_processed_model_version AS v FROM scheduler "
+        "WHERE environment = $1) s ON true WHERE cm.environment = $1",
+        env);
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
+llvm::Expected<int64_t> PgStore::purgeVersions(const std::string& env, int64_t keep) {
+  return withTx<int64_t>(db_, "purging versions", [&](pqxx::work& tx) {
+    tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
+    pqxx::result doomed = tx.exec_params(
+        "SELECT version FROM configurationmodel WHERE environment = $1 AND version NOT IN (SELECT version FROM "
+        "configurationmodel WHERE environment = $1 ORDER BY version DESC LIMIT $2) AND version <> coalesce((SELECT "
+        "max(version) FROM configurationmodel WHERE environment = $1 AND released), 0)",
+        env, keep);
+    if (doomed.empty()) return int64_t(0);
+    std::string list = "[";
+    for (size_t i = 0; i < doomed.size(); ++i) list += (i ? "," : "") + std::string(doomed[i][0].c_str());
+    list += "]";
+    tx.exec_params("DELETE FROM resource WHERE environment = $1 AND model IN (SELECT v::int FROM jsonb_array_elements_text($2::jsonb) v)", env, list);
+    tx.exec_params("DELETE FROM configurationmodel WHERE environment = $1 AND version IN (SELECT v::int FROM jsonb_array_elements_text($2::jsonb) v)", env, list);
+    tx.exec_params("DELETE FROM resource_persistent_state p WHERE p.environment = $1 AND NOT EXISTS (SELECT 1 FROM resource r "
+                   "WHERE r.environment = $1 AND r.resource_id = p.resource_id)", env);
+    tx.exec_params("DELETE FROM agent a WHERE a.environment = $1 AND a.name <> '$__scheduler' AND NOT EXISTS (SELECT 1 FROM "
+                   "resource r WHERE r.environment = $1 AND r.agent = a.name)", env);
+    return int64_t(doomed.size());
+  });
+}
+
+} // namespace inm::store

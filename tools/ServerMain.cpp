@@ -1,0 +1,239 @@
+// `inmanta server [-c FILE]…`: the orchestrator server. Wires config -> store (migrations, server lock) ->
+// service -> api on one io_context in this thread, with the blocking libpqxx calls on a bounded thread pool
+// ([database] connection_pool_max_size threads, one connection each). SIGTERM/SIGINT stop accepting, let
+// in-flight requests finish (each version write is one transaction, so nothing is half-written), stop the
+// scheduler children, and exit 0. Exit 1 on a configuration, database or bind error (message on stderr).
+#include "Verbs.h"
+
+#include "SchedulerSupervisor.h"
+#include "api/HttpServer.h"
+#include "config/Config.h"
+#include "service/Log.h"
+#include "service/Service.h"
+#include "store/Store.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <llvm/Support/raw_ostream.h>
+
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+namespace inm::tools {
+
+namespace asio = boost::asio;
+using service::logLine;
+
+namespace {
+
+int fail(const std::string& msg) {
+  llvm::errs() << "inmanta server: " << msg << "\n";
+  return 1;
+}
+
+std::string selfExe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("inmanta") : p.string();
+}
+
+/// The default console directory: <binary dir>/../share/inmanta/console, else <source tree>/console/dist.
+std::string defaultConsoleDir() {
+  std::filesystem::path exe = selfExe();
+  std::error_code ec;
+  auto installed = exe.parent_path().parent_path() / "share" / "inmanta" / "console";
+  if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  auto source = std::filesystem::path(INM_SOURCE_DIR) / "console" / "dist";
+  if (std::filesystem::is_directory(source, ec)) return source.string();
+  return "";
+}
+
+} // namespace
+
+int serverMain(const std::vector<std::string>& args, int verbose) {
+  std::vector<std::string> configFiles;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if ((a == "-c" || a == "--config") && i + 1 < args.size()) configFiles.push_back(args[++i]);
+    else if (a.rfind("--config=", 0) == 0) configFiles.push_back(a.substr(9));
+    else if (a == "-h" || a == "--help") {
+      llvm::outs() << "usage: inmanta server [-c FILE]...\n  runs the orchestrator server (see docs/server.md)\n";
+      return 0;
+    } else {
+      llvm::errs() << "inmanta server: unknown argument '" << a << "'\n";
+      return 2;
+    }
+  }
+  llvm::Expected<config::Config> cfgOr = config::Config::load(configFiles);
+  if (!cfgOr) return fail(llvm::toString(cfgOr.takeError()));
+  config::Config& cfg = *cfgOr;
+
+  auto intOpt = [&](const char* section, const char* option, int64_t fallback, int64_t& out) -> bool {
+    llvm::Expected<int64_t> v = cfg.getInt(section, option, fallback);
+    if (!v) {
+      llvm::errs() << "inmanta server: " << llvm::toString(v.takeError()) << "\n";
+      return false;
+    }
+    out = *v;
+    return true;
+  };
+  auto boolOpt = [&](const char* section, const char* option, bool fallback, bool& out) -> bool {
+    llvm::Expected<bool> v = cfg.getBool(section, option, fallback);
+    if (!v) {
+      llvm::errs() << "inmanta server: " << llvm::toString(v.takeError()) << "\n";
+      return false;
+    }
+    out = *v;
+    return true;
+  };
+
+  store::DbSettings db;
+  db.host = cfg.getString("database", "host", "localhost");
+  db.name = cfg.getString("database", "name", "inmanta");
+  db.username = cfg.getString("database", "username", "postgres");
+  db.password = cfg.getString("database", "password", "");
+  int64_t port = 5432, poolMax = 10, timeout = 60, bindPort = 8888, maxRequest = int64_t(512) << 20;
+  bool auth = false, startSchedulers = true;
+  if (!intOpt("database", "port", 5432, port) || !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
+      !intOpt("database", "connection_timeout", 60, timeout) || !intOpt("server", "bind-port", 8888, bindPort) ||
+      !intOpt("server", "max_request_size", maxRequest, maxRequest) || !boolOpt("server", "auth", false, auth) ||
+      !boolOpt("server", "start_schedulers", true, startSchedulers))
+    return 1;
+  if (poolMax < 1) return fail("[database] connection_pool_max_size must be at least 1");
+  if (maxRequest < 1024) return fail("[server] max_request_size must be at least 1024 bytes");
+  db.port = int(port);
+  db.poolMaxSize = int(poolMax);
+
+  api::HttpOptions http;
+  http.bindAddress = cfg.getString("server", "bind-address", "127.0.0.1");
+  if (http.bindAddress.find(',') != std::string::npos) http.bindAddress = http.bindAddress.substr(0, http.bindAddress.find(','));
+  http.port = int(bindPort);
+  http.maxRequestSize = uint64_t(maxRequest);
+  http.sslCertFile = cfg.getString("server", "ssl_cert_file", "");
+  http.sslKeyFile = cfg.getString("server", "ssl_key_file", "");
+  http.consoleDir = cfg.getString("server", "console_dir", defaultConsoleDir());
+  http.auth = auth;
+  for (const std::string& sec : cfg.sectionNames()) {
+    if (sec.rfind("auth_jwt_", 0) != 0) continue;
+    auto values = cfg.section(sec);
+    api::JwtKey k;
+    k.id = sec.substr(9);
+    k.algorithm = values.count("algorithm") ? values["algorithm"] : "HS256";
+    k.key = values["key"];
+    k.sign = values.count("sign") && (values["sign"] == "true" || values["sign"] == "True" || values["sign"] == "1");
+    if (values.count("expire")) k.expire = std::atoll(values["expire"].c_str());
+    if (values.count("issuer")) k.issuer = values["issuer"];
+    if (values.count("audience")) k.audience = values["audience"];
+    std::string types = values.count("client_types") ? values["client_types"] : "api,agent,compiler";
+    size_t i = 0;
+    while (i <= types.size()) {
+      size_t j = types.find(',', i);
+      if (j == std::string::npos) j = types.size();
+      std::string t = types.substr(i, j - i);
+      t.erase(0, t.find_first_not_of(' '));
+      t.erase(t.find_last_not_of(' ') + 1);
+      if (!t.empty()) k.clientTypes.push_back(t);
+      i = j + 1;
+    }
+    if (k.algorithm == "HS256" && k.key.empty()) return fail("[" + sec + "] needs a key for HS256");
+    http.jwtKeys.push_back(std::move(k));
+  }
+  if (auth && http.jwtKeys.empty()) return fail("[server] auth is on but no [auth_jwt_<id>] section is configured");
+
+  // Schema first: wait for the database up to connection_timeout seconds, then migrate in one transaction.
+  auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    llvm::Expected<int> schema = store::migrate(db);
+    if (schema) {
+      logLine("info", "schema_ready", {{"version", std::to_string(*schema)}, {"database", db.name}});
+      break;
+    }
+    auto [code, msg] = model::describe(schema.takeError());
+    if (code != model::ErrorCode::Unavailable ||
+        std::chrono::steady_clock::now() - started > std::chrono::seconds(timeout))
+      return fail(msg);
+    logLine("warning", "database_unavailable", {{"error", msg}});
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  // One server per database: the second one refuses (docs/server.md, "Two servers").
+  std::unique_ptr<store::ServerLock> lock = store::makeServerLock(db);
+  llvm::Expected<bool> locked = lock->acquire();
+  if (!locked) return fail(llvm::toString(locked.takeError()));
+  if (!*locked)
+    return fail("another inmanta server is already running on database '" + db.name + "' at " + db.host + ":" +
+                std::to_string(db.port) + "; refusing to start a second one");
+
+  asio::io_context io{1};
+  asio::thread_pool pool{size_t(poolMax)};
+  std::unique_ptr<store::Store> store = store::openPgStore(db);
+
+  std::unique_ptr<SchedulerSupervisor> supervisor;
+  if (startSchedulers) {
+    SupervisorOptions so;
+    so.executable = selfExe();
+    so.configFiles = configFiles;
+    so.db = db;
+    supervisor = std::make_unique<SchedulerSupervisor>(io, so);
+  }
+  service::Service svc(*store, pool, supervisor.get());
+  api::HttpServer server(io, svc, http);
+  if (llvm::Error e = server.start()) return fail(llvm::toString(std::move(e)));
+  logLine("info", "server_started", {{"address", http.bindAddress}, {"port", std::to_string(server.port())},
+                                     {"tls", http.sslCertFile.empty() ? "false" : "true"},
+                                     {"auth", auth ? "true" : "false"}, {"pid", std::to_string(::getpid())}});
+
+  if (supervisor) {
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+      auto envs = co_await svc.blocking([&] { return store->listEnvironments(); });
+      if (!envs) {
+        logLine("warning", "scheduler_autostart_skipped", {{"error", llvm::toString(envs.takeError())}});
+        co_return;
+      }
+      for (const auto& e : *envs) {
+        bool autostart = !e["settings"].contains("autostart_on_start") || e["settings"]["autostart_on_start"] == true;
+        if (!e["halted"].get<bool>() && autostart) supervisor->ensureRunning(e["id"]);
+      }
+    }, asio::detached);
+  }
+
+  // Keep the server lock (re-taken after a database restart); lose it to another server = stop.
+  bool stopping = false;
+  asio::steady_timer lockTimer(io);
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    for (;;) {
+      lockTimer.expires_after(std::chrono::seconds(5));
+      boost::system::error_code ec;
+      co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec || stopping) co_return;
+      llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
+      if (!held) llvm::consumeError(held.takeError());
+      else if (!*held) logLine("error", "server_lock_lost", {{"database", db.name}});
+    }
+  }, asio::detached);
+
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  asio::steady_timer forceTimer(io);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    stopping = true;
+    logLine("info", "server_stopping", {{"signal", std::to_string(sig)}});
+    lockTimer.cancel();
+    if (supervisor) supervisor->stopAll();
+    server.shutdown([&] { io.stop(); });
+    forceTimer.expires_after(std::chrono::seconds(60));
+    forceTimer.async_wait([&](const boost::system::error_code& e) { if (!e) io.stop(); });
+  });
+  io.run();
+  if (supervisor) supervisor->killAll();
+  pool.join();
+  logLine("info", "server_stopped");
+  (void)verbose;
+  return 0;
+}
+
+} // namespace inm::tools
