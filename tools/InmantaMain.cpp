@@ -127,7 +127,8 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 
 /// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
-               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0) {
+               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0,
+               const pybridge::PythonSetup& python) {
   const char* banner = "EXPORT FAILURE";
   auto session = tools::openPushSession(opts.push, projectDir, kVersion);
   if (!session) {
@@ -157,6 +158,10 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   xo.projectDir = projectDir;
   xo.version = version;
   xo.environment = client.endpoint().environment;
+  if (python.active) {
+    xo.registry = &python.resources;
+    xo.code = python.code;
+  }
   std::string artifact;
   llvm::raw_string_ostream out(artifact);
   exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
@@ -245,7 +250,7 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
-  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0));
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python));
   if (isExport) {
     std::error_code ec;
     llvm::raw_fd_ostream out(opts.exportFile, ec);
