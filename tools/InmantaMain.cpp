@@ -326,13 +326,23 @@ int main(int argc, char** argv) {
     if (!tools::kCliMain) return usage("inmanta-cli is not built yet");
     return tools::kCliMain(args);
   }
-  // Orchestrator verbs: the first non-option argument names one; global -v flags may precede it.
+  // Orchestrator verbs: the first non-option argument names one. Global -v flags and the reference's global
+  // `-c FILE` / `--config FILE` may precede it; the config flags are handed on to the verb in front of its own.
+  std::vector<std::string> globalConfig;
   for (size_t i = 0; i < args.size() && opts.command.empty(); ++i) {
     const std::string& a = args[i];
     if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if ((a == "-c" || a == "--config") && i + 1 < args.size()) {
+      globalConfig.insert(globalConfig.end(), {"-c", args[++i]});
+      continue;
+    }
     if (a.empty() || a[0] == '-') break;
-    for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
-      if (a == v->name) return v->run(std::vector<std::string>(args.begin() + long(i) + 1, args.end()), opts.verbose);
+    for (const tools::Verb* v = tools::kVerbs; v->name; ++v) {
+      if (a != v->name) continue;
+      std::vector<std::string> verbArgs = globalConfig;
+      verbArgs.insert(verbArgs.end(), args.begin() + long(i) + 1, args.end());
+      return v->run(verbArgs, opts.verbose);
+    }
     break;
   }
   opts.verbose = 0;

@@ -6,6 +6,7 @@
 #include "Verbs.h"
 
 #include "SchedulerSupervisor.h"
+#include "client/Token.h"
 #include "api/HttpServer.h"
 #include "config/Config.h"
 #include "service/Log.h"
@@ -124,7 +125,12 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     api::JwtKey k;
     k.id = sec.substr(9);
     k.algorithm = values.count("algorithm") ? values["algorithm"] : "HS256";
-    k.key = values["key"];
+    // As in the reference, an HS256 key is URL-safe base64 of at least 32 bytes (`openssl rand -base64 32`).
+    auto key = client::unbase64url(values["key"]);
+    if (!key) return fail("[" + sec + "] key: " + llvm::toString(key.takeError()));
+    if (k.algorithm == "HS256" && !values["key"].empty() && key->size() < 32)
+      return fail("[" + sec + "] key: HS256 needs a key of at least 32 bytes (256 bits), base64-encoded");
+    k.key = std::move(*key);
     k.sign = values.count("sign") && (values["sign"] == "true" || values["sign"] == "True" || values["sign"] == "1");
     if (values.count("expire")) k.expire = std::atoll(values["expire"].c_str());
     if (values.count("issuer")) k.issuer = values["issuer"];

@@ -4,6 +4,8 @@
 // heartbeat timer (which then SIGKILLs, so the EOF path is the single place that fails in-flight requests).
 #include "executor/ExecutorClient.h"
 
+#include "executor/Handler.h"
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -90,6 +92,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
     if (getppid() != parent) _exit(1);
     dup2(toChild[0], 0);
     dup2(fromChild[1], 1);
+    close_range(3, ~0U, 0);  // no scheduler socket or file leaks into the executor
     execv(argv[0], argv.data());
     const char msg[] = "inmanta executor: exec failed\n";
     (void)!write(2, msg, sizeof msg - 1);
@@ -108,9 +111,10 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
   p->in_.assign(toChild[1]);
   p->out_.assign(fromChild[0]);
   p->lastHeard_ = std::chrono::steady_clock::now();
+  p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
   asio::post(p->strand_, [p] {
     p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
-    p->readHeader();
+    p->readMore();
     p->armHeartbeat();
   });
   return p;
@@ -151,35 +155,24 @@ void ExecutorProcess::writeNext() {
   });
 }
 
-void ExecutorProcess::readHeader() {
+void ExecutorProcess::readMore() {
   auto self = shared_from_this();
-  asio::async_read(out_, asio::buffer(header_, 4), [self](boost::system::error_code ec, size_t) {
+  out_.async_read_some(asio::buffer(readBuffer_), [self](boost::system::error_code ec, size_t n) {
     if (ec) return self->onDeath("");
-    uint32_t n = (uint32_t(self->header_[0]) << 24) | (uint32_t(self->header_[1]) << 16) |
-                 (uint32_t(self->header_[2]) << 8) | uint32_t(self->header_[3]);
-    if (n > kMaxFrameBytes) {
-      self->killCause_ = "sent a frame of " + std::to_string(n) + " bytes (protocol error)";
-      ::kill(self->pid_, SIGKILL);
-      return self->onDeath("");
-    }
-    self->readBody(n);
-  });
-}
-
-void ExecutorProcess::readBody(uint32_t size) {
-  body_.resize(size);
-  auto self = shared_from_this();
-  asio::async_read(out_, asio::buffer(body_), [self](boost::system::error_code ec, size_t) {
-    if (ec) return self->onDeath("");
-    Json msg = Json::parse(self->body_, nullptr, false);
-    if (msg.is_discarded() || !msg.is_object() || !msg.contains("type") || !msg["type"].is_string()) {
-      self->killCause_ = "sent a frame that is not a JSON object with a \"type\" (protocol error)";
-      ::kill(self->pid_, SIGKILL);
-      return self->onDeath("");
-    }
+    self->decoder_.feed(self->readBuffer_.data(), n);
     self->lastHeard_ = std::chrono::steady_clock::now();
-    self->onMessage(msg);
-    if (self->alive_) self->readHeader();
+    try {
+      while (self->alive_) {
+        std::optional<Json> msg = self->decoder_.next();
+        if (!msg) break;
+        self->onMessage(*msg);
+      }
+    } catch (const std::exception& e) {
+      self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
+      ::kill(self->pid_, SIGKILL);
+      return self->onDeath("");
+    }
+    if (self->alive_) self->readMore();
   });
 }
 
@@ -197,6 +190,8 @@ void ExecutorProcess::onMessage(const Json& msg) {
     if (it == inFlight_.end()) return;
     std::shared_ptr<ResultCallback> cb = it->second.callback;
     inFlight_.erase(it);
+    inFlightCount_ = inFlight_.size();
+    lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
     (*cb)(r);
   } else if (type == "get_file") {
     uint64_t id = msg.value("request", uint64_t(0));
@@ -219,6 +214,14 @@ void ExecutorProcess::onMessage(const Json& msg) {
       }
     } else {
       send(Json{{"type", "file"}, {"request", id}, {"found", false}, {"error", "no file provider"}});
+    }
+  } else if (type == "put_file") {
+    std::string hash = msg.value("hash", std::string());
+    try {
+      std::string content = base64Decode(msg.value("content_base64", std::string()));
+      if (sink_ && sha1Hex(content) == hash) sink_(hash, content);  // unverified content never reaches the store
+    } catch (const std::exception& e) {
+      std::cerr << "executor " << pid_ << ": ignoring a malformed put_file: " << e.what() << "\n";
     }
   } else if (type == "error") {
     lastError_ = msg.value("message", std::string());
@@ -263,6 +266,7 @@ void ExecutorProcess::onDeath(const std::string&) {
                         " while this resource was in flight";
   std::map<std::string, Pending> pending;
   pending.swap(inFlight_);
+  inFlightCount_ = 0;
   for (auto& [actionId, p] : pending) (*p.callback)(ActionResult::unavailable(actionId, p.resourceId, message));
   std::vector<std::function<void()>> waiters;
   waiters.swap(onReaped_);
@@ -304,6 +308,8 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
       self->inFlight_[r.actionId] = Pending{r.resourceId, cb};
       frame["requests"].push_back(r.toJson());
     }
+    self->inFlightCount_ = self->inFlight_.size();
+    self->lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
     self->send(std::move(frame));
   });
 }
@@ -358,6 +364,7 @@ std::shared_ptr<ExecutorProcess> ExecutorPool::get(const std::string& key, std::
   }
   std::shared_ptr<ExecutorProcess> p = ExecutorProcess::start(executor_, key, options_, files_, error);
   if (!p) return nullptr;
+  p->setFileSink(sink_);
   ++started_;
   processes_[key] = p;
   return p;
@@ -372,6 +379,36 @@ void ExecutorPool::deploy(const std::string& key, std::vector<DeployRequest> req
     return;
   }
   p->deploy(std::move(requests), std::move(onResult));
+}
+
+void ExecutorPool::facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult) {
+  std::string error;
+  std::shared_ptr<ExecutorProcess> p = get(key, &error);
+  if (!p) {
+    for (const DeployRequest& r : requests)
+      onResult(ActionResult::unavailable(r.actionId, r.resourceId, "cannot start an executor for " + key + ": " + error));
+    return;
+  }
+  p->facts(std::move(requests), std::move(onResult));
+}
+
+size_t ExecutorPool::stopIdle(std::chrono::milliseconds idleFor) {
+  size_t stopped = 0;
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = processes_.begin(); it != processes_.end();) {
+    std::shared_ptr<ExecutorProcess> p = it->second;
+    if (!p->alive()) {
+      p->terminateNow();
+      it = processes_.erase(it);
+    } else if (p->inFlight() == 0 && now - p->lastActivity() >= idleFor) {
+      p->shutdown();
+      ++stopped;
+      it = processes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return stopped;
 }
 
 void ExecutorPool::shutdown(std::function<void()> done) {

@@ -82,28 +82,69 @@ ActionResult runAction(const DeployRequest& request, const HandlerRegistry& regi
 
 namespace {
 
-/// Writes whole frames to the output fd; safe from any thread.
+/// Writes whole frames to the output fd from one writer thread; `write` is safe from any thread and only
+/// queues, so frames that pile up while the pipe is full leave in one write() (many results per syscall). The
+/// queue is bounded: producers wait while more than kMaxQueued bytes are pending.
 class FrameWriter {
  public:
-  explicit FrameWriter(int fd) : fd_(fd) {}
-  bool write(const Json& msg) {
+  explicit FrameWriter(int fd) : fd_(fd), thread_([this] { loop(); }) {}
+  ~FrameWriter() { close(); }
+
+  void write(const Json& msg) {
     std::string bytes = encodeFrame(msg);
-    std::lock_guard<std::mutex> lock(mutex_);
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return false;  // the scheduler is gone; the reader sees EOF next
-      }
-      done += static_cast<size_t>(n);
+    std::unique_lock<std::mutex> lock(mutex_);
+    drained_.wait(lock, [this] { return pending_.size() < kMaxQueued || broken_ || closing_; });
+    if (broken_) return;  // the scheduler is gone; the reader sees EOF next
+    pending_ += bytes;
+    ready_.notify_one();
+  }
+
+  /// Writes what is queued, then stops the writer thread.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closing_ = true;
     }
-    return true;
+    ready_.notify_one();
+    if (thread_.joinable()) thread_.join();
   }
 
  private:
+  static constexpr size_t kMaxQueued = 8u << 20;
+
+  void loop() {
+    std::string out;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [this] { return !pending_.empty() || closing_; });
+        if (pending_.empty()) return;
+        out.swap(pending_);
+        pending_.clear();
+      }
+      drained_.notify_all();
+      size_t done = 0;
+      while (done < out.size()) {
+        ssize_t n = ::write(fd_, out.data() + done, out.size() - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          std::lock_guard<std::mutex> lock(mutex_);
+          broken_ = true;
+          break;
+        }
+        done += static_cast<size_t>(n);
+      }
+      out.clear();
+    }
+  }
+
   int fd_;
   std::mutex mutex_;
+  std::condition_variable ready_, drained_;
+  std::string pending_;
+  bool closing_ = false;
+  bool broken_ = false;
+  std::thread thread_;
 };
 
 /// FileSource over the protocol: a `get_file` frame out, a `file` frame back (delivered by the reader).
@@ -128,6 +169,10 @@ class RemoteFiles : public FileSource {
                                " from the scheduler");
     }
     return fut.get();
+  }
+
+  void putFile(const std::string& hash, const std::string& content) override {
+    out_.write(Json{{"type", "put_file"}, {"hash", hash}, {"content_base64", base64Encode(content)}});
   }
 
   /// A `file` frame arrived.
@@ -294,19 +339,21 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
         } else if (type == "file") {
           files.answer(*msg);
         } else if (type == "deploy" || type == "facts") {
-          const Json& reqs = (*msg)["requests"];
+          Json& reqs = (*msg)["requests"];
           if (!reqs.is_array()) throw std::runtime_error("executor protocol: \"" + type + "\" needs a requests array");
           bool facts = type == "facts";
-          for (const Json& rj : reqs) {
+          for (Json& rj : reqs) {
             DeployRequest req;
             try {
-              req = DeployRequest::fromJson(rj);
+              req = DeployRequest::fromJson(std::move(rj));
             } catch (const std::exception& e) {
-              ActionResult bad = ActionResult::unavailable(rj.value("action_id", std::string()),
-                                                           rj.value("id", std::string()), e.what());
+              ActionResult bad = ActionResult::unavailable(
+                  rj.is_object() ? rj.value("action_id", std::string()) : std::string(),
+                  rj.is_object() ? rj.value("id", std::string()) : std::string(), e.what());
               out.write(bad.toJson());
               continue;
             }
+            rj = nullptr;  // free the parsed request as we go
             pool->post([&, req = std::move(req), facts] {
               std::string agent;
               try {
@@ -366,6 +413,7 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
     agents.clear();
   }
   out.write(Json{{"type", "bye"}});
+  out.close();
   return rc;
 }
 

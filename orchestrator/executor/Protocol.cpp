@@ -70,6 +70,18 @@ DeployRequest DeployRequest::fromJson(const Json& j) {
   return r;
 }
 
+DeployRequest DeployRequest::fromJson(Json&& j) {
+  if (!j.is_object()) throw std::runtime_error("deploy request: not a JSON object");
+  Json attributes;
+  if (j.contains("attributes")) attributes = std::move(j["attributes"]);
+  j.erase("attributes");
+  DeployRequest r = fromJson(static_cast<const Json&>(j));
+  if (!attributes.is_null() && !attributes.is_object())
+    throw std::runtime_error("deploy request: \"attributes\" must be an object");
+  if (attributes.is_object()) r.attributes = std::move(attributes);
+  return r;
+}
+
 Json ActionResult::toJson() const {
   return Json{{"type", "result"}, {"action_id", actionId}, {"id", resourceId}, {"status", status},
               {"change", change}, {"changes", changes}, {"logs", logs}, {"facts", facts}};

@@ -5,6 +5,7 @@ shutdown), and `inm-executor-probe`, which runs the real ExecutorPool client the
 Files/Directories/Symlinks/NullResources in a temp dir, dry runs, an executor killed with SIGKILL mid-batch, a hung
 (SIGSTOPped) executor, and reaping. No PostgreSQL is needed; every process started is stopped by PID.
 """
+import base64
 import hashlib
 import json
 import os
@@ -39,6 +40,7 @@ class Probe:
         self.proc = subprocess.Popen([PROBE, "--executable", harness.INMANTA, *extra], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.events = queue.Queue()
+        self.history = []  # every event taken from the queue, in order
         self.stderr = []
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
@@ -64,6 +66,7 @@ class Probe:
                 continue
             if e is None:
                 raise AssertionError(f"probe exited while waiting for {event!r}; stderr: {''.join(self.stderr)}")
+            self.history.append(e)
             if e["event"] == event:
                 return e
 
@@ -184,6 +187,9 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual({k: v["status"] for k, v in r.items()}, {"f": "dry", "d": "dry", "l": "dry"})
         self.assertEqual(r["f"]["changes"]["hash"], {"current": hashlib.sha1(b"old\n").hexdigest(), "desired": h})
         self.assertEqual(r["f"]["changes"]["permissions"], {"current": 644, "desired": 600})
+        # The current content was offered to the file store for the diff (before the result).
+        offered = [e for e in p.history if e["event"] == "put_file"]
+        self.assertEqual([(e["hash"], e["size"]) for e in offered], [(hashlib.sha1(b"old\n").hexdigest(), 4)])
         self.assertEqual(r["d"]["changes"], {"purged": {"current": True, "desired": False}})
         self.assertEqual(open(f).read(), "old\n")
         self.assertEqual(os.stat(f).st_mode & 0o7777, 0o644)
@@ -244,6 +250,20 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual(r["n"]["status"], "deployed")
         p.shutdown()
 
+    def test_idle_executor_is_stopped_and_replaced(self):
+        p = self.probe()
+        pid, r = p.deploy([null_req("n", "a")], key="k")
+        self.assertEqual(r["n"]["status"], "deployed")
+        p.send(cmd="stop_idle", ms=60000)
+        self.assertEqual(p.next("stopped")["count"], 0, "recently used: kept")
+        p.send(cmd="stop_idle", ms=0)
+        self.assertEqual(p.next("stopped")["count"], 1)
+        harness.wait_for(lambda: pid_gone(pid), timeout=10, what="the idle executor to stop")
+        pid2, r = p.deploy([null_req("n2", "b")], key="k")
+        self.assertNotEqual(pid2, pid)
+        self.assertEqual(r["n2"]["status"], "deployed")
+        self.assertEqual(p.shutdown()["started"], 2)
+
     def test_executor_dies_with_its_parent(self):
         p = self.probe()
         p.send(cmd="pid", key="k")
@@ -294,6 +314,35 @@ class RawProtocolTest(unittest.TestCase):
         proc.stdin.write(frame({"type": "shutdown"}))
         proc.stdin.flush()
         self.assertEqual(read_frame(proc.stdout)["type"], "bye")
+        self.assertEqual(proc.wait(10), 0)
+
+    def test_get_file_round_trip_and_facts(self):
+        proc = self.start()
+        d = tempfile.mkdtemp(prefix="inm-raw-")
+        self.addCleanup(shutil.rmtree, d, True)
+        content = b"\x00binary\xffcontent"
+        h = hashlib.sha1(content).hexdigest()
+        path = os.path.join(d, "bin")
+        proc.stdin.write(frame({"type": "hello", "protocol": 1}))
+        proc.stdin.write(frame({"type": "deploy", "requests": [file_req("f", path, h)]}))
+        proc.stdin.write(frame({"type": "facts", "requests": [null_req("q", "n")]}))
+        proc.stdin.flush()
+        self.assertEqual(read_frame(proc.stdout)["type"], "hello")
+        got = {}
+        while len(got) < 2:
+            m = read_frame(proc.stdout)
+            if m["type"] == "get_file":
+                self.assertEqual(m["hash"], h)
+                proc.stdin.write(frame({"type": "file", "request": m["request"], "found": True,
+                                        "content_base64": base64.b64encode(content).decode()}))
+                proc.stdin.flush()
+            else:
+                got[m["action_id"]] = m
+        self.assertEqual((got["f"]["type"], got["f"]["status"], got["f"]["change"]), ("result", "deployed", "created"))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), content)
+        self.assertEqual((got["q"]["type"], got["q"]["status"], got["q"]["facts"]), ("facts_result", "deployed", {}))
+        proc.stdin.close()  # EOF = the scheduler is gone: the executor stops
         self.assertEqual(proc.wait(10), 0)
 
     def test_protocol_version_mismatch_is_refused(self):

@@ -210,12 +210,13 @@ def b64url(b):
 def jwt(key, claims):
     head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     body = b64url(json.dumps(claims).encode())
-    sig = b64url(hmac.new(key.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
+    secret = base64.urlsafe_b64decode(key + "==")  # the configured key is URL-safe base64, as in the reference
+    sig = b64url(hmac.new(secret, f"{head}.{body}".encode(), hashlib.sha256).digest())
     return f"{head}.{body}.{sig}"
 
 
 class ServerAuthTest(unittest.TestCase):
-    KEY = "s3cret-key-for-tests"
+    KEY = b64url(b"0123456789abcdef0123456789abcdef-test-key")
 
     @classmethod
     def setUpClass(cls):
@@ -236,7 +237,7 @@ class ServerAuthTest(unittest.TestCase):
         status, body = s.call("GET", "/api/v2/project")
         self.assertEqual(status, 401)
         self.assertIn("token", body["message"])
-        self.assertEqual(s.call("GET", "/api/v2/project", headers={"Authorization": "Bearer " + jwt("wrong", {})})[0], 401)
+        self.assertEqual(s.call("GET", "/api/v2/project", headers={"Authorization": "Bearer " + jwt(b64url(b"a-wrong-key-of-thirty-two-bytes!!"), {})})[0], 401)
         self.assertEqual(s.call("GET", "/api/v2/project", headers={"Authorization": "Bearer abc"})[0], 401)
         expired = jwt(self.KEY, {"exp": int(time.time()) - 10})
         status, body = s.call("GET", "/api/v2/project", headers={"Authorization": f"Bearer {expired}"})

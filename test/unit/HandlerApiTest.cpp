@@ -309,3 +309,32 @@ TEST(HandlerRegistry, LastRegistrationWins) {
   EXPECT_EQ(made, 1);
   EXPECT_TRUE(h->canReload());
 }
+
+namespace {
+class FactsHandler : public CRUDHandler {
+ public:
+  bool fail = false;
+  void readResource(HandlerContext&, Resource&) override {}
+  void createResource(HandlerContext&, const Resource&) override {}
+  void updateResource(HandlerContext&, const Json&, const Resource&) override {}
+  void deleteResource(HandlerContext&, const Resource&) override {}
+  Json facts(HandlerContext& ctx, const Resource&) override {
+    if (fail) throw std::runtime_error("no facts today");
+    ctx.setFact("mac", "aa:bb", false);
+    return Json{{"ip", "10.0.0.1"}};
+  }
+};
+}  // namespace
+
+TEST(HandlerApi, CheckFacts) {
+  FactsHandler h;
+  HandlerContext ctx("f", false);
+  Json facts = h.checkFacts(ctx, desired("v"));
+  EXPECT_EQ(facts, (Json{{"ip", "10.0.0.1"}, {"mac", "aa:bb"}}));
+  EXPECT_EQ(ctx.status(), ResourceState::Deployed);
+  h.fail = true;
+  HandlerContext ctx2("g", false);
+  EXPECT_TRUE(h.checkFacts(ctx2, desired("v")).empty());
+  EXPECT_EQ(ctx2.status(), ResourceState::Failed);
+  EXPECT_NE(ctx2.logs().back().msg.find("no facts today"), std::string::npos);
+}

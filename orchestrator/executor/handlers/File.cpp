@@ -18,6 +18,9 @@ namespace inm::executor::handlers {
 
 namespace {
 
+/// Current contents larger than this are not uploaded for diffs.
+constexpr size_t kMaxUploadBytes = 1u << 20;
+
 std::string dirName(const std::string& path) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
@@ -90,7 +93,14 @@ class FileHandler : public CRUDHandler {
       posix::throwErrno("cannot stat", path);
     }
     if (!S_ISREG(st.st_mode)) throw std::runtime_error("path " + path + " exists but is not a regular file");
-    if (!current.get("hash").is_null()) current.attributes["hash"] = sha1Hex(readAll(path));
+    if (!current.get("hash").is_null()) {
+      std::string content = readAll(path);
+      std::string hash = sha1Hex(content);
+      // The server has the desired content; offer the current one too so diffs can show both.
+      if (hash != current.get("hash") && content.size() <= kMaxUploadBytes && services().files)
+        services().files->putFile(hash, content);
+      current.attributes["hash"] = hash;
+    }
     if (!current.get("permissions").is_null()) current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
     if (!current.get("owner").is_null()) current.attributes["owner"] = posix::userName(st.st_uid);
     if (!current.get("group").is_null()) current.attributes["group"] = posix::groupName(st.st_gid);

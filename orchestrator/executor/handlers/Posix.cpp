@@ -76,18 +76,31 @@ void chownNames(const std::string& path, const std::string& owner, const std::st
   if (lchown(path.c_str(), uid, gid) != 0) throwErrno("cannot change owner/group of", path);
 }
 
-bool onPath(const std::string& name) {
+namespace {
+/// The full path of an executable found on PATH, "" when absent. Resolved before fork so the child only execs.
+std::string findOnPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : std::string();
   const char* path = std::getenv("PATH");
   std::stringstream ss(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
   std::string dir;
   while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-  return false;
+    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+  return std::string();
 }
+}  // namespace
+
+bool onPath(const std::string& name) { return !findOnPath(name).empty(); }
 
 CommandResult runCommand(const std::vector<std::string>& argv) {
   CommandResult result;
   if (argv.empty()) return result;
+  // The executor is multi-threaded: the child may only make async-signal-safe calls, so the PATH search
+  // (which allocates) happens here.
+  std::string exe = findOnPath(argv[0]);
+  if (exe.empty()) {
+    result.err = argv[0] + ": command not found";
+    return result;
+  }
   int outPipe[2], errPipe[2];
   if (pipe2(outPipe, O_CLOEXEC) != 0) return result;
   if (pipe2(errPipe, O_CLOEXEC) != 0) {
@@ -104,7 +117,7 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
     if (devnull >= 0) dup2(devnull, 0);
     dup2(outPipe[1], 1);
     dup2(errPipe[1], 2);
-    execvp(args[0], args.data());
+    execv(exe.c_str(), args.data());
     _exit(127);
   }
   close(outPipe[1]);

@@ -4,8 +4,10 @@
 //   {"cmd":"file_delay","ms":N}                  -> {"event":"ok"}   (answers to get_file wait N ms)
 //   {"cmd":"pid","key":K}                        -> {"event":"pid","pid":…} (starts the process if needed)
 //   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…} each
+//   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
+//   {"cmd":"stop_idle","ms":N}                   -> {"event":"stopped","count":…} (ExecutorPool::stopIdle)
 //   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
-// get_file requests are reported as {"event":"get_file","hash":…}. Options: --executable PATH (the inmanta
+// get_file requests are reported as {"event":"get_file","hash":…}, put_file offers as {"event":"put_file",…}. Options: --executable PATH (the inmanta
 // binary), --threads N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
@@ -54,6 +56,9 @@ int main(int argc, char** argv) {
     timer->async_wait([timer, reply, content](boost::system::error_code) { reply(content); });
   };
   ExecutorPool pool(io.get_executor(), options, provider);
+  pool.setFileSink([](const std::string& hash, const std::string& content) {
+    emit(Json{{"event", "put_file"}, {"hash", hash}, {"size", content.size()}});
+  });
   std::vector<int> pids;
 
   asio::posix::stream_descriptor in(io, dup(0));
@@ -96,6 +101,23 @@ int main(int argc, char** argv) {
           std::vector<DeployRequest> reqs;
           for (const Json& r : cmd["requests"]) reqs.push_back(DeployRequest::fromJson(r));
           int pid = p->pid();
+          if (cmd.value("quiet", false)) {
+            // Benchmark mode: one summary event per batch (counts per status, seconds from send to last result).
+            struct Tally {
+              size_t left;
+              std::map<std::string, size_t> statuses;
+              std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+            };
+            auto tally = std::make_shared<Tally>(Tally{reqs.size(), {}});
+            p->deploy(std::move(reqs), [tally, pid](const ActionResult& r) {
+              ++tally->statuses[r.status];
+              if (--tally->left == 0)
+                emit(Json{{"event", "batch_done"}, {"pid", pid}, {"statuses", tally->statuses},
+                          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - tally->t0).count()}});
+            });
+            emit(Json{{"event", "sent"}, {"pid", pid}});
+            return readLine();
+          }
           p->deploy(std::move(reqs), [key, pid](const ActionResult& r) {
             Json j = r.toJson();
             j["event"] = "result";
@@ -105,6 +127,8 @@ int main(int argc, char** argv) {
           });
           emit(Json{{"event", "sent"}, {"pid", pid}});
         }
+      } else if (c == "stop_idle") {
+        emit(Json{{"event", "stopped"}, {"count", pool.stopIdle(std::chrono::milliseconds(cmd.value("ms", 0)))}});
       } else if (c == "shutdown") {
         pool.shutdown([&] {
           emit(Json{{"event", "bye"}, {"started", pool.started()}, {"pids", pids}});

@@ -45,6 +45,9 @@ using ResultCallback = std::function<void(const ActionResult&)>;
 using FileProvider =
     std::function<void(const std::string& sha1hex, std::function<void(std::optional<std::string>)> reply)>;
 
+/// Receives content an executor offers for the file store (`put_file`: the current content of a changed file).
+using FileSink = std::function<void(const std::string& sha1hex, const std::string& content)>;
+
 /// One executor child process and its protocol connection.
 class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
  public:
@@ -62,6 +65,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void facts(std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks the process to stop; SIGKILL after the grace period; `done` runs once it is reaped.
   void shutdown(std::function<void()> done = nullptr);
+  /// Where `put_file` content goes (default: dropped). Set before the first request.
+  void setFileSink(FileSink sink) { sink_ = std::move(sink); }
   /// SIGKILL now (the death path then fails in-flight requests with `cause`).
   void kill(const std::string& cause);
   /// Synchronous SIGKILL + waitpid, for destructors and shutdown paths outside the strand.
@@ -71,7 +76,11 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   pid_t pid() const { return pid_; }
   const std::string& key() const { return key_; }
   /// Requests sent whose result has not arrived yet.
-  size_t inFlight() const { return inFlight_.size(); }
+  size_t inFlight() const { return inFlightCount_.load(); }
+  /// When a request was last sent or a result last arrived (steady clock).
+  std::chrono::steady_clock::time_point lastActivity() const {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(lastActivity_.load()));
+  }
   /// Why the process ended ("" while alive).
   const std::string& deathCause() const { return deathCause_; }
 
@@ -79,8 +88,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
   void send(Json message);
   void writeNext();
-  void readHeader();
-  void readBody(uint32_t size);
+  void readMore();
   void onMessage(const Json& msg);
   void onDeath(const std::string& cause);
   void reap(bool force);
@@ -91,6 +99,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   std::string key_;
   ExecutorOptions options_;
   FileProvider files_;
+  FileSink sink_;
   pid_t pid_ = -1;
   std::atomic<bool> alive_{false};
   bool reaped_ = false;
@@ -102,11 +111,13 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   boost::asio::steady_timer heartbeat_;
   boost::asio::steady_timer grace_;
   std::chrono::steady_clock::time_point lastHeard_;
+  std::atomic<std::chrono::steady_clock::duration::rep> lastActivity_{0};
+  std::atomic<size_t> inFlightCount_{0};
   uint64_t heartbeatSeq_ = 0;
   std::deque<std::string> writeQueue_;
   bool writing_ = false;
-  unsigned char header_[4];
-  std::string body_;
+  std::vector<char> readBuffer_ = std::vector<char>(1 << 16);
+  FrameDecoder decoder_;  ///< many result frames per read: one async op per 64 KiB, not two per frame
   struct Pending {
     std::string resourceId;
     std::shared_ptr<ResultCallback> callback;
@@ -127,8 +138,15 @@ class ExecutorPool {
   std::shared_ptr<ExecutorProcess> get(const std::string& key, std::string* error = nullptr);
   /// get(key)->deploy(…); when spawning fails every request gets `unavailable` with the spawn error.
   void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// Where executors' `put_file` content goes (applies to processes started afterwards).
+  void setFileSink(FileSink sink) { sink_ = std::move(sink); }
+  /// get(key)->facts(…), with the same spawn-failure handling.
+  void facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks every process to stop; `done` runs when all are reaped.
   void shutdown(std::function<void()> done = nullptr);
+  /// Shuts down the processes with nothing in flight and no activity for `idleFor` (the reference's
+  /// executor-retention-time, 60 s); dead ones are dropped too. Returns how many were stopped.
+  size_t stopIdle(std::chrono::milliseconds idleFor);
   /// How many processes were started so far (for tests and logs).
   size_t started() const { return started_; }
 
@@ -136,6 +154,7 @@ class ExecutorPool {
   boost::asio::any_io_executor executor_;
   ExecutorOptions options_;
   FileProvider files_;
+  FileSink sink_;
   std::map<std::string, std::shared_ptr<ExecutorProcess>> processes_;
   size_t started_ = 0;
 };

@@ -42,6 +42,9 @@ class FileSource {
   /// The bytes stored under `sha1hex`, or nullopt when the server has no such file. Blocking; may throw
   /// std::runtime_error when the host cannot answer (the action then fails with that message).
   virtual std::optional<std::string> getFile(const std::string& sha1hex) = 0;
+  /// Offers content to the server's file store (the current content of a file that differs from the desired
+  /// one, so diffs can show it). Fire and forget; the default drops it.
+  virtual void putFile(const std::string& sha1hex, const std::string& content) {}
 };
 
 /// What the executor gives every handler instance: the agent it runs for, file access and the agent's cache.

@@ -49,6 +49,8 @@ struct DeployRequest {
   Json toJson() const;
   /// Throws std::runtime_error naming the missing/ill-typed field.
   static DeployRequest fromJson(const Json& j);
+  /// Same, moving the attributes out of `j` (large batches are not copied).
+  static DeployRequest fromJson(Json&& j);
 };
 
 /// The outcome of one action (a `result` frame).
