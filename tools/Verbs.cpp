@@ -4,11 +4,13 @@
 namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
+int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
+    {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
 };
