@@ -60,6 +60,35 @@ void writeCompile(llvm::raw_ostream& os, const ExportState& s, const ExportOptio
      << ", \"undefined\": " << undefined << "},\n";
 }
 
+/// `python_code`: per module (sorted by name) its requirements and its files as path -> sha1 (in `files`).
+void writeCode(llvm::raw_ostream& os, const ExportOptions& opts) {
+  std::vector<const ModuleCode*> mods;
+  for (const ModuleCode& m : opts.code) mods.push_back(&m);
+  std::sort(mods.begin(), mods.end(), [](const ModuleCode* a, const ModuleCode* b) { return a->module < b->module; });
+  os << "  \"python_code\": [";
+  for (size_t i = 0; i < mods.size(); ++i) {
+    os << (i ? ",\n    {\"files\": {" : "\n    {\"files\": {");
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& [path, content] : mods[i]->files) files.emplace_back(path, sha1Hex(content));
+    std::sort(files.begin(), files.end());
+    for (size_t f = 0; f < files.size(); ++f) {
+      if (f) os << ", ";
+      writeJsonString(os, files[f].first);
+      os << ": ";
+      writeJsonString(os, files[f].second);
+    }
+    os << "}, \"module\": ";
+    writeJsonString(os, mods[i]->module);
+    os << ", \"requirements\": [";
+    for (size_t r = 0; r < mods[i]->requirements.size(); ++r) {
+      if (r) os << ", ";
+      writeJsonString(os, mods[i]->requirements[r]);
+    }
+    os << "]}";
+  }
+  os << (mods.empty() ? "],\n" : "\n  ],\n");
+}
+
 } // namespace
 
 void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_ostream& os) {
@@ -114,6 +143,8 @@ void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_os
     writeIdList(os, s, members);
   }
   os << (s.sets.empty() ? "},\n" : "\n  },\n");
+
+  if (!opts.code.empty()) writeCode(os, opts);
 
   os << "  \"files\": {";
   bool firstFile = true;

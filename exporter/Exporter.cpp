@@ -26,6 +26,10 @@ class StateView final : public DependencyView {
   llvm::StringRef typeName(uint32_t r) const override { return s_.typeOf(s_.resources[r]).entity; }
   InstanceId instance(uint32_t r) const override { return s_.resources[r].inst; }
   const Value* field(uint32_t r, llvm::StringRef name) const override { return s_.field(r, name); }
+  llvm::StringRef id(uint32_t r) const override { return s_.resources[r].id; }
+  llvm::StringRef agent(uint32_t r) const override { return s_.resources[r].agent; }
+  void error(std::string message) const override { errors.push_back(std::move(message)); }
+  mutable std::vector<std::string> errors;
 
  private:
   const ExportState& s_;
@@ -85,10 +89,15 @@ void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
   }
 }
 
-void runDependencyManagers(ExportState& s, Graph& graph) {
+void runDependencyManagers(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
   StateView view(s);
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (const auto& [name, fn] : s.bound.registry().dependencyManagers()) fn(view, edges);
+  for (const auto& [name, fn] : s.bound.registry().dependencyManagers()) {
+    fn(view, edges);
+    for (std::string& e : view.errors)
+      diags.report(makeDiag(DiagKind::Export, SourceRange{}, "dependency manager " + name + " failed: " + e));
+    view.errors.clear();
+  }
   for (auto [from, to] : edges)
     if (from < graph.size() && to < graph.size()) graph[from].push_back(to);
 }
@@ -156,7 +165,7 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
 
   Graph graph(s.resources.size());
   flattenRequires(s, graph, diags);
-  runDependencyManagers(s, graph);
+  runDependencyManagers(s, graph, diags);
   normalizeGraph(graph);
   reportCycles(s, graph, diags);
   for (uint32_t r = 0; r < s.resources.size(); ++r) s.resources[r].deps = std::move(graph[r]);
@@ -168,6 +177,8 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   }
   std::sort(s.agents.begin(), s.agents.end());
   s.agents.erase(std::unique(s.agents.begin(), s.agents.end()), s.agents.end());
+  for (const ModuleCode& m : opts.code)
+    for (const auto& file : m.files) s.files.add(file.second);
   summary.resources = s.resources.size();
   summary.files = s.files.size();
   summary.agents = s.agents.size();

@@ -194,9 +194,9 @@ void registerTypes(LowerContext& cx) {
   }
 }
 
-void registerPlugins(LowerContext& cx) {
+void registerPlugins(LowerContext& cx, llvm::ArrayRef<PluginSpec> specs) {
   Program& p = cx.program;
-  for (const PluginSpec& spec : builtinPluginSpecs()) {
+  for (const PluginSpec& spec : specs) {
     Plugin plugin;
     std::string fullName;
     if (!parsePluginSignature(p, cx.strings, spec.signature, plugin, fullName)) continue;
@@ -211,13 +211,14 @@ void registerPlugins(LowerContext& cx) {
     plugin.deprecated = spec.deprecated;
     StringId name = plugin.name;
     PluginId id = p.plugins.add(std::move(plugin));
-    cx.defineType(it->second, name, TypeEntry{TypeKind::Plugin, id.index}, {}, "");
+    cx.defineType(it->second, name, TypeEntry{TypeKind::Plugin, id.index}, spec.range, "");
   }
 }
 
 } // namespace
 
-Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags) {
+Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags,
+              llvm::ArrayRef<PluginSpec> extraPlugins) {
   Program p;
   p.strings = &strings;
   p.project = &project;
@@ -225,7 +226,8 @@ Program lower(const frontend::Project& project, StringTable& strings, Diagnostic
   setupNamespaces(cx);
   createStdEntity(cx);
   registerTypes(cx);
-  registerPlugins(cx);
+  registerPlugins(cx, builtinPluginSpecs());
+  registerPlugins(cx, extraPlugins);
   lowerDecls(cx);
   return p;
 }

@@ -448,7 +448,11 @@ std::string Evaluator::typeName(const Value& v) {
 Model Evaluator::run() {
   pluginFns_.resize(prog_.plugins.size(), nullptr);
   for (uint32_t i = 0; i < prog_.plugins.size(); ++i)
-    pluginFns_[i] = plugins_.find(prog_.plugins[ir::PluginId{i}].fullName);
+  {
+    const std::string& name = prog_.plugins[ir::PluginId{i}].fullName;
+    pluginFns_[i] = plugins_.find(name);
+    if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
+  }
   constCache_.resize(prog_.files.size());
   indexTables_.resize(prog_.indexes.size());
 

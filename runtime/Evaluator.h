@@ -76,6 +76,7 @@ struct SlotExt {
   std::vector<uint32_t> waiters;  // units blocked until the slot is set / frozen
   std::vector<uint32_t> gradual;  // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;         // waiters that count as progress potential
+  bool sawUnknown = false;        // an unknown was assigned (dropped from values): `is defined` is unknown
 };
 
 struct Scope {
@@ -143,7 +144,9 @@ class EvalPluginContext final : public PluginContext {
   ir::EntityId findEntity(llvm::StringRef fullName) override;
   const Value* lookupVariable(llvm::StringRef name) override;
   void warn(std::string message) override;
+  bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
   uint32_t blockedOn = kNone;
+  const std::vector<uint8_t>* given = nullptr;  // per declared parameter: passed by the caller
 
  private:
   const Value* keep(const Value& v) { kept_.push_back(v); return &kept_.back(); }

@@ -314,7 +314,11 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
     if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = Value::boolean(true); return Status::Ok; }
-    if (m.state == kFrozen) { out = Value::boolean(false); return Status::Ok; }
+    if (m.state == kFrozen) {
+      // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
+      out = m.ext != kNone && exts_[m.ext].sawUnknown ? Value::unknown() : Value::boolean(false);
+      return Status::Ok;
+    }
     return blockOn(ctx, sid);
   }
   if (!slotReady(sid)) return blockOn(ctx, sid);
@@ -653,6 +657,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return fail(ctx, id, DiagKind::Runtime,
                 fmt::format("plugin {} has no native implementation in this compiler", p.fullName));
   EvalPluginContext pctx(*this, ctx);
+  pctx.given = &have;
   PluginResult res = (*fn)(pctx, bound);
   if (res.kind == PluginResult::Retry) {
     if (pctx.blockedOn == kNone)
@@ -666,6 +671,11 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
                             res.errorKind == DiagKind::ExplicitPlugin ? res.message
                                                                       : fmt::format("Exception in plugin {}", p.fullName));
       if (res.errorKind != DiagKind::ExplicitPlugin) d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
+      return failDiag(std::move(d));
+    }
+    if (!res.cause.empty()) {
+      Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
+      d.causedBy(diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
       return failDiag(std::move(d));
     }
     return fail(ctx, id, res.errorKind, res.message);

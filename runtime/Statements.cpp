@@ -261,7 +261,10 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
     }
     return Status::Ok;
   }
-  if (v.isUnknown()) return Status::Ok;
+  if (v.isUnknown()) {
+    ext(sid).sawUnknown = true;
+    return Status::Ok;
+  }
   SlotExt& x = ext(sid);
   if (v.isNull()) {
     if (!x.values.empty()) {

@@ -37,7 +37,8 @@ Diagnostic& DiagnosticEngine::report(Diagnostic d) {
 
 std::string DiagnosticEngine::formatLoc(SourceRange r, bool withColumn) const {
   if (!r.valid()) return {};
-  if (withColumn) return fmt::format("{}:{}:{}", sm_.path(r.file).str(), r.line, r.col);
+  // Column 0: no column is known (locations in Python files): file:line.
+  if (withColumn && r.col != 0) return fmt::format("{}:{}:{}", sm_.path(r.file).str(), r.line, r.col);
   return fmt::format("{}:{}", sm_.path(r.file).str(), r.line);
 }
 

@@ -1,8 +1,14 @@
 // `inmanta executor [--threads N] [--file-timeout S]`: the executor process the scheduler starts (orchestrator.md
 // §7). It speaks the framed protocol of docs/deploy.md ("Executor protocol") on stdin/stdout and runs the std
 // handlers; stdout carries frames only, diagnostics go to stderr. Not meant to be run by hand.
+// `--python-artifact FILE` (the version's artifact: its `python_code` is written to a private directory) or
+// `--python-code DIR` (modules laid out as DIR/<module>/plugins/) adds the `@provider` handlers of that Python
+// code (pybridge/, docs/pybridge.md); without them no interpreter starts.
 #include "executor/ExecutorHost.h"
+#include "pybridge/PyHandlers.h"
 #include "Verbs.h"
+
+#include <llvm/Support/FileSystem.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +20,7 @@ namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose) {
   executor::HostOptions options;
+  std::string pythonArtifact, pythonCode;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* flag) -> const std::string* {
@@ -43,8 +50,13 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
         return 2;
       }
       options.fileTimeoutSeconds = s;
+    } else if (a == "--python-artifact" || a == "--python-code") {
+      const std::string* v = value(a.c_str());
+      if (!v) return 2;
+      (a == "--python-artifact" ? pythonArtifact : pythonCode) = *v;
     } else if (a == "--help" || a == "-h") {
-      std::cerr << "usage: inmanta executor [--threads N] [--file-timeout SECONDS]\n"
+      std::cerr << "usage: inmanta executor [--threads N] [--file-timeout SECONDS] [--python-artifact FILE | "
+                   "--python-code DIR]\n"
                    "Started by the scheduler; speaks the executor protocol on stdin/stdout.\n";
       return 0;
     } else {
@@ -54,8 +66,33 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
   }
   executor::HandlerRegistry registry;
   executor::registerStdHandlers(registry);
-  std::fflush(stdout);
-  return executor::runExecutorHost(0, 1, registry, options);
+  // The version's Python code: a private copy for the artifact form, removed when the executor ends.
+  std::string codeDir = pythonCode;
+  llvm::SmallString<128> tmpDir;
+  if (!pythonArtifact.empty()) {
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("inmanta-executor-code", tmpDir)) {
+      std::cerr << "inmanta executor: cannot create a directory for the Python code: " << ec.message() << "\n";
+      return 2;
+    }
+    codeDir = std::string(tmpDir.str());
+  }
+  int rc = 0;
+  if (!codeDir.empty()) {
+    llvm::Expected<std::vector<pybridge::PythonModule>> modules =
+        pythonArtifact.empty() ? llvm::Expected<std::vector<pybridge::PythonModule>>(pybridge::modulesInDir(codeDir))
+                               : pybridge::materializeCode(pythonArtifact, codeDir);
+    llvm::Error err = modules ? pybridge::registerPythonHandlers(*modules, registry) : modules.takeError();
+    if (err) {
+      std::cerr << "inmanta executor: " << llvm::toString(std::move(err)) << "\n";
+      rc = 2;
+    }
+  }
+  if (rc == 0) {
+    std::fflush(stdout);
+    rc = executor::runExecutorHost(0, 1, registry, options);
+  }
+  if (!tmpDir.empty()) (void)llvm::sys::fs::remove_directories(tmpDir);
+  return rc;
 }
 
 }  // namespace inm::tools

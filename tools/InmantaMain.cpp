@@ -9,6 +9,7 @@
 #include "frontend/Project.h"
 #include "ir/Lower.h"
 #include "passes/Pipeline.h"
+#include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
 #include "ExportPush.h"
 #include "Verbs.h"
@@ -152,7 +153,8 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 
 /// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
-               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0) {
+               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0,
+               const pybridge::PythonSetup& python) {
   const char* banner = "EXPORT FAILURE";
   auto session = tools::openPushSession(opts.push, projectDir, kVersion);
   if (!session) {
@@ -182,6 +184,10 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   xo.projectDir = projectDir;
   xo.version = version;
   xo.environment = client.endpoint().environment;
+  if (python.active) {
+    xo.registry = &python.resources;
+    xo.code = python.code;
+  }
   std::string artifact;
   llvm::raw_string_ostream out(artifact);
   exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
@@ -238,8 +244,18 @@ int runPipeline(const Options& opts) {
   if (opts.verbose >= 4) llvm::errs() << "  resident after parsing: " << rssMiB() << " MiB\n";
   if (diags.hasErrors() || opts.syntaxOnly) exitNow(finish(diags, opts, banner));
 
+  // Python plugin packages of the modules (none: no interpreter is started).
+  pybridge::PythonSetup python;
+  std::vector<pybridge::PythonModule> pyModules = pybridge::findPythonModules(project);
+  if (!pyModules.empty()) {
+    auto tp = std::chrono::steady_clock::now();
+    pybridge::loadPython(project, pyModules, sm, diags, python);
+    if (opts.verbose >= 3) llvm::errs() << "Loading Python plugins took " << secondsSince(tp) << " seconds\n";
+    if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
+  }
+
   auto t1 = std::chrono::steady_clock::now();
-  ir::Program program = ir::lower(project, strings, diags);
+  ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs);
   if (!diags.hasErrors()) passes::run(program, diags);
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.verbose >= 3) llvm::errs() << "Declarations took " << secondsSince(t1) << " seconds\n";
@@ -252,6 +268,7 @@ int runPipeline(const Options& opts) {
   runtime::EvalOptions eo;
   eo.projectDir = project.dir;
   eo.skipTeardown = true;  // the process ends through exitNow()
+  if (python.active) eo.extraPlugins = &python.plugins;
   runtime::Model model = runtime::evaluate(program, diags, eo);
   llvm::outs().flush();
   if (opts.verbose >= 3) llvm::errs() << "Compilation took " << secondsSince(t1) << " seconds\n";
@@ -259,7 +276,7 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
-  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0));
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python));
   if (isExport) {
     std::error_code ec;
     llvm::raw_fd_ostream out(opts.exportFile, ec);
@@ -270,6 +287,10 @@ int runPipeline(const Options& opts) {
     }
     exporter::ExportOptions xo;
     xo.projectDir = project.dir;
+    if (python.active) {
+      xo.registry = &python.resources;
+      xo.code = python.code;
+    }
     auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
     out.close();

@@ -197,7 +197,8 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
       }
       std::string_view val;
       if (!sc.value(val)) return malformed(sc);
-      if (key == "\"format_version\"" || key == "\"files\"" || key == "\"resource_sets\"") {
+      if (key == "\"format_version\"" || key == "\"files\"" || key == "\"resource_sets\"" ||
+          key == "\"python_code\"") {
         nlohmann::json j = nlohmann::json::parse(val, nullptr, false);
         if (j.is_discarded())
           return llvm::createStringError(llvm::inconvertibleErrorCode(), "the export artifact's %s is not JSON",
@@ -205,6 +206,7 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
         if (key == "\"format_version\"") parts.formatVersion = j.is_number_integer() ? j.get<int64_t>() : -1;
         if (key == "\"files\"") parts.files = std::move(j);
         if (key == "\"resource_sets\"") parts.resourceSets = std::move(j);
+        if (key == "\"python_code\"" && j.is_array()) parts.pythonCode = std::move(j);
       }
     } while (sc.accept(','));
     if (!sc.expect('}')) return malformed(sc);
@@ -219,6 +221,29 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the export artifact's files and resource_sets must be objects");
   return parts;
+}
+
+nlohmann::json codeSources(const nlohmann::json& pythonCode) {
+  nlohmann::json sources = nlohmann::json::object();
+  for (const nlohmann::json& m : pythonCode) {
+    if (!m.is_object() || !m.value("module", nlohmann::json()).is_string() || !m.value("files", nlohmann::json()).is_object())
+      continue;
+    std::string module = m["module"].get<std::string>();
+    nlohmann::json requirements = m.value("requirements", nlohmann::json::array());
+    for (auto it = m["files"].begin(); it != m["files"].end(); ++it) {
+      if (!it.value().is_string()) continue;
+      std::string path = it.key();  // "plugins/sub/x.py"
+      std::string name = path.rfind("plugins/", 0) == 0 ? path.substr(8) : path;
+      if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0) name.resize(name.size() - 3);
+      if (name == "__init__") name.clear();
+      else if (name.size() > 9 && name.compare(name.size() - 9, 9, "/__init__") == 0) name.resize(name.size() - 9);
+      for (char& c : name)
+        if (c == '/') c = '.';
+      std::string pyModule = "inmanta_plugins." + module + (name.empty() ? "" : "." + name);
+      sources[it.value().get<std::string>()] = nlohmann::json::array({path, pyModule, requirements});
+    }
+  }
+  return sources;
 }
 
 }  // namespace inm::client::detail

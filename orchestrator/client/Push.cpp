@@ -107,11 +107,13 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" + std::to_string(result.filesKnown) +
              " already on the server)");
 
-  // 3. Handler code: we have no Python code to send; register the resource types with empty sources so a
-  // server that insists on code for the version (11.5.5 aborts on a non-200 here) has its rows.
+  // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with the
+  // files above), registered for every resource type like the reference; without Python code the types get empty
+  // sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has its rows.
   if (!options.partial) {
+    nlohmann::json sources = detail::codeSources(parts->pythonCode);
     nlohmann::json code = {{"id", version}, {"resources", nlohmann::json::object()}};
-    for (const std::string& t : types) code["resources"][t] = nlohmann::json::object();
+    for (const std::string& t : types) code["resources"][t] = sources;
     auto res = client.call("PUT", "/api/v1/codebatched/" + std::to_string(version), &code);
     if (!res) return res.takeError();
     phase.done("codebatched");

@@ -96,6 +96,21 @@ TEST(ClientArtifact, RewriteForPutVersion) {
   EXPECT_EQ(parts->resourceSets["s1"][0], "std::testing::NullResource[h,name=n]");
 }
 
+TEST(ClientArtifact, PythonCodeBecomesCodebatchedSources) {
+  std::string art = R"({"format_version": 1, "resources": [], "resource_sets": {},
+  "python_code": [{"files": {"plugins/__init__.py": "s1", "plugins/sub/__init__.py": "s2", "plugins/sub/x.py": "s3"},
+                   "module": "m", "requirements": ["jinja2>=3"]}],
+  "files": {"s1": "", "s2": "", "s3": ""}})";
+  auto parts = detail::rewriteArtifact(art, 1);
+  ASSERT_TRUE(bool(parts)) << llvm::toString(parts.takeError());
+  nlohmann::json sources = detail::codeSources(parts->pythonCode);
+  EXPECT_EQ(sources, nlohmann::json::parse(R"({
+    "s1": ["plugins/__init__.py", "inmanta_plugins.m", ["jinja2>=3"]],
+    "s2": ["plugins/sub/__init__.py", "inmanta_plugins.m.sub", ["jinja2>=3"]],
+    "s3": ["plugins/sub/x.py", "inmanta_plugins.m.sub.x", ["jinja2>=3"]]})"));
+  EXPECT_EQ(detail::codeSources(nlohmann::json::array()), nlohmann::json::object());
+}
+
 TEST(ClientArtifact, RejectsMalformedAndUnknownFormat) {
   auto bad = detail::rewriteArtifact(R"({"format_version": 1, "resources": [{"id": "x")", 1);
   ASSERT_FALSE(bool(bad));

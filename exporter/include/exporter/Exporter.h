@@ -11,10 +11,21 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace inm::exporter {
 
 class ResourceRegistry;
+
+/// The Python code of one module, registered with the version (orchestrator.md §3.3 step 4) so executors
+/// load the code of the version they deploy: its plugins/ files (path relative to the module directory,
+/// content) and its Python requirements (module.yml / requirements.txt lines).
+struct ModuleCode {
+  std::string module;
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> requirements;
+};
 
 struct ExportOptions {
   int64_t version = 0;             // model version written into ids (",v=N")
@@ -22,6 +33,8 @@ struct ExportOptions {
   std::string projectDir;
   /// The resource registrations to use; nullptr = ResourceRegistry::standard() (the std resources).
   const ResourceRegistry* registry = nullptr;
+  /// Python code of the modules with plugins (written as `python_code`, contents in `files`); empty: no key.
+  std::vector<ModuleCode> code;
 };
 
 struct ExportSummary {

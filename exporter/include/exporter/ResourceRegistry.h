@@ -47,6 +47,8 @@ class MapperContext {
   const runtime::Value* attr(runtime::InstanceId inst, llvm::StringRef name) const { return model_.get(inst, name); }
   /// A string value owned by the export (outlives the mapper call).
   runtime::Value str(llvm::StringRef s) { return arena_.str(s); }
+  /// The export's value allocator (lists and dicts a mapper builds).
+  runtime::ValueArena& arena() { return arena_; }
   /// Stores `content` in the artifact's files set; returns its sha1 hex.
   std::string addFile(llvm::StringRef content);
 
@@ -90,6 +92,11 @@ class DependencyView {
   virtual runtime::InstanceId instance(uint32_t resource) const = 0;
   /// The exported value of a field (Unknown when undefined, nullptr when the type has no such field).
   virtual const runtime::Value* field(uint32_t resource, llvm::StringRef name) const = 0;
+  /// The unversioned resource id ("std::File[h1,path=/x]") and its agent.
+  virtual llvm::StringRef id(uint32_t resource) const { (void)resource; return {}; }
+  virtual llvm::StringRef agent(uint32_t resource) const { (void)resource; return {}; }
+  /// A dependency manager that failed reports why (an export error).
+  virtual void error(std::string message) const { (void)message; }
 };
 
 /// Adds requires edges (from, to) = "from requires to" between exported resources.

@@ -17,11 +17,16 @@ struct PluginSpec {
   const char* signature;
   bool allowUnknown = false;
   bool deprecated = false;
+  /// Where the plugin is defined (Python plugins: the `def` line), for duplicate-type messages.
+  SourceRange range = {};
 };
 /// Signatures of every native std plugin (the runtime registers an implementation for each).
 const std::vector<PluginSpec>& builtinPluginSpecs();
 
-Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags);
+/// `extraPlugins`: signatures of plugins implemented outside the std module (Python plugins, pybridge/),
+/// registered like the built-in ones.
+Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags,
+              llvm::ArrayRef<PluginSpec> extraPlugins = {});
 
 /// Outcome of resolving a type name (language.md §3.4 steps 1-2) from namespace `ns`.
 enum class LookupResult : uint8_t { Found, NotFound, MissingImport };

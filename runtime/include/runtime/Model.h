@@ -17,6 +17,8 @@
 
 namespace inm::runtime {
 
+class PluginRegistry;
+
 struct Instance {
   ir::EntityId entity;
   uint32_t firstSlot = 0;              // slots [firstSlot, firstSlot + entity.slots.size()) in Model
@@ -102,6 +104,8 @@ struct EvalOptions {
   /// Leave the evaluator's working tables allocated after evaluate() returns (a short-lived CLI process ends
   /// right after; freeing millions of small objects would cost ~5% of a large compile).
   bool skipTeardown = false;
+  /// Plugin implementations beyond the built-in ones (Python plugins, pybridge/); looked up after them.
+  const PluginRegistry* extraPlugins = nullptr;
 };
 
 /// Executes the program. Errors (with the reference's exception classes and wrapping) go to `diags`;

@@ -22,6 +22,7 @@ struct PluginResult {
   Value value;
   DiagKind errorKind = DiagKind::ExplicitPlugin;  // e.g. ExplicitPlugin, External, Runtime, PluginType
   std::string message;
+  std::string cause;  ///< optional "caused by" text shown under the error (e.g. a type check's detail)
 
   static PluginResult ok(Value v) { PluginResult r; r.value = v; return r; }
   static PluginResult error(DiagKind kind, std::string msg) {
@@ -55,6 +56,8 @@ class PluginContext {
   virtual bool hasVariable(llvm::StringRef name) { (void)name; return true; }
   /// Logs a warning (deprecations).
   virtual void warn(std::string message) = 0;
+  /// False when declared parameter `i` was omitted by the caller (it has a default; args[i] is null).
+  virtual bool argGiven(size_t i) { (void)i; return true; }
 };
 
 /// args[i] is the value bound to the i-th declared parameter (Null when omitted without default is

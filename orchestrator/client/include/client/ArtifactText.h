@@ -22,7 +22,12 @@ struct ArtifactParts {
   std::set<std::string> types;         // resource types (the id before '[')
   nlohmann::json files = nlohmann::json::object();          // sha1 -> content, as in the artifact
   nlohmann::json resourceSets = nlohmann::json::object();   // set name -> unversioned ids
+  nlohmann::json pythonCode = nlohmann::json::array();      // the optional `python_code` (docs/pybridge.md)
 };
+
+/// The sources of a codebatched body for one resource type, from an artifact's `python_code`:
+/// {sha1: [path, python module name, [requirements]]}, e.g. "plugins/sub/x.py" of module m -> "inmanta_plugins.m.sub.x".
+nlohmann::json codeSources(const nlohmann::json& pythonCode);
 
 /// Splits and rewrites `text` for model version `version`.
 llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version);

@@ -1,0 +1,300 @@
+// Python `@provider` handlers behind the executor's C++ handler API (see PyHandlers.h). A CRUDHandler subclass
+// becomes a C++ CRUDHandler whose read/create/update/delete (and pre/post/facts/reload) call the Python methods,
+// so the §8.2 algorithm, the dependency gate and the error handling are the C++ framework's; other providers run
+// their Python `execute`. The Python HandlerContext of an action writes into the C++ context through `_inm.ctx_*`.
+// Invariants: every Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++
+// exception of the same meaning, any other Python exception a std::runtime_error carrying the Python traceback.
+#include "Bridge.h"
+
+#include "pybridge/PyHandlers.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+
+#include <fstream>
+
+namespace inm::pybridge {
+
+namespace {
+
+using executor::HandlerContext;
+using executor::Json;
+using executor::Resource;
+
+/// Holds the GIL for a scope.
+class Gil {
+ public:
+  Gil() : state_(PyGILState_Ensure()) {}
+  ~Gil() { PyGILState_Release(state_); }
+
+ private:
+  PyGILState_STATE state_;
+};
+
+PyObject* handlersModule() {
+  static PyObject* mod = PyImport_ImportModule("inmanta._handlers");
+  return mod;
+}
+
+HandlerContext* ctxOf(PyObject* capsule) {
+  return static_cast<HandlerContext*>(PyCapsule_GetPointer(capsule, "inm.ctx"));
+}
+
+/// Runs `fn` on the context in `capsule`, turning a C++ exception (InvalidOperation, bad JSON) into a Python one.
+template <typename Fn>
+PyObject* withCtx(PyObject* capsule, Fn&& fn) {
+  HandlerContext* ctx = ctxOf(capsule);
+  if (!ctx) return nullptr;
+  try {
+    fn(*ctx);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* ctxLog(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char *level, *msg, *kwargs;
+  if (!PyArg_ParseTuple(args, "Osss", &cap, &level, &msg, &kwargs)) return nullptr;
+  return withCtx(cap, [&](HandlerContext& c) { c.log(level, msg, Json::parse(kwargs)); });
+}
+PyObject* ctxStatus(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char* name;
+  if (!PyArg_ParseTuple(args, "Os", &cap, &name)) return nullptr;
+  return withCtx(cap, [&](HandlerContext& c) { c.setStatus(name); });
+}
+PyObject* ctxChange(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char* change;
+  if (!PyArg_ParseTuple(args, "Os", &cap, &change)) return nullptr;
+  std::string ch = change;
+  return withCtx(cap, [&](HandlerContext& c) {
+    if (ch == "created") c.setCreated();
+    else if (ch == "updated") c.setUpdated();
+    else if (ch == "purged") c.setPurged();
+  });
+}
+PyObject* ctxChanges(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char* changes;
+  if (!PyArg_ParseTuple(args, "Os", &cap, &changes)) return nullptr;
+  return withCtx(cap, [&](HandlerContext& c) { c.updateChanges(Json::parse(changes)); });
+}
+PyObject* ctxFact(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char *name, *value;
+  int expires;
+  if (!PyArg_ParseTuple(args, "Ossp", &cap, &name, &value, &expires)) return nullptr;
+  return withCtx(cap, [&](HandlerContext& c) { c.setFact(name, value, expires != 0); });
+}
+
+PyMethodDef kCtxMethods[] = {
+    {"ctx_log", ctxLog, METH_VARARGS, "log line with JSON kwargs into the action's context"},
+    {"ctx_status", ctxStatus, METH_VARARGS, "set the action's resource state"},
+    {"ctx_change", ctxChange, METH_VARARGS, "created / updated / purged"},
+    {"ctx_changes", ctxChanges, METH_VARARGS, "record changes given as JSON"},
+    {"ctx_fact", ctxFact, METH_VARARGS, "report a fact"},
+    {nullptr, nullptr, 0, nullptr}};
+
+std::string resourceJson(const Resource& r) { return Json{{"id", r.id}, {"attributes", r.attributes}}.dump(); }
+
+/// The Python handler instance of one action and its Python HandlerContext.
+class PyHandlerState {
+ public:
+  explicit PyHandlerState(size_t index) : index_(index) {}
+  ~PyHandlerState() {
+    if (!self_ && !ctx_) return;
+    Gil gil;
+    Py_XDECREF(self_);
+    Py_XDECREF(ctx_);
+    Py_XDECREF(capsule_);
+  }
+
+  /// Calls `method`; returns its JSON result or throws the matching C++ exception.
+  Json call(HandlerContext* ctx, const char* method, const Resource* r, const std::string& extra = "") {
+    Gil gil;
+    PyObject* mod = handlersModule();
+    if (!mod) throw std::runtime_error("cannot import inmanta._handlers: " + takePythonError());
+    if (!self_) {
+      self_ = PyObject_CallMethod(mod, "new", "n", Py_ssize_t(index_));
+      if (!self_) throw std::runtime_error(takePythonError());
+    }
+    if (ctx && ctx != ctxPtr_) {
+      Py_XDECREF(ctx_);
+      Py_XDECREF(capsule_);
+      capsule_ = PyCapsule_New(ctx, "inm.ctx", nullptr);
+      ctx_ = PyObject_CallMethod(mod, "context", "OO", capsule_, ctx->isDryRun() ? Py_True : Py_False);
+      ctxPtr_ = ctx;
+      if (!ctx_) throw std::runtime_error(takePythonError());
+    }
+    std::string rj = r ? resourceJson(*r) : std::string("{}");
+    PyObject* res = PyObject_CallMethod(mod, "call", "OsOss", self_, method, ctx_ ? ctx_ : Py_None, rj.c_str(),
+                                        extra.c_str());
+    if (!res) throw std::runtime_error(takePythonError());
+    std::string tag = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 0));
+    std::string payload = PyTuple_Size(res) > 1 ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)) : "";
+    Py_DECREF(res);
+    if (tag == "ok") return Json::parse(payload);
+    if (tag == "purged") throw executor::ResourcePurged();
+    if (tag == "skip") throw executor::SkipResource(payload);
+    if (tag == "skipdep") throw executor::SkipResourceForDependencies(payload);
+    throw std::runtime_error(payload);
+  }
+
+ private:
+  size_t index_;
+  PyObject* self_ = nullptr;
+  PyObject* ctx_ = nullptr;
+  PyObject* capsule_ = nullptr;
+  HandlerContext* ctxPtr_ = nullptr;
+};
+
+class PyCrudHandler final : public executor::CRUDHandler {
+ public:
+  explicit PyCrudHandler(size_t index) : py_(index) {}
+  void readResource(HandlerContext& ctx, Resource& current) override {
+    Json attrs = py_.call(&ctx, "read_resource", &current);
+    for (auto& [k, v] : attrs.items()) current.attributes[k] = v;
+  }
+  void createResource(HandlerContext& ctx, const Resource& desired) override {
+    py_.call(&ctx, "create_resource", &desired);
+  }
+  void updateResource(HandlerContext& ctx, const Json& changes, const Resource& desired) override {
+    py_.call(&ctx, "update_resource", &desired, changes.dump());
+  }
+  void deleteResource(HandlerContext& ctx, const Resource& desired) override {
+    py_.call(&ctx, "delete_resource", &desired);
+  }
+  void pre(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "pre", &r); }
+  void post(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "post", &r); }
+  Json facts(HandlerContext& ctx, const Resource& r) override { return py_.call(&ctx, "facts", &r); }
+  bool canReload() const override { return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true; }
+  void doReload(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "do_reload", &r); }
+  void close() override { py_.call(nullptr, "close", nullptr); }
+
+ private:
+  PyHandlerState py_;
+};
+
+/// A ResourceHandler subclass: its Python `execute` (check/list/do) runs the action.
+class PyResourceHandler final : public executor::HandlerAPI {
+ public:
+  explicit PyResourceHandler(size_t index) : py_(index) {}
+  void execute(HandlerContext& ctx, const Resource& r, bool dryRun) override {
+    py_.call(&ctx, "execute", &r, dryRun ? "true" : "false");
+  }
+  Json facts(HandlerContext& ctx, const Resource& r) override { return py_.call(&ctx, "facts", &r); }
+  bool canReload() const override { return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true; }
+  void doReload(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "do_reload", &r); }
+  void close() override { py_.call(nullptr, "close", nullptr); }
+
+ private:
+  PyHandlerState py_;
+};
+
+llvm::Error makeError(const std::string& msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+
+bool writeFile(const std::string& path, const std::string& content) {
+  llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  return bool(out);
+}
+
+} // namespace
+
+PyMethodDef* handlerContextMethods() { return kCtxMethods; }
+
+std::vector<PythonModule> modulesInDir(const std::string& dir) {
+  std::vector<PythonModule> out;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
+    if (llvm::sys::fs::is_regular_file(it->path() + "/plugins/__init__.py"))
+      out.push_back({llvm::sys::path::filename(it->path()).str(), it->path()});
+  std::sort(out.begin(), out.end(), [](const PythonModule& a, const PythonModule& b) { return a.name < b.name; });
+  return out;
+}
+
+llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& artifactPath, const std::string& dir) {
+  auto buf = llvm::MemoryBuffer::getFile(artifactPath);
+  if (!buf) return makeError("cannot read " + artifactPath + ": " + buf.getError().message());
+  try {
+    Json art = Json::parse((*buf)->getBuffer().begin(), (*buf)->getBuffer().end());
+    if (!art.contains("python_code")) return std::vector<PythonModule>{};
+    const Json& files = art.at("files");
+    for (const Json& m : art.at("python_code")) {
+      std::string module = m.at("module").get<std::string>();
+      if (module.empty() || module.find('/') != std::string::npos || module[0] == '.')
+        return makeError("python_code of " + artifactPath + " names an invalid module '" + module + "'");
+      for (auto& [path, sha] : m.at("files").items()) {
+        if (path.find("..") != std::string::npos || path.empty() || path[0] == '/')
+          return makeError("python_code of module " + module + " has an invalid path '" + path + "'");
+        std::string hash = sha.get<std::string>();
+        if (!files.contains(hash))
+          return makeError("python_code file " + module + "/" + path + " (" + hash + ") is not in the artifact's files");
+        const Json& content = files.at(hash);
+        if (!content.is_string())
+          return makeError("python_code file " + module + "/" + path + " is not UTF-8 text");
+        if (!writeFile(dir + "/" + module + "/" + path, content.get<std::string>()))
+          return makeError("cannot write " + dir + "/" + module + "/" + path);
+      }
+    }
+  } catch (const Json::exception& e) {
+    return makeError("malformed artifact " + artifactPath + ": " + e.what());
+  }
+  return modulesInDir(dir);
+}
+
+llvm::Error registerPythonHandlers(const std::vector<PythonModule>& modules, executor::HandlerRegistry& registry) {
+  if (modules.empty()) return llvm::Error::success();
+  std::string error;
+  if (!startInterpreter(error)) return makeError(error);
+  PyObject* list = PyList_New(0);
+  for (const PythonModule& m : modules) {
+    PyObject* t = Py_BuildValue("(ss)", m.name.c_str(), (m.moduleDir + "/plugins").c_str());
+    PyList_Append(list, t);
+    Py_DECREF(t);
+  }
+  PyObject* res = PyObject_CallOneArg(refs().bridgeLoad, list);
+  Py_DECREF(list);
+  if (!res) return makeError(takePythonError());
+  PyObject* errors = PyTuple_GET_ITEM(res, 2);
+  if (PyList_Size(errors) > 0) {
+    std::string text;
+    for (Py_ssize_t i = 0; i < PyList_Size(errors); ++i) {
+      PyObject* e = PyList_GET_ITEM(errors, i);
+      text += std::string("module ") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 0)) + ": " +
+              PyUnicode_AsUTF8(PyTuple_GET_ITEM(e, 2)) + "\n";
+    }
+    Py_DECREF(res);
+    return makeError("cannot load the Python code:\n" + text);
+  }
+  Py_DECREF(res);
+  PyObject* mod = handlersModule();
+  PyObject* providers = mod ? PyObject_CallMethod(mod, "providers", nullptr) : nullptr;
+  if (!providers) return makeError(takePythonError());
+  for (Py_ssize_t i = 0; i < PyList_Size(providers); ++i) {
+    const char* type;
+    Py_ssize_t index;
+    int crud;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(providers, i), "snp", &type, &index, &crud)) {
+      PyErr_Clear();
+      continue;
+    }
+    size_t idx = size_t(index);
+    if (crud) registry.add(type, [idx] { return std::make_unique<PyCrudHandler>(idx); });
+    else registry.add(type, [idx] { return std::make_unique<PyResourceHandler>(idx); });
+  }
+  Py_DECREF(providers);
+  // Executor workers call handlers from their own threads: give the GIL up on this one.
+  PyEval_SaveThread();
+  return llvm::Error::success();
+}
+
+} // namespace inm::pybridge

@@ -1,0 +1,51 @@
+// Entry of the Python bridge: a project's module `plugins/` packages, imported as `inmanta_plugins.<module>`
+// in an embedded CPython, become plugin signatures for ir::lower, plugin implementations for
+// runtime::evaluate, resource registrations for exporter::exportModel, and the code registered with the
+// version. Runs between loadProject and lower. Invariant: a project without Python plugin packages starts no
+// interpreter (findPythonModules is plain file-system work and loadPython returns an inactive setup).
+#pragma once
+
+#include "exporter/Exporter.h"
+#include "exporter/ResourceRegistry.h"
+#include "frontend/Project.h"
+#include "ir/Lower.h"
+#include "runtime/Plugins.h"
+#include "support/Diagnostics.h"
+
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace inm::pybridge {
+
+/// A module of the project with a Python plugins package.
+struct PythonModule {
+  std::string name;       ///< top-level module name ("fs")
+  std::string moduleDir;  ///< the module's directory
+};
+
+/// What the Python code of the project contributes to the pipeline (owned by the driver).
+struct PythonSetup {
+  std::deque<std::string> signatures;        ///< storage behind pluginSpecs[i].signature
+  std::vector<ir::PluginSpec> pluginSpecs;   ///< for ir::lower
+  runtime::PluginRegistry plugins;           ///< for EvalOptions::extraPlugins
+  exporter::ResourceRegistry resources;      ///< std + Python registrations, for ExportOptions::registry
+  std::vector<exporter::ModuleCode> code;    ///< for ExportOptions::code
+  bool active = false;                       ///< an interpreter was started
+
+  PythonSetup() : resources(exporter::ResourceRegistry::standard()) {}
+};
+
+/// The loaded modules (other than std, whose plugins are native) that have `plugins/__init__.py`.
+std::vector<PythonModule> findPythonModules(const frontend::Project& project);
+
+/// Starts the interpreter (if `modules` is not empty), imports every module's plugins package and collects
+/// its plugins and resource classes into `out`. Import errors and invalid annotations are diagnostics.
+void loadPython(const frontend::Project& project, const std::vector<PythonModule>& modules, SourceManager& sm,
+                DiagnosticEngine& diags, PythonSetup& out);
+
+/// Directory of our `inmanta` Python package (install or source tree), "" if not found.
+std::string pythonPackageDir();
+
+} // namespace inm::pybridge

@@ -1,0 +1,1 @@
+# inmanta.agent: the handler API (handler.py) for Python resource handlers.

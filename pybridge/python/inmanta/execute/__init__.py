@@ -1,0 +1,1 @@
+# inmanta.execute: the values a plugin sees (util: Unknown, NoneValue; proxy: instance/list/dict proxies).

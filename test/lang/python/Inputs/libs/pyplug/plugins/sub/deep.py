@@ -1,0 +1,5 @@
+from ..helpers import upper
+
+
+def bang():
+    return upper("!")
