@@ -336,7 +336,12 @@ asio::awaitable<Result> Service::release(std::string env, int64_t version) {
   auto row = co_await blocking([&] { return store_.releaseVersion(env, version); });
   if (!row) co_return Result::error(row.takeError());
   logLine("info", "version_released", {{"environment", env}, {"version", std::to_string(version)}});
-  if (scheduler_) scheduler_->ensureRunning(env);
+  if (scheduler_) {
+    // A halted environment's scheduler stays stopped until resume.
+    auto e = co_await blocking([&] { return store_.getEnvironment(env); });
+    if (!e) llvm::consumeError(e.takeError());
+    else if (!(*e)["halted"].get<bool>()) scheduler_->ensureRunning(env);
+  }
   co_return Result::of(std::move(*row));
 }
 
