@@ -13,7 +13,9 @@ JOBS="${JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake ninja-build ccache g++ python3 antlr4 libantlr4-runtime-dev
   default-jre-headless llvm-14-dev llvm-14-tools libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
   libgit2-dev libpqxx-dev libboost-dev libssl-dev libgtest-dev googletest clang-14 libclang-rt-14-dev
-  postgresql-15 python3-dev libre2-dev zlib1g-dev)
+  postgresql-15 python3-dev libre2-dev zlib1g-dev chromium)
+# The web console (console/) builds with npm; Debian's nodejs/npm only where no npm is installed already.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
@@ -38,6 +40,8 @@ if [[ "${INM_SKIP_DEPS:-0}" != 1 ]]; then
 fi
 
 cd "$ROOT"
+# ccache hits whatever folder the checkout is in (a CI clone, a worktree): paths are hashed relative to the root.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   # shellcheck disable=SC2086
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" ${CMAKE_EXTRA:-} >/dev/null
@@ -51,3 +55,18 @@ if ! ninja -C "$BUILD_DIR" -j "$JOBS" ${TARGETS:-} >"$log" 2>&1; then
   exit 1
 fi
 echo "setup: $BUILD_DIR up to date ($((SECONDS - start)) s)"
+
+# The web console: `npm ci && npm run build` into console/dist when dist is missing or anything in console/ (outside
+# node_modules and dist) is newer than it. INM_SKIP_CONSOLE=1 skips it.
+if [[ "${INM_SKIP_CONSOLE:-0}" != 1 && -f console/package.json ]]; then
+  if [[ ! -f console/dist/index.html ]] || [[ -n "$(find console -path console/node_modules -prune -o -path console/dist -prune \
+      -o -path console/e2e -prune -o -type f -newer console/dist/index.html -print -quit)" ]]; then
+    cstart=$SECONDS
+    if ! (cd console && npm ci --no-audit --no-fund --loglevel=error && npm run build) >"$BUILD_DIR/console.log" 2>&1; then
+      tail -n 40 "$BUILD_DIR/console.log"
+      echo "setup: console build FAILED (full log: $BUILD_DIR/console.log)" >&2
+      exit 1
+    fi
+    echo "setup: console/dist built ($((SECONDS - cstart)) s)"
+  fi
+fi

@@ -69,6 +69,17 @@ echo "$integ_out" | grep -E '(\.\.\. (FAIL|ERROR)|^(FAIL|ERROR):|^integration:)'
 ((integ_rc == 0)) || { echo "$integ_out" | tail -n 80; fail=1; }
 phase_done integration
 
+# The web console end to end: real Chromium against the real server (test/console/run_e2e.py); screenshots go to
+# $BUILD_DIR/console-e2e (docs/console/ holds the committed ones). INM_SKIP_CONSOLE=1 skips it.
+if [[ "${INM_SKIP_CONSOLE:-0}" != 1 ]]; then
+  echo "== console e2e (Chromium, test/console) =="
+  console_out=$(python3 test/console/run_e2e.py --build "$BUILD_DIR" --shots "$BUILD_DIR/console-e2e" 2>&1)
+  console_rc=$?
+  echo "$console_out" | grep -E '^(console e2e|FAIL|SKIP|metrics:|[0-9]+ passed)' | head -n 40
+  ((console_rc == 0)) || { echo "$console_out" | tail -n 60; fail=1; }
+  phase_done console-e2e
+fi
+
 echo "== lit (test/lang) =="
 lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&1)
 lit_rc=$?

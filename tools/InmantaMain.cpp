@@ -10,6 +10,7 @@
 #include "ir/Lower.h"
 #include "passes/Pipeline.h"
 #include "runtime/Model.h"
+#include "ExportPush.h"
 #include "Verbs.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -34,7 +35,9 @@ struct Options {
   std::string command;
   std::string mainFile = "main.cf";
   std::string projectDir = ".";
-  std::string exportFile;       // export -j FILE
+  std::string exportFile;       // export -j FILE (--export-json FILE)
+  bool compileData = false;     // --export-compile-data: write the diagnostics as JSON
+  std::string compileDataFile;  // --export-compile-data-file FILE (default compile_data.json)
   bool syntaxOnly = false;
   bool dumpAst = false;
   bool dumpIr = false;
@@ -43,6 +46,7 @@ struct Options {
   bool warningsOff = false;
   bool deploy = false;
   int verbose = 0;
+  tools::PushFlags push;      // export to a server (no -j)
 };
 
 void printHelp(llvm::raw_ostream& os) {
@@ -62,7 +66,16 @@ void printHelp(llvm::raw_ostream& os) {
         "  --no-cache         accepted for compatibility (there is no parse cache)\n"
         "  -X                 accepted for compatibility (no Python stack traces)\n"
         "  -j FILE            (export) write the artifact JSON to FILE\n"
-        "  -d                 (export) release and deploy (needs a server)\n"
+        "  --export-json FILE the same as -j; `inmanta-compile --export-json F` compiles and writes F\n"
+        "  --export-compile-data [--export-compile-data-file FILE]\n"
+        "                     write the errors as JSON ({\"errors\": [...]}) to FILE (default compile_data.json)\n"
+        "  -d                 (export) release the pushed version\n"
+        "  -e ENV             (export) push to this environment (else [config] environment)\n"
+        "  --server_address H, --server_port P, --token T, --ssl|--no-ssl, --ssl-ca-cert F\n"
+        "                     (export) the server (else [compiler_rest_transport] in .inmanta)\n"
+        "  -m, --metadata JSON  (export) version_info.export_metadata\n"
+        "  --partial, --delete-resource-set S  (export) partial export\n"
+        "  -c FILE            read this configuration file too\n"
         "  --version, --help\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
     os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')
@@ -91,8 +104,29 @@ std::string secondsSince(std::chrono::steady_clock::time_point t0) {
   return buf;
 }
 
+/// Writes the errors as {"errors": [diagnostic JSON…]} for --export-compile-data (the server's compile report).
+void writeCompileData(const DiagnosticEngine& diags, const Options& opts) {
+  if (!opts.compileData) return;
+  std::string path = opts.compileDataFile.empty() ? "compile_data.json" : opts.compileDataFile;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "error: cannot write the compile data to " << path << ": " << ec.message() << "\n";
+    return;
+  }
+  out << "{\"errors\": [";
+  bool first = true;
+  for (const Diagnostic& d : diags.all()) {
+    if (d.severity != Severity::Error) continue;
+    out << (first ? "" : ", ") << diags.toJson(d);
+    first = false;
+  }
+  out << "]}\n";
+}
+
 /// Prints the diagnostics and, on errors, the reference-style failure summary. Returns the exit code.
 int finish(const DiagnosticEngine& diags, const Options& opts, const char* banner) {
+  writeCompileData(diags, opts);
   diags.render(llvm::errs(), opts.json ? DiagFormat::Json : DiagFormat::Text);
   if (!diags.hasErrors()) return 0;
   if (!opts.json) {
@@ -114,6 +148,66 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
   llvm::errs().flush();
   std::fflush(nullptr);
   _exit(rc);
+}
+
+/// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
+int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
+               DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0) {
+  const char* banner = "EXPORT FAILURE";
+  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  if (!session) {
+    diags.error(DiagKind::Export, SourceRange{}, llvm::toString(session.takeError()));
+    return finish(diags, opts, banner);
+  }
+  if (!*session) {
+    diags.error(DiagKind::Export, SourceRange{},
+                "no server configured: use `inmanta export -j FILE`, or name the server with -e ENV "
+                "--server_address H --server_port P (or [config] environment in .inmanta)");
+    return finish(diags, opts, banner);
+  }
+  client::Client& client = *(*session)->client;
+  const std::string server = client.endpoint().address();
+  auto t1 = std::chrono::steady_clock::now();
+  int64_t version = 0;
+  if (!opts.push.partial) {
+    auto v = client::reserveVersion(client);
+    if (!v) {
+      diags.error(DiagKind::Export, SourceRange{},
+                  "reserving a version on " + server + ": " + llvm::toString(v.takeError()));
+      return finish(diags, opts, banner);
+    }
+    version = *v;
+  }
+  exporter::ExportOptions xo;
+  xo.projectDir = projectDir;
+  xo.version = version;
+  xo.environment = client.endpoint().environment;
+  std::string artifact;
+  llvm::raw_string_ostream out(artifact);
+  exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
+  out.flush();
+  if (diags.hasErrors()) return finish(diags, opts, banner);
+  if (opts.verbose >= 3)
+    llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t1) << " seconds\n";
+  auto t2 = std::chrono::steady_clock::now();
+  auto pushed = client::pushArtifact(client, artifact, version, (*session)->options,
+                                     opts.verbose >= 2 ? &llvm::errs() : nullptr);
+  if (!pushed) {
+    diags.error(DiagKind::Export, SourceRange{},
+                "exporting to " + server + ": " + llvm::toString(pushed.takeError()));
+    return finish(diags, opts, banner);
+  }
+  if (opts.verbose >= 3) {
+    llvm::errs() << "Pushing the version took " << secondsSince(t2) << " seconds\n";
+    llvm::errs() << "From the end of compilation to the server's last answer took " << secondsSince(t1)
+                 << " seconds\n";
+    llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
+  }
+  llvm::outs() << "Committed resources with version " << pushed->version << "\n";
+  if (opts.push.release) llvm::outs() << "Released version " << pushed->version << "\n";
+  llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
+               << " files, " << s.agents << " agents) to " << server << " in " << secondsSince(t0) << " s\n";
+  return finish(diags, opts, banner);
 }
 
 int runPipeline(const Options& opts) {
@@ -165,12 +259,8 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0));
   if (isExport) {
-    if (opts.exportFile.empty()) {
-      diags.error(DiagKind::Export, SourceRange{},
-                  "pushing to a server is not available yet: use `inmanta export -j FILE`");
-      exitNow(finish(diags, opts, banner));
-    }
     std::error_code ec;
     llvm::raw_fd_ostream out(opts.exportFile, ec);
     if (ec) {
@@ -241,13 +331,23 @@ int main(int argc, char** argv) {
     if (!tools::kCliMain) return usage("inmanta-cli is not built yet");
     return tools::kCliMain(args);
   }
-  // Orchestrator verbs: the first non-option argument names one; global -v flags may precede it.
+  // Orchestrator verbs: the first non-option argument names one. Global -v flags and the reference's global
+  // `-c FILE` / `--config FILE` may precede it; the config flags are handed on to the verb in front of its own.
+  std::vector<std::string> globalConfig;
   for (size_t i = 0; i < args.size() && opts.command.empty(); ++i) {
     const std::string& a = args[i];
     if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if ((a == "-c" || a == "--config") && i + 1 < args.size()) {
+      globalConfig.insert(globalConfig.end(), {"-c", args[++i]});
+      continue;
+    }
     if (a.empty() || a[0] == '-') break;
-    for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
-      if (a == v->name) return v->run(std::vector<std::string>(args.begin() + long(i) + 1, args.end()), opts.verbose);
+    for (const tools::Verb* v = tools::kVerbs; v->name; ++v) {
+      if (a != v->name) continue;
+      std::vector<std::string> verbArgs = globalConfig;
+      verbArgs.insert(verbArgs.end(), args.begin() + long(i) + 1, args.end());
+      return v->run(verbArgs, opts.verbose);
+    }
     break;
   }
   opts.verbose = 0;
@@ -271,9 +371,48 @@ int main(int argc, char** argv) {
     if (a == "--diagnostics-format=text") { opts.json = false; continue; }
     if (a == "--warnings=ignore") { opts.warningsOff = true; continue; }
     if (a.rfind("--warnings=", 0) == 0) continue;
-    if (a == "-d") { opts.deploy = true; continue; }
+    if (a == "-d") { opts.deploy = opts.push.release = true; continue; }
+    // export push flags (and the value-taking flags of the reference that we accept and ignore)
+    auto need = [&](std::string& into) -> bool { into = value(a.c_str()); return !into.empty(); };
+    if (a == "-c" || a == "--config") {
+      std::string f;
+      if (!need(f)) return usage(a + " needs a file");
+      opts.push.configFiles.push_back(f);
+      continue;
+    }
+    if (a == "-e") { if (!need(opts.push.environment)) return usage("-e needs an environment id"); continue; }
+    if (a == "--server_address" || a == "--server-address") {
+      if (!need(opts.push.serverAddress)) return usage(a + " needs a host");
+      continue;
+    }
+    if (a == "--server_port" || a == "--server-port") {
+      if (!need(opts.push.serverPort)) return usage(a + " needs a port");
+      continue;
+    }
+    if (a == "--token") { if (!need(opts.push.token)) return usage("--token needs a token"); continue; }
+    if (a == "--ssl-ca-cert") { if (!need(opts.push.sslCaCert)) return usage("--ssl-ca-cert needs a file"); continue; }
+    if (a == "--ssl") { opts.push.ssl = 1; continue; }
+    if (a == "--no-ssl") { opts.push.ssl = 0; continue; }
+    if (a == "-m" || a == "--metadata") { if (!need(opts.push.metadata)) return usage(a + " needs JSON"); continue; }
+    if (a == "--partial") { opts.push.partial = true; continue; }
+    if (a == "--delete-resource-set") {
+      std::string set;
+      if (!need(set)) return usage("--delete-resource-set needs a set name");
+      opts.push.deleteResourceSets.push_back(set);
+      continue;
+    }
+    if (a == "--export-plugin") {
+      std::string ignored;
+      if (!need(ignored)) return usage(a + " needs a value");
+      llvm::errs() << "inmanta: note: ignoring option " << a << "\n";
+      continue;
+    }
     if (a == "-f") { opts.mainFile = value("-f"); if (opts.mainFile.empty()) return usage("-f needs a file"); continue; }
     if (a == "-j") { opts.exportFile = value("-j"); if (opts.exportFile.empty()) return usage("-j needs a file"); continue; }
+    if (a == "--export-json") { opts.exportFile = value(""); if (opts.exportFile.empty()) return usage("--export-json needs a file"); continue; }
+    if (a.rfind("--export-json=", 0) == 0) { opts.exportFile = a.substr(14); continue; }
+    if (a == "--export-compile-data") { opts.compileData = true; continue; }
+    if (a == "--export-compile-data-file") { opts.compileDataFile = value(""); if (opts.compileDataFile.empty()) return usage("--export-compile-data-file needs a file"); continue; }
     if (a == "--project") { opts.projectDir = value("--project"); continue; }
     if (!a.empty() && a[0] != '-' && opts.command.empty()) { opts.command = a; continue; }
     if (!a.empty() && a[0] == '-' && opts.command.empty()) return usage("unknown option " + a);
@@ -283,5 +422,7 @@ int main(int argc, char** argv) {
   }
   if (opts.command.empty()) { printHelp(llvm::errs()); return 2; }
   if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
+  // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export -j.
+  if (opts.command == "compile" && !opts.exportFile.empty()) opts.command = "export";
   return runPipeline(opts);
 }

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""bench/push: for each size, generate WORK/nN with the shared kit's genmodel.py (reused when present), start a
+server (the real `inmanta server` on a private PostgreSQL from test/integration/harness.py, or sink.py), create a
+project and environment, then run `inmanta -vvv export -d` RUNS times and report, as medians: the time from the
+end of compilation to the release answer (the driver's own log line), its phases (artifact rewrite, file
+uploads, put_version, release), and the server's peak RSS (VmHWM from /proc/<pid>/status after the runs)."""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "integration"))
+import harness  # noqa: E402
+
+
+def vmhwm_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def has_server_verb(inmanta):
+    out = subprocess.run([inmanta, "--help"], capture_output=True, text=True).stdout
+    return re.search(r"^\s+server\s", out, re.M) is not None
+
+
+class Server:
+    def __init__(self, kind, inmanta, work):
+        self.kind = kind
+        self.cluster = None
+        self.port = None
+        if kind == "sink":
+            portfile = os.path.join(work, "sink.port")
+            if os.path.exists(portfile):
+                os.remove(portfile)
+            self.proc = harness.Process([sys.executable, os.path.join(HERE, "sink.py"), portfile])
+            harness.wait_for(lambda: os.path.exists(portfile) and open(portfile).read(), what="sink port")
+            self.port = int(open(portfile).read())
+            return
+        self.cluster = harness.PgCluster().start()
+        db = "bench"
+        self.cluster.psql(f"CREATE DATABASE {db}")
+        self.port = harness.free_port()
+        cfg = os.path.join(work, "server.cfg")
+        with open(cfg, "w") as f:
+            f.write(f"[database]\nhost=127.0.0.1\nport={self.cluster.port}\nname={db}\nusername=postgres\n"
+                    f"password=\n[server]\nbind-address=127.0.0.1\nbind-port={self.port}\n"
+                    f"[config]\nstate-dir={work}/state\nlog-dir={work}/log\n")
+        self.proc = harness.Process([inmanta, "-c", cfg, "server"])
+
+        def up():
+            for path in ("/api/v2/health", "/api/v1/serverstatus"):
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as r:
+                        if r.status == 200:
+                            return True
+                except Exception:
+                    pass
+            if not self.proc.alive():
+                raise RuntimeError("inmanta server exited:\n" + self.proc.output()[-3000:])
+            return False
+        harness.wait_for(up, timeout=60, what="inmanta server")
+
+    def stop(self):
+        self.proc.stop()
+        if self.cluster:
+            self.cluster.destroy()
+
+
+def environment(inmanta, port, kind):
+    if kind == "sink":
+        return "6f0b1c2d-0000-4000-8000-000000000001"
+    cli = os.path.join(os.path.dirname(inmanta), "inmanta-cli")
+    base = [cli, "--host", "127.0.0.1", "--port", str(port)]
+    subprocess.run(base + ["project", "create", "-n", "bench"], check=True, capture_output=True)
+    out = subprocess.run(base + ["--json", "environment", "create", "-n", "bench", "-p", "bench"], check=True,
+                         capture_output=True, text=True).stdout
+    env = json.loads(out)["id"]
+    # keep the bench about the push: no deploys
+    subprocess.run(base + ["environment", "setting", "set", "-e", env, "-k", "auto_deploy", "-o", "false"],
+                   capture_output=True)
+    return env
+
+
+PHASES = {"rewrite": r"push: reading the artifact took ([0-9.]+)",
+          "files": r"push: uploading \d+ files .* took ([0-9.]+)",
+          "serialise": r"push: serialising put_version .* took ([0-9.]+)",
+          "put_version": r"push: put_version took ([0-9.]+)",
+          "release": r"push: release took ([0-9.]+)",
+          "generate": r"Generating resources from the compiled model took ([0-9.]+)",
+          "total": r"From the end of compilation to the server's last answer took ([0-9.]+)"}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--inmanta", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--kit", required=True)
+    ap.add_argument("--server", default="auto", choices=["auto", "real", "sink"])
+    args = ap.parse_args()
+    kind = args.server if args.server != "auto" else ("real" if has_server_verb(args.inmanta) else "sink")
+    os.makedirs(args.work, exist_ok=True)
+    print(f"server: {kind}")
+    for size in [int(s) for s in args.sizes.split(",")]:
+        project = os.path.join(args.work, f"n{size}")
+        if not os.path.exists(os.path.join(project, "main.cf")):
+            subprocess.run([sys.executable, os.path.join(args.kit, "genmodel.py"), "--entities", str(size),
+                            "--out", project], check=True, stdout=subprocess.DEVNULL)
+        server = Server(kind, args.inmanta, args.work)
+        try:
+            env = environment(args.inmanta, server.port, kind)
+            runs = []
+            for _ in range(args.runs):
+                p = subprocess.run([args.inmanta, "-vvv", "export", "-e", env, "--server_address", "127.0.0.1",
+                                    "--server_port", str(server.port), "-d"], cwd=project, capture_output=True,
+                                   text=True)
+                if p.returncode != 0:
+                    print(f"export failed:\n{p.stderr[-3000:]}", file=sys.stderr)
+                    return 1
+                runs.append({k: float(m.group(1)) for k, rx in PHASES.items() if (m := re.search(rx, p.stderr))})
+            hwm = vmhwm_mib(server.proc.pid)
+        finally:
+            server.stop()
+        med = {k: statistics.median(r[k] for r in runs if k in r) for k in PHASES if any(k in r for r in runs)}
+        each = ", ".join("%.2f" % r.get("total", 0) for r in runs)
+        print(f"n={size}: end of compile -> release answer {med.get('total', float('nan')):.2f} s (median of "
+              f"{len(runs)}; runs {each}); server peak RSS {hwm:.0f} MiB")
+        print("  phases (median s): " + ", ".join(f"{k} {v:.3f}" for k, v in med.items() if k != "total"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

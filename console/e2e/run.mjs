@@ -1,0 +1,420 @@
+// End-to-end test of the console in a real Chromium (Debian's /usr/bin/chromium, driven by playwright-core; no
+// browser download), against a running server given by --url (test/console/run_e2e.py starts the real
+// `inmanta server` + PostgreSQL and passes it). Without --url it starts e2e/fake-api.mjs and says so loudly.
+// Each step is one test; the run ends with "N passed, N failed, N skipped" and exits non-zero on any failure.
+// Options: --url URL  --backend NAME (printed)  --skip step=reason (repeatable)  --shots DIR (screenshots)
+//          --artifacts DIR (v1.json, v2.json from `inmanta export -j`; default: exported here with build/bin/inmanta)
+//          --big N (resources in the big environment, default 100000; 0 skips it)
+//          --inmanta BIN (export the test project with `BIN export -e … --server_address …`; else PUT /api/v1/version)
+import { chromium } from "playwright-core";
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..", "..");
+const args = process.argv.slice(2);
+const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
+const skips = new Map();
+args.forEach((a, i) => { if (a === "--skip") { const [k, ...r] = args[i + 1].split("="); skips.set(k, r.join("=")); } });
+const shots = path.resolve(opt("shots", path.join(root, "docs", "console")));
+const bigN = Number(opt("big", 100000));
+fs.mkdirSync(shots, { recursive: true });
+
+let fake = null;
+let base = opt("url", "");
+let backend = opt("backend", "real inmanta server");
+if (!base) {
+  backend = "FAKE API (e2e/fake-api.mjs): no server URL given";
+  fake = spawn(process.execPath, [path.join(here, "fake-api.mjs"), "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  base = await new Promise((res, rej) => {
+    fake.stdout.on("data", (d) => { const m = /listening (\d+)/.exec(String(d)); if (m) res(`http://127.0.0.1:${m[1]}`); });
+    fake.on("exit", (c) => rej(new Error(`fake api exited with ${c}`)));
+  });
+}
+process.on("exit", () => fake?.kill("SIGTERM"));
+console.log(`console e2e: backend ${backend} at ${base}`);
+
+// ---- REST helpers (the test's own view of the server, to check what the UI did) ----------------------------------
+async function rest(method, p, env, body) {
+  const headers = { Accept: "application/json" };
+  if (env) headers["X-Inmanta-tid"] = env;
+  let data;
+  if (body !== undefined) {
+    data = zlib.gzipSync(Buffer.from(JSON.stringify(body)));
+    headers["Content-Type"] = "application/json";
+    headers["Content-Encoding"] = "gzip";
+  }
+  const r = await fetch(base + p, { method, headers, body: data });
+  const text = await r.text();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch { json = text; }
+  return { status: r.status, json };
+}
+async function restOk(method, p, env, body) {
+  const r = await rest(method, p, env, body);
+  if (r.status !== 200) throw new Error(`${method} ${p} -> ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
+
+// put_version payload from an `inmanta export -j` artifact, as 11.5.5's exporter sends it (spec §3.4, §18).
+function putVersionPayload(artifact, version, message) {
+  const resourceState = {};
+  const resources = artifact.resources.map((r) => {
+    const { undefined: undef, version: _v, ...rest } = r;
+    const id = r.id.replace(/,v=\d+$/, "");
+    resourceState[id] = undef ? "undefined" : "available";
+    return { ...rest, id: `${id},v=${version}`, version, requires: (r.requires ?? []).map((x) => `${x.replace(/,v=\d+$/, "")},v=${version}`) };
+  });
+  return {
+    version, resources, resource_state: resourceState, unknowns: [], resource_sets: artifact.resource_sets ?? {},
+    version_info: { export_metadata: { message, type: "api" } }, compiler_version: "console-e2e",
+  };
+}
+async function exportVersion(env, artifact, message) {
+  const v = (await restOk("POST", "/api/v2/reserve_version", env, {})).data;
+  for (const [hash, content] of Object.entries(artifact.files ?? {}))
+    await restOk("PUT", `/api/v1/file/${hash}`, null, { id: hash, content: Buffer.from(content).toString("base64") });
+  await restOk("PUT", "/api/v1/version", env, putVersionPayload(artifact, v, message));
+  return v;
+}
+// The real exporter pushing to the server (`inmanta export -e … --server_address … --server_port …`), when the
+// wrapper names the binary (--inmanta); returns the version it committed.
+function cliExport(env, mainFile, message) {
+  const bin = opt("inmanta", "");
+  const u = new URL(base);
+  const out = execFileSync(bin, ["export", "-f", mainFile, "-e", env, "--server_address", u.hostname, "--server_port", u.port,
+    "-m", JSON.stringify({ message, type: "api" })], { cwd: path.join(root, "test", "console", "project"), encoding: "utf8", stdio: "pipe" });
+  const m = /Committed resources with version (\d+)/.exec(out);
+  if (!m) throw new Error(`inmanta export did not commit a version: ${out}`);
+  return Number(m[1]);
+}
+
+function artifacts() {
+  const dir = opt("artifacts", "");
+  if (dir) return [1, 2].map((n) => JSON.parse(fs.readFileSync(path.join(dir, `v${n}.json`), "utf8")));
+  const proj = path.join(root, "test", "console", "project");
+  const bin = path.join(root, process.env.BUILD_DIR ?? "build", "bin", "inmanta");
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "console-e2e-"));
+  execFileSync(bin, ["export", "-j", path.join(out, "v1.json")], { cwd: proj, stdio: "pipe" });
+  execFileSync(bin, ["export", "-f", "v2.cf", "-j", path.join(out, "v2.json")], { cwd: proj, stdio: "pipe" });
+  return [1, 2].map((n) => JSON.parse(fs.readFileSync(path.join(out, `v${n}.json`), "utf8")));
+}
+
+// ---- browser ------------------------------------------------------------------------------------------------------
+const userDir = fs.mkdtempSync(path.join(os.tmpdir(), "console-chromium-"));
+const context = await chromium.launchPersistentContext(userDir, {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  headless: true,
+  viewport: { width: 1360, height: 860 },
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const page = context.pages()[0] ?? (await context.newPage());
+page.on("dialog", (d) => d.accept());
+page.setDefaultTimeout(15000);
+const consoleErrors = [];
+page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+const results = [];
+const state = {};
+const metrics = {};
+async function step(name, fn, { needs = [] } = {}) {
+  const skip = [name, ...needs].find((k) => skips.has(k));
+  if (skip !== undefined) {
+    results.push({ name, status: "skipped", why: skips.get(skip) });
+    console.log(`SKIP ${name}: ${skips.get(skip)}`);
+    return;
+  }
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push({ name, status: "passed" });
+    console.log(`PASS ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, status: "failed" });
+    console.log(`FAIL ${name}: ${e.message.split("\n").slice(0, 6).join("\n   ")}`);
+    await page.screenshot({ path: path.join(os.tmpdir(), `console-e2e-fail-${name}.png`) }).catch(() => {});
+  }
+}
+const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+const go = (p) => page.goto(base + p);
+const expect = (cond, msg) => { if (!cond) throw new Error(msg); };
+async function waitFor(fn, what, timeout = 30000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+const [v1Artifact, v2Artifact] = artifacts();
+
+await step("create environment", async () => {
+  await go("/console/");
+  await page.waitForSelector('[data-testid="create-env"]');
+  const form = page.locator('[data-testid="create-env"]');
+  await form.locator('input[name="project_name"]').fill("e2e");
+  await form.locator('input[name="name"]').fill("dev");
+  await form.locator('input[name="description"]').fill("created by the console e2e test");
+  await form.locator('button[type="submit"]').click();
+  const link = page.locator('tr[data-env="dev"] a').first();
+  await link.waitFor();
+  const href = await link.getAttribute("href");
+  state.env = new URL(href, base).searchParams.get("env");
+  const envs = (await restOk("GET", "/api/v2/environment")).data;
+  expect(envs.some((e) => e.id === state.env && e.name === "dev"), `the server does not list environment ${state.env}`);
+  await shot("landing");
+});
+
+await step("settings: edit a typed setting", async () => {
+  await go(`/console/settings?env=${state.env}`);
+  const row = page.locator('tr[data-setting="auto_deploy"]');
+  await row.waitFor();
+  expect((await row.locator(".type").textContent()) === "bool", "auto_deploy is not shown as a bool");
+  await row.locator("select").selectOption("false");
+  await row.getByRole("button", { name: "Save" }).click();
+  await waitFor(async () => (await restOk("GET", "/api/v2/environment_settings", state.env)).data.settings.auto_deploy === false, "auto_deploy=false on the server");
+  // A value the server refuses: its message is shown.
+  const keep = page.locator('tr[data-setting="available_versions_to_keep"]');
+  await keep.locator("input").fill("12");
+  await keep.getByRole("button", { name: "Save" }).click();
+  await waitFor(async () => (await restOk("GET", "/api/v2/environment_settings", state.env)).data.settings.available_versions_to_keep === 12, "available_versions_to_keep=12");
+  await shot("settings");
+});
+
+await step("export two versions and release the first from the desired-state page", async () => {
+  if (opt("inmanta", "")) {
+    state.v1 = cliExport(state.env, "main.cf", "first rollout");
+    state.v2 = cliExport(state.env, "v2.cf", "drop legacy, add app-4");
+  } else {
+    state.v1 = await exportVersion(state.env, v1Artifact, "first rollout");
+    state.v2 = await exportVersion(state.env, v2Artifact, "drop legacy, add app-4");
+  }
+  await go(`/console/desiredstate?env=${state.env}`);
+  const row1 = page.locator(`tr[data-version="${state.v1}"]`);
+  await row1.waitFor();
+  expect((await row1.getAttribute("data-status")) === "candidate", `version ${state.v1} is not a candidate before release`);
+  await row1.getByRole("button", { name: "Promote" }).click();
+  await page.locator(`tr[data-version="${state.v1}"][data-released="true"]`).waitFor({ timeout: 30000 });
+  const listed = (await restOk("GET", "/api/v2/desiredstate", state.env)).data.find((v) => v.version === state.v1);
+  expect(listed.released !== false && listed.status !== "skipped_candidate", `the server does not list version ${state.v1} as released: ${JSON.stringify(listed)}`);
+  // With a scheduler the released version becomes the active one.
+  if (!skips.has("deploy")) await page.locator(`tr[data-version="${state.v1}"][data-status="active"]`).waitFor({ timeout: 60000 });
+  await shot("desiredstate");
+});
+
+await step("failed request shows the server's message", async () => {
+  // Deleting the active (latest released) version is refused by the server; the page shows its message.
+  await page.locator(`tr[data-version="${state.v1}"]`).getByRole("button", { name: "Delete" }).click();
+  const banner = page.locator('[data-testid="error"]').first();
+  await banner.waitFor();
+  const text = await banner.textContent();
+  const srv = await rest("DELETE", `/api/v1/version/${state.v1}`, state.env);
+  expect(srv.status >= 400, `deleting the active version answered ${srv.status}`);
+  expect(text.includes(srv.json.message), `banner "${text}" does not show the server's message "${srv.json.message}"`);
+  await shot("error-message");
+}, { needs: [] });
+
+await step("resources reach deployed (live, no reload)", async () => {
+  await go(`/console/resources?env=${state.env}`);
+  await page.locator('[data-testid="summary"]').waitFor();
+  const deployed = () => page.evaluate(() => {
+    const el = document.querySelector('.legend-item[data-state="deployed"]');
+    const failed = document.querySelector('.legend-item[data-state="failed"]');
+    return { deployed: el ? parseInt(el.textContent.replace(/\D+/g, " ").trim().split(" ").pop(), 10) : 0, failed: failed ? 1 : 0 };
+  });
+  const total = v1Artifact.resources.length;
+  await waitFor(async () => { const d = await deployed(); return d.deployed === total - 1 && d.failed ? d : null; }, `${total - 1} deployed and 1 failed in the summary bar`, 90000);
+  await shot("resources");
+}, { needs: ["deploy", "resources"] });
+
+await step("resources: server-side filter and sort", async () => {
+  await go(`/console/resources?env=${state.env}&agent=lab2&sort=resource_id_value.desc`);
+  await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor();
+  const values = await page.locator('[data-testid="resource-table"] .vbody .c-resource_id_value').allTextContents();
+  const expected = v1Artifact.resources.filter((r) => r.id.includes("[lab2,")).map((r) => /name=([^\]]+)/.exec(r.id)[1]).sort().reverse();
+  expect(JSON.stringify(values) === JSON.stringify(expected), `rows ${JSON.stringify(values)} are not ${JSON.stringify(expected)}`);
+}, { needs: ["resources"] });
+
+await step("failed resource: read its log", async () => {
+  await go(`/console/resources?env=${state.env}&status=failed`);
+  const link = page.locator('[data-testid="resource-table"] .vbody .c-resource_id_value a').first();
+  await link.waitFor();
+  expect((await link.textContent()) === "db-backup", `the failed resource is ${await link.textContent()}`);
+  await link.click();
+  await page.locator(".facts-line").waitFor();
+  await shot("resource-details");
+  await page.getByRole("tab", { name: "logs" }).click();
+  await page.locator('[data-testid="logs"] tr[data-level="ERROR"]').first().waitFor({ timeout: 30000 });
+  const kw = page.locator('[data-testid="logs"] tr[data-level="ERROR"] details.kwargs').first();
+  if (await kw.count()) await kw.locator("summary").click();
+  await shot("resource-logs");
+  await page.getByRole("tab", { name: "requires" }).click();
+  await page.locator('[data-testid="requires"]').waitFor();
+}, { needs: ["deploy", "resources"] });
+
+await step("diff between two versions", async () => {
+  await go(`/console/desiredstate?env=${state.env}`);
+  await page.getByLabel(`pick version ${state.v1}`).check();
+  await page.getByLabel(`pick version ${state.v2}`).check();
+  await page.locator('[data-testid="compare"]').click();
+  await page.locator('[data-testid="diff"]').waitFor();
+  const rid = (n) => `std::testing::NullResource[lab2,name=${n}]`;
+  await page.locator(`.res-diff[data-resource="${rid("legacy")}"] .diff-status.st-deleted`).waitFor();
+  await page.locator(`.res-diff[data-resource="${rid("app-4")}"] .diff-status.st-added`).waitFor();
+  await page.locator(`.res-diff[data-resource="std::testing::NullResource[lab1,name=cache]"] .attr-diff[data-attr="send_event"]`).waitFor();
+  expect(page.url().includes(`/console/desiredstate/compare?env=${state.env}&from=${state.v1}&to=${state.v2}`), `compare is not a deep link: ${page.url()}`);
+  await shot("diff");
+});
+
+await step("dependency graph of a version", async () => {
+  await go(`/console/graph?env=${state.env}&version=${state.v1}`);
+  const info = page.locator('[data-testid="graph-info"]');
+  await info.waitFor();
+  await waitFor(async () => (await info.getAttribute("data-layout-ms")) !== "", "the graph layout");
+  expect(Number(await info.getAttribute("data-nodes")) === v1Artifact.resources.length, "graph node count");
+  expect(await page.locator('[data-testid="graph"] canvas').count() > 0, "no canvas drawn");
+  await page.waitForTimeout(300);
+  await shot("graph");
+});
+
+await step("dry run: request, watch progress, view the diff", async () => {
+  await go(`/console/dryrun?env=${state.env}&version=${state.v2}`);
+  await page.locator('[data-testid="request-dryrun"]').click();
+  await page.locator('[data-testid="dryrun-progress"][data-done="true"]').waitFor({ timeout: 90000 });
+  await page.locator('[data-testid="diff"]').waitFor();
+  await shot("dryrun");
+}, { needs: ["dryrun", "deploy"] });
+
+await step("compile reports: recompile", async () => {
+  await go(`/console/compilereports?env=${state.env}`);
+  await page.locator('[data-testid="recompile"]').click();
+  const row = page.locator("tr[data-compile] a").first();
+  await row.waitFor({ timeout: 30000 });
+  await row.click();
+  await page.locator('[data-testid="compile-detail"] .cstate').waitFor();
+  await page.waitForTimeout(2500);
+  await shot("compilereports");
+}, { needs: ["compile"] });
+
+await step("agents: pause one", async () => {
+  await go(`/console/agents?env=${state.env}`);
+  const row = page.locator('tr[data-agent="lab2"]');
+  await row.waitFor();
+  await row.getByRole("button", { name: "Pause" }).click();
+  await page.locator('tr[data-agent="lab2"][data-state="paused"]').waitFor();
+  const agents = (await restOk("GET", "/api/v2/agents", state.env)).data;
+  expect(agents.find((a) => a.name === "lab2")?.paused === true, "lab2 is not paused on the server");
+  await shot("agents");
+}, { needs: ["agents"] });
+
+await step(`big environment (${bigN} resources): first render and a filtered page`, async () => {
+  const proj = (await restOk("GET", "/api/v2/project")).data.find((p) => p.name === "e2e");
+  const env = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name: "big" })).data.id;
+  // Halted: the console reads the 100k rows; nothing should deploy them on the test machine.
+  await restOk("POST", "/api/v2/actions/environment/halt", env, {});
+  const agents = 50;
+  const resources = [];
+  for (let i = 0; i < bigN; i++) {
+    const agent = `host-${i % agents}`;
+    resources.push({ id: `std::testing::NullResource[${agent},name=r${i}],v=0`, name: `r${i}`, agentname: agent, fail: false, managed: true, purged: false, purge_on_delete: false, send_event: true, requires: i % 1000 ? [resources[i - 1].id.replace(/,v=0$/, "")] : [], undefined: false });
+  }
+  const t0 = Date.now();
+  state.bigV = await exportVersion(env, { resources, resource_sets: {} }, `${bigN} resources`);
+  metrics.put_version_ms = Date.now() - t0;
+  // First render: navigation until the first table row is drawn.
+  const n0 = Date.now();
+  await go(`/console/resources?env=${env}`);
+  await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor({ timeout: 60000 });
+  metrics.first_render_ms = Date.now() - n0;
+  await page.locator('[data-testid="summary"]').waitFor();
+  const total = await page.evaluate(() => document.querySelector('[data-testid="pager"] span')?.textContent);
+  expect(total.includes(String(bigN)), `pager says "${total}", expected ${bigN} resources`);
+  await shot("resources-100k");
+  // Filtered page: type a value filter, until the pager shows the filtered total.
+  const f0 = Date.now();
+  await page.locator('input[name="value"]').fill("r4242");
+  await page.locator('input[name="value"]').press("Enter");
+  await waitFor(async () => {
+    const s = await page.evaluate(() => document.querySelector('[data-testid="pager"] span')?.textContent ?? "");
+    const m = / of (\d+)$/.exec(s.trim());
+    return m && Number(m[1]) > 0 && Number(m[1]) < 100 ? s : null;
+  }, "the filtered page", 60000);
+  metrics.filtered_page_ms = Date.now() - f0;
+  const values = await page.locator('[data-testid="resource-table"] .vbody .c-resource_id_value').allTextContents();
+  expect(values.length > 0 && values.every((v) => v.includes("r4242")), `filtered rows ${JSON.stringify(values.slice(0, 5))}`);
+  // A 1,000-row page stays responsive: virtualised, only a window of rows is in the DOM.
+  const p0 = Date.now();
+  await go(`/console/resources?env=${env}&limit=1000&sort=agent.desc`);
+  await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor({ timeout: 60000 });
+  metrics.page_1000_rows_ms = Date.now() - p0;
+  metrics.rows_in_dom_of_1000 = await page.locator('[data-testid="resource-table"] .vbody .vrow').count();
+  expect(metrics.rows_in_dom_of_1000 < 100, `${metrics.rows_in_dom_of_1000} rows in the DOM for a 1,000-row page`);
+  // The graph at 1,000 nodes: the first 1,000 resources' version graph would need a 1,000-resource version; use a
+  // separate environment so its layout time is measured on exactly 1,000 nodes.
+  const env1k = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name: "graph-1k" })).data.id;
+  await restOk("POST", "/api/v2/actions/environment/halt", env1k, {});
+  const v1k = await exportVersion(env1k, { resources: resources.slice(0, 1000).map((r, i) => ({ ...r, requires: i % 10 ? [resources[i - 1].id.replace(/,v=0$/, "")] : i >= 10 ? [resources[i - 10].id.replace(/,v=0$/, "")] : [] })), resource_sets: {} }, "1000 resources");
+  const g0 = Date.now();
+  await go(`/console/graph?env=${env1k}&version=${v1k}`);
+  const info = page.locator('[data-testid="graph-info"]');
+  await waitFor(async () => (await info.count()) && (await info.getAttribute("data-layout-ms")) !== "" ? true : null, "the 1,000-node layout", 120000);
+  metrics.graph_1000_total_ms = Date.now() - g0;
+  metrics.graph_1000_layout_ms = Number(await info.getAttribute("data-layout-ms"));
+  await shot("graph-1000");
+  await page.getByLabel("layout").selectOption("dagre");
+  await waitFor(async () => ((await info.getAttribute("data-built")) ?? "").endsWith("/dagre"), "the dagre layout", 120000);
+  metrics.graph_1000_dagre_layout_ms = Number(await info.getAttribute("data-layout-ms"));
+  await shot("graph-1000-dagre");
+}, { needs: ["big", "resources"] });
+
+await step("auth: the login form takes a token", async () => {
+  let authUrl = opt("auth-url", "");
+  let token = opt("auth-token", "");
+  let authFake = null;
+  if (!authUrl && fake) {
+    token = "e2e-secret-token";
+    authFake = spawn(process.execPath, [path.join(here, "fake-api.mjs"), "0", "--token", token], { stdio: ["ignore", "pipe", "inherit"] });
+    authUrl = await new Promise((res) => authFake.stdout.on("data", (d) => { const m = /listening (\d+)/.exec(String(d)); if (m) res(`http://127.0.0.1:${m[1]}`); }));
+  }
+  try {
+    const bare = await fetch(`${authUrl}/api/v2/project`);
+    expect(bare.status === 401, `the auth server answered ${bare.status} without a token`);
+    await page.goto(`${authUrl}/console/`);
+    await page.locator('[data-testid="login"]').waitFor();
+    await page.locator('textarea[name="token"]').fill("not-a-valid-token");
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator('[data-testid="login"] [data-testid="error"]').waitFor();
+    expect((await page.locator('[data-testid="login"] [data-testid="error"]').textContent()).includes("refused"), "a bad token is not reported");
+    await shot("login");
+    await page.locator('textarea[name="token"]').fill(token);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator('[data-testid="create-env"]').waitFor();
+    await page.waitForTimeout(500);
+    expect(await page.locator('[data-testid="login"]').count() === 0, "still on the login form with a valid token");
+    expect(await page.evaluate(() => sessionStorage.getItem("inmanta.token")) === token, "the token is not kept in sessionStorage");
+  } finally {
+    authFake?.kill("SIGTERM");
+  }
+}, { needs: ["auth"] });
+
+await step("no uncaught errors in the page", async () => {
+  expect(consoleErrors.length === 0, `page errors: ${consoleErrors.join(" | ")}`);
+});
+
+await context.close();
+fs.rmSync(userDir, { recursive: true, force: true });
+if (fake) fake.kill("SIGTERM");
+
+const n = (s) => results.filter((r) => r.status === s).length;
+if (Object.keys(metrics).length) console.log(`metrics: ${JSON.stringify(metrics)}`);
+fs.writeFileSync(path.join(shots, "last-run.json"), JSON.stringify({ backend, results, metrics }, null, 1) + "\n");
+console.log(`${n("passed")} passed, ${n("failed")} failed, ${n("skipped")} skipped`);
+process.exit(n("failed") ? 1 : 0);

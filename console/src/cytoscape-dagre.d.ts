@@ -1,0 +1,4 @@
+declare module "cytoscape-dagre" {
+  const ext: any;
+  export default ext;
+}

@@ -1,0 +1,77 @@
+// The scheduler <-> executor protocol (docs/deploy.md, "Executor protocol"): length-prefixed JSON frames on the
+// executor's stdin/stdout. A frame is a 4-byte big-endian body length followed by that many bytes of UTF-8 JSON
+// (one object with a "type"). Version kProtocolVersion is exchanged in the first frame each way (`hello`).
+// This header holds the frame codec and the request/result records both sides share; invariant:
+// decode(encode(x)) == x for every record, and a frame longer than kMaxFrameBytes is a protocol error.
+#pragma once
+
+#include "executor/HandlerContext.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inm::executor {
+
+/// Bumped on any incompatible change to frames or records.
+inline constexpr int kProtocolVersion = 1;
+/// Upper bound of one frame body (a batch of resources with their attributes).
+inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
+
+/// The bytes of one frame carrying `message`.
+std::string encodeFrame(const Json& message);
+
+/// Incremental frame decoder: feed bytes as they arrive, take complete messages out.
+class FrameDecoder {
+ public:
+  void feed(const char* data, size_t size) { buffer_.append(data, size); }
+  /// The next complete message, nullopt when more bytes are needed. Throws std::runtime_error on an oversized
+  /// frame or a body that is not a JSON object (the stream cannot be resynchronised after that).
+  std::optional<Json> next();
+
+ private:
+  std::string buffer_;
+  size_t offset_ = 0;
+};
+
+/// One resource action asked of an executor (an element of a `deploy` frame's "requests").
+struct DeployRequest {
+  std::string actionId;          ///< uuid of the action log row
+  std::string resourceId;        ///< versioned id
+  Json attributes = Json::object();
+  std::string reason;            ///< "Start run because <reason>"
+  std::map<std::string, std::string> dependencies;  ///< unversioned id -> state (§5.2)
+  bool dependencyChanged = false;                   ///< a dependency changed since the last success (reload)
+  bool dryRun = false;
+
+  Json toJson() const;
+  /// Throws std::runtime_error naming the missing/ill-typed field.
+  static DeployRequest fromJson(const Json& j);
+  /// Same, moving the attributes out of `j` (large batches are not copied).
+  static DeployRequest fromJson(Json&& j);
+};
+
+/// The outcome of one action (a `result` frame).
+struct ActionResult {
+  std::string actionId;
+  std::string resourceId;
+  std::string status;            ///< a ResourceState name, or "unavailable"
+  std::string change = "nochange";
+  Json changes = Json::object(); ///< {attr: {current, desired}}
+  Json logs = Json::array();     ///< LogLine::toJson() objects
+  Json facts = Json::object();   ///< {name: {value, expires}}
+
+  Json toJson() const;
+  static ActionResult fromJson(const Json& j);
+  /// An `unavailable` result with one ERROR line carrying `message` (executor died, no handler, …).
+  static ActionResult unavailable(const std::string& actionId, const std::string& resourceId, const std::string& message);
+};
+
+/// Standard base64 with padding (file contents travel base64-encoded; JSON strings must be UTF-8).
+std::string base64Encode(const std::string& bytes);
+/// Decodes standard base64; throws std::runtime_error on a character outside the alphabet.
+std::string base64Decode(const std::string& text);
+
+}  // namespace inm::executor

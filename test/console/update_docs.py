@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Rewrites the "Measurements" and "Screenshots" sections of docs/console.md from the e2e runs' last-run.json and
+PNG files: docs/console/ (`run_e2e.py --shots docs/console`, the real server) and, for pages whose backend was not
+on the server yet, docs/console/fake/ (`run_e2e.py --fake --shots docs/console/fake`), labelled as such."""
+import json
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, "docs", "console.md")
+SHOTS = os.path.join(ROOT, "docs", "console")
+
+CAPTIONS = [
+    ("landing", "Landing page: projects, environments, create form"),
+    ("settings", "Settings with types and defaults"),
+    ("desiredstate", "Desired-state versions after promoting version 1"),
+    ("error-message", "A refused request shows the server's message"),
+    ("diff", "Compare version 1 → 2, per-attribute diff"),
+    ("resources", "Resources: summary bar, filters, live state"),
+    ("resource-details", "Resource details (the failed one)"),
+    ("resource-logs", "Its log with structured kwargs (traceback)"),
+    ("graph", "Dependency graph coloured by state"),
+    ("dryrun", "Dry run: progress and diff"),
+    ("compilereports", "Compile reports with stages"),
+    ("agents", "Agents, lab2 paused"),
+    ("resources-100k", "100,000-resource environment"),
+    ("graph-1000", "1,000-node graph, breadth-first layout (default above 600 nodes)"),
+    ("graph-1000-dagre", "1,000-node graph, dagre layout"),
+    ("login", "Login form after a refused token"),
+]
+
+METRICS = [
+    ("first_render_ms", "100k environment: navigation → first table row drawn"),
+    ("filtered_page_ms", "100k environment: value filter entered → filtered page drawn"),
+    ("page_1000_rows_ms", "100k environment: a 1,000-row page (sorted by agent) → drawn"),
+    ("rows_in_dom_of_1000", "rows in the DOM for that 1,000-row page (virtualised)"),
+    ("put_version_ms", "test set-up: reserve + `PUT /api/v1/version` of the 100k version (gzip)"),
+    ("graph_1000_layout_ms", "1,000-node graph: layout (breadth-first)"),
+    ("graph_1000_total_ms", "1,000-node graph: navigation → laid out"),
+    ("graph_1000_dagre_layout_ms", "1,000-node graph: layout (dagre)"),
+]
+
+
+def summary(run, title):
+    res = run["results"]
+    n = {s: sum(1 for r in res if r["status"] == s) for s in ("passed", "failed", "skipped")}
+    lines = [f"{title}: **{run['backend']}** — {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped.", ""]
+    for r in res:
+        if r["status"] == "skipped":
+            lines.append(f"- skipped: {r['name']} — {r['why']}")
+    if any(k in run.get("metrics", {}) for k, _ in METRICS):
+        lines += ["", "| measurement (headless Chromium, 2-core VM shared with other builds) | value |", "|---|---|"]
+        for key, label in METRICS:
+            if key in run.get("metrics", {}):
+                v = run["metrics"][key]
+                lines.append(f"| {label} | {v}{' ms' if key.endswith('_ms') else ''} |")
+    return lines + [""]
+
+
+def main():
+    fake_dir = os.path.join(SHOTS, "fake")
+    runs = []
+    if os.path.exists(os.path.join(SHOTS, "last-run.json")):
+        runs.append(("Run", json.load(open(os.path.join(SHOTS, "last-run.json"))), SHOTS, "console"))
+    if os.path.exists(os.path.join(fake_dir, "last-run.json")):
+        runs.append(("Fake-API run (pages the server could not serve yet)", json.load(open(os.path.join(fake_dir, "last-run.json"))), fake_dir, "console/fake"))
+    lines = []
+    for title, run, _, _ in runs:
+        lines += summary(run, title)
+    shots = []
+    for name, caption in CAPTIONS:
+        for title, run, d, rel in runs:
+            if os.path.exists(os.path.join(d, f"{name}.png")):
+                label = caption + ("" if rel == "console" else " — fake API")
+                shots += [f"**{label}**", "", f"![{label}]({rel}/{name}.png)", ""]
+                break
+    doc = open(DOC).read()
+    doc = re.sub(r"(## Measurements\n\n).*?(\n## Screenshots)", lambda m: m.group(1) + "\n".join(lines) + m.group(2), doc, flags=re.S)
+    doc = re.sub(r"(## Screenshots \(taken by the e2e run\)\n\n).*", lambda m: m.group(1) + "\n".join(shots), doc, flags=re.S)
+    open(DOC, "w").write(doc)
+
+
+if __name__ == "__main__":
+    main()
