@@ -20,6 +20,10 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
     unwrap(co_await svc.putVersion(env, req.body));
     co_return ok(nlohmann::json::object());
   }, exportClients);
+  add(V::put, "/api/v2/version/partial", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okData(unwrap(co_await svc.putPartialVersion(env, req.body)));
+  }, exportClients);
   add(V::post, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     nlohmann::json value = unwrap(co_await svc.release(env, intParam(req, "id")));

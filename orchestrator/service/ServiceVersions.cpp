@@ -22,8 +22,19 @@ using model::ErrorCode;
 
 namespace {
 
-/// Builds the store input of a put_version body; Failure(BadRequest) names the offending field.
-llvm::Expected<store::VersionInput> buildVersion(const std::string& env, const nlohmann::json& body) {
+/// A version being built: the store input plus each resource's unversioned requires (same order).
+struct Built {
+  store::VersionInput in;
+  std::vector<std::vector<std::string>> requiresOf;
+};
+
+/// Checks the requires graph is closed and fills undeployable, skipped_for_undeployable and
+/// is_suitable_for_partial_compiles from it.
+llvm::Error finishGraph(Built& b);
+
+/// Parses a put_version body into store rows; Failure(BadRequest) names the offending field. The graph
+/// checks run unless `partial` (a partial export may require resources of its base version).
+llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial) {
   auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   if (!body.is_object()) return bad("the request body must be a JSON object");
   store::VersionInput in;
@@ -47,7 +58,6 @@ llvm::Expected<store::VersionInput> buildVersion(const std::string& env, const n
 
   std::unordered_map<std::string, size_t> index;
   std::vector<std::vector<std::string>> requiresOf;
-  std::set<std::string> agents;
   in.resources.reserve(rs->size());
   for (size_t i = 0; i < rs->size(); ++i) {
     const auto& r = (*rs)[i];
@@ -89,13 +99,45 @@ llvm::Expected<store::VersionInput> buildVersion(const std::string& env, const n
       if (!s->is_string()) return bad("resource_sets." + row.resourceId + " must be a string");
       row.resourceSet = s->get<std::string>();
     }
-    agents.insert(row.agent);
     requiresOf.push_back(std::move(reqs));
     in.resources.push_back(std::move(row));
   }
   for (auto it = sets.begin(); it != sets.end(); ++it)
     if (!index.count(artifact::stripVersion(it.key()).str()))
       return bad("resource_sets names " + it.key() + ", which is not a resource of this version");
+  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
+    if (!u->is_array()) return bad("'unknowns' must be a list");
+    for (const auto& x : *u) {
+      if (!x.is_object()) return bad("'unknowns' must hold objects");
+      nlohmann::json c = x;
+      if (c.contains("resource") && c["resource"].is_string())
+        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
+      in.unknowns.push_back(std::move(c));
+    }
+  }
+  in.versionInfo = body.value("version_info", nlohmann::json());
+  in.pipConfig = body.value("pip_config", nlohmann::json());
+  in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
+  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
+  Built b{std::move(in), std::move(requiresOf)};
+  if (!partial)
+    if (llvm::Error e = finishGraph(b)) return std::move(e);
+  return b;
+}
+
+llvm::Error finishGraph(Built& b) {
+  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
+  store::VersionInput& in = b.in;
+  std::vector<std::vector<std::string>>& requiresOf = b.requiresOf;
+  std::unordered_map<std::string, size_t> index;
+  std::set<std::string> agents;
+  for (size_t i = 0; i < in.resources.size(); ++i) {
+    index.emplace(in.resources[i].resourceId, i);
+    agents.insert(in.resources[i].agent);
+  }
+  in.undeployable.clear();
+  in.skippedForUndeployable.clear();
+  in.suitableForPartial = true;
   // The requires graph must be closed; collect the dependents of undefined resources (skipped_for_undeployable).
   std::vector<std::vector<size_t>> provides(in.resources.size());
   for (size_t i = 0; i < in.resources.size(); ++i)
@@ -124,26 +166,67 @@ llvm::Expected<store::VersionInput> buildVersion(const std::string& env, const n
   // Suitable for partial compiles: no requires between different named sets.
   for (size_t i = 0; i < in.resources.size() && in.suitableForPartial; ++i)
     for (const auto& q : requiresOf[i]) {
-      const auto& a = in.resources[i].resourceSet;
-      const auto& b = in.resources[index[q]].resourceSet;
-      if (a && b && *a != *b) { in.suitableForPartial = false; break; }
+      const auto& from = in.resources[i].resourceSet;
+      const auto& to = in.resources[index[q]].resourceSet;
+      if (from && to && *from != *to) { in.suitableForPartial = false; break; }
     }
-  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
-    if (!u->is_array()) return bad("'unknowns' must be a list");
-    for (const auto& x : *u) {
-      if (!x.is_object()) return bad("'unknowns' must hold objects");
-      nlohmann::json c = x;
-      if (c.contains("resource") && c["resource"].is_string())
-        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
-      in.unknowns.push_back(std::move(c));
-    }
-  }
-  in.versionInfo = body.value("version_info", nlohmann::json());
-  in.pipConfig = body.value("pip_config", nlohmann::json());
-  in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
-  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
   in.agents.assign(agents.begin(), agents.end());
-  return in;
+  return llvm::Error::success();
+}
+
+/// Merges a partial export into its base version's resources (orchestrator.md §3.7); Failure(BadRequest) names
+/// the rule that is broken.
+llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<std::string>& removedSets) {
+  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
+  std::set<std::string> exportedSets;
+  std::unordered_map<std::string, size_t> fresh;
+  for (size_t i = 0; i < b.in.resources.size(); ++i) {
+    fresh.emplace(b.in.resources[i].resourceId, i);
+    if (b.in.resources[i].resourceSet) exportedSets.insert(*b.in.resources[i].resourceSet);
+  }
+  for (const auto& r : base) {
+    std::string rid = r["resource_id"];
+    std::optional<std::string> set;
+    if (r["resource_set"].is_string()) set = r["resource_set"].get<std::string>();
+    auto f = fresh.find(rid);
+    if (set && removedSets.count(*set)) continue;
+    if (set && exportedSets.count(*set)) {
+      if (f != fresh.end() && b.in.resources[f->second].resourceSet != set && !(b.in.resources[f->second].resourceSet &&
+                                                                                exportedSets.count(*b.in.resources[f->second].resourceSet)))
+        return bad("resource " + rid + " cannot move out of resource set '" + *set + "'");
+      continue;  // replaced by the exported set
+    }
+    if (f != fresh.end()) {
+      const store::ResourceRow& n = b.in.resources[f->second];
+      if (set) return bad("resource " + rid + " belongs to resource set '" + *set + "', which this partial export does not contain");
+      if (n.resourceSet) return bad("shared resource " + rid + " cannot move into resource set '" + *n.resourceSet + "'");
+      if (n.attributeHash != r["attribute_hash"].get<std::string>())
+        return bad("shared resource " + rid + " differs from the base version: a partial export may add shared resources, not change them");
+      // Same shared resource: merge the requires of both.
+      std::vector<std::string>& reqs = b.requiresOf[f->second];
+      for (const auto& q : r["attributes"].value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>());
+      std::sort(reqs.begin(), reqs.end());
+      reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
+      nlohmann::json attrs = nlohmann::json::parse(n.attributesJson);
+      attrs["requires"] = reqs;
+      b.in.resources[f->second].attributesJson = attrs.dump();
+      continue;
+    }
+    store::ResourceRow row;
+    row.resourceId = rid;
+    row.resourceType = r["resource_type"];
+    row.agent = r["agent"];
+    row.idValue = r["resource_id_value"];
+    row.attributesJson = r["attributes"].dump();
+    row.attributeHash = r["attribute_hash"];
+    row.undefined = r["is_undefined"].get<bool>();
+    row.resourceSet = set;
+    std::vector<std::string> reqs;
+    for (const auto& q : r["attributes"].value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>());
+    b.in.resources.push_back(std::move(row));
+    b.requiresOf.push_back(std::move(reqs));
+  }
+  return finishGraph(b);
 }
 
 std::string compareString(const nlohmann::json& v) {
@@ -177,10 +260,10 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
   auto started = std::chrono::steady_clock::now();
   int64_t buildMs = 0;
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
-    llvm::Expected<store::VersionInput> in = buildVersion(env, *body);
+    llvm::Expected<Built> built = parseVersion(env, *body, false);
     buildMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-    if (!in) return in.takeError();
-    return store_.putVersion(*in);
+    if (!built) return built.takeError();
+    return store_.putVersion(built->in);
   });
   if (stored) co_return Result::error(std::move(stored));
   int64_t version = (*body)["version"].is_string() ? std::stoll((*body)["version"].get<std::string>())
@@ -189,6 +272,11 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
           {{"environment", env}, {"version", std::to_string(version)},
            {"resources", std::to_string((*body)["resources"].size())}, {"build_ms", std::to_string(buildMs)},
            {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
+  co_await afterStore(env, version);
+  co_return Result::of(version);
+}
+
+asio::awaitable<void> Service::afterStore(const std::string& env, int64_t version) {
   if (co_await autoDeploy(env)) {
     Result r = co_await release(env, version);
     if (!r.ok) logLine("warning", "auto_deploy_failed", {{"environment", env}, {"version", std::to_string(version)}, {"error", r.message}});
@@ -202,6 +290,44 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
   } else {
     llvm::consumeError(s.takeError());
   }
+}
+
+asio::awaitable<Result> Service::putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body) {
+  env = lowerUuid(env);
+  if (!body->is_object()) co_return Result::error(ErrorCode::BadRequest, "the request body must be a JSON object");
+  std::set<std::string> removed;
+  if (auto r = body->find("removed_resource_sets"); r != body->end() && !r->is_null()) {
+    if (!r->is_array()) co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must be a list");
+    for (const auto& x : *r) {
+      if (!x.is_string()) co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must hold set names");
+      removed.insert(x.get<std::string>());
+    }
+  }
+  auto base = co_await blocking([&] { return store_.partialBase(env); });
+  if (!base) co_return Result::error(base.takeError());
+  nlohmann::json baseResources = nlohmann::json::array();
+  if (*base > 0) {
+    auto rows = co_await blocking([&] { return store_.versionResources(env, *base); });
+    if (!rows) co_return Result::error(rows.takeError());
+    baseResources = std::move(*rows);
+  }
+  auto reserved = co_await blocking([&] { return store_.reserveVersion(env); });
+  if (!reserved) co_return Result::error(reserved.takeError());
+  int64_t version = *reserved;
+  llvm::Error stored = co_await blocking([&]() -> llvm::Error {
+    nlohmann::json copy = *body;
+    copy["version"] = version;
+    llvm::Expected<Built> built = parseVersion(env, copy, true);
+    if (!built) return built.takeError();
+    if (llvm::Error e = mergePartial(*built, baseResources, removed)) return e;
+    built->in.partial = true;
+    if (*base > 0) built->in.partialBase = *base;
+    return store_.putVersion(built->in);
+  });
+  if (stored) co_return Result::error(std::move(stored));
+  logLine("info", "partial_version_stored", {{"environment", env}, {"version", std::to_string(version)},
+                                             {"base", std::to_string(*base)}});
+  co_await afterStore(env, version);
   co_return Result::of(version);
 }
 
@@ -210,7 +336,12 @@ asio::awaitable<Result> Service::release(std::string env, int64_t version) {
   auto row = co_await blocking([&] { return store_.releaseVersion(env, version); });
   if (!row) co_return Result::error(row.takeError());
   logLine("info", "version_released", {{"environment", env}, {"version", std::to_string(version)}});
-  if (scheduler_) scheduler_->ensureRunning(env);
+  if (scheduler_) {
+    // A halted environment's scheduler stays stopped until resume.
+    auto e = co_await blocking([&] { return store_.getEnvironment(env); });
+    if (!e) llvm::consumeError(e.takeError());
+    else if (!(*e)["halted"].get<bool>()) scheduler_->ensureRunning(env);
+  }
   co_return Result::of(std::move(*row));
 }
 

@@ -278,6 +278,7 @@ class ServerAuthTest(unittest.TestCase):
 
 
 class ServerTlsTest(unittest.TestCase):
+    @unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
     def test_tls(self):
         d = tempfile.mkdtemp(prefix="inm-tls-")
         cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")

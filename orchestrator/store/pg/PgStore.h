@@ -42,6 +42,7 @@ class PgStore final : public Store {
 
   llvm::Expected<int64_t> reserveVersion(const std::string& env) override;
   llvm::Error putVersion(const VersionInput& input) override;
+  llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
   llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) override;

@@ -162,6 +162,14 @@ llvm::Error PgStore::putVersion(const VersionInput& in) {
   });
 }
 
+llvm::Expected<int64_t> PgStore::partialBase(const std::string& env) {
+  return withTx<int64_t>(db_, "finding the partial base", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    return tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND "
+                          "is_suitable_for_partial_compiles", env)[0][0].as<int64_t>();
+  });
+}
+
 llvm::Expected<std::pair<int64_t, int64_t>> PgStore::latestVersions(const std::string& env) {
   return withTx<std::pair<int64_t, int64_t>>(db_, "reading versions", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);

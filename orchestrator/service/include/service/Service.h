@@ -87,6 +87,9 @@ class Service {
   asio::awaitable<Result> reserveVersion(std::string env);
   /// PUT /api/v1/version: the reference's payload (also the 11.5.5 form with ",v=N" ids). Value: the version.
   asio::awaitable<Result> putVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
+  /// PUT /api/v2/version/partial: merges the exported resource sets into the latest version suitable for partial
+  /// compiles (orchestrator.md §3.7) under a server-picked version number. Value: the version.
+  asio::awaitable<Result> putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
   asio::awaitable<Result> release(std::string env, int64_t version);
   asio::awaitable<Result> listVersions(std::string env, int64_t start, int64_t limit);
   /// {"model": row, "resources": [...], "unknowns": [...]}.
@@ -133,6 +136,8 @@ class Service {
 
  private:
   asio::awaitable<bool> autoDeploy(const std::string& env);
+  /// auto_deploy release and version retention after a stored version.
+  asio::awaitable<void> afterStore(const std::string& env, int64_t version);
 
   store::Store& store_;
   asio::thread_pool& pool_;

@@ -104,6 +104,8 @@ class Store {
   // Versions (orchestrator.md §4).
   virtual llvm::Expected<int64_t> reserveVersion(const std::string& env) = 0;
   virtual llvm::Error putVersion(const VersionInput& input) = 0;
+  /// The newest version with is_suitable_for_partial_compiles (0 if none).
+  virtual llvm::Expected<int64_t> partialBase(const std::string& env) = 0;
   /// The latest stored version number (0 if none) and the latest released one.
   virtual llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) = 0;
   /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes, attribute_hash,
