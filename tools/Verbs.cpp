@@ -5,11 +5,13 @@ namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
 int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
+int deployMain(const std::vector<std::string>& args, int verbose);     // DeployMain.cpp
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
+    {"deploy", "embedded mode: private PostgreSQL + server, compile, export and deploy this project (--dry-run)", deployMain},
     {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {nullptr, nullptr, nullptr},
