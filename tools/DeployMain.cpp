@@ -200,6 +200,11 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       std::ofstream(data / "cluster") << cluster.string() << "\n";
     }
   }
+  fs::create_directories(cluster, ec);
+  if (ec) {
+    std::cerr << "inmanta deploy: cannot create " << cluster.string() << ": " << ec.message() << "\n";
+    return 1;
+  }
   std::string pgLog = (data / "postgres.log").string();
   if (pgUid) {
     std::ofstream(pgLog, std::ios::app).close();
@@ -304,6 +309,12 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       pqxx::read_transaction tx(db);
       before = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid", env)[0][0].as<int>();
     }
+    // Everything from here on counts for the progress and the "changed" total.
+    std::string since;
+    {
+      pqxx::read_transaction tx(db);
+      since = tx.exec("SELECT now()::text")[0][0].as<std::string>();
+    }
     // ---- compile + export
     std::cout << "compiling and exporting " << project.string() << "\n";
     std::string exportLog = (data / "export.log").string();
@@ -377,10 +388,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
     // ---- a full deploy (repair) of everything: unchanged resources are checked too, so a file changed by hand
     // is put back; handlers that find nothing to do report `nochange`.
-    std::string since;
     {
       pqxx::work tx(db);
-      since = tx.exec("SELECT now()::text")[0][0].as<std::string>();
       tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'deploy', $2::jsonb)",
                      env, nlohmann::json{{"repair", true}}.dump());
       tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);

@@ -79,6 +79,25 @@ class EmbeddedDeployTest(unittest.TestCase):
             self.assertEqual(f.read(), "hello from inmanta deploy\n")
         self.assertEqual(self.left(), [])
 
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to switch to the unprivileged user `nobody`")
+    def test_as_an_ordinary_user(self):
+        import pwd
+        nobody = pwd.getpwnam("nobody")
+        os.chmod(self.tmp, 0o755)
+        for d, _, files in os.walk(self.project):
+            os.chown(d, nobody.pw_uid, nobody.pw_gid)
+            for f in files:
+                os.chown(os.path.join(d, f), nobody.pw_uid, nobody.pw_gid)
+        r = subprocess.run(["runuser", "-u", "nobody", "--", "env", f"HOME={self.tmp}", harness.INMANTA, "deploy"],
+                           cwd=self.project, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        page = os.path.join(self.project, "managed", "site", "index.html")
+        self.assertEqual(os.stat(page).st_uid, nobody.pw_uid)
+        self.assertTrue(os.path.isdir(os.path.join(self.project, "data", "deploy", "pg", "data")),
+                        "as an ordinary user the cluster lives under data/deploy")
+        self.assertIn("3 of 4 resources changed", r.stdout)
+        self.assertEqual(self.left(), [])
+
     def test_failing_resource_exits_non_zero(self):
         with open(os.path.join(self.project, "main.cf"), "a") as f:
             f.write('\nstd::testing::NullResource(name="broken", fail=true)\n')
