@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up and build (scripts/setup.sh), then compile and export the example project
-# (examples/quickstart by default, or the directory given as $1) and print a one-line summary.
+# (examples/quickstart by default, or the directory given as $1) and print a one-line summary; then, unless
+# INM_SKIP_DEPLOY=1, deploy examples/deploy with `inmanta deploy` (embedded mode: a private PostgreSQL under
+# examples/deploy/data/deploy, the server, its scheduler and executors; files under examples/deploy/managed).
 # The artifact is written to build/<project>.json (BUILD_DIR overrides build/). Exit status: non-zero if the compile or export failed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,3 +37,8 @@ types = sorted({i.split("[")[0] for i in ids if i})
 print(f"run: {project}: compiled and exported {len(ids)} resources ({', '.join(types) or 'none'}) "
       f"to {out} in {t1 - t0:.2f} s")
 PY
+
+if [[ "${INM_SKIP_DEPLOY:-0}" != 1 ]]; then
+  cd "$ROOT/examples/deploy"
+  "$INMANTA" deploy
+fi

@@ -184,7 +184,8 @@ class ExecutorRef : public Executor {
 };
 
 int usage(const std::string& msg) {
-  std::cerr << "inmanta scheduler: " << msg
+  if (!msg.empty()) std::cerr << "inmanta scheduler: " << msg;
+  std::cerr
             << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
                "[--executor-threads N]\n";
   return 2;

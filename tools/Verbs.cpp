@@ -5,12 +5,14 @@ namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
 int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
+int deployMain(const std::vector<std::string>& args, int verbose);     // DeployMain.cpp
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
+    {"deploy", "embedded mode: private PostgreSQL + server, compile, export and deploy this project (--dry-run)", deployMain},
     {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},

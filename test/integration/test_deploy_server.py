@@ -1,6 +1,6 @@
 """End to end with the real `inmanta server`: it supervises the environment's `inmanta scheduler`, which runs real
 `inmanta executor` processes. Versions go in through the REST API (auto_deploy releases them); deploy, repair,
-dry-run go through the scheduler_request contract (the server has no routes for them yet); outcomes are read from the database the scheduler writes."""
+dry-run go through the server's API (which hands them over as scheduler_request rows); outcomes are read from the database the scheduler writes."""
 import os
 import subprocess
 import time
@@ -60,16 +60,18 @@ class DeployThroughServerTest(unittest.TestCase):
         harness.wait_for(lambda: self.status(rid("app")) == "deployed" and self.status(rid("bad")) == "failed",
                          timeout=40, what="the scheduler child to deploy the version")
         self.assertEqual(self.sql("SELECT last_processed_model_version FROM scheduler"), str(v))
-        # The server has no deploy/dry-run routes yet: ask its scheduler child through the documented contract
-        # (a scheduler_request row + NOTIFY), as those routes will.
-        self.request("deploy", '{"repair": true}')
+        # POST /api/v1/deploy without arguments is a repair (§17.10).
+        self.srv.ok("POST", "/api/v1/deploy", {}, env=self.env)
         harness.wait_for(lambda: self.deploys(rid("app")) >= 2 and self.deploys(rid("db")) == 2, timeout=30)
         # Dry-run of the version.
-        import uuid
-        dr = str(uuid.uuid4())
-        self.request("dryrun", '{"id": "%s", "version": %d}' % (dr, v))
+        dr = self.srv.ok("POST", f"/api/v2/dryrun/{v}", env=self.env)["data"]["id"]
         harness.wait_for(lambda: self.sql(f"SELECT todo FROM dryrun WHERE id = '{dr}'") == "0", timeout=30,
                          what="the dry-run to finish")
+        report = self.srv.ok("GET", f"/api/v2/dryrun/{v}/{dr}", env=self.env)["data"]
+        entry = report["resources"][rid("db") + f",v={v}"]
+        self.assertEqual(entry["diff_status"], "unmodified", report)
+        self.assertTrue(entry["done"], report)
+        self.assertEqual(report["todo"], 0)
 
 
 if __name__ == "__main__":

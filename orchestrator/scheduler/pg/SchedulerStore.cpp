@@ -339,11 +339,11 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
         std::string rvid = i.id + ",v=" + std::to_string(version);
         auto pa = paused.find(i.agent);
         if (i.undefined)
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "undefined"}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "undefined"}, {"done", true}};
         else if (blocked.count(i.id))
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "skipped_for_undefined"}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "skipped_for_undefined"}, {"done", true}};
         else if (pa != paused.end() && pa->second)
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "agent_down"}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "agent_down"}, {"done", true}};
         else
           todo.push_back(i);
       }
@@ -356,7 +356,11 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
       prefilled = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
       for (const auto& i : *intents) {
         std::string rvid = i.id + ",v=" + std::to_string(version);
-        if (prefilled.is_object() && prefilled.contains(rvid)) continue;
+        // The server pre-fills every resource: `"done": false` entries are ours to run, the others are final.
+        if (prefilled.is_object() && prefilled.contains(rvid)) {
+          const auto& entry = prefilled[rvid];
+          if (!entry.is_object() || !entry.contains("done") || entry["done"] != false) continue;
+        }
         if (i.undefined || blocked.count(i.id)) continue;  // never dry-run undefined/BLOCKED (§17.2)
         todo.push_back(i);
       }
@@ -624,7 +628,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
         std::string rvid = d.resourceId + ",v=" + std::to_string(d.version);
         auto& slot = perRun[d.dryrunId];
         if (slot.first.is_null()) slot.first = nlohmann::json::object();
-        slot.first[rvid] = {{"changes", d.changes}, {"diff_status", d.diffStatus}};
+        slot.first[rvid] = {{"changes", d.changes}, {"diff_status", d.diffStatus}, {"done", true}};
         slot.second++;
         aids.push_back(d.actionId);
         rvids.push_back(rvid);

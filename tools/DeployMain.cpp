@@ -1,0 +1,463 @@
+// `inmanta deploy [--dry-run] [--project DIR]`: the embedded mode (seeds 000/002). In a project directory it
+// starts a private PostgreSQL (initdb on first use under data/deploy, reused after), `inmanta server` (which starts
+// the environment's scheduler, which starts executors), creates the project/environment once, compiles and
+// exports the project, lets auto_deploy release it, shows a live progress line, prints a table of the final
+// resource states, and stops everything it started — also on Ctrl-C/SIGTERM and on failure. Exit 1 if any
+// resource failed. As root, PostgreSQL runs as the `postgres` user and its cluster lives in a postgres-accessible
+// folder recorded in data/deploy/cluster (the project may sit where postgres cannot traverse, e.g. /root).
+#include "Verbs.h"
+
+#include "client/Client.h"
+
+#include <pqxx/pqxx>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sstream>
+#include <random>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace inm::tools {
+
+namespace {
+
+volatile std::sig_atomic_t gStop = 0;
+void onSignal(int) { gStop = 1; }
+
+int freePort() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  ::close(s);
+  return port;
+}
+
+std::string pgBindir() {
+  for (const char* v : {"15", "16", "17"}) {
+    std::string d = std::string("/usr/lib/postgresql/") + v + "/bin";
+    if (fs::exists(d + "/postgres")) return d;
+  }
+  return "";
+}
+
+std::string selfExe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "inmanta" : p.string();
+}
+
+/// A child process in its own session, optionally run as another user, output appended to `log`.
+struct Child {
+  pid_t pid = -1;
+  std::string what;
+  bool alive() {
+    if (pid <= 0) return false;
+    int st;
+    return ::waitpid(pid, &st, WNOHANG) == 0;
+  }
+  void stop(int sig, int seconds) {
+    if (pid <= 0) return;
+    ::kill(pid, sig);
+    for (int i = 0; i < seconds * 10; ++i) {
+      int st;
+      if (::waitpid(pid, &st, WNOHANG) != 0) {
+        pid = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    int st;
+    ::waitpid(pid, &st, 0);
+    pid = -1;
+  }
+};
+
+Child spawn(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd, uid_t uid = 0,
+            gid_t gid = 0, const std::vector<std::string>& env = {}) {
+  Child c;
+  c.what = argv[0];
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    int nul = ::open("/dev/null", O_RDONLY);
+    if (nul >= 0) ::dup2(nul, 0);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(126);
+    if (uid != 0) {
+      if (::setgid(gid) != 0 || ::setuid(uid) != 0) _exit(126);
+    }
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    ::execv(a[0], a.data());
+    _exit(127);
+  }
+  c.pid = pid;
+  return c;
+}
+
+int runToEnd(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd, uid_t uid = 0,
+             gid_t gid = 0) {
+  Child c = spawn(argv, log, cwd, uid, gid);
+  int st = 0;
+  while (::waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int deployMain(const std::vector<std::string>& args, int verbose) {
+  bool dryRun = false;
+  std::string projectDir = ".";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--dry-run") dryRun = true;
+    else if (args[i] == "--project" && i + 1 < args.size()) projectDir = args[++i];
+    else if (args[i] == "-h" || args[i] == "--help") {
+      std::cout << "usage: inmanta deploy [--dry-run] [--project DIR]\n";
+      return 0;
+    } else {
+      std::cerr << "inmanta deploy: unknown argument '" << args[i] << "'\n";
+      return 2;
+    }
+  }
+  std::error_code ec;
+  fs::path project = fs::weakly_canonical(fs::absolute(projectDir, ec), ec);
+  if (!fs::exists(project / "main.cf")) {
+    std::cerr << "inmanta deploy: " << (project / "main.cf").string() << " does not exist: run it in a project directory\n";
+    return 2;
+  }
+  std::string bindir = pgBindir();
+  if (bindir.empty()) {
+    std::cerr << "inmanta deploy: PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin\n";
+    return 1;
+  }
+  fs::path data = project / "data" / "deploy";
+  fs::create_directories(data, ec);
+  if (ec) {
+    std::cerr << "inmanta deploy: cannot create " << data.string() << ": " << ec.message() << "\n";
+    return 1;
+  }
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+
+  // ---- PostgreSQL: as root it runs as `postgres`, its cluster in a folder that user can reach.
+  uid_t pgUid = 0;
+  gid_t pgGid = 0;
+  fs::path cluster = data / "pg";
+  if (::geteuid() == 0) {
+    passwd* pw = ::getpwnam("postgres");
+    if (!pw) {
+      std::cerr << "inmanta deploy: running as root needs the `postgres` user to run PostgreSQL\n";
+      return 1;
+    }
+    pgUid = pw->pw_uid;
+    pgGid = pw->pw_gid;
+    std::string recorded = slurp((data / "cluster").string());
+    while (!recorded.empty() && (recorded.back() == '\n' || recorded.back() == ' ')) recorded.pop_back();
+    if (!recorded.empty() && fs::exists(recorded)) {
+      cluster = recorded;
+    } else {
+      std::hash<std::string> h;
+      cluster = fs::path("/var/tmp") / ("inmanta-deploy-" + std::to_string(h(project.string()) % 1000000000ULL));
+      fs::create_directories(cluster);
+      ::chown(cluster.c_str(), pgUid, pgGid);
+      std::ofstream(data / "cluster") << cluster.string() << "\n";
+    }
+  }
+  fs::create_directories(cluster, ec);
+  if (ec) {
+    std::cerr << "inmanta deploy: cannot create " << cluster.string() << ": " << ec.message() << "\n";
+    return 1;
+  }
+  std::string pgLog = (data / "postgres.log").string();
+  if (pgUid) {
+    std::ofstream(pgLog, std::ios::app).close();
+    ::chown(pgLog.c_str(), pgUid, pgGid);
+  }
+  fs::path pgdata = cluster / "data";
+  if (!fs::exists(pgdata / "PG_VERSION")) {
+    std::cout << "initializing PostgreSQL in " << pgdata.string() << "\n";
+    if (runToEnd({bindir + "/initdb", "-D", pgdata.string(), "-U", "postgres", "--auth=trust", "-E", "UTF8"}, pgLog,
+                 cluster.string(), pgUid, pgGid) != 0) {
+      std::cerr << "inmanta deploy: initdb failed (log: " << pgLog << ")\n";
+      return 1;
+    }
+  }
+  int pgPort = freePort();
+  Child pg = spawn({bindir + "/postgres", "-D", pgdata.string(), "-p", std::to_string(pgPort), "-k", cluster.string(),
+                    "-c", "listen_addresses=127.0.0.1"},
+                   pgLog, cluster.string(), pgUid, pgGid);
+  Child server;
+  int exitCode = 1;
+  auto cleanup = [&] {
+    if (server.pid > 0) server.stop(SIGTERM, 20);
+    if (pg.pid > 0) pg.stop(SIGINT, 30);
+  };
+  std::string conn = "host=127.0.0.1 port=" + std::to_string(pgPort) + " user=postgres dbname=";
+  auto waitDb = [&](const std::string& db) {
+    for (int i = 0; i < 300 && !gStop; ++i) {
+      try {
+        pqxx::connection c(conn + db);
+        return true;
+      } catch (const std::exception&) {
+        if (!pg.alive()) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    return false;
+  };
+  try {
+    if (!waitDb("postgres")) {
+      std::cerr << "inmanta deploy: PostgreSQL did not start (log: " << pgLog << ")\n";
+      cleanup();
+      return 1;
+    }
+    {
+      pqxx::connection c(conn + "postgres");
+      pqxx::nontransaction tx(c);
+      if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'inmanta'").empty()) tx.exec("CREATE DATABASE inmanta");
+    }
+    // ---- the server (it runs the scheduler and the executors)
+    int port = freePort();
+    std::string cfg = (data / "server.cfg").string();
+    fs::create_directories(data / "state");
+    std::ofstream(cfg) << "[database]\nhost = 127.0.0.1\nport = " << pgPort
+                       << "\nname = inmanta\nusername = postgres\n[server]\nbind-address = 127.0.0.1\nbind-port = "
+                       << port << "\n[config]\nstate-dir = " << (data / "state").string() << "\n";
+    server = spawn({selfExe(), "server", "-c", cfg}, (data / "server.log").string(), project.string());
+    client::Endpoint ep;
+    ep.host = "127.0.0.1";
+    ep.port = static_cast<uint16_t>(port);
+    client::Client http(ep);
+    bool up = false;
+    for (int i = 0; i < 300 && !gStop && server.alive(); ++i) {
+      auto r = http.send(client::Request{"GET", "/api/v2/health", {}, "", false});
+      if (r) {
+        up = true;
+        break;
+      }
+      llvm::consumeError(r.takeError());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!up) throw std::runtime_error("the server did not start (log: " + (data / "server.log").string() + ")");
+    // ---- project + environment (created once, reused)
+    std::string env = slurp((data / "environment").string());
+    while (!env.empty() && (env.back() == '\n' || env.back() == ' ')) env.pop_back();
+    auto jsonOf = [](llvm::Expected<nlohmann::json> j, const std::string& what) {
+      if (!j) throw std::runtime_error(what + ": " + llvm::toString(j.takeError()));
+      return *j;
+    };
+    if (env.empty()) {
+      nlohmann::json pbody{{"name", "deploy"}};
+      auto p = jsonOf(http.call("PUT", "/api/v2/project", &pbody), "creating the project");
+      std::string pid = p["data"]["id"];
+      nlohmann::json ebody{{"project_id", pid}, {"name", "deploy"}};
+      auto e = jsonOf(http.call("PUT", "/api/v2/environment", &ebody), "creating the environment");
+      env = e["data"]["id"];
+      std::ofstream(data / "environment") << env << "\n";
+    }
+    client::Endpoint epEnv = ep;
+    epEnv.environment = env;
+    client::Client api(epEnv);
+    // The embedded mode's timers (§2): deploy interval off, repair every 600 s; dry-run = no auto release.
+    for (auto [k, v] : std::vector<std::pair<std::string, nlohmann::json>>{
+             {"autostart_agent_deploy_interval", "0"}, {"autostart_agent_repair_interval", "600"},
+             {"auto_deploy", !dryRun}})
+    {
+      nlohmann::json body{{"value", v}};
+      jsonOf(api.call("POST", "/api/v2/environment_settings/" + k, &body), "setting " + k);
+    }
+    pqxx::connection db(conn + "inmanta");
+    int before = 0;
+    {
+      pqxx::read_transaction tx(db);
+      before = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid", env)[0][0].as<int>();
+    }
+    // Everything from here on counts for the progress and the "changed" total.
+    std::string since;
+    {
+      pqxx::read_transaction tx(db);
+      since = tx.exec("SELECT now()::text")[0][0].as<std::string>();
+    }
+    // ---- compile + export
+    std::cout << "compiling and exporting " << project.string() << "\n";
+    std::string exportLog = (data / "export.log").string();
+    // The example model puts everything under <project>/managed, owned by whoever runs the deploy.
+    fs::create_directories(project / "managed");
+    std::string userName = "root", groupName = "root";
+    if (passwd* pw = ::getpwuid(::geteuid())) userName = pw->pw_name;
+    if (struct group* gr = ::getgrgid(::getegid())) groupName = gr->gr_name;
+    Child ex = spawn({selfExe(), "export", "-e", env, "--server_address", "127.0.0.1", "--server_port",
+                      std::to_string(port)},
+                     exportLog, project.string(), 0, 0,
+                     {"INM_DEPLOY_ROOT=" + (project / "managed").string(), "INM_DEPLOY_USER=" + userName,
+                      "INM_DEPLOY_GROUP=" + groupName});
+    int st = 0;
+    while (::waitpid(ex.pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (rc != 0) {
+      std::cerr << slurp(exportLog) << "inmanta deploy: compile/export failed (exit " << rc << ")\n";
+      cleanup();
+      return 1;
+    }
+    int version = 0;
+    {
+      pqxx::read_transaction tx(db);
+      version = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid", env)[0][0].as<int>();
+    }
+    if (version <= before) throw std::runtime_error("the export stored no new version");
+    if (dryRun) {
+      std::string id;
+      {
+        std::mt19937_64 rng{std::random_device{}()};
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012llx", unsigned(rng()), unsigned(rng() & 0xffff),
+                      unsigned(rng() & 0xfff), unsigned(rng() & 0xfff), (unsigned long long)(rng() & 0xffffffffffffULL));
+        id = buf;
+        pqxx::work tx(db);
+        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'dryrun', $2::jsonb)",
+                       env, nlohmann::json{{"id", id}, {"version", version}}.dump());
+        tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
+        tx.commit();
+      }
+      std::string resources;
+      for (int i = 0; i < 1200 && !gStop; ++i) {
+        pqxx::read_transaction tx(db);
+        auto r = tx.exec_params("SELECT todo, resources::text FROM dryrun WHERE id = $1::uuid", id);
+        if (!r.empty() && r[0][0].as<int>() == 0) {
+          resources = r[0][1].as<std::string>();
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (resources.empty()) throw std::runtime_error("the dry-run did not finish");
+      auto res = nlohmann::json::parse(resources);
+      std::cout << "dry-run of version " << version << ":\n";
+      int changed = 0;
+      for (const auto& [rvid, entry] : res.items()) {
+        std::string st = entry.value("diff_status", "");
+        std::printf("  %-14s %s\n", st.c_str(), rvid.c_str());
+        if (entry.contains("changes"))
+          for (const auto& [attr, ch] : entry["changes"].items()) {
+            std::printf("      %s: %s -> %s\n", attr.c_str(), ch.value("current", nlohmann::json()).dump().c_str(),
+                        ch.value("desired", nlohmann::json()).dump().c_str());
+          }
+        changed += st != "unmodified";
+      }
+      std::cout << changed << " of " << res.size() << " resources would change\n";
+      exitCode = 0;
+      cleanup();
+      return exitCode;
+    }
+    // ---- a full deploy (repair) of everything: unchanged resources are checked too, so a file changed by hand
+    // is put back; handlers that find nothing to do report `nochange`.
+    {
+      pqxx::work tx(db);
+      tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'deploy', $2::jsonb)",
+                     env, nlohmann::json{{"repair", true}}.dump());
+      tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
+      tx.commit();
+    }
+    // ---- progress until every resource of the version is done
+    std::map<std::string, std::string> final;
+    int changedCount = 0;
+    auto started = std::chrono::steady_clock::now();
+    for (;;) {
+      if (gStop) throw std::runtime_error("interrupted");
+      if (!server.alive()) throw std::runtime_error("the server exited (log: " + (data / "server.log").string() + ")");
+      pqxx::read_transaction tx(db);
+      auto processed = tx.exec_params("SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid", env);
+      int lp = processed.empty() ? 0 : processed[0][0].as<int>();
+      auto rows = tx.exec_params(
+          "SELECT s.resource_id, s.agent, CASE WHEN s.is_deploying THEN 'deploying' WHEN s.is_undefined THEN 'undefined' "
+          "WHEN s.blocked = 'BLOCKED' THEN 'skipped_for_undefined' WHEN s.current_intent_attribute_hash <> "
+          "coalesce(s.last_deployed_attribute_hash, '') OR s.last_handler_run_at IS NULL OR "
+          "(s.last_handler_run_at < $3::timestamptz AND s.blocked = 'NOT_BLOCKED') THEN 'available' "
+          "ELSE s.last_non_deploying_status END, "
+          "(SELECT count(*) FROM resourceaction a JOIN resourceaction_resource x ON x.resource_action_id = a.action_id "
+          " WHERE x.environment = s.environment AND x.resource_id = s.resource_id AND a.action = 'deploy' "
+          " AND a.started >= $3::timestamptz AND a.change IS NOT NULL AND a.change <> 'nochange') "
+          "FROM resource_persistent_state s JOIN resource r ON r.environment = s.environment AND "
+          "r.resource_id = s.resource_id AND r.model = $2 WHERE s.environment = $1::uuid ORDER BY s.resource_id",
+          env, version, since);
+      int done = 0, failed = 0;
+      changedCount = 0;
+      std::map<std::string, std::pair<int, int>> perAgent;
+      final.clear();
+      for (const auto& row : rows) {
+        std::string st = row[2].as<std::string>();
+        final[row[0].as<std::string>()] = st;
+        changedCount += row[3].as<int>() > 0;
+        bool isDone = st != "available" && st != "deploying";
+        done += isDone;
+        failed += st == "failed" || st == "unavailable";
+        auto& pa = perAgent[row[1].as<std::string>()];
+        pa.first += isDone;
+        pa.second++;
+      }
+      std::string line = "deploying version " + std::to_string(version) + ": " + std::to_string(done) + "/" +
+                         std::to_string(rows.size()) + " done, " + std::to_string(failed) + " failed |";
+      for (const auto& [a, p] : perAgent) line += " " + a + " " + std::to_string(p.first) + "/" + std::to_string(p.second);
+      std::cout << "\r" << line << "   " << std::flush;
+      if (lp >= version && done == static_cast<int>(rows.size())) break;
+      if (std::chrono::steady_clock::now() - started > std::chrono::minutes(30))
+        throw std::runtime_error("timed out after 30 minutes");
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::cout << "\n";
+    int bad = 0;
+    std::printf("%-16s %s\n", "STATE", "RESOURCE");
+    for (const auto& [id, st] : final) {
+      std::printf("%-16s %s\n", st.c_str(), id.c_str());
+      bad += st == "failed" || st == "unavailable" || st == "skipped" || st == "skipped_for_undefined";
+    }
+    std::cout << changedCount << " of " << final.size() << " resources changed\n";
+    exitCode = bad ? 1 : 0;
+    if (bad) std::cout << bad << " resource(s) did not deploy; logs: " << (data / "server.log").string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "\ninmanta deploy: " << e.what() << "\n";
+    exitCode = 1;
+  }
+  cleanup();
+  (void)verbose;
+  return exitCode;
+}
+
+}  // namespace inm::tools
