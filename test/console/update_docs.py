@@ -32,6 +32,8 @@ CAPTIONS = [
 METRICS = [
     ("first_render_ms", "100k environment: navigation → first table row drawn"),
     ("filtered_page_ms", "100k environment: value filter entered → filtered page drawn"),
+    ("api_first_page_ms", "the same first page's API request alone (no browser)"),
+    ("api_filtered_page_ms", "the same filtered page's API request alone (no browser)"),
     ("page_1000_rows_ms", "100k environment: a 1,000-row page (sorted by agent) → drawn"),
     ("rows_in_dom_of_1000", "rows in the DOM for that 1,000-row page (virtualised)"),
     ("put_version_ms", "test set-up: reserve + `PUT /api/v1/version` of the 100k version (gzip)"),
