@@ -134,6 +134,11 @@ void SchedulerSupervisor::stop(const std::string& env) {
   if (it != children_.end()) terminate(env, it->second);
 }
 
+bool SchedulerSupervisor::running(const std::string& env) const {
+  auto it = children_.find(env);
+  return it != children_.end() && it->second.pid > 0;
+}
+
 void SchedulerSupervisor::stopAll() {
   for (auto& [env, c] : children_) terminate(env, c);
 }

@@ -33,6 +33,7 @@ class SchedulerSupervisor final : public service::SchedulerControl {
   SchedulerSupervisor(boost::asio::io_context& io, SupervisorOptions options);
   void ensureRunning(const std::string& env) override;
   void stop(const std::string& env) override;
+  bool running(const std::string& env) const override;
   /// SIGTERM every child (SIGKILL after 10 s); used at shutdown.
   void stopAll();
   /// SIGKILL and reap every remaining child (last thing before exit).

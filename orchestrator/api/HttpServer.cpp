@@ -330,6 +330,7 @@ HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOpti
     : impl_(std::make_unique<Impl>(io, service, std::move(options))) {
   addEnvironmentRoutes(impl_->routes, service);
   addVersionRoutes(impl_->routes, service);
+  addResourceRoutes(impl_->routes, service);
   addAuthRoutes(impl_->routes, impl_->opts);
 }
 

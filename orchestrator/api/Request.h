@@ -92,6 +92,7 @@ struct Route {
 /// Appends the routes of each family.
 void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc);
 void addVersionRoutes(std::vector<Route>& routes, service::Service& svc);
+void addResourceRoutes(std::vector<Route>& routes, service::Service& svc);
 void addAuthRoutes(std::vector<Route>& routes, const struct HttpOptions& options);
 
 /// Splits "/api/v1/x" into {"api", "v1", "x"}.

@@ -57,6 +57,18 @@ class PgStore final : public Store {
   llvm::Error putFile(const std::string& hash, const std::string& content) override;
   llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
   llvm::Error putCode(const std::string& env, const nlohmann::json& modules) override;
+  llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) override;
+  llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) override;
+  llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) override;
+  llvm::Expected<nlohmann::json> resourceActions(const std::string& env, const std::string& rid) override;
+  llvm::Expected<nlohmann::json> parameters(const std::string& env, const std::optional<std::string>& rid) override;
+  llvm::Expected<nlohmann::json> setParameter(const std::string& env, const nlohmann::json& param) override;
+  llvm::Error deleteParameter(const std::string& env, const std::string& name, const std::string& rid) override;
+  llvm::Expected<nlohmann::json> agents(const std::string& env) override;
+  llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name, const std::string& action) override;
+  llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) override;
+  llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) override;
+  llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) override;
   llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) override;
 
  private:

@@ -12,6 +12,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,8 @@ class SchedulerControl {
   virtual void ensureRunning(const std::string& env) = 0;
   /// The environment was halted or deleted: stop its scheduler.
   virtual void stop(const std::string& env) = 0;
+  /// Whether the environment's scheduler process runs now (agents show `up` only then).
+  virtual bool running(const std::string& env) const = 0;
 };
 
 /// Options of the use cases that come from the server configuration.
@@ -103,6 +106,30 @@ class Service {
   asio::awaitable<Result> getFile(std::string hash);
   /// PUT /api/v1/codebatched/<version>: {type: {sha1: [path, python module, [requirements]]}}.
   asio::awaitable<Result> uploadCode(std::string env, int64_t version, nlohmann::json resources);
+
+  // Resources (§5.2, §13) and their details.
+  /// Query: filter.<field> (resource_type, agent, resource_id_value: substring; status: exact, "!x" negates),
+  /// sort=<field>.<asc|desc>, limit, last_id/first_id (paging after/before a resource id), deploy_summary.
+  /// Value: {"data", "links", "metadata"}.
+  asio::awaitable<Result> listResources(std::string env, std::map<std::string, std::string> query);
+  asio::awaitable<Result> resourceDetails(std::string env, std::string rid);
+  asio::awaitable<Result> resourceHistory(std::string env, std::string rid);
+  /// Log lines of every action of the resource, newest first: [{action_id, action, timestamp, level, msg, args, kwargs}].
+  asio::awaitable<Result> resourceLogs(std::string env, std::string rid);
+  /// GET /api/v1/resource/<rvid>: {"resource": {...}, "logs": [actions]} (logs only when asked).
+  asio::awaitable<Result> resourceV1(std::string env, std::string rvid, bool logs);
+  asio::awaitable<Result> parameters(std::string env, std::optional<std::string> rid);
+  asio::awaitable<Result> setParameter(std::string env, nlohmann::json param);
+  asio::awaitable<Result> deleteParameter(std::string env, std::string name, std::string rid);
+
+  // Agents, deploys, dry runs.
+  asio::awaitable<Result> agents(std::string env);
+  asio::awaitable<Result> agentAction(std::string env, std::optional<std::string> name, std::string action);
+  /// Asks the scheduler to deploy (repair when `repair`), for `agents` or all.
+  asio::awaitable<Result> deploy(std::string env, nlohmann::json agents, bool repair);
+  asio::awaitable<Result> createDryrun(std::string env, int64_t version);
+  asio::awaitable<Result> dryruns(std::string env, std::optional<int64_t> version);
+  asio::awaitable<Result> dryrun(std::string env, std::string id);
 
  private:
   asio::awaitable<bool> autoDeploy(const std::string& env);

@@ -132,6 +132,34 @@ class Store {
   /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code}]}].
   virtual llvm::Error putCode(const std::string& env, const nlohmann::json& modules) = 0;
 
+  // Resources (orchestrator.md §5.2, §13): the state of every resource the environment has released.
+  /// [{resource_id, resource_type, agent, resource_id_value, requires, status, model, attributes?}] sorted by id;
+  /// attributes only when `withAttributes`.
+  virtual llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) = 0;
+  /// {resource_id, resource_type, agent, id_attribute_value, status, attributes, model, last_deploy,
+  ///  first_generated_version, first_generated_time, requires_status} (NotFound when never released).
+  virtual llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) = 0;
+  /// Versions in which the resource's attribute hash changed: [{date, attribute_hash, attributes, requires, version}].
+  virtual llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) = 0;
+  /// Actions of a resource, newest first: [{action_id, action, started, finished, status, messages, change,
+  /// changes, version}].
+  virtual llvm::Expected<nlohmann::json> resourceActions(const std::string& env, const std::string& rid) = 0;
+  /// Parameters and facts: rows {id, name, value, source, resource_id, updated, metadata, expires}.
+  virtual llvm::Expected<nlohmann::json> parameters(const std::string& env, const std::optional<std::string>& rid) = 0;
+  virtual llvm::Expected<nlohmann::json> setParameter(const std::string& env, const nlohmann::json& param) = 0;
+  virtual llvm::Error deleteParameter(const std::string& env, const std::string& name, const std::string& rid) = 0;
+
+  // Agents.
+  /// [{name, paused, last_failover, unpause_on_resume, environment}] sorted by name.
+  virtual llvm::Expected<nlohmann::json> agents(const std::string& env) = 0;
+  /// action: pause|unpause|keep_paused_on_resume|unpause_on_resume; name nullopt = all agents. Asks the scheduler.
+  virtual llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name, const std::string& action) = 0;
+
+  // Dry runs: a row per request, resources pre-filled (undefined / skipped_for_undefined ones answered at once).
+  virtual llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) = 0;
+  virtual llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) = 0;
+  virtual llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) = 0;
+
   // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
   virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) = 0;
 };

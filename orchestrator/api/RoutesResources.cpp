@@ -1,0 +1,190 @@
+// Routes for resources, parameters/facts, agents, deploys and dry runs (orchestrator.md §13, §18). Resource ids
+// arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
+#include "Request.h"
+
+namespace inm::api {
+
+using model::ErrorCode;
+using V = http::verb;
+
+namespace {
+
+nlohmann::json paramValue(const Request& req) {
+  nlohmann::json p = req.body ? *req.body : nlohmann::json::object();
+  if (auto v = findParam(req, "value")) p["value"] = *v;
+  if (auto s = optStringParam(req, "source")) p["source"] = *s;
+  if (auto r = optStringParam(req, "resource_id")) p["resource_id"] = *r;
+  return p;
+}
+
+} // namespace
+
+void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
+  auto add = [&](V method, const char* pattern, Handler h, std::vector<std::string> clients = {"api"}) {
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients)});
+  };
+
+  add(V::get, "/api/v2/resource", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return ok(unwrap(co_await svc.listResources(env, req.query)));
+  });
+  add(V::get, "/api/v2/resource/<rid>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okData(unwrap(co_await svc.resourceDetails(env, stringParam(req, "rid"))));
+  });
+  add(V::get, "/api/v2/resource/<rid>/history", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okPage(unwrap(co_await svc.resourceHistory(env, stringParam(req, "rid"))));
+  });
+  add(V::get, "/api/v2/resource/<rid>/logs", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json lines = unwrap(co_await svc.resourceLogs(env, stringParam(req, "rid")));
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& l : lines) {
+      if (auto a = req.query.find("filter.action"); a != req.query.end() && l["action"] != a->second) continue;
+      if (auto m = req.query.find("filter.message"); m != req.query.end() && l["msg"].get<std::string>().find(m->second) == std::string::npos) continue;
+      if (auto lv = req.query.find("filter.minimal_log_level"); lv != req.query.end()) {
+        static const char* order[] = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+        auto rank = [&](const std::string& s) { for (int i = 0; i < 6; ++i) if (s == order[i]) return i; return 2; };
+        if (rank(l["level"].get<std::string>()) < rank(lv->second)) continue;
+      }
+      kept.push_back(std::move(l));
+    }
+    co_return okPage(std::move(kept));
+  });
+  add(V::get, "/api/v2/resource/<rid>/facts", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okData(unwrap(co_await svc.parameters(env, stringParam(req, "rid"))));
+  });
+  add(V::get, "/api/v1/resource/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    std::string id = stringParam(req, "id");
+    bool logs = boolParam(req, "logs", false);
+    co_return ok(unwrap(co_await svc.resourceV1(env, id, logs)));
+  });
+
+  // Parameters and facts.
+  add(V::get, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req), name = stringParam(req, "id");
+    std::string rid = optStringParam(req, "resource_id").value_or("");
+    nlohmann::json all = unwrap(co_await svc.parameters(env, rid));
+    for (const auto& p : all)
+      if (p["name"] == name) co_return ok({{"parameter", p}});
+    throw ApiError{ErrorCode::NotFound, "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
+  }, {"api", "agent", "compiler"});
+  add(V::put, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json p = paramValue(req);
+    p["name"] = stringParam(req, "id");
+    nlohmann::json stored = unwrap(co_await svc.setParameter(env, p));
+    co_return ok({{"parameter", stored}});
+  }, {"api", "agent", "compiler"});
+  add(V::delete_, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req), name = stringParam(req, "id");
+    std::string rid = optStringParam(req, "resource_id").value_or("");
+    unwrap(co_await svc.deleteParameter(env, name, rid));
+    co_return Reply{};
+  });
+  add(V::post, "/api/v1/parameter", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json all = unwrap(co_await svc.parameters(env, std::nullopt));
+    co_return ok({{"parameters", all}, {"expire", 1800}, {"now", nullptr}});
+  }, {"api", "compiler"});
+  add(V::put, "/api/v1/parameters", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    auto list = findParam(req, "parameters");
+    if (!list || !list->is_array()) throw ApiError{ErrorCode::BadRequest, "'parameters' must be a list"};
+    for (const auto& p : *list) {
+      if (!p.is_object() || !p.contains("id")) throw ApiError{ErrorCode::BadRequest, "each parameter needs an 'id' (its name)"};
+      nlohmann::json q = p;
+      q["name"] = p["id"];
+      unwrap(co_await svc.setParameter(env, q));
+    }
+    co_return Reply{};
+  }, {"api", "agent", "compiler"});
+  for (const char* path : {"/api/v2/parameters", "/api/v2/facts"}) {
+    bool facts = std::string(path).find("facts") != std::string::npos;
+    add(V::get, path, [&svc, facts](Request& req) -> asio::awaitable<Reply> {
+      std::string env = environmentOf(req);
+      nlohmann::json all = unwrap(co_await svc.parameters(env, std::nullopt));
+      nlohmann::json kept = nlohmann::json::array();
+      for (auto& p : all)
+        if ((p["source"] == "fact") == facts) kept.push_back(p);
+      co_return okPage(std::move(kept));
+    });
+  }
+
+  // Agents.
+  add(V::get, "/api/v2/agents", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okPage(unwrap(co_await svc.agents(env)));
+  });
+  add(V::post, "/api/v2/agent/<name>/<action>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    unwrap(co_await svc.agentAction(env, stringParam(req, "name"), stringParam(req, "action")));
+    co_return Reply{};
+  });
+  add(V::post, "/api/v2/agents/<action>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    unwrap(co_await svc.agentAction(env, std::nullopt, stringParam(req, "action")));
+    co_return Reply{};
+  });
+
+  // Deploy and repair: without arguments POST /api/v1/deploy is a repair (orchestrator.md §17.10).
+  add(V::post, "/api/v1/deploy", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    std::string method = optStringParam(req, "agent_trigger_method").value_or("push_full_deploy");
+    if (method != "push_full_deploy" && method != "push_incremental_deploy")
+      throw ApiError{ErrorCode::BadRequest, "'agent_trigger_method' must be push_full_deploy or push_incremental_deploy"};
+    auto agents = findParam(req, "agents");
+    nlohmann::json agentList = agents ? *agents : nlohmann::json();
+    bool repair = method == "push_full_deploy";
+    unwrap(co_await svc.deploy(env, std::move(agentList), repair));
+    co_return Reply{};
+  });
+  add(V::post, "/api/v2/deploy_filtered", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    auto agents = findParam(req, "agents");
+    nlohmann::json agentList = agents ? *agents : nlohmann::json();
+    bool repair = boolParam(req, "repair", false);
+    unwrap(co_await svc.deploy(env, std::move(agentList), repair));
+    co_return Reply{};
+  });
+
+  // Dry runs.
+  for (const char* path : {"/api/v2/dryrun/<id>", "/api/v1/dryrun/<id>"}) {
+    bool v1 = std::string(path).find("/v1/") != std::string::npos;
+    add(V::post, path, [&svc, v1](Request& req) -> asio::awaitable<Reply> {
+      std::string env = environmentOf(req);
+      nlohmann::json row = unwrap(co_await svc.createDryrun(env, intParam(req, "id")));
+      if (v1) co_return ok({{"dryrun", row}});
+      co_return okData(std::move(row));
+    });
+  }
+  add(V::get, "/api/v2/dryrun/<version>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okData(unwrap(co_await svc.dryruns(env, intParam(req, "version"))));
+  });
+  add(V::get, "/api/v2/dryrun/<version>/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json row = unwrap(co_await svc.dryrun(env, stringParam(req, "id")));
+    if (row["model"].get<int64_t>() != intParam(req, "version"))
+      throw ApiError{ErrorCode::NotFound, "dry run " + stringParam(req, "id") + " is not of version " + std::to_string(intParam(req, "version"))};
+    co_return okData(std::move(row));
+  });
+  add(V::get, "/api/v1/dryrun", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    auto v = findParam(req, "version");
+    std::optional<int64_t> version;
+    if (v) version = intParam(req, "version");
+    nlohmann::json rows = unwrap(co_await svc.dryruns(env, version));
+    co_return ok({{"dryruns", rows}});
+  });
+  add(V::get, "/api/v1/dryrun/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json row = unwrap(co_await svc.dryrun(env, stringParam(req, "id")));
+    co_return ok({{"dryrun", row}});
+  });
+}
+
+} // namespace inm::api
