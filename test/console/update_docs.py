@@ -66,7 +66,10 @@ def main():
         runs.append(("Run", json.load(open(os.path.join(SHOTS, "last-run.json"))), SHOTS, "console"))
     if os.path.exists(os.path.join(fake_dir, "last-run.json")):
         runs.append(("Fake-API run (pages the server could not serve yet)", json.load(open(os.path.join(fake_dir, "last-run.json"))), fake_dir, "console/fake"))
-    lines = []
+    lines = ["How to read these: the browser's share of a 100k page is what the fake-API run shows (its API answers in",
+             "memory); the real-server figures add the server's own answer time, which the `API request alone` rows",
+             "measure without a browser (the page keeps polling while those run, so they overlap with it). Every",
+             "figure is one run on a 2-core VM shared with other builds: expect ±50 %.", ""]
     for title, run, _, _ in runs:
         lines += summary(run, title)
     shots = []
