@@ -35,7 +35,9 @@ struct Options {
   std::string command;
   std::string mainFile = "main.cf";
   std::string projectDir = ".";
-  std::string exportFile;       // export -j FILE
+  std::string exportFile;       // export -j FILE (--export-json FILE)
+  bool compileData = false;     // --export-compile-data: write the diagnostics as JSON
+  std::string compileDataFile;  // --export-compile-data-file FILE (default compile_data.json)
   bool syntaxOnly = false;
   bool dumpAst = false;
   bool dumpIr = false;
@@ -64,6 +66,9 @@ void printHelp(llvm::raw_ostream& os) {
         "  --no-cache         accepted for compatibility (there is no parse cache)\n"
         "  -X                 accepted for compatibility (no Python stack traces)\n"
         "  -j FILE            (export) write the artifact JSON to FILE\n"
+        "  --export-json FILE the same as -j; `inmanta-compile --export-json F` compiles and writes F\n"
+        "  --export-compile-data [--export-compile-data-file FILE]\n"
+        "                     write the errors as JSON ({\"errors\": [...]}) to FILE (default compile_data.json)\n"
         "  -d                 (export) release the pushed version\n"
         "  -e ENV             (export) push to this environment (else [config] environment)\n"
         "  --server_address H, --server_port P, --token T, --ssl|--no-ssl, --ssl-ca-cert F\n"
@@ -99,8 +104,29 @@ std::string secondsSince(std::chrono::steady_clock::time_point t0) {
   return buf;
 }
 
+/// Writes the errors as {"errors": [diagnostic JSON…]} for --export-compile-data (the server's compile report).
+void writeCompileData(const DiagnosticEngine& diags, const Options& opts) {
+  if (!opts.compileData) return;
+  std::string path = opts.compileDataFile.empty() ? "compile_data.json" : opts.compileDataFile;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec) {
+    llvm::errs() << "error: cannot write the compile data to " << path << ": " << ec.message() << "\n";
+    return;
+  }
+  out << "{\"errors\": [";
+  bool first = true;
+  for (const Diagnostic& d : diags.all()) {
+    if (d.severity != Severity::Error) continue;
+    out << (first ? "" : ", ") << diags.toJson(d);
+    first = false;
+  }
+  out << "]}\n";
+}
+
 /// Prints the diagnostics and, on errors, the reference-style failure summary. Returns the exit code.
 int finish(const DiagnosticEngine& diags, const Options& opts, const char* banner) {
+  writeCompileData(diags, opts);
   diags.render(llvm::errs(), opts.json ? DiagFormat::Json : DiagFormat::Text);
   if (!diags.hasErrors()) return 0;
   if (!opts.json) {
@@ -375,7 +401,7 @@ int main(int argc, char** argv) {
       opts.push.deleteResourceSets.push_back(set);
       continue;
     }
-    if (a == "--export-compile-data-file" || a == "--export-plugin") {
+    if (a == "--export-plugin") {
       std::string ignored;
       if (!need(ignored)) return usage(a + " needs a value");
       llvm::errs() << "inmanta: note: ignoring option " << a << "\n";
@@ -383,6 +409,10 @@ int main(int argc, char** argv) {
     }
     if (a == "-f") { opts.mainFile = value("-f"); if (opts.mainFile.empty()) return usage("-f needs a file"); continue; }
     if (a == "-j") { opts.exportFile = value("-j"); if (opts.exportFile.empty()) return usage("-j needs a file"); continue; }
+    if (a == "--export-json") { opts.exportFile = value(""); if (opts.exportFile.empty()) return usage("--export-json needs a file"); continue; }
+    if (a.rfind("--export-json=", 0) == 0) { opts.exportFile = a.substr(14); continue; }
+    if (a == "--export-compile-data") { opts.compileData = true; continue; }
+    if (a == "--export-compile-data-file") { opts.compileDataFile = value(""); if (opts.compileDataFile.empty()) return usage("--export-compile-data-file needs a file"); continue; }
     if (a == "--project") { opts.projectDir = value("--project"); continue; }
     if (!a.empty() && a[0] != '-' && opts.command.empty()) { opts.command = a; continue; }
     if (!a.empty() && a[0] == '-' && opts.command.empty()) return usage("unknown option " + a);
@@ -392,5 +422,7 @@ int main(int argc, char** argv) {
   }
   if (opts.command.empty()) { printHelp(llvm::errs()); return 2; }
   if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
+  // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export -j.
+  if (opts.command == "compile" && !opts.exportFile.empty()) opts.command = "export";
   return runPipeline(opts);
 }

@@ -8,6 +8,7 @@
 #include "SchedulerSupervisor.h"
 #include "client/Token.h"
 #include "api/HttpServer.h"
+#include "compile/CompileService.h"
 #include "config/Config.h"
 #include "service/Log.h"
 #include "service/Service.h"
@@ -52,6 +53,50 @@ std::string defaultConsoleDir() {
   auto source = std::filesystem::path(INM_SOURCE_DIR) / "console" / "dist";
   if (std::filesystem::is_directory(source, ec)) return source.string();
   return "";
+}
+
+/// libpq keyword=value quoting.
+std::string pqQuote(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+/// The compile service's options from the configuration (docs/autonomous.md, "Configuration").
+llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& db, const api::HttpOptions& http,
+                           compile::CompileServiceOptions& co) {
+  co.dbConnection = "host=" + pqQuote(db.host) + " port=" + std::to_string(db.port) + " dbname=" + pqQuote(db.name) +
+                    " user=" + pqQuote(db.username) + (db.password.empty() ? "" : " password=" + pqQuote(db.password));
+  co.dbConnections = 2;
+  co.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");
+  std::string bind = http.bindAddress == "0.0.0.0" || http.bindAddress == "::" ? "localhost" : http.bindAddress;
+  co.serverAddress = cfg.getString("server", "server-address", bind);
+  co.serverPort = http.port;
+  llvm::Expected<int64_t> timeout = cfg.getInt("server", "compile-timeout", 600);
+  if (!timeout) return timeout.takeError();
+  if (*timeout < 1) return llvm::createStringError(llvm::inconvertibleErrorCode(), "[server] compile-timeout must be at least 1 second");
+  co.compileTimeout = std::chrono::seconds(*timeout);
+  co.git.username = cfg.getString("compiler", "git_username", "");
+  co.git.password = cfg.getString("compiler", "git_token", "");
+  co.git.sshKey = cfg.getString("compiler", "git_ssh_key", "");
+  co.git.sshPublicKey = cfg.getString("compiler", "git_ssh_public_key", "");
+  co.git.sshPassphrase = cfg.getString("compiler", "git_ssh_passphrase", "");
+  if (!http.sslCertFile.empty()) {
+    co.exportArgs.push_back("--ssl");
+    std::string ca = cfg.getString("server", "ssl_ca_cert_file", "");
+    if (!ca.empty()) co.exportArgs.insert(co.exportArgs.end(), {"--ssl-ca-cert", ca});
+  } else {
+    co.exportArgs.push_back("--no-ssl");
+  }
+  // A state dir that cannot be created is not fatal: compiles then fail with a report naming it.
+  std::error_code ec;
+  std::filesystem::create_directories(co.stateDir, ec);
+  if (ec) logLine("warning", "state_dir_unavailable", {{"state_dir", co.stateDir}, {"error", ec.message()}});
+  co.stateDir = std::filesystem::absolute(co.stateDir, ec).string();
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -188,7 +233,33 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   }
   service::Service svc(*store, pool, supervisor.get());
   api::HttpServer server(io, svc, http);
+
+  // The compile service (docs/autonomous.md) on its own small pool: a running compiler occupies a thread.
+  compile::CompileServiceOptions co;
+  if (llvm::Error e = compileOptions(cfg, db, http, co)) return fail(llvm::toString(std::move(e)));
+  int64_t reportRetention = 604800;
+  if (!intOpt("server", "compiler-report-retention", 604800, reportRetention)) return 1;
+  co.compilerBinary = selfExe();
+  co.warn = [](const std::string& msg) { logLine("warning", "compile_service", {{"message", msg}}); };
+  asio::thread_pool compilePool{4};
+  compile::CompileService compiles(io.get_executor(), compilePool, co);
+  server.enableCompiles(compiles);
   if (llvm::Error e = server.start()) return fail(llvm::toString(std::move(e)));
+  compiles.setServerPort(server.port());
+  asio::steady_timer retentionTimer(io);
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    auto failed = co_await compiles.start();
+    if (!failed) logLine("error", "compile_service_start_failed", {{"error", llvm::toString(failed.takeError())}});
+    else if (*failed) logLine("warning", "compiles_interrupted", {{"count", std::to_string(*failed)}});
+    for (;;) {  // server.compiler-report-retention: purge at start, then hourly
+      auto purged = co_await compiles.purgeReports(std::chrono::seconds(reportRetention));
+      if (!purged) llvm::consumeError(purged.takeError());
+      retentionTimer.expires_after(std::chrono::hours(1));
+      boost::system::error_code ec;
+      co_await retentionTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+    }
+  }, asio::detached);
   logLine("info", "server_started", {{"address", http.bindAddress}, {"port", std::to_string(server.port())},
                                      {"tls", http.sslCertFile.empty() ? "false" : "true"},
                                      {"auth", auth ? "true" : "false"}, {"pid", std::to_string(::getpid())}});
@@ -229,6 +300,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     stopping = true;
     logLine("info", "server_stopping", {{"signal", std::to_string(sig)}});
     lockTimer.cancel();
+    retentionTimer.cancel();
+    compiles.stop();
     if (supervisor) supervisor->stopAll();
     server.shutdown([&] { io.stop(); });
     forceTimer.expires_after(std::chrono::seconds(60));
@@ -236,6 +309,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   });
   io.run();
   if (supervisor) supervisor->killAll();
+  compilePool.join();
   pool.join();
   logLine("info", "server_stopped");
   (void)verbose;

@@ -4,12 +4,16 @@
 namespace inm::tools {
 
 int executorMain(const std::vector<std::string>& args, int verbose);
+int schedulerMain(const std::vector<std::string>& args, int verbose);  // SchedulerMain.cpp
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
+int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
+    {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
+    {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
     {nullptr, nullptr, nullptr},
 };
 

@@ -336,6 +336,10 @@ HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOpti
 
 HttpServer::~HttpServer() = default;
 
+void HttpServer::enableCompiles(compile::CompileService& compiles) {
+  addCompileRoutes(impl_->routes, impl_->svc, impl_->opts, compiles);
+}
+
 llvm::Error HttpServer::start() {
   Impl& s = *impl_;
   try {

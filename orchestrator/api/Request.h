@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+namespace inm::compile { class CompileService; }
+
 namespace inm::api {
 
 namespace http = boost::beast::http;
@@ -94,6 +96,8 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc);
 void addVersionRoutes(std::vector<Route>& routes, service::Service& svc);
 void addResourceRoutes(std::vector<Route>& routes, service::Service& svc);
 void addAuthRoutes(std::vector<Route>& routes, const struct HttpOptions& options);
+void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const struct HttpOptions& options,
+                      compile::CompileService& compiles);
 
 /// Splits "/api/v1/x" into {"api", "v1", "x"}.
 std::vector<std::string> splitPattern(const std::string& pattern);

@@ -119,6 +119,13 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     std::string env = environmentOf(req);
     co_return okPage(unwrap(co_await svc.agents(env)));
   });
+  // The v1 listing Inmanta 11.5.5's `inmanta-cli agent list` reads: {"agents": [...]}.
+  add(V::get, "/api/v1/agent", [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    nlohmann::json body = nlohmann::json::object();  // (no braced init around co_await: GCC 12 rejects it)
+    body["agents"] = unwrap(co_await svc.agents(env));
+    co_return ok(std::move(body));
+  });
   add(V::post, "/api/v2/agent/<name>/<action>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     unwrap(co_await svc.agentAction(env, stringParam(req, "name"), stringParam(req, "action")));

@@ -358,10 +358,7 @@ ExecutorPool::~ExecutorPool() {
 std::shared_ptr<ExecutorProcess> ExecutorPool::get(const std::string& key, std::string* error) {
   auto it = processes_.find(key);
   if (it != processes_.end() && it->second->alive()) return it->second;
-  if (it != processes_.end()) {
-    it->second->terminateNow();  // already dead: make sure it is reaped before it is replaced
-    processes_.erase(it);
-  }
+  if (it != processes_.end()) processes_.erase(it);  // dead: its death path already reaped it
   std::shared_ptr<ExecutorProcess> p = ExecutorProcess::start(executor_, key, options_, files_, error);
   if (!p) return nullptr;
   p->setFileSink(sink_);
@@ -398,7 +395,6 @@ size_t ExecutorPool::stopIdle(std::chrono::milliseconds idleFor) {
   for (auto it = processes_.begin(); it != processes_.end();) {
     std::shared_ptr<ExecutorProcess> p = it->second;
     if (!p->alive()) {
-      p->terminateNow();
       it = processes_.erase(it);
     } else if (p->inFlight() == 0 && now - p->lastActivity() >= idleFor) {
       p->shutdown();

@@ -12,6 +12,7 @@ namespace inm::model {
 const std::vector<SettingDef>& settingDefs() {
   static const std::vector<SettingDef> defs = [] {
     std::vector<SettingDef> d = {
+        {"agent_parallelism", "int", 1, "How many resources of one agent the scheduler deploys at the same time (1 = strictly serial, the reference's behaviour; see docs/deploy.md)", {}, false, false},
         {"agent_trigger_method_on_auto_deploy", "enum", "push_incremental_deploy",
          "[legacy] the agent trigger method to use when auto_deploy is enabled",
          {"push_full_deploy", "push_incremental_deploy"}},

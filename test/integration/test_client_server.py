@@ -128,14 +128,13 @@ class ClientServerTest(unittest.TestCase):
         versions = json.loads(self.cli(["--json", "version", "list", "-e", env]).stdout)
         self.assertGreater([v for v in versions if v["version"] == v3][0]["total"], 10000)
         self.assertNotEqual(other, env)
-        # agents: pause all (TODO(#10): drop this probe once the server's agents endpoints are merged)
-        st, _, _ = harness.http("POST", f"http://127.0.0.1:{self.port}/api/v2/agents/pause", {},
-                                headers={"X-Inmanta-tid": env})
-        if st == 404:
-            self.skipTest("the server has no /api/v2/agents/<action> endpoint yet; the rest of this test passed")
+        # agents: pause all
         self.cli(["agent", "pause", "-e", "dev", "--all"])
         agents = json.loads(self.cli(["--json", "agent", "list", "-e", "dev"]).stdout)
-        self.assertTrue(agents and all(a["paused"] for a in agents), agents)
+        # every agent but the scheduler's pseudo-agent (orchestrator.md §6.10)
+        workers = [a for a in agents if a["name"] != "$__scheduler"]
+        self.assertTrue(workers and all(a["paused"] for a in workers), [a["name"] for a in agents if not a["paused"]])
+        self.assertIn("$__scheduler", [a["name"] for a in agents])
         self.assertNotEqual(other, env)
 
     def test_tokens(self):

@@ -232,6 +232,21 @@ class ExecutorProbeTest(unittest.TestCase):
         self.assertEqual(open(paths[0]).read(), "content\n")
         self.assertEqual(p.shutdown()["started"], 2)
 
+    def test_crashed_executor_names_the_signal(self):
+        p = self.probe()
+        h = p.put_file("x")
+        p.send(cmd="file_delay", ms=3000)
+        p.next("ok")
+        p.send(cmd="deploy", key="k", requests=[file_req("a", os.path.join(self.dir, "segv"), h)])
+        pid = p.next("sent")["pid"]
+        p.next("get_file")
+        os.kill(pid, signal.SIGSEGV)
+        r = p.next("result", 15)
+        self.assertEqual(r["status"], "unavailable")
+        self.assertIn(f"executor process {pid} for k crashed with signal 11 (SIGSEGV)", r["logs"][-1]["msg"])
+        self.assertTrue(pid_gone(pid))
+        p.shutdown()
+
     def test_hung_executor_is_killed_and_fails_in_flight(self):
         p = self.probe("--heartbeat-interval-ms", "200", "--heartbeat-timeout-ms", "1500")
         h = p.put_file("x")
@@ -248,6 +263,21 @@ class ExecutorProbeTest(unittest.TestCase):
         pid2, r = p.deploy([null_req("n", "after")], key="k")
         self.assertNotEqual(pid2, pid)
         self.assertEqual(r["n"]["status"], "deployed")
+        p.shutdown()
+
+    def test_batch_as_one_awaitable(self):
+        p = self.probe()
+        h = p.put_file("awaited\n")
+        path = os.path.join(self.dir, "aw")
+        p.send(cmd="deploy", key="k", requests=[file_req("f", path, h), null_req("n", "x", fail=True)], **{"await": True})
+        p.next("sent")
+        done = p.next("batch_done")
+        self.assertEqual(done["count"], 2)
+        # The operation completes once, with every result: they are emitted together right before batch_done.
+        self.assertEqual([e["event"] for e in p.history[-3:]], ["result", "result", "batch_done"])
+        results = {e["action_id"]: e["status"] for e in p.history if e["event"] == "result"}
+        self.assertEqual(results, {"f": "deployed", "n": "failed"})
+        self.assertEqual(open(path).read(), "awaited\n")
         p.shutdown()
 
     def test_idle_executor_is_stopped_and_replaced(self):

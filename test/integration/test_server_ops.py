@@ -186,21 +186,31 @@ class ServerOpsTest(unittest.TestCase):
         finally:
             s.stop()
 
-    def test_scheduler_supervisor_without_verb_does_not_spin(self):
+    def test_scheduler_supervisor_restarts_a_killed_scheduler(self):
         s = sf.Server(server_extra="start_schedulers = true\n")
         try:
             pid, env = s.project_env("sup")
-            harness.wait_for(lambda: "scheduler_verb_unavailable" in s.proc.output(), 20, what="supervisor log")
-            time.sleep(2.5)
-            out = s.proc.output()
-            self.assertEqual(out.count("scheduler_verb_unavailable"), 1)
-            self.assertEqual(out.count("scheduler_started"), 1)
-            # No zombie children are left behind.
+            harness.wait_for(lambda: "scheduler_started" in s.proc.output(), 20, what="supervisor start log")
+
+            def scheduler_pids():
+                out = subprocess.run(["ps", "--ppid", str(s.proc.pid), "-o", "pid=,args="], capture_output=True,
+                                     text=True).stdout
+                return [int(l.split()[0]) for l in out.splitlines() if " scheduler " in l and env in l]
+            first = harness.wait_for(scheduler_pids, 20, what="scheduler child")
+            os.kill(first[0], signal.SIGKILL)
+            harness.wait_for(lambda: s.proc.output().count("scheduler_started") >= 2, 30, what="restart")
+            second = harness.wait_for(scheduler_pids, 20, what="new scheduler child")
+            self.assertNotEqual(first, second)
+            self.assertIn("scheduler_exited", s.proc.output())
             children = subprocess.run(["ps", "--ppid", str(s.proc.pid), "-o", "stat="], capture_output=True, text=True).stdout.split()
             self.assertNotIn("Z", "".join(children))
             self.assertTrue(sf.healthy(s.base))
         finally:
             s.stop()
+        # Stopping the server takes its scheduler with it.
+        time.sleep(0.5)
+        self.assertFalse(any(os.path.exists(f"/proc/{p}") and "scheduler" in open(f"/proc/{p}/cmdline").read()
+                             for p in second), second)
 
 
 def b64url(b):

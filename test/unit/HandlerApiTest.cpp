@@ -265,6 +265,8 @@ TEST(HandlerContext, UpdateChangesForms) {
   ctx.updateChanges(Json{{"a", {{"current", 1}, {"desired", 2}}}, {"b", Json::array({"x", "y"})}});
   EXPECT_EQ(ctx.changes()["b"], (Json{{"current", "x"}, {"desired", "y"}}));
   EXPECT_THROW(ctx.updateChanges(Json{{"c", 3}}), InvalidOperation);
+  ctx.addChanges(Json{{"d", Json::array({1, 2})}});
+  EXPECT_EQ(ctx.changes()["d"], (Json{{"current", 1}, {"desired", 2}}));
 }
 
 TEST(HandlerContext, StructuredLogs) {

@@ -4,6 +4,7 @@
 //   {"cmd":"file_delay","ms":N}                  -> {"event":"ok"}   (answers to get_file wait N ms)
 //   {"cmd":"pid","key":K}                        -> {"event":"pid","pid":…} (starts the process if needed)
 //   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…} each
+//   {"cmd":"deploy",…,"await":true}             -> the same results, all after the last one (asyncDeploy + co_await)
 //   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
 //   {"cmd":"stop_idle","ms":N}                   -> {"event":"stopped","count":…} (ExecutorPool::stopIdle)
 //   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
@@ -12,7 +13,10 @@
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -101,6 +105,25 @@ int main(int argc, char** argv) {
           std::vector<DeployRequest> reqs;
           for (const Json& r : cmd["requests"]) reqs.push_back(DeployRequest::fromJson(r));
           int pid = p->pid();
+          if (cmd.value("await", false)) {
+            // Coroutine mode: the batch as one awaitable; all results are emitted together at the end.
+            asio::co_spawn(
+                io,
+                [&pool, key, pid, reqs = std::move(reqs)]() mutable -> asio::awaitable<void> {
+                  std::vector<ActionResult> results = co_await pool.asyncDeploy(key, std::move(reqs), asio::use_awaitable);
+                  for (const ActionResult& r : results) {
+                    Json j = r.toJson();
+                    j["event"] = "result";
+                    j["key"] = key;
+                    j["pid"] = pid;
+                    emit(j);
+                  }
+                  emit(Json{{"event", "batch_done"}, {"pid", pid}, {"count", results.size()}});
+                },
+                asio::detached);
+            emit(Json{{"event", "sent"}, {"pid", pid}});
+            return readLine();
+          }
           if (cmd.value("quiet", false)) {
             // Benchmark mode: one summary event per batch (counts per status, seconds from send to last result).
             struct Tally {

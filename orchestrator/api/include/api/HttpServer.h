@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace inm::compile { class CompileService; }
+
 namespace inm::api {
 
 /// One `[auth_jwt_<id>]` section.
@@ -45,6 +47,9 @@ class HttpServer {
  public:
   HttpServer(boost::asio::io_context& io, service::Service& service, HttpOptions options);
   ~HttpServer();
+  /// Serves the compile endpoints (notify, compilereport, compilequeue, compiledata) from `compiles`, which
+  /// must outlive the server; call before start().
+  void enableCompiles(compile::CompileService& compiles);
   /// Binds and starts accepting; an error names the address.
   llvm::Error start();
   /// Stops accepting; `onDrained` runs on the io_context once no request is in flight.

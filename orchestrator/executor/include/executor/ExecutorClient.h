@@ -10,6 +10,9 @@
 #include "executor/Protocol.h"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -102,7 +105,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   FileSink sink_;
   pid_t pid_ = -1;
   std::atomic<bool> alive_{false};
-  bool reaped_ = false;
+  std::atomic<bool> reaped_{false};
   std::string deathCause_;
   std::string killCause_;   ///< set when we killed it (hung, explicit kill) to name the real cause
   std::string lastError_;   ///< last `error` frame from the executor
@@ -140,6 +143,32 @@ class ExecutorPool {
   void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Where executors' `put_file` content goes (applies to processes started afterwards).
   void setFileSink(FileSink sink) { sink_ = std::move(sink); }
+  /// The whole batch as one asynchronous operation: completes with every result (in arrival order) once the
+  /// last one is in. Works with any completion token, e.g. `co_await pool.asyncDeploy(key, reqs, use_awaitable)`.
+  template <typename CompletionToken>
+  auto asyncDeploy(const std::string& key, std::vector<DeployRequest> requests, CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(std::vector<ActionResult>)>(
+        [this, key](auto handler, std::vector<DeployRequest> reqs) {
+          using Handler = decltype(handler);
+          struct State {
+            Handler handler;
+            size_t left;
+            std::vector<ActionResult> results;
+          };
+          auto ex = boost::asio::get_associated_executor(handler, executor_);
+          auto state = std::make_shared<State>(State{std::move(handler), reqs.size(), {}});
+          auto finish = [state, ex] {
+            boost::asio::post(ex, [state] { std::move(state->handler)(std::move(state->results)); });
+          };
+          if (reqs.empty()) return finish();
+          state->results.reserve(reqs.size());
+          deploy(key, std::move(reqs), [state, finish](const ActionResult& r) {
+            state->results.push_back(r);
+            if (--state->left == 0) finish();
+          });
+        },
+        token, std::move(requests));
+  }
   /// get(key)->facts(…), with the same spawn-failure handling.
   void facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Asks every process to stop; `done` runs when all are reaped.

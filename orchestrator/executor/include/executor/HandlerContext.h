@@ -92,6 +92,8 @@ class HandlerContext {
   void addChange(const std::string& name, Json desired, Json current = nullptr);
   /// Records several changes given as {name: {"current":…, "desired":…}} objects or [current, desired] pairs.
   void updateChanges(const Json& changes);
+  /// The reference's `add_changes(**kv)`: the same forms as updateChanges.
+  void addChanges(const Json& changes) { updateChanges(changes); }
   const Json& changes() const { return changes_; }
 
   /// Structured logging: `msg` is a template formatted with `kwargs` (`msg % kwargs`). Non-object kwargs are

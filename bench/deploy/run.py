@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Deploy throughput of the scheduler (reported, not a timed test): a private PostgreSQL, one environment, one
+version of N std::testing::NullResource rows inserted with SQL as the server stores them, a real
+`inmanta scheduler` process; the clock runs from the release (rps rows + released + NOTIFY) until every resource
+is `deployed` in the database. Then a version that changes 1 resource: the number of deploy actions it causes
+is counted (must be 1). Peak RSS of the scheduler (its own report on exit) and of the executor process (VmHWM).
+
+Usage: bench/deploy/run.py [--build build] [--sizes 10000,100000] [--agents 1,100] [--executor process,null]
+                           [--parallelism 1000]
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "test", "integration"))
+import harness  # noqa: E402
+
+
+def sql(cluster, db, text):
+    r = cluster.psql(text, db=db, check=False)
+    if r.returncode:
+        raise RuntimeError(f"psql: {r.stderr}")
+    return r.stdout.strip()
+
+
+def children(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def vmhwm_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def one_run(cluster, build, n, agents, executor, parallelism):
+    db = f"bench_{uuid.uuid4().hex[:10]}"
+    cluster.psql(f"CREATE DATABASE {db}")
+    with open(os.path.join(ROOT, "orchestrator", "store", "migrations", "001_initial.sql")) as f:
+        cluster.psql(f.read(), db=db)
+    env, project = str(uuid.uuid4()), str(uuid.uuid4())
+    settings = {"autostart_agent_deploy_interval": "0", "autostart_agent_repair_interval": "0",
+                "agent_parallelism": parallelism}
+    sql(cluster, db, f"INSERT INTO project VALUES ('{project}', 'p'); INSERT INTO environment (id, name, project, "
+                     f"settings) VALUES ('{env}', 'e', '{project}', '{json.dumps(settings)}')")
+
+    def put(version, changed=None):
+        value = "CASE WHEN i = {} THEN 'changed' ELSE '' END".format(changed) if changed is not None else "''::text"
+        sql(cluster, db, f"""
+INSERT INTO configurationmodel (environment, version, total) VALUES ('{env}', {version}, {n});
+INSERT INTO resource (environment, model, resource_id, resource_type, agent, resource_id_value, attributes,
+                      attribute_hash)
+SELECT '{env}', {version}, id, 'std::testing::NullResource', agent, 'r' || i, attrs, md5(id || attrs::text)
+FROM (SELECT i, 'agent' || (i % {agents}) AS agent,
+             'std::testing::NullResource[agent' || (i % {agents}) || ',name=r' || i || ']' AS id,
+             jsonb_build_object('name', 'r' || i, 'agentname', 'agent' || (i % {agents}), 'value', {value},
+                                'fail', false, 'send_event', false, 'receive_events', true, 'purged', false,
+                                'requires', '[]'::jsonb) AS attrs
+      FROM generate_series(0, {n - 1}) AS i) s;
+INSERT INTO agent (environment, name) SELECT DISTINCT '{env}'::uuid, agent FROM resource WHERE environment = '{env}'
+  ON CONFLICT DO NOTHING;""")
+
+    def release(version):
+        sql(cluster, db, f"""BEGIN;
+INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, resource_id_value,
+  current_intent_attribute_hash) SELECT environment, resource_id, resource_type, agent, resource_id_value,
+  attribute_hash FROM resource WHERE environment = '{env}' AND model = {version} ON CONFLICT DO NOTHING;
+UPDATE configurationmodel SET released = true WHERE environment = '{env}' AND version = {version};
+INSERT INTO scheduler_request (environment, kind) VALUES ('{env}', 'read_version');
+NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
+
+    put(1)
+    penv = dict(os.environ, INMANTA_DATABASE_HOST="127.0.0.1", INMANTA_DATABASE_PORT=str(cluster.port),
+                INMANTA_DATABASE_NAME=db, INMANTA_DATABASE_USERNAME="postgres")
+    proc = harness.Process([os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
+                            "--executor", executor], env=penv)
+    try:
+        time.sleep(1.0)
+        done_q = (f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}' AND NOT is_deploying "
+                  "AND last_non_deploying_status = 'deployed' AND last_deployed_attribute_hash = "
+                  "current_intent_attribute_hash")
+        t0 = time.time()
+        release(1)
+        exec_peak = 0
+        while True:
+            done = int(sql(cluster, db, done_q))
+            for c in children(proc.pid):
+                exec_peak = max(exec_peak, vmhwm_kib(c))
+            if done >= n:
+                break
+            if not proc.alive():
+                raise RuntimeError("scheduler died:\n" + proc.output()[-3000:])
+            if time.time() - t0 > 1800:
+                raise RuntimeError(f"timeout: {done}/{n}")
+            time.sleep(0.05)
+        wall = time.time() - t0
+        # One changed resource of N: count the deploys it schedules.
+        before = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
+        put(2, changed=n // 2)
+        t1 = time.time()
+        release(2)
+        harness.wait_for(lambda: sql(cluster, db, f"SELECT last_processed_model_version FROM scheduler") == "2",
+                         timeout=600)
+        harness.wait_for(lambda: int(sql(cluster, db, done_q)) >= n, timeout=600)
+        incr = time.time() - t1
+        time.sleep(1.0)
+        after = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
+        for c in children(proc.pid):
+            exec_peak = max(exec_peak, vmhwm_kib(c))
+    finally:
+        proc.stop()
+        if os.environ.get("INM_BENCH_VERBOSE"):
+            print(proc.output()[-4000:])
+    m = re.search(r"peak RSS (\d+) MiB", proc.output())
+    cluster.psql(f"DROP DATABASE {db}")
+    return {"n": n, "agents": agents, "executor": executor, "parallelism": parallelism, "wall_s": round(wall, 2),
+            "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
+            "scheduler_peak_mib": int(m.group(1)) if m else None,
+            "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--agents", default="1,100")
+    ap.add_argument("--executor", default="process")
+    ap.add_argument("--parallelism", default="1000")
+    args = ap.parse_args()
+    cluster = harness.PgCluster().start()
+    if os.environ.get("INM_BENCH_VERBOSE"):
+        cluster.psql("ALTER SYSTEM SET log_min_duration_statement = 100")
+        cluster.psql("SELECT pg_reload_conf()")
+    results = []
+    try:
+        for executor in args.executor.split(","):
+            for n in [int(x) for x in args.sizes.split(",")]:
+                for agents in [int(x) for x in args.agents.split(",")]:
+                    for par in [int(x) for x in args.parallelism.split(",")]:
+                        r = one_run(cluster, args.build, n, agents, executor, par)
+                        print(json.dumps(r), flush=True)
+                        results.append(r)
+    finally:
+        if os.environ.get("INM_BENCH_VERBOSE"):
+            import subprocess
+            subprocess.run(["bash", "-c", f"grep -E 'duration' {cluster.log} | cut -c1-300 | tail -30"])
+        cluster.destroy()
+    print("| N | agents | executor | agent_parallelism | release→all deployed | resources/s | deploys for 1 change "
+          "| scheduler peak | executor peak |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['n']:,} | {r['agents']} | {r['executor']} | {r['parallelism']} | {r['wall_s']} s | "
+              f"{r['rate_per_s']:,} | {r['one_change_deploys']} | {r['scheduler_peak_mib']} MiB | "
+              f"{r['executor_peak_mib']} MiB |")
+
+
+if __name__ == "__main__":
+    main()

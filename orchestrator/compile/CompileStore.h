@@ -1,0 +1,96 @@
+// The compile service's SQL (private): the `compile` queue rows and the `report` stage rows of migration 001,
+// on libpqxx behind a small bounded connection pool. Every method blocks and is called on the blocking pool;
+// libpqxx exceptions are caught here and returned as llvm::Error naming the operation.
+#pragma once
+
+#include "compile/CompileService.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <pqxx/connection>
+
+namespace inm::compile {
+
+/// What a run needs to know about its environment before it starts.
+struct EnvInfo {
+  bool exists = false;
+  bool halted = false;
+  std::string repoUrl, repoBranch;
+  nlohmann::json settings = nlohmann::json::object();
+  bool hasQueued = false;           ///< a request waits (started IS NULL)
+  double secondsSinceLast = 1e9;    ///< since the last run completed (for recompile_backoff)
+};
+
+/// A claimed run: its head request and the ones it absorbed.
+struct ClaimedRun {
+  bool found = false;
+  std::string id;
+  std::vector<std::string> absorbed;
+  bool forceUpdate = false, doExport = true, partial = false;
+  nlohmann::json metadata, envVars;
+  std::string requested;            ///< when the head was requested (text)
+};
+
+/// An earlier run whose result a duplicate request reuses.
+struct Duplicate {
+  bool found = false;
+  std::string compileId;
+  bool success = false;
+  std::optional<int> version;
+};
+
+class CompileStore {
+ public:
+  CompileStore(std::string conninfo, unsigned maxConnections);
+  ~CompileStore();
+
+  llvm::Expected<std::string> insertRequest(const CompileRequest& r);
+  llvm::Expected<EnvInfo> envInfo(const std::string& env);
+  /// In one transaction: if no run of `env` is in progress, starts the oldest queued request and the ones it
+  /// absorbs (Merge.h); `found` is false when nothing was claimed.
+  llvm::Expected<ClaimedRun> claimNext(const std::string& env);
+  llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name, const std::string& command);
+  /// Completes a stage row; a non-empty `command` replaces the one recorded at its start.
+  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& command, const std::string& out,
+                                const std::string& err, int rc);
+  /// Completes the run and the requests it absorbed with one outcome.
+  llvm::Expected<bool> finish(const ClaimedRun& run, bool success, std::optional<int> version,
+                              const nlohmann::json& compileData);
+  /// Writes the commit a run compiles into its metadata (and that of the requests it absorbed).
+  llvm::Expected<bool> recordCommit(const ClaimedRun& run, const std::string& commit);
+  /// A completed, successful, equal (do_export, partial, environment variables) run of `commit` that was still
+  /// running when `run`'s request arrived.
+  llvm::Expected<Duplicate> findDuplicate(const std::string& env, const ClaimedRun& run, const std::string& commit);
+  /// Completes `run` (and its absorbed requests) with the result of `dup`.
+  llvm::Expected<bool> finishAsDuplicate(const ClaimedRun& run, const Duplicate& dup);
+  /// Marks runs started but never completed as failed, each with a report row explaining why.
+  llvm::Expected<int> failUnfinished();
+  /// Environments with queued requests.
+  llvm::Expected<std::vector<std::string>> environmentsWithQueue();
+  /// (environment, auto_full_compile) for every environment where the setting is non-empty.
+  llvm::Expected<std::vector<std::pair<std::string, std::string>>> cronSettings();
+  llvm::Expected<int> purgeOlderThan(std::chrono::seconds retention);
+
+  // Reads for the API (JSON with the reference's field names; times as ISO 8601 text).
+  /// Compiles of an environment, newest first, at most `limit`.
+  llvm::Expected<nlohmann::json> listCompiles(const std::string& env, int limit);
+  /// One compile with its `reports`; null when it does not exist.
+  llvm::Expected<nlohmann::json> compileDetail(const std::string& compileId);
+  /// Compiles of an environment not completed yet (running first), oldest first.
+  llvm::Expected<nlohmann::json> queue(const std::string& env);
+
+ private:
+  template <typename F> auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
+
+  std::string conninfo_;
+  unsigned max_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  unsigned open_ = 0;
+};
+
+}  // namespace inm::compile

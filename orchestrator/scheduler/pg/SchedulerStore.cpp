@@ -1,0 +1,706 @@
+// libpqxx implementation of the scheduler's store (see include/scheduler/pg/SchedulerStore.h). Multi-row writes
+// pass parallel text arrays and `unnest` them, so a batch of 10k results is a handful of statements. Every pqxx
+// exception is caught here and returned as an llvm::Error naming the operation.
+#include "scheduler/pg/SchedulerStore.h"
+
+#include <pqxx/pqxx>
+
+#include <cmath>
+#include <ctime>
+#include <unordered_set>
+
+namespace inm::scheduler::pg {
+
+namespace {
+
+llvm::Error dbError(const std::string& what, const std::exception& e) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", what.c_str(), e.what());
+}
+
+std::optional<TimePoint> fromEpoch(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  double secs = f.as<double>();
+  return TimePoint{} + std::chrono::microseconds(static_cast<int64_t>(std::llround(secs * 1e6)));
+}
+
+std::string statusForRps(const std::string& s) {
+  if (s == "skipped_for_dependency") return "skipped";
+  return s;
+}
+
+std::string factValue(const nlohmann::json& v) {
+  const nlohmann::json& x = (v.is_object() && v.contains("value")) ? v["value"] : v;
+  return x.is_string() ? x.get<std::string>() : x.dump();
+}
+
+bool factExpires(const nlohmann::json& v) {
+  if (v.is_object() && v.contains("expires") && v["expires"].is_boolean()) return v["expires"].get<bool>();
+  return true;
+}
+
+// resource id parts: type[agent,attr=value]
+void splitId(const std::string& id, std::string& type, std::string& value) {
+  auto lb = id.find('[');
+  type = lb == std::string::npos ? id : id.substr(0, lb);
+  auto eq = id.find('=', lb == std::string::npos ? 0 : lb);
+  value = eq == std::string::npos ? "" : id.substr(eq + 1, id.size() - eq - 2);
+}
+
+}  // namespace
+
+std::string isoTime(TimePoint t) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  time_t secs = static_cast<time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
+  return buf;
+}
+
+std::string pgArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+std::string DbParams::connString() const {
+  auto q = [](const std::string& v) {
+    std::string o = "'";
+    for (char c : v) {
+      if (c == '\'' || c == '\\') o += '\\';
+      o += c;
+    }
+    return o + "'";
+  };
+  std::string s = "host=" + q(host) + " port=" + std::to_string(port) + " dbname=" + q(name) + " user=" + q(user);
+  if (!password.empty()) s += " password=" + q(password);
+  s += " connect_timeout=10";
+  return s;
+}
+
+struct Listener;
+
+struct SchedulerStore::Impl {
+  std::string env;
+  std::unique_ptr<pqxx::connection> conn;
+  std::unique_ptr<pqxx::notification_receiver> receiver;
+  bool notified = false;
+};
+
+namespace {
+struct Receiver : pqxx::notification_receiver {
+  Receiver(pqxx::connection_base& c, bool& flag, std::string env)
+      : pqxx::notification_receiver(c, "inmanta_scheduler"), flag_(flag), env_(std::move(env)) {}
+  void operator()(const std::string& payload, int) override {
+    if (payload.empty() || payload == env_) flag_ = true;
+  }
+  bool& flag_;
+  std::string env_;
+};
+}  // namespace
+
+SchedulerStore::SchedulerStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SchedulerStore::~SchedulerStore() = default;
+
+llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const DbParams& p, const std::string& env) {
+  auto impl = std::make_unique<Impl>();
+  impl->env = env;
+  try {
+    impl->conn = std::make_unique<pqxx::connection>(p.connString());
+  } catch (const std::exception& e) {
+    return dbError("connecting to PostgreSQL at " + p.host + ":" + std::to_string(p.port) + " database " + p.name, e);
+  }
+  return std::unique_ptr<SchedulerStore>(new SchedulerStore(std::move(impl)));
+}
+
+llvm::Expected<int> SchedulerStore::ensureSchedulerRow() {
+  try {
+    pqxx::work tx{*impl_->conn};
+    auto env = tx.exec_params("SELECT 1 FROM environment WHERE id = $1::uuid", impl_->env);
+    if (env.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "environment %s does not exist",
+                                     impl_->env.c_str());
+    tx.exec_params("INSERT INTO scheduler (environment) VALUES ($1::uuid) ON CONFLICT (environment) DO NOTHING",
+                   impl_->env);
+    auto r = tx.exec_params("SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid",
+                            impl_->env);
+    tx.commit();
+    return r[0][0].as<int>();
+  } catch (const std::exception& e) {
+    return dbError("reading the scheduler row of environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT settings::text, halted FROM environment WHERE id = $1::uuid", impl_->env);
+    if (r.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "environment %s does not exist",
+                                     impl_->env.c_str());
+    EnvironmentInfo info;
+    info.halted = r[0][1].as<bool>();
+    auto settings = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
+    auto text = [&](const char* key, const std::string& fallback) -> std::string {
+      if (!settings.is_object() || !settings.contains(key)) return fallback;
+      const auto& v = settings[key];
+      return v.is_string() ? v.get<std::string>() : v.dump();
+    };
+    auto timer = [&](const char* key, const std::string& fallback, TimerSetting& out) {
+      auto t = TimerSetting::parse(key, text(key, fallback));
+      if (t) {
+        out = *t;
+      } else {
+        info.settingErrors.push_back(llvm::toString(t.takeError()));
+        out = *TimerSetting::parse(key, fallback);
+      }
+    };
+    timer("autostart_agent_deploy_interval", "600", info.settings.deployInterval);
+    timer("autostart_agent_repair_interval", "86400", info.settings.repairInterval);
+    std::string par = text("agent_parallelism", "1");
+    try {
+      size_t used = 0;
+      int n = std::stoi(par, &used);
+      if (used != par.size() || n < 1) throw std::invalid_argument(par);
+      info.settings.agentParallelism = n;
+    } catch (const std::exception&) {
+      info.settingErrors.push_back("setting agent_parallelism: '" + par + "' is not a positive integer");
+    }
+    return info;
+  } catch (const std::exception& e) {
+    return dbError("reading environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<std::map<std::string, bool>> SchedulerStore::loadAgents() {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    std::map<std::string, bool> out;
+    for (const auto& row : tx.exec_params("SELECT name, paused FROM agent WHERE environment = $1::uuid", impl_->env))
+      out[row[0].as<std::string>()] = row[1].as<bool>();
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("reading the agents of environment " + impl_->env, e);
+  }
+}
+
+namespace {
+
+plan::Intent intentFromRow(const pqxx::row& row) {
+  plan::Intent i;
+  i.id = row[0].as<std::string>();
+  i.agent = row[1].as<std::string>();
+  i.hash = row[2].as<std::string>();
+  i.undefined = row[3].as<bool>();
+  auto attrs = std::make_shared<nlohmann::json>(nlohmann::json::parse(row[4].as<std::string>(), nullptr, false));
+  if (attrs->is_object()) {
+    auto it = attrs->find("requires");
+    if (it != attrs->end() && it->is_array())
+      for (const auto& r : *it) {
+        if (!r.is_string()) continue;
+        std::string dep = r.get<std::string>();
+        auto v = dep.rfind(",v=");  // tolerate versioned ids
+        if (v != std::string::npos && dep.back() != ']') dep = dep.substr(0, v);
+        i.requireIds.push_back(dep);
+      }
+  }
+  i.attributes = std::move(attrs);
+  return i;
+}
+
+}  // namespace
+
+llvm::Expected<std::vector<plan::Intent>> SchedulerStore::loadVersion(int version) {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    std::vector<plan::Intent> out;
+    auto r = tx.exec_params(
+        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text FROM resource "
+        "WHERE environment = $1::uuid AND model = $2",
+        impl_->env, version);
+    out.reserve(r.size());
+    for (const auto& row : r) out.push_back(intentFromRow(row));
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("reading version " + std::to_string(version) + " of environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<std::vector<plan::VersionSnapshot>> SchedulerStore::releasedVersionsAfter(int after) {
+  std::vector<int> versions;
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    for (const auto& row : tx.exec_params(
+             "SELECT version FROM configurationmodel WHERE environment = $1::uuid AND released AND version > $2 "
+             "ORDER BY version",
+             impl_->env, after))
+      versions.push_back(row[0].as<int>());
+    std::vector<plan::VersionSnapshot> out;
+    for (size_t k = 0; k + 1 < versions.size(); ++k) {
+      plan::VersionSnapshot vs{versions[k], {}};
+      for (const auto& row : tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1::uuid AND model = $2",
+                                            impl_->env, versions[k])) {
+        plan::Intent i;
+        i.id = row[0].as<std::string>();
+        vs.resources.push_back(std::move(i));
+      }
+      out.push_back(std::move(vs));
+    }
+    tx.commit();
+    if (!versions.empty()) {
+      auto full = loadVersion(versions.back());
+      if (!full) return full.takeError();
+      out.push_back(plan::VersionSnapshot{versions.back(), std::move(*full)});
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("reading released versions of environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<std::unordered_map<std::string, PersistedState>> SchedulerStore::loadPersistedAndClearDeploying() {
+  try {
+    pqxx::work tx{*impl_->conn};
+    tx.exec_params("UPDATE resource_persistent_state SET is_deploying = false WHERE environment = $1::uuid AND is_deploying",
+                   impl_->env);
+    std::unordered_map<std::string, PersistedState> out;
+    auto r = tx.exec_params(
+        "SELECT resource_id, last_handler_run, last_handler_run_compliant, blocked, last_deployed_attribute_hash, "
+        "extract(epoch from last_handler_run_at), extract(epoch from last_success), "
+        "extract(epoch from last_produced_events) FROM resource_persistent_state "
+        "WHERE environment = $1::uuid AND orphaned_after IS NULL",
+        impl_->env);
+    for (const auto& row : r) {
+      PersistedState p;
+      p.lastHandlerRun = row[1].as<std::string>();
+      if (!row[2].is_null()) p.lastHandlerRunCompliant = row[2].as<bool>();
+      p.blocked = row[3].as<std::string>();
+      if (!row[4].is_null()) p.lastDeployedHash = row[4].as<std::string>();
+      p.lastHandlerRunAt = fromEpoch(row[5]);
+      p.lastSuccess = fromEpoch(row[6]);
+      p.lastProducedEvents = fromEpoch(row[7]);
+      out.emplace(row[0].as<std::string>(), std::move(p));
+    }
+    tx.commit();
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("reading resource states of environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
+  try {
+    pqxx::work tx{*impl_->conn};
+    std::vector<Request> out;
+    for (const auto& row : tx.exec_params(
+             "DELETE FROM scheduler_request WHERE environment = $1::uuid RETURNING id, kind, payload::text",
+             impl_->env)) {
+      Request q;
+      q.id = row[0].as<int64_t>();
+      q.kind = row[1].as<std::string>();
+      q.payload = nlohmann::json::parse(row[2].as<std::string>(), nullptr, false);
+      out.push_back(std::move(q));
+    }
+    tx.commit();
+    std::sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.id < b.id; });
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("taking scheduler requests of environment " + impl_->env, e);
+  }
+}
+
+llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
+                                                                        const std::map<std::string, bool>& paused) {
+  auto intents = loadVersion(version);
+  if (!intents) return intents.takeError();
+  std::vector<const plan::Intent*> ptrs;
+  for (const auto& i : *intents) ptrs.push_back(&i);
+  auto blocked = plan::computeBlocked(ptrs);
+  try {
+    pqxx::work tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT resources::text FROM dryrun WHERE id = $1::uuid AND environment = $2::uuid",
+                            dryrunId, impl_->env);
+    nlohmann::json prefilled = nlohmann::json::object();
+    std::vector<plan::Intent> todo;
+    if (r.empty()) {
+      // The server did not create the row: create it with the pre-filled entries of §6.11 step 1.
+      for (const auto& i : *intents) {
+        std::string rvid = i.id + ",v=" + std::to_string(version);
+        auto pa = paused.find(i.agent);
+        if (i.undefined)
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "undefined"}};
+        else if (blocked.count(i.id))
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "skipped_for_undefined"}};
+        else if (pa != paused.end() && pa->second)
+          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "agent_down"}};
+        else
+          todo.push_back(i);
+      }
+      tx.exec_params(
+          "INSERT INTO dryrun (id, environment, model, total, todo, resources) "
+          "VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::jsonb)",
+          dryrunId, impl_->env, version, static_cast<int>(intents->size()), static_cast<int>(todo.size()),
+          prefilled.dump());
+    } else {
+      prefilled = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
+      for (const auto& i : *intents) {
+        std::string rvid = i.id + ",v=" + std::to_string(version);
+        if (prefilled.is_object() && prefilled.contains(rvid)) continue;
+        if (i.undefined || blocked.count(i.id)) continue;  // never dry-run undefined/BLOCKED (§17.2)
+        todo.push_back(i);
+      }
+    }
+    tx.commit();
+    return todo;
+  } catch (const std::exception& e) {
+    return dbError("preparing dryrun " + dryrunId, e);
+  }
+}
+
+llvm::Expected<std::optional<std::string>> SchedulerStore::readFile(const std::string& sha1hex) {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT content FROM file WHERE content_hash = $1", sha1hex);
+    if (r.empty()) return std::optional<std::string>();
+    return std::optional<std::string>(pqxx::binarystring(r[0][0]).str());
+  } catch (const std::exception& e) {
+    return dbError("reading file " + sha1hex, e);
+  }
+}
+
+namespace {
+
+// Deploy starts, finishes and blocked changes of one Effects. Per action: a start and its finish in the same
+// Effects become one completed insert; a finish of an earlier start updates the row. Per resource the latest
+// event (by seq) decides is_deploying and blocked, so any interleaving within one Effects is written correctly.
+void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
+  std::unordered_map<std::string, const DeployFinish*> finishOf;
+  for (const auto& f : e.finishes) finishOf[f.actionId] = &f;
+  std::unordered_map<std::string, uint64_t> lastStart, lastFinish;
+  std::unordered_map<std::string, const DeployFinish*> lastFinishRow;
+  for (const auto& st : e.starts)
+    if (st.kind == TaskKind::Deploy) lastStart[st.resourceId] = std::max(lastStart[st.resourceId], st.seq);
+  for (const auto& f : e.finishes)
+    if (f.seq >= lastFinish[f.resourceId]) {
+      lastFinish[f.resourceId] = f.seq;
+      lastFinishRow[f.resourceId] = &f;
+    }
+
+  // 1. action rows of the starts (completed ones carry their finish)
+  {
+    std::vector<std::string> aids, rvids, ids, versions, started, messages, finished, status, change, changes, sendEvent;
+    for (const auto& st : e.starts) {
+      if (st.kind != TaskKind::Deploy) continue;  // dry-run and fact actions are written when they finish
+      aids.push_back(st.actionId);
+      std::string rvid = st.resourceId + ",v=" + std::to_string(st.version);
+      rvids.push_back(rvid);
+      ids.push_back(st.resourceId);
+      versions.push_back(std::to_string(st.version));
+      started.push_back(isoTime(st.started));
+      auto it = finishOf.find(st.actionId);
+      if (it != finishOf.end()) {
+        const DeployFinish& f = *it->second;
+        nlohmann::json all = st.messages;
+        for (const auto& m : f.messages) all.push_back(m);
+        messages.push_back(all.dump());
+        finished.push_back(isoTime(f.finished));
+        status.push_back(f.status);
+        change.push_back(f.change);
+        changes.push_back(nlohmann::json{{rvid, f.changes}}.dump());
+        sendEvent.push_back(f.sendEvent ? "t" : "f");
+      } else {
+        messages.push_back(st.messages.dump());
+        finished.push_back("");
+        status.push_back("deploying");
+        change.push_back("");
+        changes.push_back("{}");
+        sendEvent.push_back("");
+      }
+    }
+    if (!aids.empty()) {
+      tx.exec_params(
+          "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
+          "finished, messages, status, change, changes, send_event) "
+          "SELECT u.id::uuid, $1::uuid, u.version, ARRAY[u.rvid], 'deploy', u.started::timestamptz, "
+          "NULLIF(u.finished, '')::timestamptz, u.messages::jsonb, u.status, NULLIF(u.change, ''), u.changes::jsonb, "
+          "NULLIF(u.send_event, '')::bool "
+          "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], "
+          "$9::text[], $10::text[], $11::text[]) "
+          "AS u(id, rvid, version, started, messages, finished, status, change, changes, send_event)",
+          env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(messages),
+          pgArray(finished), pgArray(status), pgArray(change), pgArray(changes), pgArray(sendEvent));
+      tx.exec_params(
+          "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
+          "SELECT $1::uuid, u.aid::uuid, u.id, u.version FROM unnest($2::text[], $3::text[], $4::int[]) AS u(aid, id, version)",
+          env, pgArray(aids), pgArray(ids), pgArray(versions));
+    }
+  }
+
+  // 2. finishes of actions started in an earlier Effects
+  {
+    std::unordered_map<std::string, bool> startedHere;
+    for (const auto& st : e.starts) startedHere[st.actionId] = true;
+    std::vector<std::string> aids, status, change, changes, messages, finished, sendEvent;
+    for (const auto& f : e.finishes) {
+      if (startedHere.count(f.actionId)) continue;
+      aids.push_back(f.actionId);
+      status.push_back(f.status);
+      change.push_back(f.change);
+      changes.push_back(nlohmann::json{{f.resourceId + ",v=" + std::to_string(f.version), f.changes}}.dump());
+      messages.push_back(f.messages.dump());
+      finished.push_back(isoTime(f.finished));
+      sendEvent.push_back(f.sendEvent ? "t" : "f");
+    }
+    if (!aids.empty())
+      tx.exec_params(
+          "UPDATE resourceaction a SET finished = u.finished::timestamptz, status = u.status, change = u.change, "
+          "changes = u.changes::jsonb, messages = a.messages || u.messages::jsonb, send_event = u.send_event "
+          "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[]) "
+          "AS u(id, status, change, changes, messages, finished, send_event) WHERE a.action_id = u.id::uuid",
+          pgArray(aids), pgArray(status), pgArray(change), pgArray(changes), pgArray(messages), pgArray(finished),
+          pgArray(sendEvent));
+  }
+
+  // 3. rps result columns from each resource's last finish; is_deploying from its last event
+  if (!lastFinishRow.empty()) {
+    std::vector<std::string> ids, hashes, versions, hr, compliant, blocked, finished, started, deployed, removed, stale,
+        status, deploying, purgedIds;
+    for (const auto& [id, fp] : lastFinishRow) {
+      const DeployFinish& f = *fp;
+      ids.push_back(id);
+      hashes.push_back(f.deployedHash);
+      versions.push_back(std::to_string(f.version));
+      hr.push_back(toString(f.handlerResult));
+      compliant.push_back(f.compliant ? "t" : "f");
+      blocked.push_back(toString(f.blocked));
+      finished.push_back(isoTime(f.finished));
+      started.push_back(isoTime(f.started));
+      deployed.push_back(f.status == "deployed" ? "t" : "f");
+      removed.push_back(f.removed ? "t" : "f");
+      stale.push_back(f.stale ? "t" : "f");
+      status.push_back(statusForRps(f.status));
+      auto ls = lastStart.find(id);
+      deploying.push_back(ls != lastStart.end() && ls->second > f.seq ? "t" : "f");
+    }
+    for (const auto& f : e.finishes)
+      if (f.status == "deployed" && f.change == "purged") purgedIds.push_back(f.resourceId);
+    tx.exec_params(
+        "UPDATE resource_persistent_state s SET is_deploying = u.deploying, "
+        "last_handler_run_at = CASE WHEN u.removed THEN s.last_handler_run_at ELSE u.finished::timestamptz END, "
+        "last_handler_run = CASE WHEN u.removed THEN s.last_handler_run ELSE u.hr END, "
+        "last_handler_run_compliant = CASE WHEN u.removed OR u.stale THEN s.last_handler_run_compliant "
+        "  ELSE u.compliant END, "
+        "last_deployed_attribute_hash = CASE WHEN u.removed THEN s.last_deployed_attribute_hash ELSE u.hash END, "
+        "last_deployed_version = CASE WHEN u.removed THEN s.last_deployed_version ELSE u.version END, "
+        "last_success = CASE WHEN u.deployed AND NOT u.removed THEN u.started::timestamptz ELSE s.last_success END, "
+        "last_produced_events = CASE WHEN u.removed THEN s.last_produced_events ELSE u.finished::timestamptz END, "
+        "last_non_deploying_status = CASE WHEN u.removed THEN s.last_non_deploying_status ELSE u.status END, "
+        "blocked = CASE WHEN u.removed THEN s.blocked ELSE u.blocked END "
+        "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bool[], $7::text[], $8::text[], "
+        "$9::text[], $10::bool[], $11::bool[], $12::bool[], $13::text[], $14::bool[]) "
+        "AS u(id, hash, version, hr, compliant, blocked, finished, started, deployed, removed, stale, status, deploying) "
+        "WHERE s.environment = $1::uuid AND s.resource_id = u.id",
+        env, pgArray(ids), pgArray(hashes), pgArray(versions), pgArray(hr), pgArray(compliant), pgArray(blocked),
+        pgArray(finished), pgArray(started), pgArray(deployed), pgArray(removed), pgArray(stale), pgArray(status),
+        pgArray(deploying));
+    // A successful purge deletes the resource's facts (§4 Orphans).
+    if (!purgedIds.empty())
+      tx.exec_params("DELETE FROM parameter WHERE environment = $1::uuid AND source = 'fact' AND resource_id = ANY($2::text[])",
+                     env, pgArray(purgedIds));
+  }
+  {
+    std::vector<std::string> startIds;
+    for (const auto& [id, seq] : lastStart) {
+      auto lf = lastFinish.find(id);
+      if (lf == lastFinish.end()) startIds.push_back(id);  // started, not finished here: deploying
+    }
+    if (!startIds.empty())
+      tx.exec_params(
+          "UPDATE resource_persistent_state SET is_deploying = true WHERE environment = $1::uuid "
+          "AND resource_id = ANY($2::text[])",
+          env, pgArray(startIds));
+  }
+
+  // 4. blocked changes newer than the resource's last finish (the finish row carried its own blocked value)
+  {
+    std::unordered_map<std::string, const BlockedWrite*> latest;
+    for (const auto& b : e.blocked) {
+      auto lf = lastFinish.find(b.resourceId);
+      if (lf != lastFinish.end() && lf->second > b.seq) continue;
+      auto& slot = latest[b.resourceId];
+      if (!slot || slot->seq < b.seq) slot = &b;
+    }
+    if (!latest.empty()) {
+      std::vector<std::string> ids, blocked;
+      for (const auto& [id, b] : latest) {
+        ids.push_back(id);
+        blocked.push_back(toString(b->blocked));
+      }
+      tx.exec_params(
+          "UPDATE resource_persistent_state s SET blocked = u.blocked FROM unnest($2::text[], $3::text[]) "
+          "AS u(id, blocked) WHERE s.environment = $1::uuid AND s.resource_id = u.id",
+          env, pgArray(ids), pgArray(blocked));
+    }
+  }
+}
+
+}  // namespace
+
+llvm::Error SchedulerStore::write(const Effects& e) {
+  const std::string& env = impl_->env;
+  try {
+    pqxx::work tx{*impl_->conn};
+    if (e.version) {
+      const VersionWrite& v = *e.version;
+      if (!v.rows.empty()) {
+        std::vector<std::string> ids, types, agents, values, hashes, undef, fresh, blocked;
+        for (const auto& r : v.rows) {
+          std::string type, value;
+          splitId(r.resourceId, type, value);
+          ids.push_back(r.resourceId);
+          types.push_back(type);
+          agents.push_back(r.agent);
+          values.push_back(value);
+          hashes.push_back(r.hash);
+          undef.push_back(r.undefined ? "t" : "f");
+          fresh.push_back(r.fresh ? "t" : "f");
+          blocked.push_back(toString(r.blocked));
+        }
+        tx.exec_params(
+            "INSERT INTO resource_persistent_state AS s (environment, resource_id, resource_type, agent, "
+            "resource_id_value, current_intent_attribute_hash, is_undefined, blocked) "
+            "SELECT $1::uuid, u.id, u.type, u.agent, u.value, u.hash, u.undef, u.blocked "
+            "FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], "
+            "$9::bool[]) AS u(id, type, agent, value, hash, undef, blocked, fresh) "
+            "ON CONFLICT (environment, resource_id) DO UPDATE SET "
+            "current_intent_attribute_hash = EXCLUDED.current_intent_attribute_hash, "
+            "is_undefined = EXCLUDED.is_undefined, blocked = EXCLUDED.blocked, orphaned_after = NULL, "
+            "agent = EXCLUDED.agent",
+            env, pgArray(ids), pgArray(types), pgArray(agents), pgArray(values), pgArray(hashes), pgArray(undef),
+            pgArray(blocked), pgArray(fresh));
+        // NEW resources (first seen, or back after being orphaned/dropped) start from scratch.
+        tx.exec_params(
+            "UPDATE resource_persistent_state s SET last_deployed_attribute_hash = NULL, last_deployed_version = NULL, "
+            "last_handler_run = 'NEW', last_handler_run_compliant = NULL, last_handler_run_at = NULL, "
+            "last_success = NULL, last_produced_events = NULL, last_non_deploying_status = 'available' "
+            "FROM unnest($2::text[], $3::bool[]) AS u(id, fresh) "
+            "WHERE s.environment = $1::uuid AND s.resource_id = u.id AND u.fresh AND s.last_handler_run <> 'NEW'",
+            env, pgArray(ids), pgArray(fresh));
+      }
+      if (!v.orphans.empty()) {
+        std::vector<std::string> ids, after;
+        for (const auto& o : v.orphans) {
+          ids.push_back(o.resourceId);
+          after.push_back(std::to_string(o.after));
+        }
+        tx.exec_params(
+            "UPDATE resource_persistent_state s SET orphaned_after = u.after FROM unnest($2::text[], $3::int[]) "
+            "AS u(id, after) WHERE s.environment = $1::uuid AND s.resource_id = u.id",
+            env, pgArray(ids), pgArray(after));
+      }
+      tx.exec_params(
+          "INSERT INTO scheduler (environment, last_processed_model_version) VALUES ($1::uuid, $2) "
+          "ON CONFLICT (environment) DO UPDATE SET last_processed_model_version = EXCLUDED.last_processed_model_version",
+          env, v.version);
+    }
+
+    writeDeploys(tx, env, e);
+
+    if (!e.dryruns.empty()) {
+      std::map<std::string, std::pair<nlohmann::json, int>> perRun;
+      std::vector<std::string> aids, rvids, ids, versions, started, finished, messages, status;
+      for (const auto& d : e.dryruns) {
+        std::string rvid = d.resourceId + ",v=" + std::to_string(d.version);
+        auto& slot = perRun[d.dryrunId];
+        if (slot.first.is_null()) slot.first = nlohmann::json::object();
+        slot.first[rvid] = {{"changes", d.changes}, {"diff_status", d.diffStatus}};
+        slot.second++;
+        aids.push_back(d.actionId);
+        rvids.push_back(rvid);
+        ids.push_back(d.resourceId);
+        versions.push_back(std::to_string(d.version));
+        started.push_back(isoTime(d.started));
+        finished.push_back(isoTime(d.finished));
+        messages.push_back(d.messages.is_array() ? d.messages.dump() : "[]");
+        status.push_back("dry");
+      }
+      for (const auto& [id, entry] : perRun)
+        tx.exec_params(
+            "UPDATE dryrun SET resources = resources || $3::jsonb, todo = greatest(todo - $4, 0) "
+            "WHERE id = $1::uuid AND environment = $2::uuid",
+            id, env, entry.first.dump(), entry.second);
+      tx.exec_params(
+          "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
+          "finished, messages, status) SELECT u.id::uuid, $1::uuid, u.version, ARRAY[u.rvid], 'dryrun', "
+          "u.started::timestamptz, u.finished::timestamptz, u.messages::jsonb, 'dry' "
+          "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) "
+          "AS u(id, rvid, version, started, finished, messages)",
+          env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(finished), pgArray(messages));
+      tx.exec_params(
+          "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
+          "SELECT $1::uuid, u.aid::uuid, u.id, u.version FROM unnest($2::text[], $3::text[], $4::int[]) AS u(aid, id, version)",
+          env, pgArray(aids), pgArray(ids), pgArray(versions));
+    }
+
+    for (const auto& f : e.facts) {
+      if (f.facts.is_object())
+        for (const auto& [name, value] : f.facts.items())
+          tx.exec_params(
+              "INSERT INTO parameter (id, environment, name, value, source, resource_id, updated, expires) "
+              "VALUES (gen_random_uuid(), $1::uuid, $2, $3, 'fact', $4, now(), $5) "
+              "ON CONFLICT (environment, name, resource_id) DO UPDATE SET value = EXCLUDED.value, source = 'fact', "
+              "updated = now(), expires = EXCLUDED.expires",
+              env, name, factValue(value), f.resourceId, factExpires(value));
+      if (!f.actionId.empty()) {
+        std::string rvid = f.resourceId + ",v=" + std::to_string(f.version);
+        tx.exec_params(
+            "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
+            "finished, messages, status) VALUES ($1::uuid, $2::uuid, $3, ARRAY[$4::text], 'getfact', "
+            "$5::timestamptz, $6::timestamptz, $7::jsonb, $8)",
+            f.actionId, env, f.version, rvid, isoTime(f.started), isoTime(f.finished),
+            f.messages.is_array() ? f.messages.dump() : "[]", f.status);
+        tx.exec_params(
+            "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
+            "VALUES ($1::uuid, $2::uuid, $3, $4)",
+            env, f.actionId, f.resourceId, f.version);
+      }
+    }
+    tx.commit();
+    return llvm::Error::success();
+  } catch (const std::exception& ex) {
+    return dbError("writing scheduler state of environment " + env, ex);
+  }
+}
+
+llvm::Error SchedulerStore::listen() {
+  try {
+    impl_->receiver = std::make_unique<Receiver>(*impl_->conn, impl_->notified, impl_->env);
+    return llvm::Error::success();
+  } catch (const std::exception& e) {
+    return dbError("LISTEN inmanta_scheduler", e);
+  }
+}
+
+llvm::Expected<bool> SchedulerStore::waitNotification(int ms) {
+  try {
+    impl_->notified = false;
+    impl_->conn->get_notifs();
+    if (!impl_->notified) impl_->conn->await_notification(ms / 1000, (ms % 1000) * 1000);
+    return impl_->notified;
+  } catch (const std::exception& e) {
+    return dbError("waiting for notifications", e);
+  }
+}
+
+}  // namespace inm::scheduler::pg

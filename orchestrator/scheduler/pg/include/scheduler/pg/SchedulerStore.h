@@ -1,0 +1,88 @@
+// The scheduler process's view of PostgreSQL (orchestrator.md §5, §6.10, §6.11, §6.12, §14, §15; the schema
+// contract is migrations/001_initial.sql). Reads what the server wrote (released versions, settings, agents,
+// scheduler_request rows) and writes what the scheduler owns (rps deploy/intent columns, actions, dryrun, facts,
+// the scheduler row). Every method is blocking: call it from the bounded DB pool, never from the strand. libpqxx
+// exceptions stop here and become llvm::Error naming the operation. Invariant: `write` applies one Effects in one
+// transaction, with multi-row statements (never one statement per resource).
+#pragma once
+
+#include "scheduler/Scheduler.h"
+
+#include <llvm/Support/Error.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inm::scheduler::pg {
+
+/// Connection parameters ([database] host, port, name, username, password; INMANTA_DATABASE_* win).
+struct DbParams {
+  std::string host = "localhost", name = "inmanta", user = "postgres", password;
+  int port = 5432;
+  std::string connString() const;
+};
+
+/// One scheduler_request row (the server -> scheduler queue).
+struct Request {
+  int64_t id = 0;
+  std::string kind;
+  nlohmann::json payload;
+};
+
+/// What the environment row says.
+struct EnvironmentInfo {
+  Settings settings;
+  bool halted = false;
+  std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
+};
+
+class SchedulerStore {
+ public:
+  /// Connects; the error names host, port and database.
+  static llvm::Expected<std::unique_ptr<SchedulerStore>> connect(const DbParams& p, const std::string& environment);
+  ~SchedulerStore();
+
+  /// Checks the environment exists and ensures its `scheduler` row; returns last_processed_model_version (0 =
+  /// none).
+  llvm::Expected<int> ensureSchedulerRow();
+  llvm::Expected<EnvironmentInfo> loadEnvironment();
+  /// agent name -> paused.
+  llvm::Expected<std::map<std::string, bool>> loadAgents();
+  /// All resources of one version.
+  llvm::Expected<std::vector<plan::Intent>> loadVersion(int version);
+  /// The released versions newer than `after`, ascending; only the newest carries full content, the others only
+  /// resource ids (enough for plan::foldVersions).
+  llvm::Expected<std::vector<plan::VersionSnapshot>> releasedVersionsAfter(int after);
+  /// The rps rows (orphans excluded) after clearing is_deploying (§6.10: a restart clears it).
+  llvm::Expected<std::unordered_map<std::string, PersistedState>> loadPersistedAndClearDeploying();
+  /// Takes (deletes and returns) this environment's pending requests in id order.
+  llvm::Expected<std::vector<Request>> takeRequests();
+  /// Prepares a dryrun row: creates it when the server did not, and returns the resources of `version` still
+  /// to run (those not pre-filled; undefined/BLOCKED/paused ones pre-filled here when we created the row).
+  llvm::Expected<std::vector<plan::Intent>> prepareDryrun(const std::string& dryrunId, int version,
+                                                          const std::map<std::string, bool>& pausedAgents);
+  /// The bytes of a stored file (table `file`, keyed by sha1 hex); nullopt when there is no such file.
+  llvm::Expected<std::optional<std::string>> readFile(const std::string& sha1hex);
+  /// Writes one batch of effects in one transaction.
+  llvm::Error write(const Effects& e);
+
+  /// Starts listening on channel inmanta_scheduler (for this environment's payload).
+  llvm::Error listen();
+  /// Waits up to `ms` for a notification for this environment; true if one arrived.
+  llvm::Expected<bool> waitNotification(int ms);
+
+ private:
+  struct Impl;
+  explicit SchedulerStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A TimePoint as an ISO-8601 UTC text PostgreSQL accepts as timestamptz.
+std::string isoTime(TimePoint t);
+/// PostgreSQL text-array literal of `items` (quoted and escaped).
+std::string pgArray(const std::vector<std::string>& items);
+
+}  // namespace inm::scheduler::pg

@@ -1,0 +1,699 @@
+// Unit tests for the scheduler state machine (orchestrator/scheduler) with a fake executor and a fake clock:
+// the ten hard parts of orchestrator.md §17, priorities (§6.1), ordering (§6.3), events (§6.6), timers (§6.7),
+// user deploy/repair (§6.8), pause/halt, parallelism, batching, dry-run and facts. Deterministic and fast: the
+// fake executor only records work; a test decides when and how each item finishes.
+#include "scheduler/Scheduler.h"
+
+// Spec{"name"} aggregates leave the later fields at their defaults on purpose.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace inm::scheduler;
+using inm::plan::Intent;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct FakeClock : Clock {
+  TimePoint t = TimePoint{} + std::chrono::hours(24 * 365 * 50);
+  TimePoint now() const override { return t; }
+};
+
+struct FakeExecutor : Executor {
+  std::vector<WorkItem> pending;
+  std::vector<size_t> batchSizes;
+  void submit(std::vector<WorkItem> batch) override {
+    batchSizes.push_back(batch.size());
+    for (auto& w : batch) pending.push_back(std::move(w));
+  }
+};
+
+std::string rid(const std::string& name, const std::string& agent = "a") {
+  return "t::R[" + agent + ",name=" + name + "]";
+}
+
+struct Spec {
+  std::string name, agent = "a", hash = "h";
+  std::vector<std::string> reqs;
+  bool undefined = false, sendEvent = true, fail = false, receiveEvents = true;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  FakeClock clock;
+  FakeExecutor exec;
+  int uuids = 0;
+  std::unique_ptr<SchedulerState> s;
+  std::vector<std::string> log;             // resource ids in the order their deploys started
+  std::map<std::string, int> deploys;       // finished deploys per resource
+  std::map<std::string, bool> failing;      // NullResource `fail` per resource
+
+  void SetUp() override {
+    s = std::make_unique<SchedulerState>(exec, clock, [this] { return "action-" + std::to_string(++uuids); });
+    s->setSettings(Settings{});
+  }
+
+  Intent intent(const Spec& sp) {
+    Intent i;
+    i.id = rid(sp.name, sp.agent);
+    i.agent = sp.agent;
+    i.hash = sp.hash;
+    i.undefined = sp.undefined;
+    for (auto& r : sp.reqs) i.requireIds.push_back(r.find('[') == std::string::npos ? rid(r) : r);
+    i.attributes = std::make_shared<nlohmann::json>(nlohmann::json{
+        {"send_event", sp.sendEvent}, {"receive_events", sp.receiveEvents}, {"fail", sp.fail}, {"name", sp.name}});
+    failing[i.id] = sp.fail;
+    return i;
+  }
+
+  void release(int v, const std::vector<Spec>& specs) { releaseMany({{v, specs}}); }
+  void releaseMany(const std::vector<std::pair<int, std::vector<Spec>>>& versions) {
+    std::vector<inm::plan::VersionSnapshot> snaps;
+    for (auto& [v, specs] : versions) {
+      inm::plan::VersionSnapshot vs{v, {}};
+      for (auto& sp : specs) vs.resources.push_back(intent(sp));
+      snaps.push_back(std::move(vs));
+    }
+    auto cs = inm::plan::foldVersions(s->managedIntent(), s->managedVersion(), snaps);
+    s->applyVersion(cs, snaps.back().resources);
+  }
+
+  std::vector<std::string> pendingIds() const {
+    std::vector<std::string> ids;
+    for (auto& w : exec.pending) ids.push_back(w.resourceId);
+    return ids;
+  }
+  bool isPending(const std::string& id) const {
+    auto p = pendingIds();
+    return std::find(p.begin(), p.end(), id) != p.end();
+  }
+
+  // NullResource semantics: the framework's dependency gate, then `fail`.
+  WorkResult outcome(const WorkItem& w) {
+    WorkResult r;
+    r.taskId = w.taskId;
+    if (w.kind == TaskKind::DryRun) {
+      r.status = "dry";
+      return r;
+    }
+    if (auto skip = gateDependencies(w.dependencyStates))
+      r.status = *skip;
+    else
+      r.status = failing[w.resourceId] ? "failed" : "deployed";
+    return r;
+  }
+
+  // Finishes one pending item of `id` with `status` (or NullResource semantics when empty).
+  void finish(const std::string& id, const std::string& status = "") {
+    auto it = std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+    ASSERT_NE(it, exec.pending.end()) << id << " is not running";
+    WorkItem w = *it;
+    exec.pending.erase(it);
+    WorkResult r = outcome(w);
+    if (!status.empty()) r.status = status;
+    if (w.kind == TaskKind::Deploy) deploys[id]++;
+    s->onResults({r});
+  }
+
+  // Runs everything to quiescence, one executor round trip per loop, recording start order.
+  void runAll(int maxRounds = 10000) {
+    for (int i = 0; i < maxRounds && !exec.pending.empty(); ++i) {
+      std::vector<WorkItem> batch;
+      batch.swap(exec.pending);
+      std::vector<WorkResult> results;
+      for (auto& w : batch) {
+        if (w.kind == TaskKind::Deploy) {
+          log.push_back(w.resourceId);
+          deploys[w.resourceId]++;
+        }
+        results.push_back(outcome(w));
+      }
+      s->onResults(results);
+    }
+    ASSERT_TRUE(exec.pending.empty()) << "did not quiesce";
+  }
+
+  SchedulerState::View v(const std::string& name) {
+    auto x = s->view(name.find('[') == std::string::npos ? rid(name) : name);
+    EXPECT_TRUE(x.has_value()) << name;
+    return x.value_or(SchedulerState::View{});
+  }
+  void advance(std::chrono::seconds d) {
+    clock.t += d;
+    s->fireTimers();
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- basics
+
+TEST_F(SchedulerTest, FirstReleaseDeploysInRequiresOrder) {
+  release(1, {{"app", "a", "h", {"db"}}, {"db"}});
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("db")});
+  runAll();
+  EXPECT_EQ(log, (std::vector<std::string>{rid("db"), rid("app")}));
+  EXPECT_EQ(v("app").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("app").lastResult, HandlerResult::Successful);
+  // The action log: every start has a "Start run because" line, every finish a closing line.
+  auto e = s->takeEffects();
+  ASSERT_TRUE(e.version);
+  EXPECT_EQ(e.version->rows.size(), 2u);
+  EXPECT_EQ(e.starts.size(), 2u);
+  EXPECT_EQ(e.starts[0].messages[0]["msg"], "Start run because a new version was released");
+  ASSERT_EQ(e.finishes.size(), 2u);
+  EXPECT_EQ(e.finishes[1].messages.back()["msg"], "End run (status deployed)");
+}
+
+TEST_F(SchedulerTest, OrderingAcrossAgentsAndParallelAgents) {
+  release(1, {{"db", "dbhost"}, {"web", "webhost", "h", {rid("db", "dbhost")}}, {"x", "other"}});
+  // db and x run in parallel (different agents); web waits for db across agents.
+  auto p = pendingIds();
+  std::sort(p.begin(), p.end());
+  EXPECT_EQ(p, (std::vector<std::string>{rid("db", "dbhost"), rid("x", "other")}));
+  EXPECT_EQ(exec.batchSizes, std::vector<size_t>{2});  // one round trip for both
+  finish(rid("db", "dbhost"));
+  EXPECT_TRUE(isPending(rid("web", "webhost")));
+}
+
+TEST_F(SchedulerTest, PerAgentParallelismLimit) {
+  Settings st;
+  st.agentParallelism = 3;
+  s->setSettings(st);
+  release(1, {{"a1"}, {"a2"}, {"a3"}, {"a4"}, {"a5"}});
+  EXPECT_EQ(exec.pending.size(), 3u);
+  finish(rid("a1"));
+  EXPECT_EQ(exec.pending.size(), 3u);
+  st.agentParallelism = 1;
+  s->setSettings(st);
+  runAll();
+  EXPECT_EQ(deploys.size(), 5u);
+}
+
+TEST_F(SchedulerTest, DefaultParallelismIsStrictlySerialPerAgent) {
+  release(1, {{"a1"}, {"a2"}, {"b1", "b"}});
+  EXPECT_EQ(exec.pending.size(), 2u);  // one per agent
+}
+
+TEST_F(SchedulerTest, BatchesManyAgentsInOneRoundTrip) {
+  std::vector<Spec> specs;
+  for (int i = 0; i < 100; ++i) specs.push_back({"r" + std::to_string(i), "agent" + std::to_string(i)});
+  release(1, specs);
+  EXPECT_EQ(exec.batchSizes, std::vector<size_t>{100});
+}
+
+TEST_F(SchedulerTest, UnchangedVersionSchedulesNothing) {
+  release(1, {{"a"}, {"b", "a", "h", {"a"}}});
+  runAll();
+  release(2, {{"a"}, {"b", "a", "h", {"a"}}});
+  EXPECT_TRUE(exec.pending.empty());
+  EXPECT_EQ(s->queuedDeploys(), 0u);
+}
+
+TEST_F(SchedulerTest, ChangingOneOfManySchedulesExactlyOne) {
+  std::vector<Spec> specs;
+  for (int i = 0; i < 1000; ++i) specs.push_back({"r" + std::to_string(i), "agent" + std::to_string(i % 10)});
+  release(1, specs);
+  runAll();
+  uint64_t before = s->stats().deploysStarted;
+  specs[500].hash = "changed";
+  release(2, specs);
+  runAll();
+  EXPECT_EQ(s->stats().deploysStarted - before, 1u);
+}
+
+// ---------------------------------------------------------------- §17.1 dependency fails
+
+TEST_F(SchedulerTest, HardPart1_DependencyFailsSkipsDownstreamAndRecovers) {
+  release(1, {{"db", "a", "h1", {}, false, true, /*fail=*/true}, {"app", "a", "h", {"db"}}, {"web", "a", "h", {"app"}}});
+  runAll();
+  EXPECT_EQ(v("db").lastResult, HandlerResult::Failed);
+  EXPECT_TRUE(s->dirty(rid("db")));
+  for (auto n : {"app", "web"}) {
+    EXPECT_EQ(v(n).lastResult, HandlerResult::Skipped) << n;           // skipped, not failed
+    EXPECT_EQ(v(n).blocked, Blocked::TemporarilyBlocked) << n;          // waits for its dependency
+    EXPECT_FALSE(s->dirty(rid(n))) << n;
+    ASSERT_TRUE(v(n).timerDue) << n;
+    EXPECT_EQ(*v(n).timerDue, clock.t + 86400s) << n;                   // repair timer only
+  }
+  ASSERT_TRUE(v("db").timerDue);
+  EXPECT_EQ(*v("db").timerDue, clock.t + 600s);                         // db retries on the deploy interval
+  // The deploy interval retries db, not app.
+  advance(600s);
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("db")});
+  runAll();
+  EXPECT_EQ(deploys[rid("app")], 1);
+  // A user *deploy* leaves app alone; a *repair* retries it.
+  s->userDeploy({}, false);
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("db")});
+  runAll();
+  EXPECT_EQ(deploys[rid("app")], 1);
+  s->userDeploy({}, true);
+  runAll();
+  EXPECT_EQ(deploys[rid("app")], 2);
+  EXPECT_EQ(v("app").blocked, Blocked::TemporarilyBlocked);
+  // db is fixed: app and web redeploy at once, without any timer.
+  release(2, {{"db", "a", "h2"}, {"app", "a", "h", {"db"}}, {"web", "a", "h", {"app"}}});
+  runAll();
+  EXPECT_EQ(v("db").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("app").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("web").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("app").blocked, Blocked::NotBlocked);
+}
+
+TEST_F(SchedulerTest, PlainSkipStaysDirtyAndRetriesOnDeployInterval) {
+  release(1, {{"x"}});
+  finish(rid("x"), "skipped");
+  EXPECT_EQ(v("x").blocked, Blocked::NotBlocked);
+  EXPECT_TRUE(s->dirty(rid("x")));
+  EXPECT_EQ(*v("x").timerDue, clock.t + 600s);
+}
+
+// ---------------------------------------------------------------- §17.2 undefined
+
+TEST_F(SchedulerTest, HardPart2_UndefinedBlocksTransitively) {
+  release(1, {{"vm", "a", "h", {}, /*undefined=*/true}, {"dns", "a", "h", {"vm"}}, {"web", "a", "h", {"dns"}}, {"free"}});
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("free")});
+  runAll();
+  EXPECT_EQ(v("vm").compliance, Compliance::Undefined);
+  for (auto n : {"vm", "dns", "web"}) {
+    EXPECT_EQ(v(n).blocked, Blocked::Blocked) << n;
+    EXPECT_FALSE(v(n).timerArmed) << n;
+    EXPECT_FALSE(v(n).scheduled) << n;
+  }
+  s->userDeploy({}, true);  // repair skips BLOCKED
+  advance(100000s);         // no timers
+  runAll();
+  EXPECT_EQ(deploys.count(rid("dns")), 0u);
+  // Only a new version unblocks them.
+  release(2, {{"vm", "a", "h2"}, {"dns", "a", "h", {"vm"}}, {"web", "a", "h", {"dns"}}, {"free"}});
+  runAll();
+  EXPECT_EQ(v("web").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("dns").blocked, Blocked::NotBlocked);
+}
+
+// ---------------------------------------------------------------- §17.3 new version during a deploy
+
+TEST_F(SchedulerTest, HardPart3_NewVersionDuringDeployFinishesStaleThenRedeploys) {
+  release(1, {{"f", "a", "h1"}, {"g", "a", "h", {"f"}}});
+  ASSERT_EQ(pendingIds(), std::vector<std::string>{rid("f")});
+  s->takeEffects();
+  release(2, {{"f", "a", "h2"}, {"g", "a", "h", {"f"}}});
+  EXPECT_TRUE(exec.pending.size() == 1);  // no cancellation, nothing new starts beside it
+  EXPECT_TRUE(v("f").running);
+  EXPECT_TRUE(v("f").scheduled);          // h2 queued behind the running h1
+  finish(rid("f"));                       // h1 finishes: stale
+  auto e = s->takeEffects();
+  ASSERT_EQ(e.finishes.size(), 1u);
+  EXPECT_TRUE(e.finishes[0].stale);
+  EXPECT_EQ(e.finishes[0].deployedHash, "h1");  // DB hash stays the old one -> status `available`
+  EXPECT_EQ(v("f").compliance, Compliance::HasUpdate);
+  EXPECT_EQ(s->stats().staleResults, 1u);
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("f")});  // h2 next; g still waits for it
+  EXPECT_EQ(exec.pending[0].reason, "a new version was released");
+  finish(rid("f"));
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("g")});
+  finish(rid("g"));
+  EXPECT_EQ(v("g").compliance, Compliance::Compliant);
+}
+
+// ---------------------------------------------------------------- §17.4 repair running when a version lands
+
+TEST_F(SchedulerTest, HardPart4_VersionDuringLongRepairPromotesOnlyChanges) {
+  std::vector<Spec> specs;
+  for (int i = 0; i < 500; ++i) specs.push_back({"r" + std::to_string(i), "a", "h", {}, false, false});
+  release(1, specs);
+  runAll();
+  log.clear();
+  advance(86400s);  // every repair timer fires: 500 repair tasks, one running
+  EXPECT_EQ(s->queuedDeploys(), 499u);
+  EXPECT_EQ(v("r10").priority, Priority::IntervalRepair);
+  // v9 changes 3, adds 2; one new resource requires a queued repair task.
+  for (int i : {100, 200, 300}) specs[i].hash = "h2";
+  specs.push_back({"n1", "a", "h", {}, false, false});
+  specs.push_back({"n2", "a", "h", {"r499"}, false, false});
+  release(9, specs);
+  EXPECT_EQ(v("r100").priority, Priority::NewVersionDeploy);
+  EXPECT_EQ(v("n1").priority, Priority::NewVersionDeploy);
+  EXPECT_EQ(v("r10").priority, Priority::IntervalRepair);
+  runAll();
+  // The running repair task first, then the changed/new ones (n2 waits for r499: order beats priority).
+  ASSERT_GE(log.size(), 5u);
+  std::set<std::string> firstFour(log.begin() + 1, log.begin() + 5);
+  EXPECT_EQ(firstFour, (std::set<std::string>{rid("r100"), rid("r200"), rid("r300"), rid("n1")}));
+  auto pos = [&](const std::string& id) { return std::find(log.begin(), log.end(), id) - log.begin(); };
+  EXPECT_GT(pos(rid("n2")), pos(rid("r499")));
+  EXPECT_EQ(log.size(), 502u);  // the other 495 still ran
+}
+
+// ---------------------------------------------------------------- §17.5 two versions back to back
+
+TEST_F(SchedulerTest, HardPart5_DroppedAndReaddedInOneStepIsNew) {
+  release(1, {{"x"}, {"y"}});
+  runAll();
+  EXPECT_EQ(v("x").compliance, Compliance::Compliant);
+  s->takeEffects();
+  releaseMany({{10, {{"y"}}}, {11, {{"x"}, {"y"}}}});
+  EXPECT_EQ(s->managedVersion(), 11);
+  EXPECT_EQ(v("x").lastResult, HandlerResult::New);  // fresh state
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("x")});
+  auto e = s->takeEffects();
+  ASSERT_TRUE(e.version);
+  EXPECT_EQ(e.version->version, 11);
+  ASSERT_EQ(e.version->rows.size(), 1u);
+  EXPECT_TRUE(e.version->rows[0].fresh);
+  EXPECT_TRUE(e.version->orphans.empty());
+}
+
+// ---------------------------------------------------------------- §17.6 executor / scheduler dies
+
+TEST_F(SchedulerTest, HardPart6_ExecutorDeathIsUnavailableAndRetried) {
+  release(1, {{"a1"}, {"b1", "b"}});
+  finish(rid("a1"), "unavailable");
+  finish(rid("b1", "b"), "unavailable");
+  EXPECT_EQ(v("a1").lastResult, HandlerResult::Failed);
+  EXPECT_TRUE(s->dirty(rid("a1")));
+  EXPECT_TRUE(exec.pending.empty());
+  advance(599s);
+  EXPECT_TRUE(exec.pending.empty());
+  advance(1s);
+  EXPECT_EQ(exec.pending.size(), 2u);
+  runAll();
+  EXPECT_EQ(v("a1").compliance, Compliance::Compliant);
+}
+
+TEST_F(SchedulerTest, HardPart6_RestartRebuildsAndRedeploysWhatIsNotAtItsHash) {
+  // What a scheduler killed mid-deploy leaves in rps: a deployed at h, b was deploying h2 (last deployed h1),
+  // c never ran, d failed, e temporarily blocked behind d.
+  std::vector<Intent> intents{intent({"a"}), intent({"b", "a", "h2"}), intent({"c"}), intent({"d"}),
+                              intent({"e", "a", "h", {"d"}})};
+  std::unordered_map<std::string, PersistedState> ps;
+  ps[rid("a")] = {"SUCCESSFUL", true, "NOT_BLOCKED", "h", clock.t - 10s, clock.t - 10s, clock.t - 10s};
+  ps[rid("b")] = {"SUCCESSFUL", true, "NOT_BLOCKED", "h1", clock.t - 10s, clock.t - 10s, clock.t - 10s};
+  ps[rid("d")] = {"FAILED", false, "NOT_BLOCKED", "h", clock.t - 10s, std::nullopt, clock.t - 10s};
+  ps[rid("e")] = {"SKIPPED", false, "TEMPORARILY_BLOCKED", "h", clock.t - 10s, std::nullopt, clock.t - 10s};
+  s->restore(7, intents, ps);
+  s->startDeploying();
+  EXPECT_EQ(s->managedVersion(), 7);
+  auto p = pendingIds();
+  std::sort(p.begin(), p.end());
+  EXPECT_EQ(p, (std::vector<std::string>{rid("b")}));  // serial agent: one at a time
+  runAll();
+  EXPECT_EQ(deploys.count(rid("a")), 0u);  // compliant at its hash: untouched
+  EXPECT_EQ(deploys[rid("b")], 1);
+  EXPECT_EQ(deploys[rid("c")], 1);
+  EXPECT_EQ(deploys[rid("d")], 1);
+  // d recovered (non-compliant -> deployed): e is unblocked and redeployed.
+  EXPECT_EQ(deploys[rid("e")], 1);
+  EXPECT_EQ(v("e").compliance, Compliance::Compliant);
+  EXPECT_EQ(v("a").priority, Priority::UserDeploy);  // never scheduled (default)
+}
+
+// ---------------------------------------------------------------- §17.7 removing is not deleting
+
+TEST_F(SchedulerTest, HardPart7_DroppedResourceIsOrphanedNotTouched) {
+  release(3, {{"r"}, {"keep"}});
+  runAll();
+  release(4, {{"keep"}});
+  EXPECT_FALSE(s->view(rid("r")).has_value());
+  EXPECT_TRUE(exec.pending.empty());
+  auto e = s->takeEffects();
+  ASSERT_TRUE(e.version);
+  ASSERT_EQ(e.version->orphans.size(), 1u);
+  EXPECT_EQ(e.version->orphans[0].resourceId, rid("r"));
+  EXPECT_EQ(e.version->orphans[0].after, 3);
+  advance(200000s);  // no timer for an orphan
+  for (auto& w : exec.pending) EXPECT_NE(w.resourceId, rid("r"));
+  // A reappearing orphan is a new resource.
+  runAll();
+  release(5, {{"keep"}, {"r"}});
+  EXPECT_EQ(v("r").lastResult, HandlerResult::New);
+}
+
+TEST_F(SchedulerTest, UndrainedVersionsMergeIntoOneWrite) {
+  release(1, {{"a"}, {"b"}});
+  release(2, {{"a"}});             // b orphaned after 1
+  release(3, {{"a"}, {"c"}});      // c new
+  release(4, {{"a"}, {"c"}, {"b"}});  // b back: new, not an orphan
+  auto e = s->takeEffects();
+  ASSERT_TRUE(e.version);
+  EXPECT_EQ(e.version->version, 4);
+  EXPECT_TRUE(e.version->orphans.empty());
+  std::set<std::string> rows;
+  for (auto& r : e.version->rows) rows.insert(r.resourceId);
+  EXPECT_EQ(rows, (std::set<std::string>{rid("a"), rid("b"), rid("c")}));
+}
+
+TEST_F(SchedulerTest, HardPart7_OrphanedWhileRunningIsLoggedOnly) {
+  release(1, {{"r"}});
+  release(2, {});
+  finish(rid("r"));
+  auto e = s->takeEffects();
+  ASSERT_EQ(e.finishes.size(), 1u);
+  EXPECT_TRUE(e.finishes[0].removed);
+  EXPECT_TRUE(exec.pending.empty());
+}
+
+// ---------------------------------------------------------------- §17.8 requires-only change
+
+TEST_F(SchedulerTest, HardPart8_RequiresOnlyChangeRedeploysNothingButOrders) {
+  release(1, {{"a"}, {"b"}});
+  runAll();
+  release(2, {{"a"}, {"b", "a", "h", {"a"}}});
+  EXPECT_TRUE(exec.pending.empty());
+  log.clear();
+  s->userDeploy({}, true);
+  runAll();
+  EXPECT_EQ(log, (std::vector<std::string>{rid("a"), rid("b")}));
+  // An added edge to an undefined resource blocks; dropping it unblocks.
+  release(3, {{"a"}, {"b", "a", "h", {"a"}}, {"u", "a", "h", {}, true}, {"c", "a", "h", {"u"}}});
+  EXPECT_EQ(v("c").blocked, Blocked::Blocked);
+  release(4, {{"a"}, {"b", "a", "h", {"a"}}, {"u", "a", "h", {}, true}, {"c"}});
+  EXPECT_EQ(v("c").blocked, Blocked::NotBlocked);
+  EXPECT_TRUE(isPending(rid("c")));
+}
+
+// ---------------------------------------------------------------- §17.9 events
+
+TEST_F(SchedulerTest, HardPart9_EveryFinishedDeployForcesReceivers) {
+  release(1, {{"file"}, {"service", "a", "h", {"file"}}, {"deaf", "a", "h", {"file"}, false, true, false, false}});
+  runAll();
+  EXPECT_EQ(deploys[rid("service")], 1);
+  // A no-change repair of file alone forces service (compliant), not `deaf` (receive_events=false).
+  clock.t += 1s;
+  s->userDeploy({}, true);
+  log.clear();
+  runAll();
+  EXPECT_EQ(deploys[rid("service")], 2);
+  // Direct: a repair deploy of just `file` (via its timer) forces service although service is compliant.
+  release(2, {{"file", "a", "h2"}, {"service", "a", "h", {"file"}}, {"deaf", "a", "h", {"file"}, false, true, false, false}});
+  int before = deploys[rid("service")];
+  int deafBefore = deploys[rid("deaf")];
+  runAll();
+  EXPECT_EQ(deploys[rid("service")], before + 1);
+  EXPECT_EQ(deploys[rid("deaf")], deafBefore);  // receive_events=false and unchanged: not redeployed
+  // A failure forces too; a running receiver gets a fresh deploy after it.
+  failing[rid("file")] = true;
+  s->userDeploy({}, true);  // file, service, deaf queued, serial agent
+  finish(rid("file"));      // failed -> event to service (already queued: no duplicate)
+  runAll();
+  EXPECT_EQ(v("service").blocked, Blocked::TemporarilyBlocked);
+}
+
+TEST_F(SchedulerTest, HardPart9_EventToRunningReceiverQueuesFreshDeploy) {
+  Settings st;
+  st.agentParallelism = 2;
+  s->setSettings(st);
+  release(1, {{"file"}, {"service", "a", "h", {"file"}}});
+  runAll();
+  // service runs (repair) while file is repaired and finishes first.
+  s->userDeploy({}, true);
+  ASSERT_TRUE(isPending(rid("file")));
+  finish(rid("file"));
+  ASSERT_TRUE(isPending(rid("service")));
+  release(2, {{"file", "a", "h3"}, {"service", "a", "h", {"file"}}});  // file redeploys while service runs
+  EXPECT_TRUE(isPending(rid("file")));
+  finish(rid("file"));   // event: service is running -> fresh deploy queued after it
+  EXPECT_TRUE(v("service").scheduled);
+  finish(rid("service"));
+  EXPECT_TRUE(isPending(rid("service")));
+}
+
+TEST_F(SchedulerTest, StaleDeployProducesNoEvents) {
+  release(1, {{"f", "a", "h1"}, {"g", "b", "h", {"f"}}});
+  runAll();
+  s->userDeploy({"a"}, true);
+  ASSERT_TRUE(isPending(rid("f")));
+  release(2, {{"f", "a", "h2"}, {"g", "b", "h", {"f"}}});
+  int g = deploys[rid("g", "b")];
+  finish(rid("f"));  // stale: no event
+  EXPECT_FALSE(isPending(rid("g", "b")));
+  runAll();  // h2 deploys -> event -> g once
+  EXPECT_EQ(deploys[rid("g", "b")], g + 1);
+}
+
+// ---------------------------------------------------------------- §17.10 serialization, pausing
+
+TEST_F(SchedulerTest, HardPart10_PausedAgentHoldsDependentsIndefinitely) {
+  s->setAgentPaused("sw1", true);
+  release(1, {{"switch", "sw1"}, {"port", "sw2", "h", {rid("switch", "sw1")}}});
+  EXPECT_TRUE(exec.pending.empty());
+  advance(1000000s);
+  EXPECT_TRUE(exec.pending.empty());
+  EXPECT_TRUE(v(rid("port", "sw2")).scheduled);
+  EXPECT_EQ(v(rid("port", "sw2")).lastResult, HandlerResult::New);  // still `available`
+  s->setAgentPaused("sw1", false);
+  runAll();
+  EXPECT_EQ(log, (std::vector<std::string>{rid("switch", "sw1"), rid("port", "sw2")}));
+}
+
+TEST_F(SchedulerTest, PauseStopsAfterCurrentTaskAndKeepsQueue) {
+  release(1, {{"a1"}, {"a2"}});
+  s->setAgentPaused("a", true);
+  finish(rid("a1"));  // the running one finishes
+  EXPECT_TRUE(exec.pending.empty());
+  EXPECT_TRUE(v("a2").scheduled);
+  s->setAgentPaused("a", false);
+  EXPECT_TRUE(isPending(rid("a2")));
+}
+
+TEST_F(SchedulerTest, HaltStopsDispatchUntilResume) {
+  s->setHalted(true);
+  release(1, {{"a1"}});
+  EXPECT_TRUE(exec.pending.empty());
+  s->setHalted(false);
+  EXPECT_TRUE(isPending(rid("a1")));
+}
+
+// ---------------------------------------------------------------- priorities, user deploy, timers
+
+TEST_F(SchedulerTest, RequeueKeepsBetterPriority) {
+  release(1, {{"busy"}, {"x"}, {"y"}});
+  runAll();
+  s->userDeploy({}, true);  // busy runs, x y queued at USER_REPAIR
+  EXPECT_EQ(v("y").priority, Priority::UserRepair);
+  release(2, {{"busy"}, {"x"}, {"y", "a", "h2"}});
+  EXPECT_EQ(v("y").priority, Priority::NewVersionDeploy);
+  s->userDeploy({}, true);  // worse: kept
+  EXPECT_EQ(v("y").priority, Priority::NewVersionDeploy);
+  log.clear();
+  runAll();
+  EXPECT_EQ(log[1], rid("y"));  // jumps ahead of x
+}
+
+TEST_F(SchedulerTest, UserDeployScopesToAgents) {
+  release(1, {{"a1", "a", "h", {}, false, false, true}, {"b1", "b", "h", {}, false, false, true}});
+  runAll();
+  s->userDeploy({"b"}, false);
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("b1", "b")});
+}
+
+TEST_F(SchedulerTest, RepairTimerReRunsCompliantResources) {
+  Settings st;
+  st.repairInterval = TimerSetting{30, std::nullopt};
+  st.deployInterval = TimerSetting{5, std::nullopt};
+  s->setSettings(st);
+  release(1, {{"ok"}, {"bad", "b", "h", {}, false, false, true}});
+  runAll();
+  advance(5s);
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("bad", "b")});
+  runAll();
+  advance(25s);  // ok's repair is due (bad keeps retrying every 5 s)
+  ASSERT_TRUE(isPending(rid("ok")));
+  EXPECT_EQ(exec.pending[0].resourceId, rid("ok"));
+  EXPECT_EQ(exec.pending[0].reason, "the repair interval elapsed");
+}
+
+TEST_F(SchedulerTest, ZeroIntervalIsOff) {
+  Settings st;
+  st.repairInterval = TimerSetting{0, std::nullopt};
+  st.deployInterval = TimerSetting{0, std::nullopt};
+  s->setSettings(st);
+  release(1, {{"bad", "a", "h", {}, false, false, true}});
+  runAll();
+  EXPECT_FALSE(v("bad").timerArmed);
+  EXPECT_FALSE(s->nextTimer());
+}
+
+TEST_F(SchedulerTest, CronTicksDeployDirtyAndRepairAll) {
+  Settings st;
+  st.deployInterval = *TimerSetting::parse("d", "*/10 * * * * *");  // every 10 s
+  st.repairInterval = TimerSetting{0, std::nullopt};
+  s->setSettings(st);
+  release(1, {{"ok"}, {"bad", "b", "h", {}, false, false, true}});
+  runAll();
+  EXPECT_FALSE(v(rid("bad", "b")).timerArmed);  // cron: a global tick, no per-resource timer
+  ASSERT_TRUE(s->nextTimer());
+  clock.t = *s->nextTimer();
+  s->fireTimers();
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("bad", "b")});
+  runAll();
+  st.repairInterval = *TimerSetting::parse("r", "0 0 * * *");
+  s->setSettings(st);
+  clock.t = *TimerSetting::parse("r", "0 0 * * *")->cron->next(clock.t);
+  s->fireTimers();
+  EXPECT_EQ(exec.pending.size(), 2u);
+}
+
+// ---------------------------------------------------------------- dry-run and facts
+
+TEST_F(SchedulerTest, DryrunRunsThatVersionsIntentWithoutOrderingOrStateChange) {
+  release(1, {{"a"}, {"b", "a", "h", {"a"}}});
+  runAll();
+  s->takeEffects();
+  s->requestDryrun("dr-1", 1, {intent({"a"}), intent({"b", "a", "h", {"a"}})});
+  EXPECT_EQ(exec.pending.size(), 1u);  // serial agent
+  EXPECT_EQ(exec.pending[0].kind, TaskKind::DryRun);
+  exec.pending[0].resourceId = exec.pending[0].resourceId;
+  WorkItem w = exec.pending[0];
+  exec.pending.clear();
+  WorkResult r{w.taskId, "dry", "nochange", {{"value", {{"current", "x"}, {"desired", "y"}}}}};
+  s->onResults({r});
+  runAll();
+  auto e = s->takeEffects();
+  ASSERT_EQ(e.dryruns.size(), 2u);
+  EXPECT_EQ(e.dryruns[0].diffStatus, "modified");
+  EXPECT_EQ(e.dryruns[1].diffStatus, "unmodified");
+  EXPECT_EQ(e.dryruns[0].dryrunId, "dr-1");
+  EXPECT_EQ(v("a").compliance, Compliance::Compliant);
+  EXPECT_EQ(deploys[rid("a")], 1);
+}
+
+TEST_F(SchedulerTest, FactRefreshIsUniquePerResource) {
+  release(1, {{"vm"}});
+  runAll();
+  s->requestFacts(rid("vm"));
+  s->requestFacts(rid("vm"));
+  ASSERT_EQ(exec.pending.size(), 1u);
+  EXPECT_EQ(exec.pending[0].kind, TaskKind::RefreshFact);
+  WorkResult r{exec.pending[0].taskId, "deployed"};
+  r.facts = {{"ip", "10.0.0.1"}};
+  exec.pending.clear();
+  s->onResults({r});
+  auto e = s->takeEffects();
+  ASSERT_EQ(e.facts.size(), 1u);
+  EXPECT_EQ(e.facts[0].facts["ip"], "10.0.0.1");
+}
+
+TEST_F(SchedulerTest, GateReportsWhy) {
+  std::string why;
+  EXPECT_FALSE(gateDependencies({{"x", "deployed"}}));
+  EXPECT_EQ(gateDependencies({{"x", "failed"}}, &why), "skipped_for_dependency");
+  EXPECT_NE(why.find("failed dependencies"), std::string::npos);
+  EXPECT_EQ(gateDependencies({{"x", "undefined"}}, &why), "skipped_for_dependency");
+  EXPECT_NE(why.find("undefined"), std::string::npos);
+}
+
+TEST_F(SchedulerTest, BackpressureHoldsNewStartsUntilReleased) {
+  s->setBackpressure(true);
+  release(1, {{"a1"}, {"b1", "b"}});
+  EXPECT_TRUE(exec.pending.empty());
+  EXPECT_EQ(s->pendingEffects(), 0u);
+  s->setBackpressure(false);
+  EXPECT_EQ(exec.pending.size(), 2u);
+  EXPECT_EQ(s->pendingEffects(), 2u);
+}

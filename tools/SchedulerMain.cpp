@@ -1,0 +1,572 @@
+// `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md). It
+// wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
+// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of three threads
+// runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads files for executors, one writes
+// effects in order, one transaction per batch. Invariant: effects reach the writer in the order the state
+// machine produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+#include "executor/ExecutorClient.h"
+#include "scheduler/Scheduler.h"
+#include "scheduler/pg/SchedulerStore.h"
+#include "config/Config.h"
+#include "Verbs.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <deque>
+#include <iostream>
+#include <mutex>
+#include <sys/resource.h>
+#include <thread>
+
+namespace asio = boost::asio;
+using namespace inm;
+using namespace inm::scheduler;
+
+namespace {
+
+struct SystemClock : Clock {
+  TimePoint now() const override { return std::chrono::system_clock::now(); }
+};
+
+void processLog(const std::string& env, const std::string& msg) {
+  auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::fprintf(stderr, "%s scheduler[%s] %s\n", buf, env.substr(0, 8).c_str(), msg.c_str());
+  std::fflush(stderr);
+}
+
+/// TEST DOUBLE, not a real executor (`--executor null`): runs std::testing::NullResource in-process (the
+/// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact timing
+/// and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
+class InProcessNullExecutor : public Executor {
+ public:
+  InProcessNullExecutor(asio::io_context& ioc, std::function<void(std::vector<WorkResult>)> deliver)
+      : ioc_(ioc), deliver_(std::move(deliver)) {
+    if (const char* d = std::getenv("INM_NULL_EXECUTOR_DELAY_MS")) delayMs_ = std::atoi(d);
+  }
+  void submit(std::vector<WorkItem> batch) override {
+    std::vector<WorkResult> results;
+    results.reserve(batch.size());
+    for (const auto& w : batch) results.push_back(run(w));
+    if (delayMs_ > 0) {
+      auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(delayMs_));
+      timer->async_wait([this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
+    } else {
+      asio::post(ioc_, [this, results = std::move(results)]() mutable { deliver_(std::move(results)); });
+    }
+  }
+
+ private:
+  static WorkResult run(const WorkItem& w) {
+    WorkResult r;
+    r.taskId = w.taskId;
+    std::string type = w.resourceId.substr(0, w.resourceId.find('['));
+    if (type != "std::testing::NullResource") {
+      r.status = "unavailable";
+      r.messages.push_back(scheduler::logLine(
+          "error", "no executor for resource type " + type +
+                       " (the in-process test double only runs std::testing::NullResource)"));
+      return r;
+    }
+    if (w.kind == TaskKind::DryRun) {
+      r.status = "dry";
+      return r;
+    }
+    if (w.kind == TaskKind::RefreshFact) {
+      r.status = "deployed";
+      return r;
+    }
+    std::string why;
+    if (auto skip = gateDependencies(w.dependencyStates, &why)) {
+      r.status = *skip;
+      r.messages.push_back(scheduler::logLine("warning", why));
+      return r;
+    }
+    r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
+    bool fail = w.attributes && w.attributes->is_object() && w.attributes->value("fail", false);
+    if (fail) {
+      r.status = "failed";
+      r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " + w.resourceId +
+                                                            " (NullResource with fail=true)"));
+    } else {
+      r.status = "deployed";
+    }
+    return r;
+  }
+  asio::io_context& ioc_;
+  std::function<void(std::vector<WorkResult>)> deliver_;
+  int delayMs_ = 0;
+};
+
+/// The real executors: work goes to `inmanta executor` child processes through executor::ExecutorPool, one
+/// process per code blueprint (all handlers are built in, so one blueprint: every agent shares it, and a dead
+/// process fails the in-flight work of all of them as `unavailable`; the pool starts a new one on the next batch).
+class ProcessExecutor : public Executor {
+ public:
+  ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
+                  std::function<void(std::vector<WorkResult>)> deliver)
+      : ioc_(ioc), pool_(ioc.get_executor(), std::move(options), std::move(files)), deliver_(std::move(deliver)) {}
+  void submit(std::vector<WorkItem> batch) override {
+    std::vector<executor::DeployRequest> deploys, facts;
+    for (const auto& w : batch) {
+      executor::DeployRequest r;
+      r.actionId = w.actionId;
+      r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
+      r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
+      r.reason = w.reason;
+      for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
+      r.dryRun = w.kind == TaskKind::DryRun;
+      taskOf_[w.actionId] = w.taskId;
+      (w.kind == TaskKind::RefreshFact ? facts : deploys).push_back(std::move(r));
+    }
+    auto onResult = [this](const executor::ActionResult& a) {
+      auto it = taskOf_.find(a.actionId);
+      if (it == taskOf_.end()) return;
+      WorkResult r;
+      r.taskId = it->second;
+      taskOf_.erase(it);
+      r.status = a.status;
+      r.change = a.change;
+      r.changes = a.changes;
+      r.messages = a.logs;
+      r.facts = a.facts;
+      // Results of one round trip arrive back to back: hand them to the state machine together.
+      pending_.push_back(std::move(r));
+      if (!flushQueued_) {
+        flushQueued_ = true;
+        asio::post(ioc_, [this] {
+          flushQueued_ = false;
+          std::vector<WorkResult> out;
+          out.swap(pending_);
+          deliver_(std::move(out));
+        });
+      }
+    };
+    if (!deploys.empty()) pool_.deploy(kBlueprint, std::move(deploys), onResult);
+    if (!facts.empty()) {
+      std::string error;
+      if (auto p = pool_.get(kBlueprint, &error)) {
+        p->facts(std::move(facts), onResult);
+      } else {
+        for (const auto& f : facts) onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
+      }
+    }
+  }
+  void shutdown(std::function<void()> done) { pool_.shutdown(std::move(done)); }
+
+ private:
+  static constexpr const char* kBlueprint = "builtin-handlers";
+  asio::io_context& ioc_;
+  executor::ExecutorPool pool_;
+  std::function<void(std::vector<WorkResult>)> deliver_;
+  std::unordered_map<std::string, uint64_t> taskOf_;
+  std::vector<WorkResult> pending_;
+  bool flushQueued_ = false;
+};
+
+class ExecutorRef : public Executor {
+ public:
+  Executor* target = nullptr;
+  void submit(std::vector<WorkItem> batch) override { target->submit(std::move(batch)); }
+};
+
+int usage(const std::string& msg) {
+  std::cerr << "inmanta scheduler: " << msg
+            << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
+               "[--executor-threads N]\n";
+  return 2;
+}
+
+long peakRssKiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+}  // namespace
+
+namespace inm::tools {
+
+int schedulerMain(const std::vector<std::string>& args, int verbose) {
+  std::string env;
+  std::vector<std::string> cfgFiles;
+  std::string executorKind = "process";
+  int executorThreads = 4;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* name) -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      (void)name;
+      return args[++i];
+    };
+    if (a == "--environment" || a == "-e") {
+      auto v = value("--environment");
+      if (!v) return usage("--environment needs a value");
+      env = *v;
+    } else if (a.rfind("--environment=", 0) == 0) {
+      env = a.substr(14);
+    } else if (a == "-c" || a == "--config") {
+      auto v = value("-c");
+      if (!v) return usage("-c needs a file");
+      cfgFiles.push_back(*v);
+    } else if (a == "--executor") {
+      auto v = value("--executor");
+      if (!v) return usage("--executor needs a value");
+      executorKind = *v;
+    } else if (a == "--executor-threads") {
+      auto v = value("--executor-threads");
+      if (!v || std::atoi(v->c_str()) < 1) return usage("--executor-threads needs a positive integer");
+      executorThreads = std::atoi(v->c_str());
+    } else if (a == "-h" || a == "--help") {
+      usage("");
+      return 0;
+    } else {
+      return usage("unknown argument '" + a + "'");
+    }
+  }
+  if (env.empty()) return usage("--environment is required");
+  if (executorKind != "null" && executorKind != "process")
+    return usage("unknown --executor '" + executorKind + "' (process: `inmanta executor` children; null: the "
+                 "in-process NullResource test double)");
+
+  auto cfg = config::Config::load(cfgFiles);
+  if (!cfg) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(cfg.takeError()) << "\n";
+    return 1;
+  }
+  pg::DbParams db;
+  db.host = cfg->getString("database", "host", "localhost");
+  db.name = cfg->getString("database", "name", "inmanta");
+  db.user = cfg->getString("database", "username", "postgres");
+  db.password = cfg->getString("database", "password", "");
+  auto port = cfg->getInt("database", "port", 5432);
+  if (!port) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(port.takeError()) << "\n";
+    return 1;
+  }
+  db.port = static_cast<int>(*port);
+
+  // Three connections: requests/reads on the strand, the ordered writer, the listener.
+  std::unique_ptr<pg::SchedulerStore> conns[3];
+  for (auto& c : conns) {
+    auto s = pg::SchedulerStore::connect(db, env);
+    if (!s) {
+      std::cerr << "inmanta scheduler: " << llvm::toString(s.takeError()) << "\n";
+      return 1;
+    }
+    c = std::move(*s);
+  }
+  pg::SchedulerStore& store = *conns[0];
+  std::unique_ptr<pg::SchedulerStore>* writeStore = &conns[1];
+  std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
+
+  asio::io_context ioc;
+  asio::thread_pool pool(3);  // the listener loop, the ordered writer, file reads for executors
+  auto writer = asio::make_strand(pool);
+  std::atomic<bool> stopping{false};
+  std::atomic<long> pendingWrites{0};
+  SystemClock clock;
+  ExecutorRef execRef;
+  SchedulerState state(execRef, clock);
+  asio::steady_timer timer(ioc);
+  std::map<std::string, bool> agentsPaused;
+  int exitCode = 0;
+
+  auto say = [&](const std::string& m) { processLog(env, m); };
+
+  std::function<void()> drain;
+  std::function<void()> armTimer;
+  // Effects are drained only when the writer is idle: while a transaction runs, everything the state machine
+  // does accumulates into the next Effects, so the batch size adapts to the database's speed.
+  bool writeInFlight = false, drainWanted = false;
+  // Back-pressure: when this many start/finish records wait for the busy writer, nothing new starts until the
+  // writer catches up (bounds memory; the database is the bottleneck then anyway).
+  constexpr size_t kMaxPendingRecords = 20000;
+  drain = [&] {
+    if (writeInFlight) {
+      drainWanted = true;
+      if (state.pendingEffects() > kMaxPendingRecords) state.setBackpressure(true);
+      return;
+    }
+    state.setBackpressure(false);
+    Effects e = state.takeEffects();
+    for (const auto& l : e.log)
+      if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);
+    if (e.version) say("processed version " + std::to_string(e.version->version) + " (" +
+                       std::to_string(e.version->rows.size()) + " new or changed, " +
+                       std::to_string(e.version->orphans.size()) + " orphaned)");
+    if (e.empty()) return;
+    writeInFlight = true;
+    pendingWrites++;
+    asio::post(writer, [&, e = std::move(e)]() {
+      for (int attempt = 0;; ++attempt) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto err = (*writeStore)->write(e);
+        if (verbose > 1)
+          say("wrote " + std::to_string(e.starts.size()) + " starts, " + std::to_string(e.finishes.size()) +
+              " finishes in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
+              " ms");
+        if (!err) break;
+        say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
+        if (stopping && attempt > 3) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
+        // Reconnect: the connection may be gone.
+        if (auto fresh = pg::SchedulerStore::connect(db, env)) *writeStore = std::move(*fresh);
+        else llvm::consumeError(fresh.takeError());
+      }
+      pendingWrites--;
+      asio::post(ioc, [&] {
+        writeInFlight = false;
+        if (drainWanted) {
+          drainWanted = false;
+          drain();
+        }
+      });
+    });
+  };
+  armTimer = [&] {
+    auto next = state.nextTimer();
+    if (!next) {
+      timer.cancel();
+      return;
+    }
+    auto delay = *next - std::chrono::system_clock::now();
+    if (delay < std::chrono::milliseconds(0)) delay = std::chrono::milliseconds(0);
+    timer.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay) +
+                        std::chrono::milliseconds(1));
+    timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      state.fireTimers();
+      drain();
+      armTimer();
+    });
+  };
+  auto step = [&] {
+    drain();
+    armTimer();
+  };
+
+  auto deliver = [&](std::vector<WorkResult> results) {
+    state.onResults(results);
+    step();
+  };
+  // Files for executors (File content by hash) are read on their own connection, on the DB pool.
+  auto fileStore = pg::SchedulerStore::connect(db, env);
+  if (!fileStore) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(fileStore.takeError()) << "\n";
+    return 1;
+  }
+  auto fileStrand = asio::make_strand(pool);
+  executor::FileProvider files = [&](const std::string& hash, std::function<void(std::optional<std::string>)> reply) {
+    asio::post(fileStrand, [&, hash, reply] {
+      auto content = (*fileStore)->readFile(hash);
+      if (!content) {
+        say("error: " + llvm::toString(content.takeError()));
+        reply(std::nullopt);
+        return;
+      }
+      reply(std::move(*content));
+    });
+  };
+  executor::ExecutorOptions exOptions;
+  exOptions.threads = executorThreads;
+  InProcessNullExecutor nullExec(ioc, deliver);
+  std::unique_ptr<ProcessExecutor> procExec;
+  if (executorKind == "process") {
+    procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver);
+    execRef.target = procExec.get();
+  } else {
+    execRef.target = &nullExec;
+  }
+
+  auto processVersions = [&]() -> bool {
+    auto versions = store.releasedVersionsAfter(state.managedVersion());
+    if (!versions) {
+      say("error: " + llvm::toString(versions.takeError()));
+      return false;
+    }
+    if (versions->empty()) return true;
+    auto cs = plan::foldVersions(state.managedIntent(), state.managedVersion(), *versions);
+    state.applyVersion(cs, versions->back().resources);
+    return true;
+  };
+  auto reloadAgents = [&] {
+    auto agents = store.loadAgents();
+    if (!agents) {
+      say("error: " + llvm::toString(agents.takeError()));
+      return;
+    }
+    for (const auto& [name, paused] : *agents) {
+      auto it = agentsPaused.find(name);
+      if (it == agentsPaused.end() || it->second != paused) state.setAgentPaused(name, paused);
+    }
+    agentsPaused = *agents;
+  };
+  auto reloadSettings = [&] {
+    auto info = store.loadEnvironment();
+    if (!info) {
+      say("error: " + llvm::toString(info.takeError()));
+      return;
+    }
+    for (const auto& e : info->settingErrors) say("error: " + e + " (using the default)");
+    state.setSettings(info->settings);
+    state.setHalted(info->halted);
+  };
+  auto handleRequests = [&] {
+    auto reqs = store.takeRequests();
+    if (!reqs) {
+      say("error: " + llvm::toString(reqs.takeError()));
+      return;
+    }
+    for (const auto& q : *reqs) {
+      if (verbose > 0) say("request " + q.kind + " " + q.payload.dump());
+      const auto& p = q.payload;
+      if (q.kind == "read_version") {
+        processVersions();
+      } else if (q.kind == "deploy") {
+        std::vector<std::string> agents;
+        if (p.is_object() && p.contains("agents") && p["agents"].is_array())
+          for (const auto& a : p["agents"])
+            if (a.is_string()) agents.push_back(a.get<std::string>());
+        bool repair = p.is_object() && p.value("repair", false);
+        state.userDeploy(agents, repair);
+      } else if (q.kind == "dryrun") {
+        if (!p.is_object() || !p.contains("id") || !p.contains("version") || !p["id"].is_string() ||
+            !p["version"].is_number_integer()) {
+          say("error: dryrun request " + std::to_string(q.id) + " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
+          continue;
+        }
+        auto todo = store.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), agentsPaused);
+        if (!todo) {
+          say("error: " + llvm::toString(todo.takeError()));
+          continue;
+        }
+        state.requestDryrun(p["id"].get<std::string>(), p["version"].get<int>(), *todo);
+      } else if (q.kind == "agents_changed") {
+        reloadAgents();
+      } else if (q.kind == "get_fact") {
+        if (p.is_object() && p.contains("resource_id") && p["resource_id"].is_string())
+          state.requestFacts(p["resource_id"].get<std::string>());
+        else
+          say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " + p.dump());
+      } else if (q.kind == "settings_changed") {
+        reloadSettings();
+      } else if (q.kind == "halt") {
+        state.setHalted(true);
+      } else if (q.kind == "resume") {
+        state.setHalted(false);
+        reloadAgents();
+      } else {
+        say("error: unknown scheduler request kind '" + q.kind + "' (id " + std::to_string(q.id) + ")");
+      }
+    }
+    processVersions();  // cheap when nothing is new; catches a release whose request we missed
+    step();
+  };
+
+  // ---- start (§6.10)
+  auto managed = store.ensureSchedulerRow();
+  if (!managed) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(managed.takeError()) << "\n";
+    return 1;
+  }
+  auto persisted = store.loadPersistedAndClearDeploying();
+  if (!persisted) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(persisted.takeError()) << "\n";
+    return 1;
+  }
+  reloadSettings();
+  if (*managed > 0) {
+    auto intents = store.loadVersion(*managed);
+    if (!intents) {
+      std::cerr << "inmanta scheduler: " << llvm::toString(intents.takeError()) << "\n";
+      return 1;
+    }
+    state.restore(*managed, *intents, *persisted);
+  }
+  reloadAgents();
+  say("started; managing version " + std::to_string(*managed) + " with " + std::to_string(state.resourceCount()) +
+      " resources");
+  if (auto err = (*listenStore)->listen()) {
+    std::cerr << "inmanta scheduler: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  handleRequests();
+  state.startDeploying();
+  step();
+
+  // ---- the listener: notifications (and a periodic poll as a safety net) post handleRequests to the strand
+  asio::post(pool, [&] {
+    int idle = 0;
+    while (!stopping) {
+      auto got = (*listenStore)->waitNotification(500);
+      bool wake = false;
+      if (!got) {
+        say("error: " + llvm::toString(got.takeError()) + " (reconnecting)");
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        if (auto fresh = pg::SchedulerStore::connect(db, env)) {
+          *listenStore = std::move(*fresh);
+          if (auto e = (*listenStore)->listen()) llvm::consumeError(std::move(e));
+        } else {
+          llvm::consumeError(fresh.takeError());
+        }
+        wake = true;
+      } else {
+        wake = *got || ++idle >= 4;
+      }
+      if (wake) {
+        idle = 0;
+        asio::post(ioc, handleRequests);
+      }
+    }
+  });
+
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    say(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    stopping = true;
+    timer.cancel();
+    ioc.stop();
+  });
+  auto work = asio::make_work_guard(ioc);
+  ioc.run();
+  // Flush what the state machine produced since the last write.
+  if (writeInFlight || drainWanted || true) {
+    ioc.restart();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+    drainWanted = false;
+    drain();
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+  }
+  if (procExec) {
+    // Reap the executors (in-flight work dies with them; restart redeploys it, §17.6).
+    ioc.restart();
+    bool down = false;
+    procExec->shutdown([&] { down = true; });
+    while (!down && ioc.run_one_for(std::chrono::seconds(10)) > 0) {
+    }
+  }
+  stopping = true;
+  pool.join();
+  say("stopped; " + std::to_string(state.stats().deploysFinished) + " deploys finished, peak RSS " +
+      std::to_string(peakRssKiB() / 1024) + " MiB");
+  return exitCode;
+}
+
+}  // namespace inm::tools
