@@ -237,7 +237,7 @@ function route(method, parts, q, body, headers) {
     need(["resource_type", "agent", "resource_id_value", "status"].includes(field), 400, `Invalid sort field ${field}`);
     const key = (r) => (field === "status" ? status(e, r.resource_id) : r[field]);
     rs = [...rs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.resource_id < b.resource_id ? -1 : 1) * (dir === "desc" ? -1 : 1));
-    const out = paged(rs, q, "/api/v2/resource", (r) => ({ resource_id: r.resource_id, resource_type: r.resource_type, agent: r.agent, id_attribute: r.id_attribute, resource_id_value: r.resource_id_value, status: status(e, r.resource_id), requires: r.requires }));
+    const out = paged(rs, q, "/api/v2/resource", (r) => ({ resource_id: r.resource_id, resource_version_id: `${r.resource_id},v=${e.active}`, id_details: { resource_type: r.resource_type, agent: r.agent, attribute: r.id_attribute, resource_id_value: r.resource_id_value }, status: status(e, r.resource_id), requires: r.requires }));
     if (q.get("deploy_summary") === "True") out.metadata.deploy_summary = summary;
     return out;
   }

@@ -149,16 +149,21 @@ export interface Paged<T> {
 }
 export interface ResourceRow {
   resource_id: string;
+  status: string;
   resource_version_id?: string;
   // /api/v2/desiredstate/<v> rows carry the id parts here instead of at the top level.
   id_details?: { resource_type: string; agent: string; attribute: string; resource_id_value: string };
-  resource_type: string;
-  agent: string;
+  resource_type?: string;
+  agent?: string;
   id_attribute?: string;
-  resource_id_value: string;
-  status: string;
+  resource_id_value?: string;
   requires?: string[];
 }
+// Resource rows carry their id parts either in `id_details` (the reference's list shapes) or at the top level.
+export function idParts(r: ResourceRow): { resource_type: string; agent: string; resource_id_value: string } {
+  return r.id_details ?? { resource_type: r.resource_type ?? "", agent: r.agent ?? "", resource_id_value: r.resource_id_value ?? "" };
+}
+
 export interface AttrDiff {
   from_value?: unknown;
   to_value?: unknown;

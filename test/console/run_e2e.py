@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--shots", default=os.path.join(ROOT, "docs", "console"))
     ap.add_argument("--big", default="100000")
     ap.add_argument("--fake", action="store_true", help="run against console/e2e/fake-api.mjs, not the server")
-    args = ap.parse_args()
+    args, extra = ap.parse_known_args()  # anything else goes to run.mjs (e.g. --dryrun-version 1)
     inmanta = os.path.join(os.path.abspath(args.build), "bin", "inmanta")
 
     if not os.path.exists("/usr/bin/chromium") and not os.environ.get("CHROMIUM"):
@@ -112,7 +112,7 @@ def main():
     work = tempfile.mkdtemp(prefix="console-e2e-")
     export_artifacts(inmanta, work)
     node = ["node", os.path.join(CONSOLE, "e2e", "run.mjs"), "--shots", os.path.abspath(args.shots), "--big", args.big,
-            "--artifacts", work]
+            "--artifacts", work, *extra]
     cluster = server = auth_server = None
     try:
         if args.fake or not has_verb(inmanta, "server"):

@@ -14,6 +14,52 @@ interface DryrunSummary {
   todo: number;
 }
 
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+// Python's str()/json.dumps view of a value, as the reference's *_compare strings hold it.
+function compareString(v: unknown): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "boolean") return v ? "True" : "False";
+  if (typeof v === "object") return JSON.stringify(sortKeys(v), null, 4);
+  return String(v);
+}
+
+interface RawReport {
+  summary?: DryrunSummary;
+  diff?: ResourceDiff[];
+  // The stored row, as some servers answer: rvid -> {changes: {attr: {current, desired}}, diff_status}.
+  id?: string;
+  model?: number;
+  date?: string;
+  total?: number;
+  todo?: number;
+  resources?: Record<string, { changes?: Record<string, { current?: unknown; desired?: unknown }>; diff_status?: string }>;
+}
+
+// Accepts both the §6.11 report ({summary, diff}) and the raw dry-run row.
+export function normalizeReport(r: RawReport): { summary: DryrunSummary; diff: ResourceDiff[] } {
+  if (r.summary && r.diff) return { summary: r.summary, diff: r.diff };
+  const summary: DryrunSummary = { id: r.id ?? "", model: r.model, date: r.date ?? "", total: r.total ?? 0, todo: r.todo ?? 0 };
+  const diff: ResourceDiff[] = Object.entries(r.resources ?? {})
+    .map(([rvid, e]) => ({
+      resource_id: rvid.replace(/,v=\d+$/, ""),
+      status: e.diff_status ?? "unmodified",
+      attributes: Object.fromEntries(
+        Object.entries(e.changes ?? {}).map(([k, c]) => [
+          k,
+          { from_value: c.current, to_value: c.desired, from_value_compare: compareString(c.current), to_value_compare: compareString(c.desired) },
+        ]),
+      ),
+    }))
+    .sort((a, b) => (a.resource_id < b.resource_id ? -1 : 1));
+  return { summary, diff };
+}
+
 function Progress({ total, todo }: { total: number; todo: number }) {
   const done = total - todo;
   return (
@@ -28,11 +74,11 @@ function Progress({ total, todo }: { total: number; todo: number }) {
 
 function Report({ env, version, id }: { env: string; version: string; id: string }) {
   const rep = usePoll(
-    () => api.get<{ data: { summary: DryrunSummary; diff: ResourceDiff[] } }>(`/api/v2/dryrun/${seg(version)}/${seg(id)}`, env),
+    async () => normalizeReport((await api.get<{ data: RawReport }>(`/api/v2/dryrun/${seg(version)}/${seg(id)}`, env)).data),
     [env, version, id],
     1500,
   );
-  const d = rep.data?.data;
+  const d = rep.data;
   return (
     <div class="card">
       <h3>Report {id}</h3>

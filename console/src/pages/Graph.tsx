@@ -3,7 +3,7 @@
 import cytoscape from "cytoscape";
 import dagre from "cytoscape-dagre";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, query, seg, type Paged, type ResourceRow } from "../api";
+import { api, idParts, query, seg, type Paged, type ResourceRow } from "../api";
 import { ErrorBanner, Section, kStatusColours } from "../components/Common";
 import { usePoll } from "../hooks";
 import { href, navigate } from "../router";
@@ -58,7 +58,7 @@ export function Graph({ env, version }: { env: string; version: string }) {
     const elements: cytoscape.ElementDefinition[] = [];
     for (const r of data) {
       const id = stripVersion(r.resource_id);
-      elements.push({ data: { id, label: r.id_details?.resource_id_value ?? r.resource_id_value, colour: kStatusColours[r.status] ?? "#455a64", status: r.status } });
+      elements.push({ data: { id, label: idParts(r).resource_id_value, colour: kStatusColours[r.status] ?? "#455a64", status: r.status } });
     }
     for (const r of data)
       for (const req of r.requires ?? []) {

@@ -2,17 +2,17 @@
 // summary bar by deploy state, live state by polling the current page, Deploy and Repair buttons. Filters and
 // sort live in the address, so a filtered view is a link.
 import { useEffect, useState } from "preact/hooks";
-import { api, query, type Paged, type ResourceRow } from "../api";
+import { api, idParts, query, type Paged, type ResourceRow } from "../api";
 import { ErrorBanner, Section, Status, SummaryBar, kResourceStates } from "../components/Common";
 import { VirtualRows } from "../components/VirtualRows";
 import { useAction, usePoll } from "../hooks";
 import { href, navigate } from "../router";
 
-const kColumns: [keyof ResourceRow, string, string][] = [
-  ["resource_type", "Type", "resource_type"],
-  ["agent", "Agent", "agent"],
-  ["resource_id_value", "Value", "resource_id_value"],
-  ["status", "Status", "status"],
+const kColumns: [string, string][] = [
+  ["Type", "resource_type"],
+  ["Agent", "agent"],
+  ["Value", "resource_id_value"],
+  ["Status", "status"],
 ];
 
 export function Resources({ env, params }: { env: string; params: URLSearchParams }) {
@@ -116,27 +116,30 @@ export function Resources({ env, params }: { env: string; params: URLSearchParam
         rows={rows}
         header={
           <div class="vrow head">
-            {kColumns.map(([, label, f]) => (
+            {kColumns.map(([label, f]) => (
               <span key={f} class={`c-${f} sortable`} onClick={() => sortBy(f)}>
                 {label} {sortField === f ? (sortDir === "asc" ? "▲" : "▼") : ""}
               </span>
             ))}
           </div>
         }
-        render={(r) => (
+        render={(r) => {
+          const id = idParts(r);
+          return (
           <>
-            <span class="c-resource_type">{r.resource_type}</span>
-            <span class="c-agent">{r.agent}</span>
+            <span class="c-resource_type">{id.resource_type}</span>
+            <span class="c-agent">{id.agent}</span>
             <span class="c-resource_id_value">
               <a href={href("resources/details", { env, rid: r.resource_id })} title={r.resource_id}>
-                {r.resource_id_value}
+                {id.resource_id_value}
               </a>
             </span>
             <span class="c-status">
               <Status status={r.status} />
             </span>
           </>
-        )}
+          );
+        }}
       />
       {page.data && rows.length === 0 && <div class="muted">no resources match</div>}
       <div class="pager" data-testid="pager">
