@@ -35,6 +35,7 @@ bool Parser::isConstant(TokKind k) const {
 // ---------------------------------------------------------------- operators
 
 PExpr Parser::expr(int minPrec) {
+  Nest nest(*this);
   PExpr lhs = unary();
   for (;;) {
     TokKind k = kind();

@@ -7,6 +7,8 @@
 #include "frontend/Frontend.h"
 
 #include "FastParser.h"
+#include "Nesting.h"
+#include "support/Limits.h"
 #include "Desugar.h"
 #include "Strings.h"
 
@@ -1007,6 +1009,34 @@ void reportSyntaxError(const SyntaxError& e, FileId file, DiagnosticEngine& diag
 }
 
 /// The ANTLR path: the reference parser, and the one that reports syntax errors.
+/// Bounds ANTLR's own recursion: its rule invocations nest with the input's brackets and prefix operators, and
+/// the generated parser cannot be changed, so a parse listener counts them and aborts the parse (an exception
+/// that is no RecognitionException passes through the generated code) when the nesting passes the limit.
+struct AntlrTooDeep {
+  size_t line, col;
+};
+class NestingListener : public antlr4::tree::ParseTreeListener {
+ public:
+  explicit NestingListener(antlr4::Parser& p) : parser_(p) {}
+  void visitTerminal(antlr4::tree::TerminalNode*) override {}
+  void visitErrorNode(antlr4::tree::ErrorNode*) override {}
+  void enterEveryRule(antlr4::ParserRuleContext*) override {
+    // About four rule levels per source level (expression alternatives, primary, argument lists).
+    if (++depth_ > 4 * size_t(limits().maxNesting) + 64 || stackNearlyExhausted()) {
+      antlr4::Token* t = parser_.getCurrentToken();
+      throw AntlrTooDeep{t ? t->getLine() : 1, t ? t->getCharPositionInLine() + 1 : 1};
+    }
+  }
+  void exitEveryRule(antlr4::ParserRuleContext*) override {
+    if (depth_) --depth_;
+  }
+  void reset() { depth_ = 0; }
+
+ private:
+  antlr4::Parser& parser_;
+  size_t depth_ = 0;
+};
+
 Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   Ast ast;
   ast.file = file;
@@ -1018,6 +1048,8 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
     lexer.removeErrorListeners();
     antlr4::CommonTokenStream tokens(&lexer);
     grammar::InmantaParser parser(&tokens);
+    NestingListener nesting(parser);
+    parser.addParseListener(&nesting);
     ErrorCollector errors(file, parser.getVocabulary());
     lexer.addErrorListener(&errors);
     parser.removeErrorListeners();
@@ -1036,6 +1068,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
     while (tokens.LA(1) != antlr4::Token::EOF) {
       size_t start = tokens.index();
       G::TopStmtContext* stmt = nullptr;
+      nesting.reset();
       sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
       parser.setErrorHandler(sllStrategy);
       try {
@@ -1048,6 +1081,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
       if (!stmt || errors.first.set) {
         errors.first = SyntaxError{};
         parser.getTreeTracker().reset();
+        nesting.reset();
         tokens.seek(start);
         parser.setErrorHandler(llStrategy);
         parser.addErrorListener(&errors);
@@ -1056,7 +1090,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
           stmt = parser.topStmt();
         } catch (const std::exception&) {
           stmt = nullptr;
-        }
+        }  // AntlrTooDeep is no std::exception: it reaches the handler below
         parser.removeErrorListeners();
         if (!errors.first.set && stmt && tokens.index() == start) {
           // no progress without an error: report the token that could not start a statement
@@ -1075,6 +1109,10 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
       b.top(stmt);
       parser.getTreeTracker().reset();
     }
+  } catch (const AntlrTooDeep& t) {
+    SourceRange at{file, uint32_t(t.line), uint32_t(t.col), uint32_t(t.line), uint32_t(t.col + 1)};
+    diags.error(DiagKind::NestedTooDeep, at,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
   } catch (const std::exception& e) {
     Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}),
                             std::string("could not parse file: ") + e.what());
@@ -1094,7 +1132,28 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
 // ANTLR path parses the file and reports. INM_PARSER=antlr forces the ANTLR path; INM_PARSER=fast-strict makes
 // a fast-path rejection of a file ANTLR accepts an error; INM_PARSER=fast-check runs both and reports any
 // difference of the Asts (testing only).
+/// Reports an Ast nested deeper than the limit (Nesting.h); such an Ast is replaced by an empty one so that no
+/// later walk sees it. Returns the Ast to use.
+static Ast checkedNesting(Ast ast, DiagnosticEngine& diags) {
+  SourceRange at = findTooDeep(ast, limits().maxNesting);
+  if (!at.file.valid()) return ast;
+  diags.error(DiagKind::NestedTooDeep, at,
+              fmt::format("more than {} levels of expressions and blocks (--max-nesting)", limits().maxNesting));
+  Ast empty;
+  empty.file = ast.file;
+  return empty;
+}
+
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
+
 Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
+  unsigned before = diags.errorCount();
+  Ast ast = parseFileChecked(file, sm, strings, diags);
+  if (diags.errorCount() != before) return ast;
+  return checkedNesting(std::move(ast), diags);
+}
+
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   const char* env = std::getenv("INM_PARSER");
   llvm::StringRef mode = env ? env : "";
   if (mode == "antlr") return parseFileAntlr(file, sm, strings, diags);
@@ -1102,7 +1161,15 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
   Ast fast;
   fast.file = file;
   std::vector<SourceRange> warnings;
-  bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings);
+  SourceRange tooDeep;
+  bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings, &tooDeep);
+  if (tooDeep.file.valid()) {
+    diags.error(DiagKind::NestedTooDeep, tooDeep,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+    Ast empty;
+    empty.file = file;
+    return empty;
+  }
   if (fastOk && mode != "fast-check") {
     for (const SourceRange& r : warnings) diags.report(makeDiag(DiagKind::InvalidEscape, r));
     return fast;

@@ -3,6 +3,7 @@
 // default of dropping one trailing newline; the parser builds the Node/Expr tree with Jinja's operator
 // precedence (or < and < not < compare < + - < ~ < * / // % < ** < unary < filters/postfix).
 #include "Template.h"
+#include "support/Limits.h"
 
 #include <cctype>
 
@@ -189,6 +190,16 @@ class Parser {
   }
 
   [[noreturn]] void error(const std::string& msg) { throw ParseError{"line " + std::to_string(cur().line) + ": " + msg}; }
+  /// Bounds the parser's recursion (blocks, brackets, prefix operators) by Limits::maxNesting.
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.depth_ > limits().maxNesting || stackNearlyExhausted())
+        p.error("nested too deep: more than " + std::to_string(limits().maxNesting) + " levels (--max-nesting)");
+    }
+    ~Nest() { --p.depth_; }
+  };
+  size_t depth_ = 0;
 
  private:
   const Tok& cur() const { return t_[pos_]; }
@@ -217,6 +228,7 @@ class Parser {
   }
 
   NodeP parseTag(const Tok& kw) {
+    Nest nest(*this);
     auto n = std::make_unique<Node>();
     n->line = kw.line;
     std::string stop;
@@ -281,7 +293,10 @@ class Parser {
   }
 
  public:
-  ExprP parseExpr() { return parseOr(true); }
+  ExprP parseExpr() {
+    Nest n(*this);
+    return parseOr(true);
+  }
 
  private:
   ExprP parseOr(bool allowCond) {
@@ -318,6 +333,7 @@ class Parser {
     return left;
   }
   ExprP parseNot() {
+    Nest n(*this);
     if (isName("not")) {
       ++pos_;
       ExprP e = make(EK::Not);
@@ -389,6 +405,7 @@ class Parser {
   }
   /// Jinja: `-x|f` is `(-x)|f`; filters bind after the unary operator.
   ExprP parseUnary(bool withFilters = true) {
+    Nest n(*this);
     ExprP e;
     if (isOp("-") || isOp("+")) {
       e = make(isOp("-") ? EK::Neg : EK::Pos);
@@ -543,6 +560,76 @@ class Parser {
 
 } // namespace
 
+/// Moves the children of a node or expression onto a work list (teardown and depth walks stay iterative).
+template <typename F> static void forEachChild(Expr& e, F&& f) {
+  for (ExprP& k : e.kids) f(k.get());
+}
+
+Expr::~Expr() {
+  std::vector<ExprP> work;
+  for (ExprP& k : kids) work.push_back(std::move(k));
+  while (!work.empty()) {
+    ExprP e = std::move(work.back());
+    work.pop_back();
+    for (ExprP& k : e->kids) work.push_back(std::move(k));
+  }  // each `e` dies with no children left
+}
+
+Node::~Node() {
+  std::vector<NodeP> work;
+  for (auto& [cond, b] : branches)
+    for (NodeP& n : b) work.push_back(std::move(n));
+  for (NodeP& n : body) work.push_back(std::move(n));
+  for (NodeP& n : elseBody) work.push_back(std::move(n));
+  while (!work.empty()) {
+    NodeP n = std::move(work.back());
+    work.pop_back();
+    for (auto& [cond, b] : n->branches)
+      for (NodeP& c : b) work.push_back(std::move(c));
+    for (NodeP& c : n->body) work.push_back(std::move(c));
+    for (NodeP& c : n->elseBody) work.push_back(std::move(c));
+  }
+}
+
+/// Depth of the deepest expression tree under `root` (iterative); its line in `line`.
+static size_t exprDepth(Expr* root, int& line) {
+  size_t best = 0;
+  std::vector<std::pair<Expr*, size_t>> work{{root, 1}};
+  while (!work.empty()) {
+    auto [e, d] = work.back();
+    work.pop_back();
+    if (d > best) { best = d; line = e->line; }
+    forEachChild(*e, [&, d = d](Expr* k) { if (k) work.push_back({k, d + 1}); });
+  }
+  return best;
+}
+
+/// Checks every expression of the template against the nesting limit (block nesting is bounded while parsing).
+static bool checkExprDepths(const std::vector<NodeP>& nodes, std::string& err) {
+  const size_t limit = limits().maxNesting;
+  std::vector<const Node*> work;
+  for (const NodeP& n : nodes) work.push_back(n.get());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    auto check = [&](Expr* e) {
+      int line = n->line;
+      if (!e || exprDepth(e, line) <= limit) return true;
+      err = "line " + std::to_string(line) + ": nested too deep: expression deeper than " + std::to_string(limit) +
+            " levels (--max-nesting)";
+      return false;
+    };
+    if (!check(n->expr.get())) return false;
+    for (auto& [cond, b] : n->branches) {
+      if (!check(cond.get())) return false;
+      for (const NodeP& c : b) work.push_back(c.get());
+    }
+    for (const NodeP& c : n->body) work.push_back(c.get());
+    for (const NodeP& c : n->elseBody) work.push_back(c.get());
+  }
+  return true;
+}
+
 std::unique_ptr<Template> parseTemplate(llvm::StringRef source, std::string& err) {
   std::vector<Tok> toks;
   if (!Lexer(source).run(toks, err)) return nullptr;
@@ -555,6 +642,7 @@ std::unique_ptr<Template> parseTemplate(llvm::StringRef source, std::string& err
     err = e.msg;
     return nullptr;
   }
+  if (!checkExprDepths(t->nodes, err)) return nullptr;
   return t;
 }
 
