@@ -11,7 +11,6 @@
 
 #include <cstdlib>
 #include <functional>
-#include <regex>
 
 namespace inm::frontend {
 namespace fast {
@@ -414,11 +413,7 @@ ExprId Parser::regex(const Token& t) {
   llvm::StringRef s = text(t);
   size_t b = s.find('/'), e = s.rfind('/');
   std::string pattern = s.substr(b + 1, e - b - 1).str();
-  try {
-    std::regex check(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error&) {
-    bail();
-  }
+  if (!checkRegex(pattern).empty()) bail();
   Expr x = mk(ExprKind::Regex, range(t, t));
   x.name = st_.intern(pattern);
   return add(x);

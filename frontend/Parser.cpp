@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <regex>
 #include <unordered_set>
 
 namespace inm::frontend {
@@ -871,10 +870,8 @@ class Builder {
     std::string text = n->getText();
     size_t b = text.find('/'), e = text.rfind('/');
     std::string pattern = text.substr(b + 1, e - b - 1);
-    try {
-      std::regex check(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& ex) {
-      error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, ex.what()));
+    if (std::string err = checkRegex(pattern); !err.empty()) {
+      error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, err));
       return ExprId{};
     }
     Expr x = mk(ExprKind::Regex, rangeOf(n));

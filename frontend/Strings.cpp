@@ -5,6 +5,8 @@
 // Invariant: these helpers only compute; the AST builder turns their results into nodes and diagnostics.
 #include "Strings.h"
 
+#include <re2/re2.h>
+
 #include <llvm/Support/ConvertUTF.h>
 
 namespace inm::frontend {
@@ -153,6 +155,17 @@ bool parseFString(llvm::StringRef s, std::vector<FField>& out, std::string& erro
   }
   flush();
   return true;
+}
+
+std::string checkRegex(const std::string& pattern) {
+  RE2::Options ro;
+  ro.set_log_errors(false);
+  RE2 re(pattern, ro);
+  if (re.ok()) return "";
+  std::string err = re.error();
+  if (re.error_code() == RE2::ErrorBadPerlOp || re.error_code() == RE2::ErrorBadEscape)
+    err += " (lookaround and backreferences are not supported)";
+  return err;
 }
 
 } // namespace inm::frontend

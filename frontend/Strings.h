@@ -11,6 +11,10 @@ namespace inm::frontend {
 /// Python-style escape decoding; sets *invalidEscape when a backslash sequence was kept verbatim.
 std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape);
 
+/// Compiles a typedef regex with RE2 (the engine the runtime matches with: linear time, no recursion); "" if it
+/// is valid, else the error text (lookaround and backreferences are unsupported and say so).
+std::string checkRegex(const std::string& pattern);
+
 /// One `{{ name }}` placeholder: byte offsets [begin, end) of the whole placeholder and the name text.
 struct Placeholder {
   size_t begin, end;

@@ -76,6 +76,10 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     if (r.kind != ValueKind::String)
       return fail(ctx, id, DiagKind::Typing,
                   fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
+    if (uint64_t(l.str().size()) + r.str().size() > limits().maxStringBytes)
+      return fail(ctx, id, DiagKind::LimitExceeded,
+                  fmt::format("concatenating strings of {} and {} bytes exceeds the limit of {} (--max-string-bytes)",
+                              l.str().size(), r.str().size(), limits().maxStringBytes));
     out = model_.arena().str((l.str() + r.str()).str());
     return Status::Ok;
   }
@@ -212,7 +216,7 @@ Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   ctx.hintAttr = savedAttr;
   out = unknown ? Value::unknown() : model_.arena().str(s);
-  return Status::Ok;
+  return checkValueSize(ctx, id, out);
 }
 
 namespace {
@@ -374,7 +378,7 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   ctx.hintAttr = savedAttr;
   if (st != Status::Ok) return st;
   out = unknown ? Value::unknown() : model_.arena().str(s);
-  return Status::Ok;
+  return checkValueSize(ctx, id, out);
 }
 
 } // namespace inm::runtime

@@ -741,17 +741,16 @@ PluginResult renderTemplatePlugin(PluginContext& ctx, Args args) {
   std::string file;
   auto [mod, rest] = path.split('/');
   std::string modDir = rest.empty() ? std::string() : ctx.moduleDir(mod);
-  llvm::SmallString<256> p;
-  if (!modDir.empty()) {
-    p = modDir;
-    llvm::sys::path::append(p, "templates", rest);
-  } else {
-    p = ctx.projectDir();
-    llvm::sys::path::append(p, "templates", path);
+  // Confined to the module's (or the project's) templates/ folder, as std::file is to files/.
+  llvm::SmallString<256> base(modDir.empty() ? ctx.projectDir() : modDir);
+  llvm::sys::path::append(base, "templates");
+  std::string err, source;
+  if (!confinedPath(base, modDir.empty() ? path : rest, file, err)) {
+    if (!err.empty()) return externalError("TemplateNotFound: " + path.str() + ": " + err);
+    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + ")");
   }
-  file = std::string(p.str());
-  std::string source;
-  if (!readFile(file, source)) return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + ")");
+  if (!readConfinedFile(file, source, err))
+    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + "): " + err);
   const CacheEntry& entry = cachedTemplate(file, source);
   if (!entry.tree) return externalError("TemplateSyntaxError in " + path.str() + ", " + entry.error);
 
