@@ -72,8 +72,9 @@ unsigned Parser::classRef(Token& first, Token& last) {
 StringId Parser::docOf(const Token& mls) {
   llvm::StringRef body = text(mls).drop_front(3).drop_back(3);
   if (body.find('\\') == llvm::StringRef::npos) return st_.intern(body);
-  bool bad = false;
-  std::string s = decodeEscapes(body, &bad);
+  bool bad = false, badCp = false;
+  std::string s = decodeEscapes(body, &bad, &badCp);
+  if (badCp) bail();
   if (bad) escapeWarnings_.push_back(range(mls, mls));
   return st_.intern(s);
 }

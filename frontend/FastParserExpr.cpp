@@ -382,9 +382,9 @@ PExpr Parser::mapDef() {
         if (raw.contains("{{") && !findPlaceholders(raw).empty()) bail();
         k = st_.intern(raw);
       } else {
-        bool bad = false;
-        std::string key = decodeEscapes(raw, &bad);
-        if (!findPlaceholders(key).empty()) bail();
+        bool bad = false, badCp = false;
+        std::string key = decodeEscapes(raw, &bad, &badCp);
+        if (badCp || !findPlaceholders(key).empty()) bail();
         k = st_.intern(key);
       }
     } else bail();
@@ -463,8 +463,9 @@ ExprId Parser::constant(const Token& t) {
   llvm::StringRef s = text(t);
   auto decode = [&](llvm::StringRef raw) {
     if (raw.find('\\') == llvm::StringRef::npos) return raw.str();
-    bool bad = false;
-    std::string body = decodeEscapes(raw, &bad);
+    bool bad = false, badCp = false;
+    std::string body = decodeEscapes(raw, &bad, &badCp);
+    if (badCp) bail();  // the ANTLR path reports it
     if (bad) escapeWarnings_.push_back(r);
     return body;
   };

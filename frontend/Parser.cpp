@@ -339,7 +339,17 @@ class Builder {
   Multiplicity multi(G::MultiContext* m) {
     Multiplicity r;
     auto ints = m->INT();
-    auto val = [&](size_t i) { return uint32_t(std::stoul(ints[i]->getText())); };
+    // Bounds are 32-bit (kUnbounded excluded); a larger bound is an error, never a wrapped value.
+    auto val = [&](size_t i) {
+      uint64_t v = 0;
+      if (llvm::StringRef(ints[i]->getText()).getAsInteger(10, v) || v >= Multiplicity::kUnbounded) {
+        error(DiagKind::ParserError, rangeOf(ints[i]),
+              fmt::format("relation multiplicity {} is out of range (at most {})", ints[i]->getText(),
+                          Multiplicity::kUnbounded - 1));
+        return uint32_t(0);
+      }
+      return uint32_t(v);
+    };
     bool colon = m->COLON() != nullptr;
     if (!colon) { r.low = r.high = val(0); }
     else if (ints.size() == 2) { r.low = val(0); r.high = val(1); }
@@ -822,8 +832,9 @@ class Builder {
       int type = int(tok->getType());
       if (type == grammar::InmantaLexer::RSTRING) key = text.substr(2, text.size() - 3);
       else if (type == grammar::InmantaLexer::STRING) {
-        bool bad = false;
-        key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad);
+        bool bad = false, badCp = false;
+        key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad, &badCp);
+        if (badCp) badCodePoint(tok);
         if (!findPlaceholders(key).empty()) {
           error(DiagKind::ParserError, rangeOf(tok, tok),
                 "String interpolation is not supported in dictionary keys. Use raw string to use a key containing "
@@ -855,10 +866,17 @@ class Builder {
 
   // ---------------------------------------------------------------- literals
   std::string mlsBody(const std::string& text, antlr4::Token* tok) {
-    bool bad = false;
-    std::string body = decodeEscapes(llvm::StringRef(text).drop_front(3).drop_back(3), &bad);
+    bool bad = false, badCp = false;
+    std::string body = decodeEscapes(llvm::StringRef(text).drop_front(3).drop_back(3), &bad, &badCp);
+    if (badCp) badCodePoint(tok);
     if (bad) warnEscape(tok);
     return body;
+  }
+
+  void badCodePoint(antlr4::Token* tok) {
+    error(DiagKind::InvalidEncoding, rangeOf(tok, tok),
+          "invalid escape in string: a surrogate (\\ud800-\\udfff) or a code point above \\U0010ffff cannot be "
+          "encoded in UTF-8");
   }
 
   void warnEscape(antlr4::Token* tok) {
@@ -958,16 +976,18 @@ class Builder {
       return stringValue(body, body, r);
     }
     case grammar::InmantaLexer::STRING: {
-      bool bad = false;
+      bool bad = false, badCp = false;
       std::string raw = text.substr(1, text.size() - 2);
-      std::string body = decodeEscapes(raw, &bad);
+      std::string body = decodeEscapes(raw, &bad, &badCp);
+      if (badCp) badCodePoint(tok);
       if (bad) warnEscape(tok);
       return stringValue(body, raw, r);
     }
     case grammar::InmantaLexer::FSTRING: {
-      bool bad = false;
+      bool bad = false, badCp = false;
       std::string raw = text.substr(2, text.size() - 3);
-      std::string body = decodeEscapes(raw, &bad);
+      std::string body = decodeEscapes(raw, &bad, &badCp);
+      if (badCp) badCodePoint(tok);
       if (bad) warnEscape(tok);
       std::vector<FField> fields;
       std::string err;
@@ -1143,8 +1163,49 @@ static Ast checkedNesting(Ast ast, DiagnosticEngine& diags) {
 
 static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
 
+/// Offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates and code points
+/// above U+10FFFF included), or npos.
+static size_t firstInvalidUtf8(llvm::StringRef t) {
+  const auto* p = reinterpret_cast<const unsigned char*>(t.data());
+  size_t n = t.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) { ++i; continue; }
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || i + len > n) return i;
+    unsigned char c1 = p[i + 1];
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    else if (c == 0xED) hi = 0x9F;  // no surrogates
+    else if (c == 0xF0) lo = 0x90;
+    else if (c == 0xF4) hi = 0x8F;
+    if (c1 < lo || c1 > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return llvm::StringRef::npos;
+}
+
 Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   unsigned before = diags.errorCount();
+  // Invalid UTF-8 is reported at the offending byte's own line and column (columns count characters), before
+  // either parser sees the text.
+  llvm::StringRef text = sm.text(file);
+  if (size_t bad = firstInvalidUtf8(text); bad != llvm::StringRef::npos) {
+    size_t lineStart = text.rfind('\n', bad);
+    lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+    uint32_t line = uint32_t(1 + text.take_front(bad).count('\n'));
+    uint32_t col = 1;
+    for (size_t k = lineStart; k < bad; ++k)
+      if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) ++col;
+    diags.error(DiagKind::InvalidEncoding, SourceRange{file, line, col, line, col + 1},
+                fmt::format("invalid UTF-8: byte 0x{:02x} at line {}, column {} is not valid UTF-8", static_cast<unsigned char>(text[bad]),
+                            line, col));
+    Ast empty;
+    empty.file = file;
+    return empty;
+  }
   Ast ast = parseFileChecked(file, sm, strings, diags);
   if (diags.errorCount() != before) return ast;
   return checkedNesting(std::move(ast), diags);

@@ -25,7 +25,7 @@ static int hexValue(char c) {
   return -1;
 }
 
-std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape) {
+std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodePoint) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -56,6 +56,12 @@ std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape) {
         out += '\\';
         out += n;
         if (invalidEscape) *invalidEscape = true;
+        break;
+      }
+      if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+        if (badCodePoint) *badCodePoint = true;
+        out += '\\';
+        out += n;
         break;
       }
       i += size_t(digits);

@@ -46,7 +46,9 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
   case ExprKind::Int:
-    if (e.bigInt) return fail(ctx, id, DiagKind::Runtime, "integer literal out of range");
+    if (e.bigInt)
+      return fail(ctx, id, DiagKind::IntegerOverflow,
+                  fmt::format("integer literal {} does not fit in a 64-bit integer", strings_.str(e.name).str()));
     out = Value::integer(e.intValue);
     return Status::Ok;
   case ExprKind::Float: out = Value::real(e.floatValue); return Status::Ok;
