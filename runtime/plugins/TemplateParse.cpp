@@ -5,6 +5,7 @@
 #include "Template.h"
 #include "support/Limits.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace inm::runtime::plugins::tmpl {
@@ -132,7 +133,19 @@ class Lexer {
       p = b + 1;
     }
   }
-  int lineOf(size_t pos) const { return 1 + int(src_.substr(0, pos).count('\n')); }
+  /// Line of byte `pos`. Tokens come in source order, so the count continues from the previous call (counting
+  /// from the start each time made a template of many tokens quadratic: found by the evaluator fuzzer).
+  int lineOf(size_t pos) {
+    if (pos < linePos_) {
+      linePos_ = 0;
+      lineNo_ = 1;
+    }
+    lineNo_ += int(src_.slice(linePos_, pos).count('\n'));
+    linePos_ = std::max(linePos_, std::min(pos, src_.size()));
+    return lineNo_;
+  }
+  size_t linePos_ = 0;
+  int lineNo_ = 1;
   void push(std::vector<Tok>& out, TK k, std::string s, size_t pos) {
     if (k == TK::Text && s.empty()) return;
     out.push_back({k, std::move(s), lineOf(pos)});
@@ -567,27 +580,31 @@ template <typename F> static void forEachChild(Expr& e, F&& f) {
 
 Expr::~Expr() {
   std::vector<ExprP> work;
-  for (ExprP& k : kids) work.push_back(std::move(k));
+  for (ExprP& k : kids)
+    if (k) work.push_back(std::move(k));
   while (!work.empty()) {
     ExprP e = std::move(work.back());
     work.pop_back();
-    for (ExprP& k : e->kids) work.push_back(std::move(k));
+    for (ExprP& k : e->kids)
+      if (k) work.push_back(std::move(k));
   }  // each `e` dies with no children left
 }
 
 Node::~Node() {
   std::vector<NodeP> work;
-  for (auto& [cond, b] : branches)
-    for (NodeP& n : b) work.push_back(std::move(n));
-  for (NodeP& n : body) work.push_back(std::move(n));
-  for (NodeP& n : elseBody) work.push_back(std::move(n));
+  auto take = [&work](std::vector<NodeP>& v) {
+    for (NodeP& c : v)
+      if (c) work.push_back(std::move(c));
+  };
+  for (auto& [cond, b] : branches) take(b);
+  take(body);
+  take(elseBody);
   while (!work.empty()) {
     NodeP n = std::move(work.back());
     work.pop_back();
-    for (auto& [cond, b] : n->branches)
-      for (NodeP& c : b) work.push_back(std::move(c));
-    for (NodeP& c : n->body) work.push_back(std::move(c));
-    for (NodeP& c : n->elseBody) work.push_back(std::move(c));
+    for (auto& [cond, b] : n->branches) take(b);
+    take(n->body);
+    take(n->elseBody);
   }
 }
 
