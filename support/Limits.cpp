@@ -26,6 +26,7 @@ const LimitField kFields[] = {
     {"instances", "INM_MAX_INSTANCES", &Limits::maxInstances, nullptr},
     {"string-bytes", "INM_MAX_STRING_BYTES", &Limits::maxStringBytes, nullptr},
     {"list-items", "INM_MAX_LIST_ITEMS", &Limits::maxListItems, nullptr},
+    {"template-steps", "INM_MAX_TEMPLATE_STEPS", &Limits::maxTemplateSteps, nullptr},
     {"format-width", "INM_MAX_FORMAT_WIDTH", &Limits::maxFormatWidth, nullptr},
     {"memory-mib", "INM_MAX_MEMORY_MIB", &Limits::maxMemoryMiB, nullptr},
     {"metadata-bytes", "INM_MAX_METADATA_BYTES", &Limits::maxMetadataBytes, nullptr},
@@ -66,7 +67,8 @@ std::string setLimit(const std::string& name, const std::string& value) {
 }
 
 const char* limitNames() {
-  return "nesting, inheritance, instances, string-bytes, list-items, format-width, memory-mib, metadata-bytes";
+  return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, memory-mib, "
+         "metadata-bytes";
 }
 
 void initStackGuard() {

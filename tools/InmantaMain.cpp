@@ -70,7 +70,8 @@ void printHelp(llvm::raw_ostream& os) {
         "  -j FILE            (export) write the artifact JSON to FILE\n"
         "  -d                 (export) release and deploy (needs a server)\n"
         "  --max-NAME=N       resource limit NAME (see docs/limits.md; env INM_MAX_NAME): nesting, inheritance,\n"
-        "                     instances, string-bytes, list-items, format-width, memory-mib, metadata-bytes\n"
+        "                     instances, string-bytes, list-items, template-steps, format-width, memory-mib,\n"
+        "                     metadata-bytes\n"
         "  --version, --help\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
     os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')

@@ -56,8 +56,8 @@ class Renderer {
   /// Counts one step of the render (node or loop iteration): nested loops are bounded in total, and so is the
   /// output, not only each loop on its own.
   void step() {
-    if (++steps_ > limits().maxListItems)
-      fail("template render exceeds " + std::to_string(limits().maxListItems) + " steps (--max-list-items)");
+    if (++steps_ > limits().maxTemplateSteps)
+      fail("template render exceeds " + std::to_string(limits().maxTemplateSteps) + " steps (--max-template-steps)");
     if (out.size() > limits().maxStringBytes)
       fail("template output exceeds the string size limit of " + std::to_string(limits().maxStringBytes) +
            " bytes (--max-string-bytes)");

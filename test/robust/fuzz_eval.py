@@ -163,6 +163,7 @@ class Gen:
         if form == "fmt":
             return 'd = "' + "{{x}}" * n + '"\nx = 1'
         if form == "if":
+            n = min(n, 2000)  # indentation makes the file quadratic in n (20,000 levels = 800 MB)
             return "".join("  " * i + "if true:\n" for i in range(n)) + "  " * n + "d = 1\n" + \
                 "".join("  " * i + "end\n" for i in reversed(range(n)))
         return "if false:\n  d = 0\n" + "".join(f"elif false:\n  d = {i}\n" for i in range(n)) + "else:\n  d = -1\nend"

@@ -15,7 +15,7 @@ struct Limits {
   /// Nesting of expressions and blocks in a .cf file (brackets, operator chains, `not`, nested if/for),
   /// of values built from literals, of template blocks and of YAML documents.
   uint32_t maxNesting = 500;
-  /// Depth of an entity's inheritance chain and of the import chain.
+  /// Depth of an entity's inheritance chain (imports are loaded from a queue: their chain has no limit).
   uint32_t maxInheritance = 1000;
   /// Instances one compile may create.
   uint64_t maxInstances = 2000000;
@@ -23,6 +23,9 @@ struct Limits {
   uint64_t maxStringBytes = 64ull << 20;
   /// Items of one generated list (std::sequence, comprehensions) and iterations of one template loop.
   uint64_t maxListItems = 10000000;
+  /// Steps (nodes rendered, loop iterations) of one std::template render; each iteration allocates its loop
+  /// variables, so this bounds time and memory of nested template loops.
+  uint64_t maxTemplateSteps = 1000000;
   /// Width and precision in a format spec (`{x:>N}`, `{x:.Nf}`).
   uint64_t maxFormatWidth = 1000000;
   /// Address space of the process's heap (RLIMIT_DATA), MiB; 0 = no limit. Not applied under ASan.
@@ -36,7 +39,8 @@ const Limits& limits();
 Limits& mutableLimits();
 
 /// Reads INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error text for a bad value.
+/// INM_MAX_TEMPLATE_STEPS,
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error text for a bad value.
 std::string applyLimitsFromEnv();
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);
