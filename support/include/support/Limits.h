@@ -39,8 +39,8 @@ const Limits& limits();
 Limits& mutableLimits();
 
 /// Reads INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_TEMPLATE_STEPS,
-/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error text for a bad value.
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error
+/// text for a bad value.
 std::string applyLimitsFromEnv();
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);
