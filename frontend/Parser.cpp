@@ -6,6 +6,7 @@
 // Invariant: no ANTLR type escapes this file; every node gets the range of its first and last token.
 #include "frontend/Frontend.h"
 
+#include "FastLexer.h"
 #include "FastParser.h"
 #include "Nesting.h"
 #include "support/Limits.h"
@@ -1163,6 +1164,24 @@ static Ast checkedNesting(Ast ast, DiagnosticEngine& diags) {
 
 static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
 
+/// Before the ANTLR path: the first token where brackets plus a run of `not`s nest deeper than the limit, found
+/// in one linear pass of the fast lexer. ANTLR's adaptive prediction looks ahead to the matching bracket at every
+/// level, so 20,000 nested brackets cost it minutes before its recursion could be counted (found by the evaluator
+/// fuzzer); this check answers first. An invalid range when within the limit.
+static SourceRange tooDeepTokens(FileId file, llvm::StringRef text) {
+  FastLexer lex(text);
+  uint32_t brackets = 0, nots = 0;
+  const uint32_t limit = limits().maxNesting;
+  for (;;) {
+    Token t = lex.next();
+    if (t.kind == TokKind::Eof || t.kind == TokKind::Error) return SourceRange{};
+    if (t.kind == TokKind::LParen || t.kind == TokKind::LBrack || t.kind == TokKind::LBrace) ++brackets;
+    else if ((t.kind == TokKind::RParen || t.kind == TokKind::RBrack || t.kind == TokKind::RBrace) && brackets) --brackets;
+    nots = t.kind == TokKind::KNot ? nots + 1 : 0;
+    if (brackets + nots > limit) return SourceRange{file, t.line, t.col, t.endLine, t.endCol};
+  }
+}
+
 /// Offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates and code points
 /// above U+10FFFF included), or npos.
 static size_t firstInvalidUtf8(llvm::StringRef t) {
@@ -1231,6 +1250,13 @@ static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& s
   if (fastOk && mode != "fast-check") {
     for (const SourceRange& r : warnings) diags.report(makeDiag(DiagKind::InvalidEscape, r));
     return fast;
+  }
+  if (SourceRange deep = tooDeepTokens(file, text); deep.file.valid()) {
+    diags.error(DiagKind::NestedTooDeep, deep,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+    Ast empty;
+    empty.file = file;
+    return empty;
   }
   unsigned before = diags.errorCount();
   Ast ast = parseFileAntlr(file, sm, strings, diags);

@@ -46,6 +46,8 @@ CASES = [
     ("cond-chain-100k", {"main.cf": "x = " + "true ? 1 : " * 100000 + "2\n"}, [], 1, "nested too deep", 5, 300),
     ("syntax-error-then-deep", {"main.cf": "x = = 1\ny = " + "(" * 100000 + "1" + ")" * 100000 + "\n"}, [], 1,
      "error:", 10, 600),
+    ("antlr-prediction-deep", {"main.cf": "typedef t as string matching /(x)\\1/\ny = " + "[" * 20000 + "]" * 20000 + "\n"},
+     [], 1, "nested too deep", 3, 300),
     ("antlr-deep", {"main.cf": "x = " + "(" * 100000 + "1" + ")" * 100000 + "\n"}, ["env:INM_PARSER=antlr"], 1,
      "nested too deep", 20, 900),
     ("inheritance-20k", {"main.cf": "entity E0:\nend\n" + "".join(f"entity E{i} extends E{i-1}:\nend\n" for i in range(1, 20000))},
