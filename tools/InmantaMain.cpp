@@ -365,7 +365,28 @@ static void installSafetyNets() {
   }
 }
 
+static int driverMain(int argc, char** argv);
+
+/// Every return from main goes through here: a failed write to stdout/stderr becomes exit 1 with a message
+/// (stdout) instead of LLVM's "IO failure on output stream" abort when the streams are destroyed.
 int main(int argc, char** argv) {
+  int rc = driverMain(argc, argv);
+  llvm::outs().flush();
+  std::fflush(stdout);
+  if (llvm::outs().has_error()) {
+    llvm::errs() << "inmanta: error: cannot write to standard output: " << llvm::outs().error().message() << "\n";
+    llvm::outs().clear_error();
+    rc = 1;
+  }
+  llvm::errs().flush();
+  if (llvm::errs().has_error()) {
+    llvm::errs().clear_error();
+    rc = 1;
+  }
+  return rc;
+}
+
+static int driverMain(int argc, char** argv) {
   reexecConfigured(argv);
   initStackGuard();
   if (std::string err = applyLimitsFromEnv(); !err.empty()) return usage(err);
