@@ -34,7 +34,6 @@ bool Parser::isConstant(TokKind k) const {
 // ---------------------------------------------------------------- operators
 
 PExpr Parser::expr(int minPrec) {
-  Nest nest(*this);
   PExpr lhs = unary();
   for (;;) {
     TokKind k = kind();
@@ -72,6 +71,7 @@ PExpr Parser::expr(int minPrec) {
     take();
     if (notIn) take();
     if (ek == ExprKind::Conditional) {
+      Nest nest(*this);  // `a ? b : c ? d : …` nests one level per `?`
       PExpr mid = expr(0);
       expect(TokKind::Colon);
       PExpr rhs = expr(1);
@@ -93,7 +93,10 @@ PExpr Parser::expr(int minPrec) {
   }
 }
 
+// The recursion guard sits here: every operand passes through unary(), so a bracket, a `not` or a nested call
+// argument costs one level, as it does in the Ast (a binary operator's right operand is not a level of its own).
 PExpr Parser::unary() {
+  Nest nest(*this);
   if (kind() != TokKind::KNot) return primary();
   Token t = take();
   PExpr operand = expr(8);

@@ -35,6 +35,11 @@ def module(files):
 
 # name: (files, args, expected exit, expected text in stderr+stdout, max seconds, max MiB)
 CASES = [
+    # Just within the limit: parsed, lowered and evaluated on an 8 MiB stack (ASan frames included).
+    ("within-limit-ok", {"main.cf": "x = " + "(1 + " * 490 + "1" + ")" * 490 + "\nstd::print(x)\n" +
+                         "y = 1" + " + 1" * 490 + "\nstd::print(y)\n" + "z = " + "[" * 490 + "7" + "]" * 490 +
+                         "\nstd::print(z)\n" + "w = " + "not " * 490 + "true\nstd::print(w)\n" + chain_if(240)},
+     [], 0, "491", 10, 300),
     ("parens-100k", {"main.cf": "x = " + "(" * 100000 + "1" + ")" * 100000 + "\n"}, [], 1,
      "nested too deep", 5, 300),
     ("plus-chain-1M", {"main.cf": "x = 1" + " + 1" * 1000000 + "\n"}, [], 1, "nested too deep", 15, 1200),
