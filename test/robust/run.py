@@ -6,8 +6,8 @@ the exit status, the expected message, the wall time and the peak memory (ru_max
 case's bounds.
 
 Usage: test/robust/run.py [--build DIR] [--asan] [-k SUBSTRING]
---asan: the build is ASan+UBSan (time bounds x8, memory bounds x6, the out-of-memory case skipped: the heap
-limit is not applied under ASan). Exit status 1 if any case fails. Prints one line per case and a summary.
+--asan: the build is ASan+UBSan (a 64 MiB stack for its larger frames, time bounds x8, memory bounds x6, the
+out-of-memory case skipped: the heap limit is not applied under ASan). Exit status 1 if any case fails. Prints one line per case and a summary.
 """
 import argparse
 import os
@@ -121,8 +121,10 @@ def run_case(binary, name, files, args, want_rc, want_text, max_s, max_mib, asan
                 env[k] = v
         cmd = [binary, "compile"] + flags
 
+        stack = (64 if asan else 8) << 20  # ASan frames are several times larger
+
         def limits():
-            resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, 8 << 20))
+            resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         t0 = time.time()
         outf = open(os.path.join(root, ".stdout"), "w+b")
