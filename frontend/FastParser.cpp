@@ -5,6 +5,7 @@
 // lists appended once complete), so ids and run offsets match the ANTLR path.
 #include "Desugar.h"
 #include "FastParser.h"
+#include "support/Limits.h"
 
 #include "Strings.h"
 
@@ -71,8 +72,9 @@ unsigned Parser::classRef(Token& first, Token& last) {
 StringId Parser::docOf(const Token& mls) {
   llvm::StringRef body = text(mls).drop_front(3).drop_back(3);
   if (body.find('\\') == llvm::StringRef::npos) return st_.intern(body);
-  bool bad = false;
-  std::string s = decodeEscapes(body, &bad);
+  bool bad = false, badCp = false;
+  std::string s = decodeEscapes(body, &bad, &badCp);
+  if (badCp) bail();
   if (bad) escapeWarnings_.push_back(range(mls, mls));
   return st_.intern(s);
 }
@@ -462,6 +464,7 @@ void Parser::indexDef() {
 // ---------------------------------------------------------------- statements
 
 void Parser::body(uint32_t& begin, uint32_t& end, Token* last) {
+  Nest nest(*this);
   uint32_t base = uint32_t(stmtStack_.size());
   for (;;) {
     TokKind k = kind();
@@ -554,6 +557,7 @@ StmtId Parser::ifBody(Token& last) {
   last = expect(TokKind::Colon);
   body(s.bodyBegin, s.bodyEnd, &last);
   if (kind() == TokKind::KElif) {
+    Nest nest(*this);  // an elif chain nests one If per elif
     take();
     Token nestedFirst = peek();
     StmtId nested = ifBody(last);
@@ -573,12 +577,24 @@ StmtId Parser::ifBody(Token& last) {
 
 } // namespace fast
 
+namespace fast {
+Parser::Nest::Nest(Parser& parser) : p(parser) {
+  if (++p.depth_ > limits().maxNesting || stackNearlyExhausted()) {
+    const Token& t = p.peek();
+    throw TooDeep{p.range(t, t)};
+  }
+}
+} // namespace fast
+
 bool fastParseFile(FileId file, llvm::StringRef text, StringTable& strings, Ast& ast,
-                   std::vector<SourceRange>* escapeWarnings) {
+                   std::vector<SourceRange>* escapeWarnings, SourceRange* tooDeep) {
   fast::Parser p(file, text, strings, ast);
   try {
     p.parseFile();
   } catch (const fast::Bail&) {
+    return false;
+  } catch (const fast::TooDeep& t) {
+    if (tooDeep) *tooDeep = t.at;
     return false;
   }
   if (escapeWarnings) *escapeWarnings = p.escapeWarnings();

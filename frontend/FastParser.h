@@ -18,8 +18,10 @@ namespace inm::frontend {
 /// Parses `text` into `ast` (already holding its FileId); false when the fast path gave up (ast is then junk).
 /// On success, `escapeWarnings` receives the ranges of literals with invalid escapes (to be reported as the
 /// ANTLR path's InvalidEscape warnings), in source order.
+/// When the nesting of blocks/brackets/prefix operators passes Limits::maxNesting it stops at once, returns false
+/// and sets `tooDeep` (if given) to the token where it happened: that is a final error, not a doubt.
 bool fastParseFile(FileId file, llvm::StringRef text, StringTable& strings, Ast& ast,
-                   std::vector<SourceRange>* escapeWarnings = nullptr);
+                   std::vector<SourceRange>* escapeWarnings = nullptr, SourceRange* tooDeep = nullptr);
 
 /// A canonical text dump of every store of an Ast, field by field and in id order (for differential tests).
 std::string rawDumpAst(const Ast& ast, const StringTable& strings);
@@ -27,6 +29,10 @@ std::string rawDumpAst(const Ast& ast, const StringTable& strings);
 namespace fast {
 
 struct Bail {};
+/// Thrown when the recursion passes Limits::maxNesting (reported by parseFile, never retried with ANTLR).
+struct TooDeep {
+  SourceRange at;
+};
 
 /// A parsed expression with the first and last token of its syntactic extent (parentheses included).
 struct PExpr {
@@ -61,6 +67,13 @@ class Parser {
     return take();
   }
   [[noreturn]] static void bail() { throw Bail{}; }
+  /// Counts one level of the parser's recursion; throws TooDeep past Limits::maxNesting.
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser);
+    ~Nest() { --p.depth_; }
+  };
+  uint32_t depth_ = 0;
   llvm::StringRef text(const Token& t) const { return lex_.text(t); }
   SourceRange range(const Token& a, const Token& b) const { return SourceRange{file_, a.line, a.col, b.endLine, b.endCol}; }
   /// Interns the text of tokens [a, b] as ANTLR's getText() would (token texts without the whitespace).

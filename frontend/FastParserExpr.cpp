@@ -11,7 +11,6 @@
 
 #include <cstdlib>
 #include <functional>
-#include <regex>
 
 namespace inm::frontend {
 namespace fast {
@@ -72,6 +71,7 @@ PExpr Parser::expr(int minPrec) {
     take();
     if (notIn) take();
     if (ek == ExprKind::Conditional) {
+      Nest nest(*this);  // `a ? b : c ? d : …` nests one level per `?`
       PExpr mid = expr(0);
       expect(TokKind::Colon);
       PExpr rhs = expr(1);
@@ -93,7 +93,10 @@ PExpr Parser::expr(int minPrec) {
   }
 }
 
+// The recursion guard sits here: every operand passes through unary(), so a bracket, a `not` or a nested call
+// argument costs one level, as it does in the Ast (a binary operator's right operand is not a level of its own).
 PExpr Parser::unary() {
+  Nest nest(*this);
   if (kind() != TokKind::KNot) return primary();
   Token t = take();
   PExpr operand = expr(8);
@@ -382,9 +385,9 @@ PExpr Parser::mapDef() {
         if (raw.contains("{{") && !findPlaceholders(raw).empty()) bail();
         k = st_.intern(raw);
       } else {
-        bool bad = false;
-        std::string key = decodeEscapes(raw, &bad);
-        if (!findPlaceholders(key).empty()) bail();
+        bool bad = false, badCp = false;
+        std::string key = decodeEscapes(raw, &bad, &badCp);
+        if (badCp || !findPlaceholders(key).empty()) bail();
         k = st_.intern(key);
       }
     } else bail();
@@ -413,11 +416,7 @@ ExprId Parser::regex(const Token& t) {
   llvm::StringRef s = text(t);
   size_t b = s.find('/'), e = s.rfind('/');
   std::string pattern = s.substr(b + 1, e - b - 1).str();
-  try {
-    std::regex check(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error&) {
-    bail();
-  }
+  if (!checkRegex(pattern).empty()) bail();
   Expr x = mk(ExprKind::Regex, range(t, t));
   x.name = st_.intern(pattern);
   return add(x);
@@ -467,8 +466,9 @@ ExprId Parser::constant(const Token& t) {
   llvm::StringRef s = text(t);
   auto decode = [&](llvm::StringRef raw) {
     if (raw.find('\\') == llvm::StringRef::npos) return raw.str();
-    bool bad = false;
-    std::string body = decodeEscapes(raw, &bad);
+    bool bad = false, badCp = false;
+    std::string body = decodeEscapes(raw, &bad, &badCp);
+    if (badCp) bail();  // the ANTLR path reports it
     if (bad) escapeWarnings_.push_back(r);
     return body;
   };

@@ -6,7 +6,10 @@
 // Invariant: no ANTLR type escapes this file; every node gets the range of its first and last token.
 #include "frontend/Frontend.h"
 
+#include "FastLexer.h"
 #include "FastParser.h"
+#include "Nesting.h"
+#include "support/Limits.h"
 #include "Desugar.h"
 #include "Strings.h"
 
@@ -17,7 +20,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <regex>
 #include <unordered_set>
 
 namespace inm::frontend {
@@ -338,7 +340,17 @@ class Builder {
   Multiplicity multi(G::MultiContext* m) {
     Multiplicity r;
     auto ints = m->INT();
-    auto val = [&](size_t i) { return uint32_t(std::stoul(ints[i]->getText())); };
+    // Bounds are 32-bit (kUnbounded excluded); a larger bound is an error, never a wrapped value.
+    auto val = [&](size_t i) {
+      uint64_t v = 0;
+      if (llvm::StringRef(ints[i]->getText()).getAsInteger(10, v) || v >= Multiplicity::kUnbounded) {
+        error(DiagKind::ParserError, rangeOf(ints[i]),
+              fmt::format("relation multiplicity {} is out of range (at most {})", ints[i]->getText(),
+                          Multiplicity::kUnbounded - 1));
+        return uint32_t(0);
+      }
+      return uint32_t(v);
+    };
     bool colon = m->COLON() != nullptr;
     if (!colon) { r.low = r.high = val(0); }
     else if (ints.size() == 2) { r.low = val(0); r.high = val(1); }
@@ -821,8 +833,9 @@ class Builder {
       int type = int(tok->getType());
       if (type == grammar::InmantaLexer::RSTRING) key = text.substr(2, text.size() - 3);
       else if (type == grammar::InmantaLexer::STRING) {
-        bool bad = false;
-        key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad);
+        bool bad = false, badCp = false;
+        key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad, &badCp);
+        if (badCp) badCodePoint(tok);
         if (!findPlaceholders(key).empty()) {
           error(DiagKind::ParserError, rangeOf(tok, tok),
                 "String interpolation is not supported in dictionary keys. Use raw string to use a key containing "
@@ -854,10 +867,17 @@ class Builder {
 
   // ---------------------------------------------------------------- literals
   std::string mlsBody(const std::string& text, antlr4::Token* tok) {
-    bool bad = false;
-    std::string body = decodeEscapes(llvm::StringRef(text).drop_front(3).drop_back(3), &bad);
+    bool bad = false, badCp = false;
+    std::string body = decodeEscapes(llvm::StringRef(text).drop_front(3).drop_back(3), &bad, &badCp);
+    if (badCp) badCodePoint(tok);
     if (bad) warnEscape(tok);
     return body;
+  }
+
+  void badCodePoint(antlr4::Token* tok) {
+    error(DiagKind::InvalidEncoding, rangeOf(tok, tok),
+          "invalid escape in string: a surrogate (\\ud800-\\udfff) or a code point above \\U0010ffff cannot be "
+          "encoded in UTF-8");
   }
 
   void warnEscape(antlr4::Token* tok) {
@@ -869,10 +889,8 @@ class Builder {
     std::string text = n->getText();
     size_t b = text.find('/'), e = text.rfind('/');
     std::string pattern = text.substr(b + 1, e - b - 1);
-    try {
-      std::regex check(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& ex) {
-      error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, ex.what()));
+    if (std::string err = checkRegex(pattern); !err.empty()) {
+      error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, err));
       return ExprId{};
     }
     Expr x = mk(ExprKind::Regex, rangeOf(n));
@@ -959,16 +977,18 @@ class Builder {
       return stringValue(body, body, r);
     }
     case grammar::InmantaLexer::STRING: {
-      bool bad = false;
+      bool bad = false, badCp = false;
       std::string raw = text.substr(1, text.size() - 2);
-      std::string body = decodeEscapes(raw, &bad);
+      std::string body = decodeEscapes(raw, &bad, &badCp);
+      if (badCp) badCodePoint(tok);
       if (bad) warnEscape(tok);
       return stringValue(body, raw, r);
     }
     case grammar::InmantaLexer::FSTRING: {
-      bool bad = false;
+      bool bad = false, badCp = false;
       std::string raw = text.substr(2, text.size() - 3);
-      std::string body = decodeEscapes(raw, &bad);
+      std::string body = decodeEscapes(raw, &bad, &badCp);
+      if (badCp) badCodePoint(tok);
       if (bad) warnEscape(tok);
       std::vector<FField> fields;
       std::string err;
@@ -1007,6 +1027,34 @@ void reportSyntaxError(const SyntaxError& e, FileId file, DiagnosticEngine& diag
 }
 
 /// The ANTLR path: the reference parser, and the one that reports syntax errors.
+/// Bounds ANTLR's own recursion: its rule invocations nest with the input's brackets and prefix operators, and
+/// the generated parser cannot be changed, so a parse listener counts them and aborts the parse (an exception
+/// that is no RecognitionException passes through the generated code) when the nesting passes the limit.
+struct AntlrTooDeep {
+  size_t line, col;
+};
+class NestingListener : public antlr4::tree::ParseTreeListener {
+ public:
+  explicit NestingListener(antlr4::Parser& p) : parser_(p) {}
+  void visitTerminal(antlr4::tree::TerminalNode*) override {}
+  void visitErrorNode(antlr4::tree::ErrorNode*) override {}
+  void enterEveryRule(antlr4::ParserRuleContext*) override {
+    // About four rule levels per source level (expression alternatives, primary, argument lists).
+    if (++depth_ > 4 * size_t(limits().maxNesting) + 64 || stackNearlyExhausted()) {
+      antlr4::Token* t = parser_.getCurrentToken();
+      throw AntlrTooDeep{t ? t->getLine() : 1, t ? t->getCharPositionInLine() + 1 : 1};
+    }
+  }
+  void exitEveryRule(antlr4::ParserRuleContext*) override {
+    if (depth_) --depth_;
+  }
+  void reset() { depth_ = 0; }
+
+ private:
+  antlr4::Parser& parser_;
+  size_t depth_ = 0;
+};
+
 Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   Ast ast;
   ast.file = file;
@@ -1018,6 +1066,8 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
     lexer.removeErrorListeners();
     antlr4::CommonTokenStream tokens(&lexer);
     grammar::InmantaParser parser(&tokens);
+    NestingListener nesting(parser);
+    parser.addParseListener(&nesting);
     ErrorCollector errors(file, parser.getVocabulary());
     lexer.addErrorListener(&errors);
     parser.removeErrorListeners();
@@ -1036,6 +1086,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
     while (tokens.LA(1) != antlr4::Token::EOF) {
       size_t start = tokens.index();
       G::TopStmtContext* stmt = nullptr;
+      nesting.reset();
       sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
       parser.setErrorHandler(sllStrategy);
       try {
@@ -1048,6 +1099,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
       if (!stmt || errors.first.set) {
         errors.first = SyntaxError{};
         parser.getTreeTracker().reset();
+        nesting.reset();
         tokens.seek(start);
         parser.setErrorHandler(llStrategy);
         parser.addErrorListener(&errors);
@@ -1056,7 +1108,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
           stmt = parser.topStmt();
         } catch (const std::exception&) {
           stmt = nullptr;
-        }
+        }  // AntlrTooDeep is no std::exception: it reaches the handler below
         parser.removeErrorListeners();
         if (!errors.first.set && stmt && tokens.index() == start) {
           // no progress without an error: report the token that could not start a statement
@@ -1075,6 +1127,10 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
       b.top(stmt);
       parser.getTreeTracker().reset();
     }
+  } catch (const AntlrTooDeep& t) {
+    SourceRange at{file, uint32_t(t.line), uint32_t(t.col), uint32_t(t.line), uint32_t(t.col + 1)};
+    diags.error(DiagKind::NestedTooDeep, at,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
   } catch (const std::exception& e) {
     Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}),
                             std::string("could not parse file: ") + e.what());
@@ -1094,7 +1150,87 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
 // ANTLR path parses the file and reports. INM_PARSER=antlr forces the ANTLR path; INM_PARSER=fast-strict makes
 // a fast-path rejection of a file ANTLR accepts an error; INM_PARSER=fast-check runs both and reports any
 // difference of the Asts (testing only).
+/// Reports an Ast nested deeper than the limit (Nesting.h); such an Ast is replaced by an empty one so that no
+/// later walk sees it. Returns the Ast to use.
+static Ast checkedNesting(Ast ast, DiagnosticEngine& diags) {
+  SourceRange at = findTooDeep(ast, limits().maxNesting);
+  if (!at.file.valid()) return ast;
+  diags.error(DiagKind::NestedTooDeep, at,
+              fmt::format("more than {} levels of expressions and blocks (--max-nesting)", limits().maxNesting));
+  Ast empty;
+  empty.file = ast.file;
+  return empty;
+}
+
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
+
+/// Before the ANTLR path: the first token where brackets plus a run of `not`s nest deeper than the limit, found
+/// in one linear pass of the fast lexer. ANTLR's adaptive prediction looks ahead to the matching bracket at every
+/// level, so 20,000 nested brackets cost it minutes before its recursion could be counted (found by the evaluator
+/// fuzzer); this check answers first. An invalid range when within the limit.
+static SourceRange tooDeepTokens(FileId file, llvm::StringRef text) {
+  FastLexer lex(text);
+  uint32_t brackets = 0, nots = 0;
+  const uint32_t limit = limits().maxNesting;
+  for (;;) {
+    Token t = lex.next();
+    if (t.kind == TokKind::Eof || t.kind == TokKind::Error) return SourceRange{};
+    if (t.kind == TokKind::LParen || t.kind == TokKind::LBrack || t.kind == TokKind::LBrace) ++brackets;
+    else if ((t.kind == TokKind::RParen || t.kind == TokKind::RBrack || t.kind == TokKind::RBrace) && brackets) --brackets;
+    nots = t.kind == TokKind::KNot ? nots + 1 : 0;
+    if (brackets + nots > limit) return SourceRange{file, t.line, t.col, t.endLine, t.endCol};
+  }
+}
+
+/// Offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates and code points
+/// above U+10FFFF included), or npos.
+static size_t firstInvalidUtf8(llvm::StringRef t) {
+  const auto* p = reinterpret_cast<const unsigned char*>(t.data());
+  size_t n = t.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    if (c < 0x80) { ++i; continue; }
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || i + len > n) return i;
+    unsigned char c1 = p[i + 1];
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0) lo = 0xA0;
+    else if (c == 0xED) hi = 0x9F;  // no surrogates
+    else if (c == 0xF0) lo = 0x90;
+    else if (c == 0xF4) hi = 0x8F;
+    if (c1 < lo || c1 > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return llvm::StringRef::npos;
+}
+
 Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
+  unsigned before = diags.errorCount();
+  // Invalid UTF-8 is reported at the offending byte's own line and column (columns count characters), before
+  // either parser sees the text.
+  llvm::StringRef text = sm.text(file);
+  if (size_t bad = firstInvalidUtf8(text); bad != llvm::StringRef::npos) {
+    size_t lineStart = text.rfind('\n', bad);
+    lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+    uint32_t line = uint32_t(1 + text.take_front(bad).count('\n'));
+    uint32_t col = 1;
+    for (size_t k = lineStart; k < bad; ++k)
+      if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) ++col;
+    diags.error(DiagKind::InvalidEncoding, SourceRange{file, line, col, line, col + 1},
+                fmt::format("invalid UTF-8: byte 0x{:02x} at line {}, column {} is not valid UTF-8", static_cast<unsigned char>(text[bad]),
+                            line, col));
+    Ast empty;
+    empty.file = file;
+    return empty;
+  }
+  Ast ast = parseFileChecked(file, sm, strings, diags);
+  if (diags.errorCount() != before) return ast;
+  return checkedNesting(std::move(ast), diags);
+}
+
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags) {
   const char* env = std::getenv("INM_PARSER");
   llvm::StringRef mode = env ? env : "";
   if (mode == "antlr") return parseFileAntlr(file, sm, strings, diags);
@@ -1102,10 +1238,25 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
   Ast fast;
   fast.file = file;
   std::vector<SourceRange> warnings;
-  bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings);
+  SourceRange tooDeep;
+  bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings, &tooDeep);
+  if (tooDeep.file.valid()) {
+    diags.error(DiagKind::NestedTooDeep, tooDeep,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+    Ast empty;
+    empty.file = file;
+    return empty;
+  }
   if (fastOk && mode != "fast-check") {
     for (const SourceRange& r : warnings) diags.report(makeDiag(DiagKind::InvalidEscape, r));
     return fast;
+  }
+  if (SourceRange deep = tooDeepTokens(file, text); deep.file.valid()) {
+    diags.error(DiagKind::NestedTooDeep, deep,
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+    Ast empty;
+    empty.file = file;
+    return empty;
   }
   unsigned before = diags.errorCount();
   Ast ast = parseFileAntlr(file, sm, strings, diags);

@@ -18,6 +18,10 @@
 #include <llvm/Support/Path.h>
 #include <yaml-cpp/yaml.h>
 
+#include "support/Limits.h"
+
+#include <llvm/Support/MemoryBuffer.h>
+
 #include <deque>
 #include <set>
 #include <string>
@@ -107,6 +111,100 @@ void Loader::reportLoading(const std::string& what, const ImportSite& site, Diag
   diags_.report(std::move(d));
 }
 
+/// Checks metadata text before yaml-cpp sees it (yaml-cpp recurses along the nesting and has no limits): size,
+/// NUL bytes, UTF-8 and nesting (indentation levels, `- ` sequence markers and flow brackets) within the limits
+/// of support/Limits.h. Returns "" or the error, with its 0-based line and column.
+static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
+  line = -1;
+  col = 0;
+  if (text.size() > limits().maxMetadataBytes)
+    return fmt::format("the file has {} bytes, more than the limit of {} (--max-metadata-bytes)", text.size(),
+                       limits().maxMetadataBytes);
+  std::vector<size_t> indents;
+  size_t flow = 0;
+  int ln = 0;
+  size_t lineStart = 0;
+  for (size_t i = 0; i <= text.size();) {
+    size_t end = text.find('\n', i);
+    if (end == llvm::StringRef::npos) end = text.size();
+    llvm::StringRef l = text.slice(i, end);
+    lineStart = i;
+    if (size_t nul = l.find('\0'); nul != llvm::StringRef::npos) {
+      line = ln;
+      col = int(nul);
+      return "a NUL byte is not allowed in YAML";
+    }
+    for (size_t k = 0; k < l.size(); ++k) {
+      unsigned char c = static_cast<unsigned char>(l[k]);
+      if (c >= 0x80) continue;  // UTF-8 is checked as a whole below
+      if (c < 0x20 && c != '\t' && c != '\r') {
+        line = ln;
+        col = int(k);
+        return fmt::format("control character 0x{:02x} is not allowed in YAML", c);
+      }
+    }
+    llvm::StringRef body = l.ltrim(' ');
+    if (!body.empty() && !body.startswith("#")) {
+      size_t indent = l.size() - body.size();
+      while (!indents.empty() && indents.back() >= indent) indents.pop_back();
+      indents.push_back(indent);
+      size_t dashes = 0;
+      while (body.startswith("- ") || body == "-") {
+        ++dashes;
+        body = body.drop_front(std::min<size_t>(2, body.size())).ltrim(' ');
+      }
+      char quote = 0;
+      for (char c : body) {
+        if (quote) {
+          if (c == quote) quote = 0;
+          continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        else if (c == '#') break;
+        else if (c == '[' || c == '{') ++flow;
+        else if ((c == ']' || c == '}') && flow) --flow;
+        if (indents.size() + dashes + flow > limits().maxNesting) {
+          line = ln;
+          col = int(indent);
+          return fmt::format("nested too deep: more than {} levels (--max-nesting)", limits().maxNesting);
+        }
+      }
+      if (indents.size() + dashes + flow > limits().maxNesting) {
+        line = ln;
+        col = int(indent);
+        return fmt::format("nested too deep: more than {} levels (--max-nesting)", limits().maxNesting);
+      }
+    }
+    (void)lineStart;
+    ++ln;
+    i = end + 1;
+  }
+  // UTF-8 (YAML 1.2 streams here are UTF-8).
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    bool ok = len && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    if (!ok) {
+      line = int(text.take_front(i).count('\n'));
+      size_t ls = text.rfind('\n', i);
+      col = int(ls == llvm::StringRef::npos ? i : i - ls - 1);
+      return fmt::format("invalid UTF-8 byte 0x{:02x}", c);
+    }
+    i += len;
+  }
+  return "";
+}
+
+/// The value of `key` in mapping `map`, the LAST one when the key is repeated (as the reference's YAML loader
+/// does; yaml-cpp's operator[] would return the first).
+static YAML::Node lastValue(const YAML::Node& map, const char* key) {
+  YAML::Node found(YAML::NodeType::Undefined);  // `if (node)` is false until a key matches
+  for (const auto& kv : map)
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) found.reset(kv.second);
+  return found;
+}
+
 bool Loader::readProjectYml(const std::string& path) {
   auto file = sm_.loadFile(path);
   if (!file) {
@@ -119,6 +217,14 @@ bool Loader::readProjectYml(const std::string& path) {
       r = SourceRange{*file, uint32_t(line + 1), uint32_t(col + 1), uint32_t(line + 1), uint32_t(col + 2)};
     diags_.error(DiagKind::InvalidMetadata, r, fmt::format("Invalid project metadata in {}: {}", path, msg));
   };
+  {
+    int line = -1, col = 0;
+    std::string err = precheckYaml(sm_.text(*file), line, col);
+    if (!err.empty()) {
+      invalid(err, line, col);
+      return false;
+    }
+  }
   try {
     YAML::Node root = YAML::Load(sm_.text(*file).str());
     if (root.IsNull()) return true; // an empty project.yml: all defaults
@@ -127,7 +233,7 @@ bool Loader::readProjectYml(const std::string& path) {
       return false;
     }
     bool ok = true;
-    if (YAML::Node n = root["name"]) {
+    if (YAML::Node n = lastValue(root, "name")) {
       if (n.IsScalar())
         project_.name = n.as<std::string>();
       else {
@@ -135,7 +241,7 @@ bool Loader::readProjectYml(const std::string& path) {
         ok = false;
       }
     }
-    if (YAML::Node n = root["modulepath"]) {
+    if (YAML::Node n = lastValue(root, "modulepath")) {
       auto add = [&](const YAML::Node& e) {
         if (!e.IsScalar()) {
           invalid("'modulepath' entries must be strings", e.Mark().line, e.Mark().column);
@@ -153,7 +259,7 @@ bool Loader::readProjectYml(const std::string& path) {
         ok = false;
       }
     }
-    if (YAML::Node n = root["relation_precedence_policy"]) {
+    if (YAML::Node n = lastValue(root, "relation_precedence_policy")) {
       if (n.IsSequence()) {
         for (const YAML::Node& e : n) {
           if (e.IsScalar())
@@ -218,7 +324,20 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     return info;
   }
   try {
-    YAML::Node meta = YAML::LoadFile(yml);
+    std::string text;
+    {
+      auto buf = llvm::MemoryBuffer::getFile(yml, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      if (!buf) throw YAML::Exception(YAML::Mark::null_mark(), "cannot read the file: " + buf.getError().message());
+      text = (*buf)->getBuffer().str();
+    }
+    int line = -1, col = 0;
+    if (std::string err = precheckYaml(text, line, col); !err.empty()) {
+      YAML::Mark m;
+      m.line = line;
+      m.column = col;
+      throw YAML::Exception(line >= 0 ? m : YAML::Mark::null_mark(), err);
+    }
+    YAML::Node meta = YAML::Load(text);
     if (!meta.IsNull() && !meta.IsMap()) {
       reportLoading(name, site,
                     makeDiag(DiagKind::InvalidMetadata, SourceRange{},
@@ -227,9 +346,9 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
     // name and version are read for validation only: the directory name is what imports match.
     if (meta.IsMap()) {
-      if (YAML::Node n = meta["name"]; n && !n.IsScalar())
+      if (YAML::Node n = lastValue(meta, "name"); n && !n.IsScalar())
         throw YAML::Exception(n.Mark(), "'name' must be a string");
-      if (YAML::Node v = meta["version"]; v && !v.IsScalar())
+      if (YAML::Node v = lastValue(meta, "version"); v && !v.IsScalar())
         throw YAML::Exception(v.Mark(), "'version' must be a string");
     }
   } catch (const YAML::Exception& e) {

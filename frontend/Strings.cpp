@@ -5,6 +5,8 @@
 // Invariant: these helpers only compute; the AST builder turns their results into nodes and diagnostics.
 #include "Strings.h"
 
+#include <re2/re2.h>
+
 #include <llvm/Support/ConvertUTF.h>
 
 namespace inm::frontend {
@@ -23,7 +25,7 @@ static int hexValue(char c) {
   return -1;
 }
 
-std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape) {
+std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodePoint) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -54,6 +56,12 @@ std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape) {
         out += '\\';
         out += n;
         if (invalidEscape) *invalidEscape = true;
+        break;
+      }
+      if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+        if (badCodePoint) *badCodePoint = true;
+        out += '\\';
+        out += n;
         break;
       }
       i += size_t(digits);
@@ -153,6 +161,17 @@ bool parseFString(llvm::StringRef s, std::vector<FField>& out, std::string& erro
   }
   flush();
   return true;
+}
+
+std::string checkRegex(const std::string& pattern) {
+  RE2::Options ro;
+  ro.set_log_errors(false);
+  RE2 re(pattern, ro);
+  if (re.ok()) return "";
+  std::string err = re.error();
+  if (re.error_code() == RE2::ErrorBadPerlOp || re.error_code() == RE2::ErrorBadEscape)
+    err += " (lookaround and backreferences are not supported)";
+  return err;
 }
 
 } // namespace inm::frontend

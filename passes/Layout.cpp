@@ -5,6 +5,9 @@
 // redeclaration conflicts, bad index attributes and implementations used for unrelated entities.
 // Invariant: linear in the total number of slots; parent cycles were already broken by ir::lower.
 #include "Passes.h"
+#include "support/Limits.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -211,8 +214,18 @@ void layoutEntities(Program& p, DiagnosticEngine& diags) {
   for (uint32_t i = 0; i < p.indexes.size(); ++i) l.ownIndexes[p.indexes[IndexId{i}].entity.index].push_back(IndexId{i});
   for (uint32_t i = 0; i < p.implements.size(); ++i)
     l.ownImplements[p.implements[ImplementId{i}].entity.index].push_back(ImplementId{i});
+  // Inheritance depth is bounded (Limits::maxInheritance): every entity copies its ancestors' slots, so a chain
+  // of N entities costs N^2 time and memory.
+  std::vector<uint32_t> depth(p.entities.size(), 1);
   for (EntityId id : topoOrder(p)) {
     Entity& e = p.entities[id];
+    for (EntityId par : e.parents) depth[id.index] = std::max(depth[id.index], depth[par.index] + 1);
+    if (depth[id.index] > limits().maxInheritance) {
+      diags.error(DiagKind::NestedTooDeep, e.range,
+                  fmt::format("the inheritance chain of {} is deeper than {} levels (--max-inheritance)", e.fullName,
+                              limits().maxInheritance));
+      return;
+    }
     e.ancestors.clear();
     e.ancestors.push_back(id);
     for (EntityId par : e.parents) {

@@ -5,6 +5,7 @@
 // Invariant: an instance is registered in every index of its entity (inherited ones included) as soon as
 // it is created; index lookups blocked on a key are woken when that key is registered.
 #include "Evaluator.h"
+#include "support/Limits.h"
 
 #include <fmt/format.h>
 
@@ -260,6 +261,11 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     for (auto& [ix, key] : keys) indexTables_[ix].try_emplace(key, inst);
     const_cast<Instance&>(model_.instance(InstanceId{inst})).moreCreatedAt.push_back(at);
   } else {
+    if (model_.instances().size() >= limits().maxInstances)
+      return fail(ctx, id, DiagKind::LimitExceeded,
+                  fmt::format("instance limit reached: constructing {} would make more than {} instances "
+                              "(--max-instances; does an implementation construct its own type without end?)",
+                              E.fullName, limits().maxInstances));
     inst = createInstance(ctx, ent, at);
     isNew = true;
     for (auto& [ix, key] : keys) {

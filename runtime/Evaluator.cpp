@@ -3,6 +3,7 @@
 // Invariant: a unit is in the run queue at most once (Unit::queued); a blocked unit is registered as a
 // waiter of exactly the slot it blocked on and is re-run from the start when that slot changes.
 #include "Evaluator.h"
+#include "support/Limits.h"
 
 #include <cstdlib>
 #include <llvm/Support/raw_ostream.h>
@@ -422,6 +423,21 @@ Status Evaluator::failDiag(Diagnostic d) {
 
 Status Evaluator::fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message) {
   return failDiag(diagAt(ctx.file, node.index, false, kind, std::move(message)));
+}
+
+Status Evaluator::checkValueSize(Ctx& ctx, ExprId node, const Value& v) {
+  const Limits& lim = limits();
+  if (valueDepth(v) > lim.maxNesting)
+    return fail(ctx, node, DiagKind::NestedTooDeep,
+                fmt::format("a value of more than {} nested lists and dicts (--max-nesting)", lim.maxNesting));
+  if (v.kind == ValueKind::String && v.str().size() > lim.maxStringBytes)
+    return fail(ctx, node, DiagKind::LimitExceeded,
+                fmt::format("a string of {} bytes exceeds the limit of {} (--max-string-bytes)", v.str().size(),
+                            lim.maxStringBytes));
+  if (v.kind == ValueKind::List && v.l->size > lim.maxListItems)
+    return fail(ctx, node, DiagKind::LimitExceeded,
+                fmt::format("a list of {} items exceeds the limit of {} (--max-list-items)", v.l->size, lim.maxListItems));
+  return Status::Ok;
 }
 
 Status Evaluator::failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message) {

@@ -24,7 +24,7 @@
 #include <deque>
 #include <memory>
 #include <queue>
-#include <regex>
+#include <re2/re2.h>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -296,6 +296,8 @@ class Evaluator {
   bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);
   static std::string namespaceNotFound(llvm::StringRef qualifiedName);
   Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message);
+  /// Keeps a value built by `node` within the limits (Limits.h): nesting depth, string bytes, list items.
+  Status checkValueSize(Ctx& ctx, ExprId node, const Value& v);
   Status failDiag(Diagnostic d);
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message);
   std::string reprNode(uint32_t file, uint32_t node, bool isStmt);
@@ -322,7 +324,7 @@ class Evaluator {
 
   // misc caches
   std::vector<std::vector<Value>> constCache_;   // file -> ExprId -> literal value
-  std::unordered_map<uint64_t, std::unique_ptr<std::regex>> regexCache_;
+  std::unordered_map<uint64_t, std::unique_ptr<RE2>> regexCache_;
   const PluginRegistry& plugins_;
   std::vector<const PluginFn*> pluginFns_;       // PluginId -> implementation
   StringId selfName_;

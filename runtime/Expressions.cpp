@@ -46,7 +46,9 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
   case ExprKind::Int:
-    if (e.bigInt) return fail(ctx, id, DiagKind::Runtime, "integer literal out of range");
+    if (e.bigInt)
+      return fail(ctx, id, DiagKind::IntegerOverflow,
+                  fmt::format("integer literal {} does not fit in a 64-bit integer", strings_.str(e.name).str()));
     out = Value::integer(e.intValue);
     return Status::Ok;
   case ExprKind::Float: out = Value::real(e.floatValue); return Status::Ok;
@@ -69,15 +71,24 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     uint64_t key = pairKey(ctx.file, id.index);
     auto it = regexCache_.find(key);
     if (it == regexCache_.end()) {
-      try {
-        it = regexCache_.emplace(key, std::make_unique<std::regex>(strings_.str(e.name).str(), std::regex::ECMAScript)).first;
-      } catch (const std::regex_error& ex) {
+      // RE2: linear-time matching without recursion, so no pattern/input pair can hang or overflow the stack.
+      // Lookaround and backreferences, which need backtracking, are reported as unsupported.
+      RE2::Options ro;
+      ro.set_log_errors(false);
+      llvm::StringRef pat = strings_.str(e.name);
+      auto re = std::make_unique<RE2>(re2::StringPiece(pat.data(), pat.size()), ro);
+      if (!re->ok())
         return fail(ctx, id, DiagKind::ParserError,
-                    fmt::format("Regex error in /{}/: {}", strings_.str(e.name).str(), ex.what()));
-      }
+                    fmt::format("Regex error in /{}/: {}{}", strings_.str(e.name).str(), re->error(),
+                                re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
+                                    ? " (lookaround and backreferences are not supported)"
+                                    : ""));
+      it = regexCache_.emplace(key, std::move(re)).first;
     }
-    std::string s = self.str().str();
-    out = Value::boolean(std::regex_search(s, *it->second, std::regex_constants::match_continuous));
+    llvm::StringRef s = self.str();
+    // Python's re.match: anchored at the start only.
+    out = Value::boolean(it->second->Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), RE2::ANCHOR_START,
+                                           nullptr, 0));
     return Status::Ok;
   }
   case ExprKind::StringFormat: return evalFormat(ctx, e, id, out);
@@ -91,7 +102,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       else items.push_back(v);
     }
     out = model_.arena().list(items);
-    return Status::Ok;
+    return checkValueSize(ctx, id, out);
   }
   case ExprKind::Dict: {
     llvm::SmallVector<std::pair<llvm::StringRef, Value>, 8> entries;
@@ -105,7 +116,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     }
     ctx.hintAttr = savedAttr;
     out = model_.arena().dict(entries);
-    return Status::Ok;
+    return checkValueSize(ctx, id, out);
   }
   case ExprKind::ListComprehension: return evalComprehension(ctx, e, id, out);
   case ExprKind::Name: return evalName(ctx, e, id, out);

@@ -27,7 +27,12 @@ Value ValueArena::list(llvm::ArrayRef<Value> items) {
   size_t bytes = sizeof(ListData) + (items.empty() ? 0 : (items.size() - 1) * sizeof(Value));
   auto* mem = static_cast<ListData*>(alloc_.Allocate(bytes, alignof(ListData)));
   mem->size = uint32_t(items.size());
-  for (size_t i = 0; i < items.size(); ++i) new (&mem->items[i]) Value(items[i]);
+  uint32_t depth = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    new (&mem->items[i]) Value(items[i]);
+    depth = std::max(depth, valueDepth(items[i]));
+  }
+  mem->depth = depth + 1;
   return Value::list(mem);
 }
 
@@ -35,10 +40,13 @@ Value ValueArena::dict(llvm::ArrayRef<std::pair<llvm::StringRef, Value>> entries
   size_t bytes = sizeof(DictData) + (entries.empty() ? 0 : (entries.size() - 1) * sizeof(DictEntry));
   auto* mem = static_cast<DictData*>(alloc_.Allocate(bytes, alignof(DictData)));
   mem->size = uint32_t(entries.size());
+  uint32_t depth = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     mem->entries[i].key = makeString(entries[i].first);
     new (&mem->entries[i].value) Value(entries[i].second);
+    depth = std::max(depth, valueDepth(entries[i].second));
   }
+  mem->depth = depth + 1;
   return Value::dict(mem);
 }
 

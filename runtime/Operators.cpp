@@ -3,6 +3,9 @@
 // subset of Python's format-spec mini-language). Unknown operands make unknown results (spec §5.10).
 #include "Evaluator.h"
 
+#include "support/CheckedMath.h"
+#include "support/Limits.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -13,6 +16,18 @@ static double num(const Value& v) {
   return v.kind == ValueKind::Float ? v.f : v.kind == ValueKind::Bool ? double(v.b) : double(v.i);
 }
 static int64_t inum(const Value& v) { return v.kind == ValueKind::Bool ? int64_t(v.b) : v.i; }
+
+static const char* opSymbol(frontend::BinaryOp op) {
+  switch (op) {
+  case frontend::BinaryOp::Add: return "+";
+  case frontend::BinaryOp::Sub: return "-";
+  case frontend::BinaryOp::Mul: return "*";
+  case frontend::BinaryOp::Div: return "/";
+  case frontend::BinaryOp::Mod: return "%";
+  case frontend::BinaryOp::Pow: return "**";
+  default: return "?";
+  }
+}
 
 static const char* opName(frontend::BinaryOp op) {
   switch (op) {
@@ -61,6 +76,10 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     if (r.kind != ValueKind::String)
       return fail(ctx, id, DiagKind::Typing,
                   fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
+    if (uint64_t(l.str().size()) + r.str().size() > limits().maxStringBytes)
+      return fail(ctx, id, DiagKind::LimitExceeded,
+                  fmt::format("concatenating strings of {} and {} bytes exceeds the limit of {} (--max-string-bytes)",
+                              l.str().size(), r.str().size(), limits().maxStringBytes));
     out = model_.arena().str((l.str() + r.str()).str());
     return Status::Ok;
   }
@@ -69,40 +88,61 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
                 fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op), typeName(l),
                             model_.repr(l), typeName(r), model_.repr(r)));
   bool isFloat = l.kind == ValueKind::Float || r.kind == ValueKind::Float;
+  // Integers are 64-bit: a result outside [-2**63, 2**63-1] is an IntegerOverflow error (the reference's
+  // Python ints would be exact; we refuse rather than wrap). Float results must stay finite (docs/limits.md).
+  auto intOverflow = [&]() {
+    return fail(ctx, id, DiagKind::IntegerOverflow,
+                fmt::format("integer overflow: {} {} {} does not fit in a 64-bit integer", model_.repr(l),
+                            opSymbol(e.op), model_.repr(r)));
+  };
+  auto real = [&](double d) {
+    if (!std::isfinite(d) && std::isfinite(num(l)) && std::isfinite(num(r)))
+      return fail(ctx, id, DiagKind::IntegerOverflow,
+                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op), model_.repr(r)));
+    out = Value::real(d);
+    return Status::Ok;
+  };
+  int64_t res = 0;
   switch (e.op) {
   case BinaryOp::Add:
-    out = isFloat ? Value::real(num(l) + num(r)) : Value::integer(inum(l) + inum(r));
+    if (isFloat) return real(num(l) + num(r));
+    if (__builtin_add_overflow(inum(l), inum(r), &res)) return intOverflow();
+    out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Sub:
-    out = isFloat ? Value::real(num(l) - num(r)) : Value::integer(inum(l) - inum(r));
+    if (isFloat) return real(num(l) - num(r));
+    if (__builtin_sub_overflow(inum(l), inum(r), &res)) return intOverflow();
+    out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Mul:
-    out = isFloat ? Value::real(num(l) * num(r)) : Value::integer(inum(l) * inum(r));
+    if (isFloat) return real(num(l) * num(r));
+    if (__builtin_mul_overflow(inum(l), inum(r), &res)) return intOverflow();
+    out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Div:
     if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "division by zero");
-    out = Value::real(num(l) / num(r));
-    return Status::Ok;
+    return real(num(l) / num(r));
   case BinaryOp::Mod:
     if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
     if (isFloat) {
       double a = num(l), b = num(r), m = std::fmod(a, b);
       if (m != 0 && ((m < 0) != (b < 0))) m += b;
-      out = Value::real(m);
+      return real(m);
     } else {
-      int64_t a = inum(l), b = inum(r), m = a % b;
-      if (m != 0 && ((m < 0) != (b < 0))) m += b;
-      out = Value::integer(m);
+      out = Value::integer(floorMod(inum(l), inum(r)));  // INT64_MIN % -1 is 0, never a trap
     }
     return Status::Ok;
   case BinaryOp::Pow:
     if (!isFloat && inum(r) >= 0) {
-      int64_t base = inum(l), exp = inum(r), res = 1;
-      while (exp-- > 0) res *= base;
+      // Square-and-multiply with checked steps: O(log exp), so `2 ** 10**18` ends at once.
+      if (!checkedPow(inum(l), inum(r), res)) return intOverflow();
       out = Value::integer(res);
     } else {
       if (num(l) == 0 && num(r) < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
-      out = Value::real(std::pow(num(l), num(r)));
+      if (num(l) < 0 && num(r) != std::floor(num(r)))
+        return fail(ctx, id, DiagKind::Runtime,
+                    fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
+      return real(std::pow(num(l), num(r)));
     }
     return Status::Ok;
   default: break;
@@ -176,10 +216,13 @@ Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   ctx.hintAttr = savedAttr;
   out = unknown ? Value::unknown() : model_.arena().str(s);
-  return Status::Ok;
+  return checkValueSize(ctx, id, out);
 }
 
 namespace {
+/// |n| without the overflow of llabs(INT64_MIN).
+uint64_t magnitude(int64_t n) { return n < 0 ? uint64_t(0) - uint64_t(n) : uint64_t(n); }
+
 /// Applies a Python format spec ([[fill]align][sign][#][0][width][,][.precision][type]) to a value.
 bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::string& out, std::string& err) {
   char fill = ' ', align = 0, sign = '-';
@@ -191,15 +234,28 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
   bool alt = false;
   if (i < spec.size() && spec[i] == '#') { alt = true; ++i; }
   if (i < spec.size() && spec[i] == '0') { if (!align) { fill = '0'; align = '='; } ++i; }
+  // Width and precision are capped (Limits::maxFormatWidth): `{x:>99999999999}` would otherwise overflow or
+  // allocate gigabytes.
+  const uint64_t maxWidth = limits().maxFormatWidth;
+  auto tooWide = [&]() {
+    err = fmt::format("format width or precision in '{}' exceeds the limit of {} (--max-format-width)", spec.str(), maxWidth);
+    return false;
+  };
   size_t width = 0;
-  while (i < spec.size() && isdigit((unsigned char)spec[i])) width = width * 10 + size_t(spec[i++] - '0');
+  while (i < spec.size() && isdigit((unsigned char)spec[i])) {
+    width = width * 10 + size_t(spec[i++] - '0');
+    if (width > maxWidth) return tooWide();
+  }
   bool comma = false;
   if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) { comma = true; ++i; }
   int precision = -1;
   if (i < spec.size() && spec[i] == '.') {
     ++i;
     precision = 0;
-    while (i < spec.size() && isdigit((unsigned char)spec[i])) precision = precision * 10 + (spec[i++] - '0');
+    while (i < spec.size() && isdigit((unsigned char)spec[i])) {
+      precision = precision * 10 + (spec[i++] - '0');
+      if (uint64_t(precision) > maxWidth || precision > 100000000) return tooWide();
+    }
   }
   char type = 0;
   if (i < spec.size()) type = spec[i++];
@@ -230,14 +286,14 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
         err = "Unknown format code 'd' for object of type 'float'";
         return false;
       }
-      body = std::to_string(std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+      body = std::to_string(magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
       break;
     case 'x': case 'X': case 'o': case 'b': {
       if (v.kind == ValueKind::Float) {
         err = fmt::format("Unknown format code '{}' for object of type 'float'", type);
         return false;
       }
-      int64_t n = std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i);
+      uint64_t n = magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i);
       body = type == 'x' ? fmt::format("{:x}", n) : type == 'X' ? fmt::format("{:X}", n)
              : type == 'o' ? fmt::format("{:o}", n) : fmt::format("{:b}", n);
       if (alt) body = std::string("0") + (type == 'X' ? 'X' : type) + body;
@@ -247,7 +303,7 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
       if (v.kind == ValueKind::Float) {
         body = precision >= 0 ? fmt::format("{:.{}g}", std::fabs(d), precision) : model.display(Value::real(std::fabs(d)), true);
       } else {
-        body = std::to_string(std::llabs(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+        body = std::to_string(magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
       }
       break;
     default:
@@ -322,7 +378,7 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   ctx.hintAttr = savedAttr;
   if (st != Status::Ok) return st;
   out = unknown ? Value::unknown() : model_.arena().str(s);
-  return Status::Ok;
+  return checkValueSize(ctx, id, out);
 }
 
 } // namespace inm::runtime

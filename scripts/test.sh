@@ -80,6 +80,17 @@ if [[ "${INM_SKIP_CONSOLE:-0}" != 1 ]]; then
   phase_done console-e2e
 fi
 
+echo "== robustness (test/robust/run.py: generated big inputs, 8 MiB stack, time and memory bounds) =="
+robust_out=$(python3 test/robust/run.py --build "$BUILD_DIR" 2>&1)
+robust_rc=$?
+echo "$robust_out" | grep -v '^PASS: '
+if [[ -x build-asan/bin/inmanta ]]; then
+  robust_asan=$(python3 test/robust/run.py --build build-asan --asan 2>&1) || robust_rc=1
+  echo "$robust_asan" | grep -v '^PASS: '
+fi
+((robust_rc == 0)) || fail=1
+phase_done robust
+
 echo "== lit (test/lang) =="
 lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&1)
 lit_rc=$?

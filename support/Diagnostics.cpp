@@ -87,8 +87,26 @@ void DiagnosticEngine::renderOne(llvm::raw_ostream& os, const Diagnostic& d, boo
   if (d.range.valid()) {
     llvm::StringRef line = sm_.lineText(d.range.file, d.range.line);
     if (!line.empty()) {
-      os << "  " << line << "\n  ";
       uint32_t col = d.range.col ? d.range.col : 1;
+      // A very long line (a generated or hostile file) is shown as a window around the column.
+      std::string prefix;
+      if (line.size() > 240) {
+        size_t from = col > 81 ? col - 81 : 0;
+        if (from > line.size()) from = line.size() > 160 ? line.size() - 160 : 0;
+        bool cut = from + 160 < line.size();
+        line = line.substr(from, 160);
+        if (from) {
+          prefix = "...";
+          col = uint32_t(col - from + prefix.size());
+        }
+        os << "  " << prefix << line << (cut ? "..." : "") << "\n  ";
+        for (size_t i = 0; i < prefix.size(); ++i) os << ' ';
+        for (uint32_t i = 1 + uint32_t(prefix.size()); i < col && i - prefix.size() <= line.size(); ++i)
+          os << (line[i - prefix.size() - 1] == '\t' ? '\t' : ' ');
+        os << "^\n";
+        goto rendered;
+      }
+      os << "  " << line << "\n  ";
       for (uint32_t i = 1; i < col && i <= line.size(); ++i) os << (line[i - 1] == '\t' ? '\t' : ' ');
       uint32_t len = 1;
       if (d.range.endLine == d.range.line && d.range.endCol > col) len = d.range.endCol - col;
@@ -97,6 +115,7 @@ void DiagnosticEngine::renderOne(llvm::raw_ostream& os, const Diagnostic& d, boo
       os << "\n";
     }
   }
+rendered:
   for (const Diagnostic& c : d.causes) {
     os << "  caused by: ";
     renderOne(os, c, color);

@@ -13,14 +13,20 @@
 #include "runtime/Model.h"
 #include "ExportPush.h"
 #include "Verbs.h"
+#include "support/Limits.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <llvm/Support/ErrorHandling.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <new>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <string>
@@ -77,6 +83,9 @@ void printHelp(llvm::raw_ostream& os) {
         "  -m, --metadata JSON  (export) version_info.export_metadata\n"
         "  --partial, --delete-resource-set S  (export) partial export\n"
         "  -c FILE            read this configuration file too\n"
+        "  --max-NAME=N       resource limit NAME (see docs/limits.md; env INM_MAX_NAME): nesting, inheritance,\n"
+        "                     instances, string-bytes, list-items, template-steps, format-width, memory-mib,\n"
+        "                     metadata-bytes\n"
         "  --version, --help\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
     os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')
@@ -144,10 +153,23 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 
 /// Ends the process without running destructors: the compiler's stores hold millions of small objects whose
 /// teardown costs a tenth of a second at 100k resources and achieves nothing. Everything written is flushed first.
+/// A failed write to stdout (closed, a broken pipe, a full disk) turns the exit code into 1 with a message on
+/// stderr; a failed write to stderr can only be signalled by the exit code.
 [[noreturn]] void exitNow(int rc) {
   llvm::outs().flush();
+  std::fflush(stdout);
+  if (llvm::outs().has_error() || std::ferror(stdout)) {
+    std::error_code ec = llvm::outs().has_error() ? llvm::outs().error() : std::error_code(errno, std::generic_category());
+    llvm::errs() << "inmanta: error: cannot write to standard output: " << ec.message() << "\n";
+    llvm::outs().clear_error();
+    rc = 1;
+  }
   llvm::errs().flush();
   std::fflush(nullptr);
+  if (llvm::errs().has_error() || std::ferror(stderr)) {
+    llvm::errs().clear_error();
+    rc = 1;
+  }
   _exit(rc);
 }
 
@@ -214,6 +236,87 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
                << " files, " << s.agents << " agents) to " << server << " in " << secondsSince(t0) << " s\n";
   return finish(diags, opts, banner);
+
+/// Out of memory (the heap limit of Limits::maxMemoryMiB, or the machine's): one clear line and exit 1 instead
+/// of an abort with a core dump. Only async-signal-safe calls: the heap is exhausted.
+[[noreturn]] void outOfMemory() {
+  static const char msg[] = "inmanta: error: out of memory (the limit is --max-memory-mib / INM_MAX_MEMORY_MIB, see docs/limits.md)\n";
+  ssize_t n = write(2, msg, sizeof msg - 1);
+  (void)n;
+  _exit(1);
+}
+
+/// Writes the artifact atomically: into a temporary file in the target's folder, renamed over the target only
+/// when everything was written. A failed export leaves an existing file as it was. A target that exists and is
+/// not a regular file (a device such as /dev/full or /dev/stdout, a pipe) is written directly.
+class ArtifactFile {
+ public:
+  explicit ArtifactFile(std::string target) : target_(std::move(target)) {}
+  /// Opens the stream; an error text on failure.
+  std::string open() {
+    namespace fs = llvm::sys::fs;
+    fs::file_status st;
+    bool exists = !fs::status(target_, st);
+    if (exists && st.type() == fs::file_type::directory_file) return target_ + " is a directory";
+    direct_ = exists && st.type() != fs::file_type::regular_file;
+    std::error_code ec;
+    if (direct_) {
+      out_ = std::make_unique<llvm::raw_fd_ostream>(target_, ec);
+      return ec ? "cannot write " + target_ + ": " + ec.message() : "";
+    }
+    llvm::SmallString<256> model(llvm::sys::path::parent_path(target_));
+    llvm::sys::path::append(model, "." + llvm::sys::path::filename(target_).str() + ".tmp-%%%%%%");
+    int fd = -1;
+    llvm::SmallString<256> tmp;
+    if ((ec = fs::createUniqueFile(model, fd, tmp, fs::OF_None, 0644)))
+      return "cannot write " + target_ + ": creating a temporary file in its folder: " + ec.message();
+    tmp_ = std::string(tmp.str());
+    out_ = std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
+    return "";
+  }
+  llvm::raw_fd_ostream& stream() { return *out_; }
+  /// Flushes, closes and renames; an error text on failure (the temporary file is then removed).
+  std::string commit() {
+    out_->close();
+    if (out_->has_error()) {
+      std::string msg = "cannot write " + target_ + ": " + out_->error().message();
+      out_->clear_error();
+      discard();
+      return msg;
+    }
+    if (direct_) return "";
+    if (std::error_code ec = llvm::sys::fs::rename(tmp_, target_)) {
+      discard();
+      return "cannot write " + target_ + ": " + ec.message();
+    }
+    tmp_.clear();
+    return "";
+  }
+  /// Drops the temporary file (the target is untouched).
+  void discard() {
+    if (out_) {
+      out_->close();
+      out_->clear_error();
+    }
+    if (!tmp_.empty()) llvm::sys::fs::remove(tmp_);
+    tmp_.clear();
+  }
+
+ private:
+  std::string target_, tmp_;
+  bool direct_ = false;
+  std::unique_ptr<llvm::raw_fd_ostream> out_;
+};
+
+/// True if `path` is one of the files the compile read (main.cf, a module's .cf): `-j main.cf` must never
+/// replace the model it compiles.
+bool isSourceFile(const SourceManager& sm, const std::string& path) {
+  if (llvm::sys::path::extension(path) == ".cf") return true;
+  for (uint32_t i = 0; i < sm.fileCount(); ++i) {
+    bool same = false;
+    if (!llvm::sys::fs::equivalent(sm.path(FileId{i}), path, same) && same) return true;
+  }
+  return false;
 }
 
 int runPipeline(const Options& opts) {
@@ -278,11 +381,14 @@ int runPipeline(const Options& opts) {
 
   if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python));
   if (isExport) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(opts.exportFile, ec);
-    if (ec) {
+    if (isSourceFile(sm, opts.exportFile)) {
       diags.error(DiagKind::Export, SourceRange{},
-                  "cannot write " + opts.exportFile + ": " + ec.message());
+                  "refusing to write the artifact to " + opts.exportFile + ": it is a source file of the model");
+      exitNow(finish(diags, opts, banner));
+    }
+    ArtifactFile file(opts.exportFile);
+    if (std::string err = file.open(); !err.empty()) {
+      diags.error(DiagKind::Export, SourceRange{}, err);
       exitNow(finish(diags, opts, banner));
     }
     exporter::ExportOptions xo;
@@ -292,14 +398,17 @@ int runPipeline(const Options& opts) {
       xo.code = python.code;
     }
     auto t2 = std::chrono::steady_clock::now();
-    exporter::ExportSummary s = exporter::exportModel(model, diags, xo, out);
-    out.close();
+    exporter::ExportSummary s = exporter::exportModel(model, diags, xo, file.stream());
     if (opts.verbose >= 3) {
       llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t2) << " seconds\n";
       llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
     }
     if (diags.hasErrors()) {
-      llvm::sys::fs::remove(opts.exportFile);
+      file.discard();  // the existing artifact, if any, stays as it was
+      exitNow(finish(diags, opts, banner));
+    }
+    if (std::string err = file.commit(); !err.empty()) {
+      diags.error(DiagKind::Export, SourceRange{}, err);
       exitNow(finish(diags, opts, banner));
     }
     llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
@@ -341,8 +450,56 @@ static void reexecConfigured(char** argv) {
   execv("/proc/self/exe", argv);
 }
 
+/// Applies the heap limit (RLIMIT_DATA; not under AddressSanitizer, whose shadow memory counts against it) and
+/// the out-of-memory handlers, and makes a closed pipe an EPIPE write error instead of a silent SIGPIPE death.
+static void installSafetyNets() {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler([](void*, const char*, bool) { outOfMemory(); });
+  bool sanitized = false;
+#if defined(__SANITIZE_ADDRESS__)
+  sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  sanitized = true;
+#endif
+#endif
+  uint64_t mib = limits().maxMemoryMiB;
+  struct rlimit rl;
+  if (!sanitized && mib && getrlimit(RLIMIT_DATA, &rl) == 0) {
+    rlim_t want = rlim_t(mib) << 20;
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want) {
+      if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > want) rl.rlim_cur = want;
+      setrlimit(RLIMIT_DATA, &rl);
+    }
+  }
+}
+
+static int driverMain(int argc, char** argv);
+
+/// Every return from main goes through here: a failed write to stdout/stderr becomes exit 1 with a message
+/// (stdout) instead of LLVM's "IO failure on output stream" abort when the streams are destroyed.
 int main(int argc, char** argv) {
+  int rc = driverMain(argc, argv);
+  llvm::outs().flush();
+  std::fflush(stdout);
+  if (llvm::outs().has_error()) {
+    llvm::errs() << "inmanta: error: cannot write to standard output: " << llvm::outs().error().message() << "\n";
+    llvm::outs().clear_error();
+    rc = 1;
+  }
+  llvm::errs().flush();
+  if (llvm::errs().has_error()) {
+    llvm::errs().clear_error();
+    rc = 1;
+  }
+  return rc;
+}
+
+static int driverMain(int argc, char** argv) {
   reexecConfigured(argv);
+  initStackGuard();
+  if (std::string err = applyLimitsFromEnv(); !err.empty()) return usage(err);
   Options opts;
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string prog = llvm::sys::path::filename(argv[0]).str();
@@ -435,6 +592,13 @@ int main(int argc, char** argv) {
     if (a == "--export-compile-data") { opts.compileData = true; continue; }
     if (a == "--export-compile-data-file") { opts.compileDataFile = value(""); if (opts.compileDataFile.empty()) return usage("--export-compile-data-file needs a file"); continue; }
     if (a == "--project") { opts.projectDir = value("--project"); continue; }
+    if (a.rfind("--max-", 0) == 0) {
+      size_t eq = a.find('=');
+      std::string name = a.substr(6, eq == std::string::npos ? std::string::npos : eq - 6);
+      std::string v = eq == std::string::npos ? value(a.c_str()) : a.substr(eq + 1);
+      if (std::string err = setLimit(name, v); !err.empty()) return usage(err);
+      continue;
+    }
     if (!a.empty() && a[0] != '-' && opts.command.empty()) { opts.command = a; continue; }
     if (!a.empty() && a[0] == '-' && opts.command.empty()) return usage("unknown option " + a);
     // Unknown options of the reference's compile/export are accepted and ignored, with a note.
@@ -445,5 +609,6 @@ int main(int argc, char** argv) {
   if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
   // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export -j.
   if (opts.command == "compile" && !opts.exportFile.empty()) opts.command = "export";
+  installSafetyNets();
   return runPipeline(opts);
 }

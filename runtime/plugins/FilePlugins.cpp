@@ -4,6 +4,7 @@
 // `<project>/data/std/passwordfile.txt` as `id=value` lines; a generated password is appended once and
 // returned unchanged on later compiles.
 #include "PluginUtil.h"
+#include "support/Limits.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -16,14 +17,15 @@ namespace inm::runtime::plugins {
 
 namespace {
 
-/// Resolves "mod/rest" to `<mod dir>/<sub>/rest`; false with `err` set when the module is unknown.
+/// Resolves "mod/rest" to `<mod dir>/<sub>/rest` ("./rest" and "/rest": the calling module's folder), confined
+/// to that folder (confinedPath). False with `err` set when the module is unknown or the path leaves the folder;
+/// false with `err` empty when the path does not exist (`out` is then the path looked for).
 bool modulePath(PluginContext& ctx, llvm::StringRef path, llvm::StringRef sub, std::string& out, std::string& err) {
-  if (path.startswith("/")) {
-    out = path.str();
-    return true;
-  }
   llvm::StringRef mod, rest;
-  if (path.startswith("./")) {
+  if (path.startswith("/")) {
+    mod = "";
+    rest = path.drop_front(1);
+  } else if (path.startswith("./")) {
     mod = "";
     rest = path.drop_front(2);
   } else {
@@ -36,17 +38,19 @@ bool modulePath(PluginContext& ctx, llvm::StringRef path, llvm::StringRef sub, s
     err = "Unable to locate module " + modName + " for path " + path.str();
     return false;
   }
-  llvm::SmallString<256> p(dir);
-  llvm::sys::path::append(p, sub, rest);
-  out = std::string(p.str());
-  return true;
+  llvm::SmallString<256> base(dir);
+  llvm::sys::path::append(base, sub);
+  return confinedPath(base, rest, out, err);
 }
 
 PluginResult readModuleFile(PluginContext& ctx, Args a) {
   std::string file, err, content;
-  if (!modulePath(ctx, strArg(a, 0), "files", file, err)) return explicitError(err);
-  if (!llvm::sys::fs::is_regular_file(file) || !readFile(file, content))
+  if (!modulePath(ctx, strArg(a, 0), "files", file, err)) {
+    if (!err.empty()) return explicitError(err);
     return explicitError(strArg(a, 0).str() + " isn't a valid file (" + file + ")");
+  }
+  if (!readConfinedFile(file, content, err))
+    return explicitError(strArg(a, 0).str() + " isn't a valid file (" + file + "): " + err);
   return okStr(ctx, content);
 }
 
@@ -81,7 +85,10 @@ void registerFilePlugins(PluginRegistry& r) {
   r.add("std::source", readModuleFile);
   r.add("std::list_files", [](PluginContext& ctx, Args a) {
     std::string dir, err;
-    if (!modulePath(ctx, strArg(a, 0), "files", dir, err)) return explicitError(err);
+    if (!modulePath(ctx, strArg(a, 0), "files", dir, err)) {
+      if (!err.empty()) return explicitError(err);
+      return explicitError(strArg(a, 0).str() + " isn't a valid directory (" + dir + ")");
+    }
     std::vector<std::string> names;
     std::error_code ec;
     for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
@@ -99,6 +106,9 @@ void registerFilePlugins(PluginRegistry& r) {
     for (auto& [k, v] : readPasswords(file))
       if (k == id) return okStr(ctx, v);
     int64_t length = intArg(a, 1, 20);
+    if (length < 0 || uint64_t(length) > limits().maxStringBytes)
+      return explicitError("password length " + std::to_string(length) + " is out of range (0 to " +
+                           std::to_string(limits().maxStringBytes) + ", --max-string-bytes)");
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     std::random_device rd;
     std::uniform_int_distribution<size_t> pick(0, sizeof(alphabet) - 2);

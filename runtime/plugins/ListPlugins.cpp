@@ -2,6 +2,7 @@
 // sequence, at, item, key_sort and the deprecated select, filter, dict_get, contains. Plugins that read
 // instance attributes (key_sort, select) ask to be retried while an attribute is not final.
 #include "PluginUtil.h"
+#include "support/Limits.h"
 
 #include <algorithm>
 
@@ -61,8 +62,19 @@ void registerListPlugins(PluginRegistry& r) {
   });
   r.add("std::sequence", [](PluginContext& ctx, Args a) {
     int64_t i = intArg(a, 0), start = intArg(a, 1, 0), offset = intArg(a, 2, 0);
+    // range(start, i + start - offset), computed in 128 bits (no wrap) and capped by Limits::maxListItems.
+    __int128 end = __int128(i) + start - offset;
+    __int128 count = end > start ? end - start : 0;
+    if (end > __int128(INT64_MAX) + 1)
+      return PluginResult::error(DiagKind::IntegerOverflow,
+                                 "std::sequence: the end of the range does not fit in a 64-bit integer");
+    if (count > __int128(limits().maxListItems))
+      return PluginResult::error(DiagKind::LimitExceeded,
+                                 "std::sequence of more than " + std::to_string(limits().maxListItems) +
+                                     " items exceeds the limit (--max-list-items)");
     std::vector<Value> out;
-    for (int64_t x = start; x < i + start - offset; ++x) out.push_back(Value::integer(x));
+    out.reserve(size_t(count));
+    for (__int128 k = 0; k < count; ++k) out.push_back(Value::integer(int64_t(start + k)));
     return ok(ctx.arena().list(out));
   });
   r.add("std::at", [](PluginContext&, Args a) {

@@ -63,6 +63,14 @@ bool isOptionalRelation(PluginContext& ctx, InstanceId id, llvm::StringRef name)
 /// Reads a whole file; false if it cannot be read.
 bool readFile(const std::string& path, std::string& out);
 
+/// Resolves `rel` inside the folder `base` (a module's files/ or templates/) for std::file, std::source,
+/// std::list_files and std::template: a leading '/' means `base` itself, `..` cannot climb above it, and the
+/// resolved real path (symbolic links followed) must stay under `base`'s real path, so a model cannot read
+/// outside its own files. On success `out` is the path; otherwise `err` says why ("" + false: does not exist).
+bool confinedPath(llvm::StringRef base, llvm::StringRef rel, std::string& out, std::string& err);
+/// Reads a confined file of at most Limits::maxStringBytes; false with `err` set otherwise.
+bool readConfinedFile(const std::string& path, std::string& out, std::string& err);
+
 /// Python str.replace.
 std::string pyReplace(llvm::StringRef s, llvm::StringRef from, llvm::StringRef to);
 /// Logs the deprecation warning of plugin `name`.

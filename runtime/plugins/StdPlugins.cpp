@@ -2,6 +2,10 @@
 // values, files/templates/secrets, environment, network/validation) into the registry, plus the helpers
 // the groups share. The signatures live in ir/BuiltinPlugins.cpp; each has exactly one implementation here.
 #include "PluginUtil.h"
+#include "support/Limits.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -86,6 +90,64 @@ bool readFile(const std::string& path, std::string& out) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buf) return false;
   out = (*buf)->getBuffer().str();
+  return true;
+}
+
+bool confinedPath(llvm::StringRef base, llvm::StringRef rel, std::string& out, std::string& err) {
+  // Lexical normalisation first: `..` may not leave the folder even through a directory that does not exist.
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  llvm::SmallVector<llvm::StringRef, 16> comps;
+  rel.split(comps, '/', -1, false);
+  for (llvm::StringRef c : comps) {
+    if (c == ".") continue;
+    if (c == "..") {
+      if (parts.empty()) {
+        err = "path " + rel.str() + " leaves its folder " + base.str() + " ('..' above it is not allowed)";
+        return false;
+      }
+      parts.pop_back();
+      continue;
+    }
+    if (c.contains('\0')) {
+      err = "path " + rel.str() + " contains a NUL byte";
+      return false;
+    }
+    parts.push_back(c);
+  }
+  llvm::SmallString<256> joined(base);
+  for (llvm::StringRef c : parts) llvm::sys::path::append(joined, c);
+  // Then the real paths: a symbolic link (or a linked folder) may not point outside either.
+  llvm::SmallString<256> realBase, realFile;
+  if (llvm::sys::fs::real_path(base, realBase) || llvm::sys::fs::real_path(joined, realFile)) {
+    err.clear();
+    out = std::string(joined.str());
+    return false;
+  }
+  llvm::StringRef rb = realBase.str(), rf = realFile.str();
+  if (rf != rb && !(rf.startswith(rb) && rf.size() > rb.size() && rf[rb.size()] == '/')) {
+    err = "path " + rel.str() + " resolves to " + rf.str() + ", outside its folder " + rb.str() +
+          " (a symbolic link pointing outside is refused)";
+    return false;
+  }
+  out = std::string(realFile.str());
+  return true;
+}
+
+bool readConfinedFile(const std::string& path, std::string& out, std::string& err) {
+  uint64_t size = 0;
+  if (!llvm::sys::fs::is_regular_file(path) || llvm::sys::fs::file_size(path, size)) {
+    err = "not a regular file";
+    return false;
+  }
+  if (size > limits().maxStringBytes) {
+    err = "the file has " + std::to_string(size) + " bytes, more than the limit of " +
+          std::to_string(limits().maxStringBytes) + " (--max-string-bytes)";
+    return false;
+  }
+  if (!readFile(path, out)) {
+    err = "cannot be read";
+    return false;
+  }
   return true;
 }
 

@@ -37,6 +37,10 @@ struct Expr {
   bool negated = false;     // `is not`, `not in`
   std::vector<ExprP> kids;  // operands; Dict: k0 v0 k1 v1 …; Filter/Call: subject/callee then args
   std::vector<std::string> kwNames;  // Filter/Call: names of the trailing keyword arguments
+  Expr() = default;
+  Expr(const Expr&) = delete;
+  /// Tears the subtree down with a work list: a chain of a million `+` must not recurse a million deep.
+  ~Expr();
 };
 
 enum class NK : uint8_t { Text, Output, If, For, Set };
@@ -49,13 +53,17 @@ struct Node {
   std::vector<std::string> targets;             // For / Set names
   std::vector<std::pair<ExprP, std::vector<NodeP>>> branches;  // If: (cond or null for else, body)
   std::vector<NodeP> body, elseBody;            // For
+  Node() = default;
+  Node(const Node&) = delete;
+  ~Node();  // iterative, as ~Expr
 };
 
 struct Template {
   std::vector<NodeP> nodes;
 };
 
-/// Parses template source; nullptr with `err` set on a syntax error or unsupported feature.
+/// Parses template source; nullptr with `err` set on a syntax error, an unsupported feature or nesting (blocks,
+/// brackets, operator chains) deeper than Limits::maxNesting.
 std::unique_ptr<Template> parseTemplate(llvm::StringRef source, std::string& err);
 
 /// How a name outside the template resolves: Found (value set), Missing (undefined), Retry.

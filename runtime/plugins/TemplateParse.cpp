@@ -3,7 +3,9 @@
 // default of dropping one trailing newline; the parser builds the Node/Expr tree with Jinja's operator
 // precedence (or < and < not < compare < + - < ~ < * / // % < ** < unary < filters/postfix).
 #include "Template.h"
+#include "support/Limits.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace inm::runtime::plugins::tmpl {
@@ -131,7 +133,19 @@ class Lexer {
       p = b + 1;
     }
   }
-  int lineOf(size_t pos) const { return 1 + int(src_.substr(0, pos).count('\n')); }
+  /// Line of byte `pos`. Tokens come in source order, so the count continues from the previous call (counting
+  /// from the start each time made a template of many tokens quadratic: found by the evaluator fuzzer).
+  int lineOf(size_t pos) {
+    if (pos < linePos_) {
+      linePos_ = 0;
+      lineNo_ = 1;
+    }
+    lineNo_ += int(src_.slice(linePos_, pos).count('\n'));
+    linePos_ = std::max(linePos_, std::min(pos, src_.size()));
+    return lineNo_;
+  }
+  size_t linePos_ = 0;
+  int lineNo_ = 1;
   void push(std::vector<Tok>& out, TK k, std::string s, size_t pos) {
     if (k == TK::Text && s.empty()) return;
     out.push_back({k, std::move(s), lineOf(pos)});
@@ -189,6 +203,16 @@ class Parser {
   }
 
   [[noreturn]] void error(const std::string& msg) { throw ParseError{"line " + std::to_string(cur().line) + ": " + msg}; }
+  /// Bounds the parser's recursion (blocks, brackets, prefix operators) by Limits::maxNesting.
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.depth_ > limits().maxNesting || stackNearlyExhausted())
+        p.error("nested too deep: more than " + std::to_string(limits().maxNesting) + " levels (--max-nesting)");
+    }
+    ~Nest() { --p.depth_; }
+  };
+  size_t depth_ = 0;
 
  private:
   const Tok& cur() const { return t_[pos_]; }
@@ -217,6 +241,7 @@ class Parser {
   }
 
   NodeP parseTag(const Tok& kw) {
+    Nest nest(*this);
     auto n = std::make_unique<Node>();
     n->line = kw.line;
     std::string stop;
@@ -281,7 +306,10 @@ class Parser {
   }
 
  public:
-  ExprP parseExpr() { return parseOr(true); }
+  ExprP parseExpr() {
+    Nest n(*this);
+    return parseOr(true);
+  }
 
  private:
   ExprP parseOr(bool allowCond) {
@@ -318,6 +346,7 @@ class Parser {
     return left;
   }
   ExprP parseNot() {
+    Nest n(*this);
     if (isName("not")) {
       ++pos_;
       ExprP e = make(EK::Not);
@@ -389,6 +418,7 @@ class Parser {
   }
   /// Jinja: `-x|f` is `(-x)|f`; filters bind after the unary operator.
   ExprP parseUnary(bool withFilters = true) {
+    Nest n(*this);
     ExprP e;
     if (isOp("-") || isOp("+")) {
       e = make(isOp("-") ? EK::Neg : EK::Pos);
@@ -543,6 +573,80 @@ class Parser {
 
 } // namespace
 
+/// Moves the children of a node or expression onto a work list (teardown and depth walks stay iterative).
+template <typename F> static void forEachChild(Expr& e, F&& f) {
+  for (ExprP& k : e.kids) f(k.get());
+}
+
+Expr::~Expr() {
+  std::vector<ExprP> work;
+  for (ExprP& k : kids)
+    if (k) work.push_back(std::move(k));
+  while (!work.empty()) {
+    ExprP e = std::move(work.back());
+    work.pop_back();
+    for (ExprP& k : e->kids)
+      if (k) work.push_back(std::move(k));
+  }  // each `e` dies with no children left
+}
+
+Node::~Node() {
+  std::vector<NodeP> work;
+  auto take = [&work](std::vector<NodeP>& v) {
+    for (NodeP& c : v)
+      if (c) work.push_back(std::move(c));
+  };
+  for (auto& [cond, b] : branches) take(b);
+  take(body);
+  take(elseBody);
+  while (!work.empty()) {
+    NodeP n = std::move(work.back());
+    work.pop_back();
+    for (auto& [cond, b] : n->branches) take(b);
+    take(n->body);
+    take(n->elseBody);
+  }
+}
+
+/// Depth of the deepest expression tree under `root` (iterative); its line in `line`.
+static size_t exprDepth(Expr* root, int& line) {
+  size_t best = 0;
+  std::vector<std::pair<Expr*, size_t>> work{{root, 1}};
+  while (!work.empty()) {
+    auto [e, d] = work.back();
+    work.pop_back();
+    if (d > best) { best = d; line = e->line; }
+    forEachChild(*e, [&, d = d](Expr* k) { if (k) work.push_back({k, d + 1}); });
+  }
+  return best;
+}
+
+/// Checks every expression of the template against the nesting limit (block nesting is bounded while parsing).
+static bool checkExprDepths(const std::vector<NodeP>& nodes, std::string& err) {
+  const size_t limit = limits().maxNesting;
+  std::vector<const Node*> work;
+  for (const NodeP& n : nodes) work.push_back(n.get());
+  while (!work.empty()) {
+    const Node* n = work.back();
+    work.pop_back();
+    auto check = [&](Expr* e) {
+      int line = n->line;
+      if (!e || exprDepth(e, line) <= limit) return true;
+      err = "line " + std::to_string(line) + ": nested too deep: expression deeper than " + std::to_string(limit) +
+            " levels (--max-nesting)";
+      return false;
+    };
+    if (!check(n->expr.get())) return false;
+    for (auto& [cond, b] : n->branches) {
+      if (!check(cond.get())) return false;
+      for (const NodeP& c : b) work.push_back(c.get());
+    }
+    for (const NodeP& c : n->body) work.push_back(c.get());
+    for (const NodeP& c : n->elseBody) work.push_back(c.get());
+  }
+  return true;
+}
+
 std::unique_ptr<Template> parseTemplate(llvm::StringRef source, std::string& err) {
   std::vector<Tok> toks;
   if (!Lexer(source).run(toks, err)) return nullptr;
@@ -555,6 +659,7 @@ std::unique_ptr<Template> parseTemplate(llvm::StringRef source, std::string& err
     err = e.msg;
     return nullptr;
   }
+  if (!checkExprDepths(t->nodes, err)) return nullptr;
   return t;
 }
 

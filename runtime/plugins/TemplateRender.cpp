@@ -5,6 +5,8 @@
 // attribute that is not final yet aborts with Retry (the evaluator calls the plugin again later).
 #include "PluginUtil.h"
 #include "Template.h"
+#include "support/CheckedMath.h"
+#include "support/Limits.h"
 
 #include <llvm/Support/Path.h>
 
@@ -44,6 +46,23 @@ class Renderer {
  private:
   [[noreturn]] void fail(const std::string& msg) { throw Abort{RenderResult::Error, msg}; }
   [[noreturn]] void unknown() { throw Abort{RenderResult::Unknown, ""}; }
+  /// A string result within Limits::maxStringBytes.
+  std::string bounded(std::string s) {
+    if (s.size() > limits().maxStringBytes)
+      fail("string of " + std::to_string(s.size()) + " bytes exceeds the limit of " +
+           std::to_string(limits().maxStringBytes) + " (--max-string-bytes)");
+    return s;
+  }
+  /// Counts one step of the render (node or loop iteration): nested loops are bounded in total, and so is the
+  /// output, not only each loop on its own.
+  void step() {
+    if (++steps_ > limits().maxTemplateSteps)
+      fail("template render exceeds " + std::to_string(limits().maxTemplateSteps) + " steps (--max-template-steps)");
+    if (out.size() > limits().maxStringBytes)
+      fail("template output exceeds the string size limit of " + std::to_string(limits().maxStringBytes) +
+           " bytes (--max-string-bytes)");
+  }
+  uint64_t steps_ = 0;
 
   ValueArena& arena() { return ctx_.arena(); }
   Model& model() { return ctx_.model(); }
@@ -59,6 +78,7 @@ class Renderer {
   }
 
   void exec(const Node& n) {
+    step();
     switch (n.kind) {
     case NK::Text: out += n.text; return;
     case NK::Output: out += str(defined(eval(*n.expr))); return;
@@ -206,9 +226,9 @@ class Renderer {
 
   Value arith(const std::string& op, const Value& a, const Value& b) {
     if (a.isUnknown() || b.isUnknown()) unknown();
-    if (op == "~") return arena().str(str(a) + str(b));
+    if (op == "~") return arena().str(bounded(str(a) + str(b)));
     if (op == "+") {
-      if (a.kind == ValueKind::String && b.kind == ValueKind::String) return arena().str((a.str() + b.str()).str());
+      if (a.kind == ValueKind::String && b.kind == ValueKind::String) return arena().str(bounded((a.str() + b.str()).str()));
       if (a.kind == ValueKind::List && b.kind == ValueKind::List) {
         std::vector<Value> all(a.items().begin(), a.items().end());
         all.insert(all.end(), b.items().begin(), b.items().end());
@@ -217,26 +237,51 @@ class Renderer {
     }
     if (op == "*" && a.kind == ValueKind::String && isInt(b)) {
       std::string s;
+      if (ival(b) > 0 && a.str().size() * uint64_t(ival(b)) / uint64_t(ival(b)) == a.str().size() &&
+          a.str().size() * uint64_t(ival(b)) > limits().maxStringBytes)
+        fail("string repetition would exceed the string size limit of " + std::to_string(limits().maxStringBytes) +
+             " bytes (--max-string-bytes)");
       for (int64_t i = 0; i < ival(b); ++i) s += a.str().str();
-      return arena().str(s);
+      return arena().str(bounded(std::move(s)));
     }
     if (!a.isNumber() || !b.isNumber())
       fail("unsupported operand types for " + op + ": " + model().repr(a) + " and " + model().repr(b));
     bool ints = isInt(a) && isInt(b);
-    if (op == "+") return ints ? Value::integer(ival(a) + ival(b)) : Value::real(num(a) + num(b));
-    if (op == "-") return ints ? Value::integer(ival(a) - ival(b)) : Value::real(num(a) - num(b));
-    if (op == "*") return ints ? Value::integer(ival(a) * ival(b)) : Value::real(num(a) * num(b));
-    if (op == "**") return ints && ival(b) >= 0 ? Value::integer(int64_t(std::pow(num(a), num(b))))
-                                                 : Value::real(std::pow(num(a), num(b)));
+    int64_t r = 0;
+    auto overflow = [&]() -> Value {
+      fail("integer overflow: " + model().repr(a) + " " + op + " " + model().repr(b) + " does not fit in a 64-bit integer");
+    };
+    auto real = [&](double d) -> Value {
+      if (!std::isfinite(d) && std::isfinite(num(a)) && std::isfinite(num(b)))
+        fail("float overflow: " + model().repr(a) + " " + op + " " + model().repr(b) + " is out of range");
+      return Value::real(d);
+    };
+    if (op == "+") {
+      if (!ints) return real(num(a) + num(b));
+      return __builtin_add_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+    }
+    if (op == "-") {
+      if (!ints) return real(num(a) - num(b));
+      return __builtin_sub_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+    }
+    if (op == "*") {
+      if (!ints) return real(num(a) * num(b));
+      return __builtin_mul_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+    }
+    if (op == "**") {
+      if (ints && ival(b) >= 0) return checkedPow(ival(a), ival(b), r) ? Value::integer(r) : overflow();
+      if (num(a) == 0 && num(b) < 0) fail("0.0 cannot be raised to a negative power");
+      if (num(a) < 0 && num(b) != std::floor(num(b))) fail("a negative number raised to a fractional power");
+      return real(std::pow(num(a), num(b)));
+    }
     if (num(b) == 0) fail("division by zero");
-    if (op == "/") return Value::real(num(a) / num(b));
-    if (op == "//") return ints ? Value::integer(int64_t(std::floor(num(a) / num(b)))) : Value::real(std::floor(num(a) / num(b)));
+    if (op == "/") return real(num(a) / num(b));
+    if (op == "//") {
+      if (ints) return floorDiv(ival(a), ival(b), r) ? Value::integer(r) : overflow();
+      return real(std::floor(num(a) / num(b)));
+    }
     if (op == "%") {
-      if (ints) {
-        int64_t m = ival(a) % ival(b);
-        if (m != 0 && ((m < 0) != (ival(b) < 0))) m += ival(b);
-        return Value::integer(m);
-      }
+      if (ints) return Value::integer(floorMod(ival(a), ival(b)));
       double m = std::fmod(num(a), num(b));
       if (m != 0 && ((m < 0) != (num(b) < 0))) m += num(b);
       return Value::real(m);
@@ -311,7 +356,9 @@ class Renderer {
       Value v = defined(eval(*e.kids[0]));
       if (!v.isNumber()) fail("bad operand type for unary " + std::string(e.kind == EK::Neg ? "-" : "+") + ": " + model().repr(v));
       if (e.kind == EK::Pos) return val(v);
-      return val(isInt(v) ? Value::integer(-ival(v)) : Value::real(-v.f));
+      int64_t n = 0;
+      if (isInt(v) && !checkedNeg(ival(v), n)) fail("integer overflow: -" + model().repr(v) + " does not fit in a 64-bit integer");
+      return val(isInt(v) ? Value::integer(n) : Value::real(-v.f));
     }
     case EK::Bin: {
       Value a = defined(eval(*e.kids[0]));
@@ -384,7 +431,9 @@ class Renderer {
     const TV* t = a.get(i, name);
     if (!t) return def;
     const Value& v = defined(*t);
-    return isInt(v) ? ival(v) : v.kind == ValueKind::Float ? int64_t(v.f) : def;
+    int64_t n = def;
+    if (v.kind == ValueKind::Float && !floatToInt(v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
+    return isInt(v) ? ival(v) : n;
   }
 
   std::vector<Value> seqOf(const TV& t) { return iterate(defined(t)); }
@@ -483,7 +532,9 @@ class Renderer {
     if (f == "int") {
       int64_t def = intOf(a, 0, "default", 0);
       if (isInt(v)) return val(Value::integer(ival(v)));
-      if (v.kind == ValueKind::Float) return val(Value::integer(int64_t(v.f)));
+      int64_t n = 0;
+      if (v.kind == ValueKind::Float && !floatToInt(v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
+      if (v.kind == ValueKind::Float) return val(Value::integer(n));
       if (v.kind == ValueKind::String) {
         llvm::StringRef s = v.str().trim();
         int64_t i;
@@ -501,7 +552,9 @@ class Renderer {
     }
     if (f == "abs") {
       if (!v.isNumber()) fail("bad operand type for abs(): " + model().repr(v));
-      return val(isInt(v) ? Value::integer(std::llabs(ival(v))) : Value::real(std::fabs(v.f)));
+      int64_t n = isInt(v) ? ival(v) : 0;
+      if (isInt(v) && n < 0 && !checkedNeg(n, n)) fail("integer overflow: abs(" + model().repr(v) + ") does not fit in a 64-bit integer");
+      return val(isInt(v) ? Value::integer(n) : Value::real(std::fabs(v.f)));
     }
     if (f == "indent") return val(arena().str(indent(v.kind == ValueKind::String ? v.str().str() : str(v), a)));
     if (f == "map" || f == "selectattr" || f == "rejectattr") {
@@ -569,8 +622,15 @@ class Renderer {
         step = intOf(a, 2, "", 1);
       }
       if (step == 0) fail("range() arg 3 must not be zero");
+      // The item count, computed without overflow, is capped by Limits::maxListItems.
+      __int128 span = step > 0 ? __int128(hi) - lo : __int128(lo) - hi;
+      __int128 count = span <= 0 ? 0 : (span + (step > 0 ? __int128(step) : -__int128(step)) - 1) / (step > 0 ? __int128(step) : -__int128(step));
+      if (count > __int128(limits().maxListItems))
+        fail("range() of " + std::to_string(int64_t(count > INT64_MAX ? INT64_MAX : count)) + " items exceeds the limit of " +
+             std::to_string(limits().maxListItems) + " (--max-list-items)");
       std::vector<Value> items;
-      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) items.push_back(Value::integer(i));
+      items.reserve(size_t(count));
+      for (__int128 k = 0, i = lo; k < count; ++k, i += step) items.push_back(Value::integer(int64_t(i)));
       return val(arena().list(items));
     }
     if (callee.kind != EK::Attr) fail("calling '" + callee.s + "' is not supported in templates");
@@ -681,17 +741,16 @@ PluginResult renderTemplatePlugin(PluginContext& ctx, Args args) {
   std::string file;
   auto [mod, rest] = path.split('/');
   std::string modDir = rest.empty() ? std::string() : ctx.moduleDir(mod);
-  llvm::SmallString<256> p;
-  if (!modDir.empty()) {
-    p = modDir;
-    llvm::sys::path::append(p, "templates", rest);
-  } else {
-    p = ctx.projectDir();
-    llvm::sys::path::append(p, "templates", path);
+  // Confined to the module's (or the project's) templates/ folder, as std::file is to files/.
+  llvm::SmallString<256> base(modDir.empty() ? ctx.projectDir() : modDir);
+  llvm::sys::path::append(base, "templates");
+  std::string err, source;
+  if (!confinedPath(base, modDir.empty() ? path : rest, file, err)) {
+    if (!err.empty()) return externalError("TemplateNotFound: " + path.str() + ": " + err);
+    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + ")");
   }
-  file = std::string(p.str());
-  std::string source;
-  if (!readFile(file, source)) return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + ")");
+  if (!readConfinedFile(file, source, err))
+    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + "): " + err);
   const CacheEntry& entry = cachedTemplate(file, source);
   if (!entry.tree) return externalError("TemplateSyntaxError in " + path.str() + ", " + entry.error);
 

@@ -5,7 +5,7 @@
 #include "IpAddress.h"
 #include "PluginUtil.h"
 
-#include <regex>
+#include <re2/re2.h>
 
 namespace inm::runtime::plugins {
 
@@ -90,9 +90,9 @@ bool isUuid(llvm::StringRef s) {
 }
 
 bool isEmail(llvm::StringRef s) {
-  static const std::regex re(
+  static const RE2 re(
       R"(^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,}$)");
-  return s.size() <= 254 && std::regex_match(s.begin(), s.end(), re);
+  return s.size() <= 254 && RE2::FullMatch(re2::StringPiece(s.data(), s.size()), re);
 }
 
 bool isNameEmail(llvm::StringRef s) {
@@ -104,13 +104,13 @@ bool isNameEmail(llvm::StringRef s) {
 
 /// kind 0: any scheme; 1: http(s); 2: http(s), TLD or IP host, <= 2083 chars.
 bool isUrl(llvm::StringRef s, int kind) {
-  static const std::regex re(R"(^([A-Za-z][A-Za-z0-9+.-]*)://(([^@/?#\s]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:/?#\s\[\]@]*)(:([0-9]{1,5}))?([/?#][^\s]*)?$)");
-  std::cmatch m;
-  if (!std::regex_match(s.begin(), s.end(), m, re)) return false;
-  std::string scheme = llvm::StringRef(m[1].str()).lower();
-  std::string host = m[4].str();
+  static const RE2 re(R"(^([A-Za-z][A-Za-z0-9+.-]*)://(([^@/?#\s]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:/?#\s\[\]@]*)(:([0-9]{1,5}))?([/?#][^\s]*)?$)");
+  re2::StringPiece m[8];
+  if (!re.Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), RE2::ANCHOR_BOTH, m, 8)) return false;
+  std::string scheme = llvm::StringRef(m[1].data(), m[1].size()).lower();
+  std::string host(m[4].data() ? m[4].data() : "", m[4].size());
   if (kind >= 1 && scheme != "http" && scheme != "https") return false;
-  if (m[6].matched && std::stoi(m[6].str()) > 65535) return false;
+  if (m[6].data() && std::stoi(std::string(m[6].data(), m[6].size())) > 65535) return false;
   if (kind >= 1 && host.empty()) return false;
   if (kind == 2) {
     if (s.size() > 2083) return false;
@@ -202,13 +202,14 @@ int validateType(llvm::StringRef type, const Value& v, const Value& params, std:
       if (mx && mx->kind == ValueKind::Int && int64_t(s.size()) > mx->i) return 0;
     }
     if (re && re->kind == ValueKind::String) {
-      try {
-        std::regex rx(re->str().str(), std::regex::ECMAScript);
-        return std::regex_search(s.begin(), s.end(), rx) ? 1 : 0;
-      } catch (const std::regex_error& e) {
-        err = "invalid regex " + re->str().str() + ": " + e.what();
+      RE2::Options ro;
+      ro.set_log_errors(false);
+      RE2 rx(re2::StringPiece(re->str().data(), re->str().size()), ro);
+      if (!rx.ok()) {
+        err = "invalid regex " + re->str().str() + ": " + rx.error();
         return -1;
       }
+      return RE2::PartialMatch(re2::StringPiece(s.data(), s.size()), rx) ? 1 : 0;
     }
     return 1;
   }

@@ -61,6 +61,7 @@ struct Value {
 
 struct ListData {
   uint32_t size;
+  uint32_t depth;  // 1 + the deepest list/dict item (in the padding before items: free)
   Value items[1];
 };
 struct DictEntry {
@@ -69,6 +70,7 @@ struct DictEntry {
 };
 struct DictData {
   uint32_t size;
+  uint32_t depth;  // 1 + the deepest list/dict value
   DictEntry entries[1];
   const Value* find(llvm::StringRef key) const {
     for (uint32_t i = 0; i < size; ++i)
@@ -79,6 +81,12 @@ struct DictData {
 
 inline llvm::ArrayRef<Value> Value::items() const {
   return kind == ValueKind::List ? llvm::ArrayRef<Value>(l->items, l->size) : llvm::ArrayRef<Value>();
+}
+
+/// Nesting depth of a value: 0 for scalars, 1 for a flat list/dict. Walks over values (repr, equality, export)
+/// recurse this deep; the evaluator keeps it within Limits::maxNesting.
+inline uint32_t valueDepth(const Value& v) {
+  return v.kind == ValueKind::List ? v.l->depth : v.kind == ValueKind::Dict ? v.d->depth : 0;
 }
 
 /// Python `==` between two values (1 == 1.0 == true; instances by identity; lists/dicts deep).
