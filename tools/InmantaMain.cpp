@@ -236,6 +236,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
                << " files, " << s.agents << " agents) to " << server << " in " << secondsSince(t0) << " s\n";
   return finish(diags, opts, banner);
+}
 
 /// Out of memory (the heap limit of Limits::maxMemoryMiB, or the machine's): one clear line and exit 1 instead
 /// of an abort with a core dump. Only async-signal-safe calls: the heap is exhausted.
