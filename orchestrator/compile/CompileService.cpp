@@ -5,7 +5,7 @@
 
 #include "ChildProcess.h"
 #include "CompileStore.h"
-#include "compile/Cron.h"
+#include "cron/Cron.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -239,7 +239,7 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
   nlohmann::json v = setting(info->settings, "auto_full_compile");
   std::string expr = v.is_string() ? v.get<std::string>() : "";
   if (!expr.empty()) {
-    auto parsed = Cron::parse(expr);
+    auto parsed = cron::CronSpec::parse(expr);
     if (!parsed)
       co_return makeError("environment " + env + ": auto_full_compile: " + llvm::toString(parsed.takeError()));
   }
@@ -261,7 +261,7 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
 }
 
 asio::awaitable<void> CompileService::runCron(std::string env, std::string expr, std::shared_ptr<bool> cancelled) {
-  auto cron = Cron::parse(expr);
+  auto cron = cron::CronSpec::parse(expr);
   if (!cron) {
     llvm::consumeError(cron.takeError());  // refreshCron validated it
     co_return;

@@ -207,7 +207,7 @@ class AutonomousCompileTest(unittest.TestCase):
         self.assertGreaterEqual(gap, 1.4)
 
     def test_cron_compiles(self):
-        self.db.psql(f"UPDATE environment SET settings = '{{\"auto_full_compile\": \"* * * * * */2\", "
+        self.db.psql(f"UPDATE environment SET settings = '{{\"auto_full_compile\": \"*/2 * * * * *\", "
                      f"\"recompile_backoff\": 0}}' WHERE id = '{self.env}'")
         # Cron compiles export (do_export=true); a stand-in compiler prints what an export to the server prints.
         fake = write_script(os.path.join(self.tmp, "fake.sh"), 'echo "Committed resources with version 3"\n')

@@ -110,7 +110,7 @@ class AutonomousServerTest(unittest.TestCase):
         self.assertEqual(c["metadata"]["type"], "cli")
 
     def test_cron_setting_compiles(self):
-        self.server.ok("POST", "/api/v2/environment_settings/auto_full_compile", {"value": "* * * * * */3"}, env=self.env)
+        self.server.ok("POST", "/api/v2/environment_settings/auto_full_compile", {"value": "*/3 * * * * *"}, env=self.env)
         harness.wait_for(lambda: sum(1 for c in self.reports() if c["completed"] and c["success"]) >= 2,
                          timeout=60, what="two cron compiles")
         self.assertTrue(all(c["metadata"]["type"] == "schedule" for c in self.reports()))

@@ -1,11 +1,12 @@
-// Unit tests for the scheduler's timer settings: integer intervals and the cron parser (orchestrator.md §6.7).
-#include "scheduler/Cron.h"
+// Unit tests for the orchestrator's cron parser and timer settings (orchestrator.md §6.7, §10): one parser for the
+// scheduler's timers and the compile service's auto_full_compile.
+#include "cron/Cron.h"
 
 #include <gtest/gtest.h>
 
 #include <ctime>
 
-using namespace inm::scheduler;
+using namespace inm::cron;
 
 namespace {
 
@@ -88,4 +89,16 @@ TEST(CronTest, TimerSettingIntegerOrCron) {
   auto e = TimerSetting::parse("autostart_agent_repair_interval", "every day");
   ASSERT_FALSE(bool(e));
   EXPECT_NE(llvm::toString(e.takeError()).find("autostart_agent_repair_interval"), std::string::npos);
+}
+
+TEST(CronTest, Shorthands) {
+  auto hourly = CronSpec::parse("@hourly");
+  ASSERT_TRUE(bool(hourly));
+  EXPECT_EQ(hourly->next(at(2026, 1, 1, 10, 30, 0)), at(2026, 1, 1, 11, 0, 0));
+  auto daily = CronSpec::parse("@daily");
+  ASSERT_TRUE(bool(daily));
+  EXPECT_EQ(daily->next(at(2026, 1, 1, 10, 30, 0)), at(2026, 1, 2, 0, 0, 0));
+  auto bad = CronSpec::parse("@sometimes");
+  ASSERT_FALSE(bool(bad));
+  llvm::consumeError(bad.takeError());
 }

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "plan/Plan.h"
-#include "scheduler/Cron.h"
+#include "cron/Cron.h"
 #include "scheduler/Work.h"
 
 #include <deque>
@@ -21,6 +21,10 @@
 #include <vector>
 
 namespace inm::scheduler {
+
+using cron::CronSpec;      // timer settings are shared with the compile service (orchestrator/cron)
+using cron::TimePoint;
+using cron::TimerSetting;
 
 /// Real world vs the latest intent (§5.1).
 enum class Compliance : uint8_t { Compliant, HasUpdate, NonCompliant, Undefined };

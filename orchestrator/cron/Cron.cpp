@@ -1,14 +1,14 @@
-// Cron parsing and next-fire computation for the timer settings (see include/scheduler/Cron.h). The search walks
+// Cron parsing and next-fire computation for the timer settings (see include/cron/Cron.h). The search walks
 // forward field by field (month, day, hour, minute, second), jumping to the start of the next unit on a mismatch,
 // so it needs at most a few thousand steps for any satisfiable expression.
-#include "scheduler/Cron.h"
+#include "cron/Cron.h"
 
 #include <cctype>
 #include <ctime>
 #include <sstream>
 #include <vector>
 
-namespace inm::scheduler {
+namespace inm::cron {
 
 namespace {
 
@@ -88,8 +88,15 @@ llvm::Error parseField(const std::string& field, const std::string& text, int lo
 }  // namespace
 
 llvm::Expected<CronSpec> CronSpec::parse(const std::string& text) {
+  static const std::pair<const char*, const char*> kShorthands[] = {
+      {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+      {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+      {"@hourly", "0 * * * *"}};
+  std::string expanded = text;
+  for (const auto& [name, expr] : kShorthands)
+    if (text == name) expanded = expr;
   std::vector<std::string> f;
-  std::stringstream ss(text);
+  std::stringstream ss(expanded);
   for (std::string w; ss >> w;) f.push_back(w);
   if (f.size() < 5 || f.size() > 7)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -199,4 +206,4 @@ llvm::Expected<TimerSetting> TimerSetting::parse(const std::string& name, const 
   return s;
 }
 
-}  // namespace inm::scheduler
+}  // namespace inm::cron

@@ -1,5 +1,7 @@
-// Timer settings of the scheduler (orchestrator.md §6.7): a value is either an integer number of seconds (per
-// resource timer; 0 = off) or a cron expression in UTC, `[sec] min hour dom month dow [year]` (a global tick).
+// Cron expressions of the orchestrator (orchestrator.md §6.7, §10): the scheduler's timer settings, where a value
+// is an integer number of seconds (per-resource timer; 0 = off) or a cron expression in UTC,
+// `[sec] min hour dom month dow [year]` (a global tick), and the compile service's `auto_full_compile`. One
+// parser for both, so an environment's settings follow one convention.
 // Pure code. Invariant: CronSpec::next(t) is the first matching instant strictly after t, or nullopt if none
 // exists within the searched range.
 #pragma once
@@ -12,14 +14,15 @@
 #include <optional>
 #include <string>
 
-namespace inm::scheduler {
+namespace inm::cron {
 
 using TimePoint = std::chrono::system_clock::time_point;
 
 /// A parsed cron expression.
 class CronSpec {
  public:
-  /// Parses 5 fields (min hour dom month dow), 6 (sec first) or 7 (sec first, year last). Fields take `*`, `n`,
+  /// Parses 5 fields (min hour dom month dow), 6 (sec first) or 7 (sec first, year last), or a shorthand
+  /// (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly). Fields take `*`, `n`,
   /// `a-b`, `*/s`, `a-b/s`, `n/s` and comma lists; months and weekdays also by English 3-letter names; weekday 0
   /// and 7 are Sunday. Errors name the field and the offending text.
   static llvm::Expected<CronSpec> parse(const std::string& text);
@@ -49,4 +52,4 @@ struct TimerSetting {
   static llvm::Expected<TimerSetting> parse(const std::string& name, const std::string& value);
 };
 
-}  // namespace inm::scheduler
+}  // namespace inm::cron
