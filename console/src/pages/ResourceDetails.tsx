@@ -92,11 +92,11 @@ function Logs({ env, rid }: { env: string; rid: string }) {
       <table class="table logs">
         <tbody>
           {(logs.data?.data ?? []).map((l, i) => (
-            <tr key={i} class={`lvl-${l.level}`} data-level={l.level}>
+            <tr key={i} class={`lvl-${l.level.toUpperCase()}`} data-level={l.level.toUpperCase()}>
               <td class="nowrap">{fmtDate(l.timestamp)}</td>
               <td>{l.action}</td>
               <td>
-                <span class={`level lvl-${l.level}`}>{l.level}</span>
+                <span class={`level lvl-${l.level.toUpperCase()}`}>{l.level.toUpperCase()}</span>
               </td>
               <td>
                 <div class="msg">{l.msg}</div>
