@@ -6,7 +6,7 @@
 #include "Verbs.h"
 
 #include "SchedulerSupervisor.h"
-#include "client/Token.h"
+#include "jwt/Jwt.h"
 #include "api/HttpServer.h"
 #include "compile/CompileService.h"
 #include "config/Config.h"
@@ -171,7 +171,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     k.id = sec.substr(9);
     k.algorithm = values.count("algorithm") ? values["algorithm"] : "HS256";
     // As in the reference, an HS256 key is URL-safe base64 of at least 32 bytes (`openssl rand -base64 32`).
-    auto key = client::unbase64url(values["key"]);
+    auto key = jwt::unbase64url(values["key"]);
     if (!key) return fail("[" + sec + "] key: " + llvm::toString(key.takeError()));
     if (k.algorithm == "HS256" && !values["key"].empty() && key->size() < 32)
       return fail("[" + sec + "] key: HS256 needs a key of at least 32 bytes (256 bits), base64-encoded");

@@ -1,9 +1,9 @@
-// HS256 JWT verification and minting with OpenSSL's HMAC (see Auth.h), and the token route.
+// HS256 JWT verification and minting (see Auth.h; primitives in orchestrator/jwt), and the token route.
 #include "Auth.h"
 
+#include "jwt/Jwt.h"
+
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <chrono>
 
@@ -13,52 +13,15 @@ using model::ErrorCode;
 
 namespace {
 
-std::string b64url(const std::string& in) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63]; out += tbl[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63];
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63];
-  }
-  return out;
-}
-
+/// Decodes one part of a token; false when it is not base64url.
 bool unb64url(const std::string& in, std::string& out) {
-  out.clear();
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '-' || c == '+') v = 62;
-    else if (c == '_' || c == '/') v = 63;
-    else if (c == '=') continue;
-    else return false;
-    acc = (acc << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((acc >> bits) & 0xff);
-    }
+  auto bytes = jwt::unbase64url(in);
+  if (!bytes) {
+    llvm::consumeError(bytes.takeError());
+    return false;
   }
+  out = std::move(*bytes);
   return true;
-}
-
-std::string hmacSha256(const std::string& key, const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(), md, &len);
-  return std::string(reinterpret_cast<char*>(md), len);
 }
 
 int64_t nowSeconds() {
@@ -86,7 +49,7 @@ Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>&
   const JwtKey* matched = nullptr;
   for (const auto& k : keys) {
     if (k.algorithm != "HS256") continue;
-    std::string expect = hmacSha256(k.key, signingInput);
+    std::string expect = jwt::hmacSha256(k.key, signingInput);
     if (expect.size() == sig.size() && CRYPTO_memcmp(expect.data(), sig.data(), sig.size()) == 0) {
       matched = &k;
       break;
@@ -138,8 +101,7 @@ llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std
   int64_t expire = expireSeconds > 0 ? expireSeconds : signer->expire;
   if (expire > 0) payload["exp"] = nowSeconds() + expire;
   if (environment) payload["urn:inmanta:env"] = *environment;
-  std::string input = b64url(R"({"alg":"HS256","typ":"JWT"})") + "." + b64url(payload.dump());
-  return input + "." + b64url(hmacSha256(signer->key, input));
+  return jwt::signHs256(signer->key, payload.dump());
 }
 
 void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options) {

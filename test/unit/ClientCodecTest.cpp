@@ -3,11 +3,14 @@
 #include "client/ArtifactText.h"
 #include "client/Client.h"
 #include "client/Token.h"
+#include "jwt/Jwt.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 using namespace inm::client;
+using inm::jwt::base64url;
+using inm::jwt::unbase64url;
 
 TEST(ClientCodec, EncodeSegmentKeepsOnlyUnreserved) {
   EXPECT_EQ(encodeSegment("std::File[web1,path=/etc/motd],v=3"),

@@ -32,8 +32,5 @@ llvm::Expected<SigningKey> signingKeyFromConfig(const config::Config& cfg);
 std::string signToken(const SigningKey& key, const std::vector<std::string>& clientTypes,
                       const std::string& environment, int64_t expireSeconds, int64_t now);
 
-/// Url-safe base64 without padding, and its inverse (which also accepts padding and the standard alphabet).
-std::string base64url(const std::string& data);
-llvm::Expected<std::string> unbase64url(const std::string& text);
 
 }  // namespace inm::client
