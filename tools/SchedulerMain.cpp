@@ -5,6 +5,7 @@
 // effects in order, one transaction per batch. Invariant: effects reach the writer in the order the state
 // machine produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "executor/ExecutorClient.h"
+#include "executor/Handler.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
 #include "config/Config.h"
@@ -23,9 +24,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <thread>
 
 namespace asio = boost::asio;
@@ -111,16 +116,30 @@ class InProcessNullExecutor : public Executor {
   int delayMs_ = 0;
 };
 
+/// Where the handler code of a version comes from (the scheduler's pg layer, on the state machine's thread).
+struct CodeSource {
+  std::function<llvm::Expected<std::vector<pg::SchedulerStore::CodeFile>>(int version, const std::string& agent)> load;
+  std::function<llvm::Expected<std::optional<std::string>>(const std::string& hash)> readFile;
+  std::string dir;  ///< <state dir>/executor-code: one directory per blueprint
+};
+
 /// The real executors: work goes to `inmanta executor` child processes through executor::ExecutorPool, one
-/// process per code blueprint (all handlers are built in, so one blueprint: every agent shares it, and a dead
-/// process fails the in-flight work of all of them as `unavailable`; the pool starts a new one on the next batch).
+/// process per code blueprint. A blueprint is the set of (module, path, file hash) of the Python handler code
+/// registered with the work item's version for its agent (docs/deploy.md "Blueprints"): no code is the blueprint
+/// "builtin-handlers" (std's C++ handlers only, no interpreter); other code is laid out once under
+/// <state dir>/executor-code/<blueprint>/<module>/plugins/ and its executor starts with `--python-code` of it, so
+/// new code means a new executor and the deploys of version V run V's code. Agents with the same code share a
+/// process; a dead process fails its in-flight work as `unavailable` and is restarted on the next batch.
 class ProcessExecutor : public Executor {
  public:
   ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
-                  std::function<void(std::vector<WorkResult>)> deliver)
-      : ioc_(ioc), pool_(ioc.get_executor(), std::move(options), std::move(files)), deliver_(std::move(deliver)) {}
+                  std::function<void(std::vector<WorkResult>)> deliver, CodeSource code)
+      : ioc_(ioc), code_(std::move(code)),
+        pool_(ioc.get_executor(), withKeyArguments(std::move(options)), std::move(files)),
+        deliver_(std::move(deliver)) {}
   void submit(std::vector<WorkItem> batch) override {
-    std::vector<executor::DeployRequest> deploys, facts;
+    std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts;  // by blueprint
+    std::vector<executor::ActionResult> failed;
     for (const auto& w : batch) {
       executor::DeployRequest r;
       r.actionId = w.actionId;
@@ -130,7 +149,13 @@ class ProcessExecutor : public Executor {
       for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
       r.dryRun = w.kind == TaskKind::DryRun;
       taskOf_[w.actionId] = w.taskId;
-      (w.kind == TaskKind::RefreshFact ? facts : deploys).push_back(std::move(r));
+      std::string error;
+      auto key = blueprintOf(w.version, w.agent, &error);
+      if (!key) {
+        failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
+        continue;
+      }
+      (w.kind == TaskKind::RefreshFact ? facts : deploys)[*key].push_back(std::move(r));
     }
     auto onResult = [this](const executor::ActionResult& a) {
       auto it = taskOf_.find(a.actionId);
@@ -155,21 +180,97 @@ class ProcessExecutor : public Executor {
         });
       }
     };
-    if (!deploys.empty()) pool_.deploy(kBlueprint, std::move(deploys), onResult);
-    if (!facts.empty()) {
+    for (const auto& f : failed) onResult(f);
+    for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
+    for (auto& [key, reqs] : facts) {
       std::string error;
-      if (auto p = pool_.get(kBlueprint, &error)) {
-        p->facts(std::move(facts), onResult);
+      if (auto p = pool_.get(key, &error)) {
+        p->facts(std::move(reqs), onResult);
       } else {
-        for (const auto& f : facts) onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
+        for (const auto& f : reqs) onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
       }
     }
   }
   void shutdown(std::function<void()> done) { pool_.shutdown(std::move(done)); }
 
  private:
-  static constexpr const char* kBlueprint = "builtin-handlers";
+  static constexpr const char* kBuiltin = "builtin-handlers";
+
+  executor::ExecutorOptions withKeyArguments(executor::ExecutorOptions o) {
+    o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
+      auto it = codeDirs_.find(key);
+      if (it == codeDirs_.end()) return {};
+      return {"--python-code", it->second};
+    };
+    return o;
+  }
+
+  /// The blueprint of (version, agent), read from the database once per pair and laid out once per blueprint.
+  std::optional<std::string> blueprintOf(int version, const std::string& agent, std::string* error) {
+    auto cached = blueprints_.find({version, agent});
+    if (cached != blueprints_.end()) return cached->second;
+    auto files = code_.load(version, agent);
+    if (!files) {
+      *error = "cannot read the handler code of version " + std::to_string(version) + ": " +
+               llvm::toString(files.takeError());
+      return std::nullopt;
+    }
+    std::string key = kBuiltin;
+    if (!files->empty()) {
+      std::string listing;
+      for (const auto& f : *files) listing += f.module + "\t" + f.path + "\t" + f.hash + "\n";
+      key = "py-" + executor::sha1Hex(listing);
+      if (!codeDirs_.count(key)) {
+        auto dir = materialise(key, *files, error);
+        if (!dir) return std::nullopt;
+        codeDirs_[key] = *dir;
+      }
+    }
+    blueprints_[{version, agent}] = key;
+    return key;
+  }
+
+  /// Writes the files of a blueprint to <code dir>/<key>/<module>/<path> (into a temporary directory renamed into
+  /// place, so a half-written tree is never used); an existing complete tree is reused.
+  std::optional<std::string> materialise(const std::string& key, const std::vector<pg::SchedulerStore::CodeFile>& files,
+                                         std::string* error) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path target = fs::path(code_.dir) / key;
+    if (fs::is_directory(target, ec)) return target.string();
+    fs::path tmp = fs::path(code_.dir) / (key + ".tmp-" + std::to_string(::getpid()));
+    fs::remove_all(tmp, ec);
+    auto fail = [&](const std::string& why) {
+      *error = "cannot lay out the handler code " + key + " under " + code_.dir + ": " + why;
+      fs::remove_all(tmp, ec);
+      return std::nullopt;
+    };
+    for (const auto& f : files) {
+      fs::path rel = fs::path(f.path).lexically_normal();
+      bool bad = f.module.empty() || f.module.find('/') != std::string::npos || f.module == "." || f.module == ".." ||
+                 f.path.empty() || rel.is_absolute() || rel.string().rfind("..", 0) == 0;
+      if (bad) return fail("file '" + f.path + "' of module '" + f.module + "' has no safe relative path");
+      auto content = code_.readFile(f.hash);
+      if (!content) return fail(llvm::toString(content.takeError()));
+      if (!*content) return fail("file " + f.hash + " (" + f.module + "/" + f.path + ") is not in the file store");
+      fs::path out = tmp / f.module / rel;
+      fs::create_directories(out.parent_path(), ec);
+      if (ec) return fail(out.parent_path().string() + ": " + ec.message());
+      std::ofstream o(out, std::ios::binary | std::ios::trunc);
+      o << **content;
+      o.close();
+      if (!o) return fail("writing " + out.string() + " failed");
+    }
+    fs::rename(tmp, target, ec);
+    if (ec && !fs::is_directory(target)) return fail("renaming into " + target.string() + ": " + ec.message());
+    fs::remove_all(tmp, ec);
+    return target.string();
+  }
+
   asio::io_context& ioc_;
+  CodeSource code_;
+  std::map<std::pair<int, std::string>, std::string> blueprints_;  ///< (version, agent) -> blueprint key
+  std::map<std::string, std::string> codeDirs_;                     ///< blueprint key -> its --python-code dir
   executor::ExecutorPool pool_;
   std::function<void(std::vector<WorkResult>)> deliver_;
   std::unordered_map<std::string, uint64_t> taskOf_;
@@ -388,7 +489,16 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   InProcessNullExecutor nullExec(ioc, deliver);
   std::unique_ptr<ProcessExecutor> procExec;
   if (executorKind == "process") {
-    procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver);
+    // Handler code: read on the state machine's connection (once per version and agent), laid out under the
+    // state dir the server uses.
+    CodeSource code;
+    code.load = [&](int version, const std::string& agent) { return store.loadCode(version, agent); };
+    code.readFile = [&](const std::string& hash) { return store.readFile(hash); };
+    std::error_code ec;
+    std::filesystem::path codeDir =
+        std::filesystem::absolute(cfg->getString("config", "state-dir", "/var/lib/inmanta"), ec) / "executor-code";
+    code.dir = codeDir.string();
+    procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
     execRef.target = procExec.get();
   } else {
     execRef.target = &nullExec;

@@ -174,8 +174,10 @@ def main():
                     srv.stop()
                 shutil.rmtree(repo, ignore_errors=True)
                 continue
-            with open(os.path.join(REPO, "orchestrator", "store", "migrations", "001_initial.sql")) as f:
-                cluster.psql(f.read(), db=db)
+            migrations = os.path.join(REPO, "orchestrator", "store", "migrations")
+            for name in sorted(n for n in os.listdir(migrations) if n.endswith(".sql")):
+                with open(os.path.join(migrations, name)) as f:
+                    cluster.psql(f.read(), db=db)
             pid = psql(cluster, db, "INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'bench') RETURNING id")
             env = psql(cluster, db, f"INSERT INTO environment (id, name, project, repo_url, repo_branch) VALUES "
                                     f"(gen_random_uuid(), 'e', '{pid}', '{url}', 'main') RETURNING id")

@@ -55,8 +55,10 @@ def vmhwm_kib(pid):
 def one_run(cluster, build, n, agents, executor, parallelism):
     db = f"bench_{uuid.uuid4().hex[:10]}"
     cluster.psql(f"CREATE DATABASE {db}")
-    with open(os.path.join(ROOT, "orchestrator", "store", "migrations", "001_initial.sql")) as f:
-        cluster.psql(f.read(), db=db)
+    migrations = os.path.join(ROOT, "orchestrator", "store", "migrations")
+    for name in sorted(n for n in os.listdir(migrations) if n.endswith(".sql")):
+        with open(os.path.join(migrations, name)) as f:
+            cluster.psql(f.read(), db=db)
     env, project = str(uuid.uuid4()), str(uuid.uuid4())
     settings = {"autostart_agent_deploy_interval": "0", "autostart_agent_repair_interval": "0",
                 "agent_parallelism": parallelism}

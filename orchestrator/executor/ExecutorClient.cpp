@@ -359,7 +359,14 @@ std::shared_ptr<ExecutorProcess> ExecutorPool::get(const std::string& key, std::
   auto it = processes_.find(key);
   if (it != processes_.end() && it->second->alive()) return it->second;
   if (it != processes_.end()) processes_.erase(it);  // dead: its death path already reaped it
-  std::shared_ptr<ExecutorProcess> p = ExecutorProcess::start(executor_, key, options_, files_, error);
+  std::shared_ptr<ExecutorProcess> p;
+  if (options_.keyArguments) {
+    ExecutorOptions opts = options_;
+    for (std::string& a : options_.keyArguments(key)) opts.arguments.push_back(std::move(a));
+    p = ExecutorProcess::start(executor_, key, opts, files_, error);
+  } else {
+    p = ExecutorProcess::start(executor_, key, options_, files_, error);
+  }
   if (!p) return nullptr;
   p->setFileSink(sink_);
   ++started_;

@@ -473,7 +473,8 @@ asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nl
       mod = mod.substr(0, mod.find('.'));
       auto& m = modules[mod];
       if (m.is_null()) m = {{"name", mod}, {"files", nlohmann::json::object()}, {"requirements", nlohmann::json::array()}};
-      m["files"][f.key()] = {{"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}};
+      std::string path = (*f)[0].is_string() ? (*f)[0].get<std::string>() : std::string();
+      m["files"][f.key()] = {{"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}, {"path", path}};
       if (f->size() > 2 && (*f)[2].is_array())
         for (const auto& q : (*f)[2])
           if (std::find(m["requirements"].begin(), m["requirements"].end(), q) == m["requirements"].end()) m["requirements"].push_back(q);
@@ -481,19 +482,18 @@ asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nl
   }
   nlohmann::json list = nlohmann::json::array();
   for (auto& [name, m] : modules) {
-    // The module version is the sha1 of its sorted file hashes: the same code registers once.
+    // The module version is the sha1 of its sorted file hashes and paths: the same code registers once.
     std::string joined;
     nlohmann::json files = nlohmann::json::array();
     for (auto it = m["files"].begin(); it != m["files"].end(); ++it) {
-      joined += it.key();
+      joined += it.key() + ":" + it.value().value("path", std::string()) + ";";
       files.push_back(it.value());
     }
     list.push_back({{"name", name}, {"version", artifact::sha1Hex(joined)}, {"requirements", m["requirements"]}, {"files", files}});
   }
   env = lowerUuid(env);
-  llvm::Error e = co_await blocking([&] { return store_.putCode(env, list); });
+  llvm::Error e = co_await blocking([&] { return store_.putCode(env, version, list); });
   if (e) co_return Result::error(std::move(e));
-  (void)version;
   co_return Result::of(nullptr);
 }
 

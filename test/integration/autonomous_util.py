@@ -11,7 +11,7 @@ import time
 
 import harness
 
-MIGRATION = os.path.join(harness.ROOT, "orchestrator", "store", "migrations", "001_initial.sql")
+MIGRATIONS = os.path.join(harness.ROOT, "orchestrator", "store", "migrations")
 
 PROJECT_YML = "name: autotest\ndescription: autonomous server test project\nmodulepath: libs\ndownloadpath: libs\n"
 
@@ -28,7 +28,8 @@ class Database:
     def __init__(self):
         self.name = harness.fresh_database("auto")
         self.host, self.port = harness.shared_cluster()
-        self.psql(open(MIGRATION).read())
+        for name in sorted(n for n in os.listdir(MIGRATIONS) if n.endswith(".sql")):
+            self.psql(open(os.path.join(MIGRATIONS, name)).read())
 
     @property
     def conninfo(self):

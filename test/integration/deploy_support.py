@@ -55,8 +55,9 @@ class DeployEnv:
         self.host, self.port = harness.shared_cluster()
         self.env = str(uuid.uuid4())
         self.sched = None
-        with open(os.path.join(MIGRATIONS, "001_initial.sql")) as f:
-            self.sql(f.read())
+        for name in sorted(n for n in os.listdir(MIGRATIONS) if n.endswith(".sql")):
+            with open(os.path.join(MIGRATIONS, name)) as f:
+                self.sql(f.read())
         project = str(uuid.uuid4())
         s = {"autostart_agent_deploy_interval": "0", "autostart_agent_repair_interval": "0"}
         s.update(settings or {})

@@ -383,6 +383,26 @@ llvm::Expected<std::optional<std::string>> SchedulerStore::readFile(const std::s
   }
 }
 
+llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(int version, const std::string& agent) {
+  try {
+    pqxx::read_transaction tx{*impl_->conn};
+    auto r = tx.exec_params(
+        "WITH m AS (SELECT inmanta_module_name AS n, inmanta_module_version AS v FROM version_code "
+        "WHERE environment = $1 AND cm_version = $2 UNION SELECT inmanta_module_name, inmanta_module_version "
+        "FROM agent_modules WHERE environment = $1 AND cm_version = $2 AND agent_name = $3) "
+        "SELECT DISTINCT f.inmanta_module_name, f.inmanta_module_version, coalesce(f.file_path, ''), f.file_content_hash "
+        "FROM module_files f JOIN m ON f.inmanta_module_name = m.n AND f.inmanta_module_version = m.v "
+        "WHERE f.environment = $1 AND NOT f.is_byte_code ORDER BY 1, 3, 4",
+        impl_->env, version, agent);
+    std::vector<CodeFile> out;
+    for (const auto& row : r)
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()});
+    return out;
+  } catch (const std::exception& e) {
+    return dbError("reading the handler code of version " + std::to_string(version), e);
+  }
+}
+
 namespace {
 
 // Deploy starts, finishes and blocked changes of one Effects. Per action: a start and its finish in the same

@@ -165,7 +165,7 @@ llvm::Error PgStore::clearEnvironment(const std::string& id) {
   return withTxVoid(db_, "clearing an environment", [&](pqxx::work& tx) {
     requireEnvironment(tx, id);
     for (const char* table : {"resource", "module_files", "resourceaction_resource", "unknownparameter", "agent_modules",
-                              "configurationmodel", "resource_persistent_state", "scheduler", "resourceaction", "agent",
+                              "version_code", "configurationmodel", "resource_persistent_state", "scheduler", "resourceaction", "agent",
                               "inmanta_module", "parameter", "compile", "dryrun", "notification"})
       tx.exec_params(std::string("DELETE FROM ") + table + " WHERE environment = $1", id);
     tx.exec_params("INSERT INTO agent (environment, name) VALUES ($1, '$__scheduler')", id);
@@ -252,11 +252,16 @@ llvm::Expected<std::optional<std::string>> PgStore::getFile(const std::string& h
   });
 }
 
-llvm::Error PgStore::putCode(const std::string& env, const nlohmann::json& modules) {
+llvm::Error PgStore::putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) {
   return withTxVoid(db_, "storing handler code", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
+    // The version's code is what this upload names (a re-upload for the same version replaces the link).
+    tx.exec_params("DELETE FROM version_code WHERE environment = $1 AND cm_version = $2", env, cmVersion);
     for (const auto& m : modules) {
       std::string name = m.at("name"), version = m.at("version");
+      tx.exec_params("INSERT INTO version_code (environment, cm_version, inmanta_module_name, inmanta_module_version) "
+                     "VALUES ($1, $2, $3, $4)",
+                     env, cmVersion, name, version);
       pqxx::result ins = tx.exec_params(
           "INSERT INTO inmanta_module (environment, name, version, requirements) "
           "VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING RETURNING 1",
@@ -268,8 +273,9 @@ llvm::Error PgStore::putCode(const std::string& env, const nlohmann::json& modul
           throw StoreFailure{ErrorCode::BadRequest, "module " + name + ": file " + hash + " (" +
                                                         f.value("python_module", std::string()) + ") was not uploaded"};
         tx.exec_params("INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
-                       "file_content_hash, python_module_name, is_byte_code) VALUES ($1, $2, $3, $4, $5, $6)",
-                       env, name, version, hash, f.value("python_module", std::string()), f.value("is_byte_code", false));
+                       "file_content_hash, python_module_name, is_byte_code, file_path) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                       env, name, version, hash, f.value("python_module", std::string()), f.value("is_byte_code", false),
+                       f.value("path", std::string()));
       }
     }
   });

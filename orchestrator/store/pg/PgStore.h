@@ -57,7 +57,7 @@ class PgStore final : public Store {
   llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) override;
   llvm::Error putFile(const std::string& hash, const std::string& content) override;
   llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
-  llvm::Error putCode(const std::string& env, const nlohmann::json& modules) override;
+  llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) override;
   llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) override;
   llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) override;
   llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) override;

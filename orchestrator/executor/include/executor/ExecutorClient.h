@@ -39,6 +39,9 @@ struct ExecutorOptions {
   std::chrono::milliseconds heartbeatInterval{1000};
   std::chrono::milliseconds heartbeatTimeout{10000};  ///< no answer for this long => hung => killed
   std::chrono::milliseconds shutdownGrace{5000};      ///< after `shutdown`, SIGKILL when still running
+  /// ExecutorPool only: arguments appended for the process of a key (e.g. `--python-code DIR` of a code
+  /// blueprint), asked each time a process for that key starts. Unset or empty: none.
+  std::function<std::vector<std::string>(const std::string& key)> keyArguments;
 };
 
 /// Called once per request with its result.

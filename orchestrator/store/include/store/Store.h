@@ -131,8 +131,9 @@ class Store {
   virtual llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) = 0;
   virtual llvm::Error putFile(const std::string& hash, const std::string& content) = 0;
   virtual llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) = 0;
-  /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code}]}].
-  virtual llvm::Error putCode(const std::string& env, const nlohmann::json& modules) = 0;
+  /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code, path}]}], the code
+  /// of model version `cmVersion` (linked in version_code; the scheduler starts its executors with it).
+  virtual llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) = 0;
 
   // Resources (orchestrator.md §5.2, §13): the state of every resource the environment has released.
   /// [{resource_id, resource_type, agent, resource_id_value, requires, status, model, attributes?}] sorted by id;

@@ -66,6 +66,14 @@ class SchedulerStore {
                                                           const std::map<std::string, bool>& pausedAgents);
   /// The bytes of a stored file (table `file`, keyed by sha1 hex); nullopt when there is no such file.
   llvm::Expected<std::optional<std::string>> readFile(const std::string& sha1hex);
+  /// One Python file of a version's handler code (docs/pybridge.md): module, the module's code version, the path
+  /// inside the module ("plugins/x.py") and the content's sha1 (table `file`).
+  struct CodeFile {
+    std::string module, moduleVersion, path, hash;
+  };
+  /// The handler code of `version` for `agent`: the modules linked to the version (version_code, from
+  /// codebatched) plus those linked to the agent (agent_modules), sorted by module and path; empty = none.
+  llvm::Expected<std::vector<CodeFile>> loadCode(int version, const std::string& agent);
   /// Writes one batch of effects in one transaction.
   llvm::Error write(const Effects& e);
 
