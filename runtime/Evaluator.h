@@ -113,7 +113,6 @@ struct Unit {
   uint32_t memo = kNone;      // index into memos_
   uint32_t origin = kNone;    // AttrAssign: constructor ExprId (for messages)
   uint32_t eager = kNone;     // index into eagers_ (eager promises held)
-  uint32_t mapExpr = kNone;   // Forward: a one-loop list comprehension applied to each value of the source
 };
 
 /// Evaluation context of one expression evaluation inside a unit.
@@ -230,6 +229,9 @@ class Evaluator {
   /// (`sidOut`), possibly chosen by conditional expressions, or a one-loop list comprehension over one
   /// (`mapOut` is then the comprehension, applied per value).
   Status gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& mapOut);
+  /// Forward units that apply a comprehension to each value: unit -> comprehension ExprId (rare, so kept out
+  /// of Unit; Forward units are never recycled).
+  std::unordered_map<uint32_t, uint32_t> forwardMaps_;
   /// Starts a Forward unit feeding slot `slot` of `inst` from `src` (see gradualFeed).
   void startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
                     uint32_t origin, bool originIsExpr);

@@ -94,7 +94,7 @@ void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t 
   units_[fw].target = src;
   units_[fw].origin = origin;
   units_[fw].originIsExpr = originIsExpr;
-  units_[fw].mapExpr = mapExpr;
+  if (mapExpr != kNone) forwardMaps_[fw] = mapExpr;
   units_[fw].promise = units_[unitId].promise;
   units_[unitId].promise = kNone;
   addWaiter(src, fw, true);
@@ -192,7 +192,9 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
   uint32_t src = u0.target;
   uint32_t inst = u0.inst, slot = u0.aux, node = u0.origin;
   const SlotMeta& m = meta_[src];
-  uint32_t mapExpr = u0.mapExpr;
+  uint32_t mapExpr = kNone;
+  if (!forwardMaps_.empty())
+    if (auto it = forwardMaps_.find(unitId); it != forwardMaps_.end()) mapExpr = it->second;
   if (m.ext != kNone) {
     while (units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
       uint32_t index = units_[unitId].progress;
