@@ -229,9 +229,19 @@ class Evaluator {
   /// (`sidOut`), possibly chosen by conditional expressions, or a one-loop list comprehension over one
   /// (`mapOut` is then the comprehension, applied per value).
   Status gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& mapOut);
+  /// `for x in [e for v in list if g]` where some element `e` is a relation: each such relation is iterated
+  /// gradually by a unit of its own (as `for v in list: if g: for x in e:`). `handled` is false when no element
+  /// is a relation (the caller evaluates the comprehension eagerly).
+  Status forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId, bool& handled);
+  /// `x.rel = [a, b.rel, …]` where some item can be fed gradually (gradualFeed): those items get a Forward
+  /// unit each, the others are assigned at once. `handled` is false when no item can (eager assignment).
+  Status feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, ExprId valueExpr, uint32_t origin,
+                         bool originIsExpr, bool& handled);
   /// Forward units that apply a comprehension to each value: unit -> comprehension ExprId (rare, so kept out
   /// of Unit; Forward units are never recycled).
   std::unordered_map<uint32_t, uint32_t> forwardMaps_;
+  /// a comprehension over a comprehension over a relation: inner comprehension ExprId of each map level
+  std::unordered_map<uint32_t, uint32_t> innerMaps_;
   /// Starts a Forward unit feeding slot `slot` of `inst` from `src` (see gradualFeed).
   void startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
                     uint32_t origin, bool originIsExpr);

@@ -78,11 +78,69 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& m
     return gradualFeed(ctx, c.b ? e.b : e.c, sidOut, mapOut);
   }
   if (e.kind == ExprKind::ListComprehension && e.loopEnd - e.loopBegin == 1 && !scopes_[ctx.scope].isStatic) {
-    TRY(gradualSource(ctx, ctx.ast->loops[e.loopBegin].iterable, sidOut));
-    if (sidOut != kNone) mapOut = id.index;
+    // `[e for x in src]`, src a relation or itself such a comprehension (`[a for a in [b for b in r]]`)
+    ExprId iterable = ctx.ast->loops[e.loopBegin].iterable;
+    uint32_t inner = kNone;
+    if (ctx.ast->exprs[iterable].kind == ExprKind::ListComprehension) TRY(gradualFeed(ctx, iterable, sidOut, inner));
+    else TRY(gradualSource(ctx, iterable, sidOut));
+    if (sidOut == kNone) return Status::Ok;
+    mapOut = id.index;
+    if (inner != kNone) innerMaps_[id.index] = inner;  // keyed by the (immutable) outer comprehension's ExprId
     return Status::Ok;
   }
   return gradualSource(ctx, id, sidOut);
+}
+
+Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, ExprId valueExpr,
+                                  uint32_t origin, bool originIsExpr, bool& handled) {
+  handled = false;
+  const Expr& e = ctx.ast->exprs[valueExpr];
+  if (e.kind != ExprKind::List || scopes_[ctx.scope].isStatic) return Status::Ok;
+  uint32_t sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  struct Item {
+    uint32_t src = kNone, map = kNone;
+    Value value;
+  };
+  llvm::SmallVector<Item, 4> items;
+  bool anyFeed = false;
+  // Pass 1 (nothing assigned yet, so a Blocked item is simply retried).
+  for (uint32_t i = e.begin; i < e.end; ++i) {
+    ExprId item = ctx.ast->exprLists[i];
+    Item it;
+    TRY(gradualFeed(ctx, item, it.src, it.map));
+    if (it.src == sid) return Status::Ok;  // feeds itself: leave it to the eager path
+    if (it.src != kNone) {
+      anyFeed = true;
+    } else {
+      uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+      if (attr.isRelation && attr.inverse.valid()) {
+        ctx.hintAttr = attr.inverse.index;
+        ctx.hintInst = inst;
+      }
+      Status st = eval(ctx, item, it.value);
+      ctx.hintAttr = savedAttr;
+      ctx.hintInst = savedInst;
+      if (st != Status::Ok) return st;
+    }
+    items.push_back(it);
+  }
+  if (!anyFeed) return Status::Ok;
+  handled = true;
+  SourceRange at = ctx.ast->exprs[valueExpr].range;
+  for (Item& it : items) {
+    if (it.src == kNone) {
+      TRY(assignAttr(ctx, inst, slot, it.value, at, origin, !originIsExpr));
+      continue;
+    }
+    // each forward holds a promise of its own on the target until its source is frozen
+    uint32_t saved = units_[unitId].promise;
+    acquirePromise(sid);
+    units_[unitId].promise = sid;
+    startForward(ctx, unitId, inst, slot, it.src, it.map, origin, originIsExpr);
+    units_[unitId].promise = saved;
+  }
+  return Status::Ok;
 }
 
 void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
@@ -173,6 +231,9 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
       return Status::Ok;
     }
     if (src == sid && map == kNone) return Status::Ok;  // a.rel = a.rel adds nothing
+    bool handled = false;
+    TRY(feedListLiteral(ctx, unitId, inst, uint32_t(slot), s.value, units_[unitId].node, false, handled));
+    if (handled) return Status::Ok;
   }
   Value v;
   uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
@@ -201,31 +262,44 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
       Value v = exts_[meta_[src].ext].values[index];
       bool isStmt = !units_[unitId].originIsExpr;
       if (mapExpr != kNone) {
-        // `[e for x in src if g]`: the element of this value, in a scope binding x; a Blocked element is
-        // retried from the same value (progress is not advanced).
-        const Expr& ce = ctx.ast->exprs[ExprId{mapExpr}];
-        uint32_t scope = newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
-        uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
-        vals_[var] = v;
-        meta_[var].state = kSet;
-        llvm::SmallVector<Value, 4> part;
-        uint32_t savedScope = ctx.scope;
-        uint64_t savedKey = ctx.iterKey;
-        ctx.scope = scope;
-        ctx.iterKey = ctx.iterKey * 1000003u + index + 1;
-        // a constructor in the element fills the inverse end with the target instance, as in the eager path
+        // `[e for x in src if g]` (possibly over such comprehensions, innermost first): the elements of this
+        // value, each in a scope binding x; a Blocked element is retried from the same value (progress is not
+        // advanced; constructors are memoised by iterKey).
+        llvm::SmallVector<uint32_t, 2> chain;
+        for (uint32_t m = mapExpr; m != kNone;) {
+          chain.push_back(m);
+          auto it = innerMaps_.find(m);
+          m = it == innerMaps_.end() ? kNone : it->second;
+        }
+        // a constructor in the outermost element fills the inverse end with the target instance (eager path)
         const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[attrSid(inst, slot)].attr}];
         uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
-        uint32_t savedInst = ctx.hintInst;
-        if (hint != kNone) ctx.hintInst = inst;
-        Status st = comprehensionElement(ctx, ce, hint, part);
+        llvm::SmallVector<Value, 4> values{v};
+        uint32_t savedScope = ctx.scope, savedInst = ctx.hintInst;
+        uint64_t savedKey = ctx.iterKey;
+        Status st = Status::Ok;
+        for (size_t level = chain.size(); level-- > 0 && st == Status::Ok;) {
+          const Expr& ce = ctx.ast->exprs[ExprId{chain[level]}];
+          llvm::SmallVector<Value, 4> next;
+          for (size_t pos = 0; pos < values.size() && st == Status::Ok; ++pos) {
+            uint32_t scope = newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
+            uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
+            vals_[var] = values[pos];
+            meta_[var].state = kSet;
+            ctx.scope = scope;
+            ctx.iterKey = ((savedKey * 1000003u + index + 1) * 1000003u + level) * 1000003u + pos;
+            ctx.hintInst = level == 0 && hint != kNone ? inst : savedInst;
+            st = comprehensionElement(ctx, ce, level == 0 ? hint : kNone, next);
+          }
+          values = std::move(next);
+        }
         ctx.hintInst = savedInst;
         ctx.scope = savedScope;
         ctx.iterKey = savedKey;
         if (st != Status::Ok) return st;
         ++units_[unitId].progress;
-        if (part.empty()) continue;
-        v = part.size() == 1 && part[0].kind != ValueKind::List ? part[0] : model_.arena().list(part);
+        if (values.empty()) continue;
+        v = values.size() == 1 && values[0].kind != ValueKind::List ? values[0] : model_.arena().list(values);
       } else {
         ++units_[unitId].progress;
       }
@@ -591,11 +665,98 @@ void Evaluator::releaseEager(uint32_t unitId) {
   for (uint32_t sid : held) releasePromise(sid);
 }
 
+Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId, bool& handled) {
+  handled = false;
+  const Expr& e = ctx.ast->exprs[s.value];
+  if (e.kind != ExprKind::ListComprehension || e.loopEnd - e.loopBegin != 1 || scopes_[ctx.scope].isStatic)
+    return Status::Ok;
+  const frontend::ComprehensionLoop& loop = ctx.ast->loops[e.loopBegin];
+  uint32_t iterSrc = kNone;
+  TRY(gradualSource(ctx, loop.iterable, iterSrc));
+  if (iterSrc != kNone) return Status::Ok;  // over a relation: eager as before
+  Value it;
+  TRY(eval(ctx, loop.iterable, it));
+  if (it.kind != ValueKind::List) return Status::Ok;  // unknown or an error: the eager path reports it
+  // Pass 1 (nothing emitted, so a Blocked element can simply be retried): guards, and each element either a
+  // relation (its slot) or values.
+  struct Piece {
+    uint32_t sid;
+    llvm::SmallVector<Value, 2> values;
+  };
+  std::vector<Piece> pieces;
+  bool anyRelation = false;
+  uint32_t outer = ctx.scope;
+  uint64_t outerKey = ctx.iterKey;
+  uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
+  uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
+  uint32_t n = 0;
+  Status st = Status::Ok;
+  for (const Value& item : it.items()) {
+    vals_[var] = item;
+    meta_[var].state = kSet;
+    ctx.scope = scope;
+    ctx.iterKey = outerKey * 1000003u + (++n);
+    Piece p{kNone, {}};
+    bool keep = true;
+    for (uint32_t g = e.begin; g < e.end && keep; ++g) {
+      Value gv;
+      st = eval(ctx, ctx.ast->exprLists[g], gv);
+      if (st != Status::Ok) break;
+      if (gv.kind != ValueKind::Bool) {  // unknown or not a boolean: the eager path decides / reports
+        ctx.scope = outer;
+        ctx.iterKey = outerKey;
+        return Status::Ok;
+      }
+      keep = gv.b;
+    }
+    if (st == Status::Ok && keep) {
+      st = gradualSource(ctx, e.a, p.sid);
+      // not a relation: its values (comprehensionElement re-checks the guards, which hold)
+      if (st == Status::Ok && p.sid == kNone) st = comprehensionElement(ctx, e, kNone, p.values);
+      if (p.sid != kNone) anyRelation = true;
+    }
+    ctx.scope = outer;
+    ctx.iterKey = outerKey;
+    if (st != Status::Ok) return st;
+    if (keep) pieces.push_back(std::move(p));
+  }
+  if (!anyRelation) return Status::Ok;
+  handled = true;
+  for (Piece& p : pieces) {
+    if (p.sid != kNone) {
+      // a for unit of this statement whose source is preset to the relation: execFor's gradual path
+      uint32_t u = newUnit(UnitKind::Stmt, outer, ctx.file, units_[unitId].node);
+      units_[u].aux = p.sid;
+      Ctx sub = ctx;
+      sub.unit = u;
+      takeEagerPromises(sub, u, s.bodyBegin, s.bodyEnd);
+      if (aborted_) return Status::Error;
+      addWaiter(p.sid, u, true);
+      enqueue(u);
+      continue;
+    }
+    for (const Value& item : p.values) {
+      if (item.isUnknown()) continue;
+      uint32_t bodyScope = newScope(outer, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+      uint32_t vs = scopeVars_[scopes_[bodyScope].varBegin].second;
+      vals_[vs] = item;
+      meta_[vs].state = kSet;
+      emitBlock(bodyScope, ctx.file, s.bodyBegin, s.bodyEnd);
+    }
+  }
+  return Status::Ok;
+}
+
 Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (units_[unitId].aux == kNone) {
     uint32_t src = kNone;
     Status st = gradualSource(ctx, s.value, src);
     if (st != Status::Ok) return st;
+    if (src == kNone) {
+      bool handled = false;
+      TRY(forOverComprehension(ctx, s, unitId, handled));
+      if (handled) return Status::Ok;
+    }
     if (src != kNone) {
       units_[unitId].aux = src;
       takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
@@ -672,6 +833,9 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
       startForward(ctx, unitId, inst, slot, src, map, origin, true);
       return Status::Ok;
     }
+    bool handled = false;
+    TRY(feedListLiteral(ctx, unitId, inst, slot, valueExpr, origin, true, handled));
+    if (handled) return Status::Ok;
   }
   Value v;
   uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
