@@ -147,6 +147,7 @@ class ProcessExecutor : public Executor {
       r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
       r.reason = w.reason;
       for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
+      r.dependencyChanged = w.dependencyChanged;
       r.dryRun = w.kind == TaskKind::DryRun;
       taskOf_[w.actionId] = w.taskId;
       std::string error;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <random>
 #include <unordered_set>
 
@@ -76,8 +77,10 @@ nlohmann::json logLine(const std::string& level, const std::string& msg, nlohman
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
   char ts[64];
-  std::snprintf(ts, sizeof ts, "%s.%06lld", buf, static_cast<long long>(us));
-  return {{"level", level}, {"msg", msg}, {"args", nlohmann::json::array()}, {"kwargs", std::move(kwargs)},
+  std::snprintf(ts, sizeof ts, "%s.%06lld+00:00", buf, static_cast<long long>(us));
+  std::string upper = level;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return {{"level", upper}, {"msg", msg}, {"args", nlohmann::json::array()}, {"kwargs", std::move(kwargs)},
           {"timestamp", ts}};
 }
 
@@ -148,6 +151,7 @@ void SchedulerState::resetFresh(Res& r) {
   r.lastDeployed.reset();
   r.lastSuccess.reset();
   r.lastProducedEvents.reset();
+  r.lastChangeStarted.reset();
 }
 
 void SchedulerState::rebuildGraph() {
@@ -254,6 +258,7 @@ void SchedulerState::restore(int version, const std::vector<plan::Intent>& inten
     r.lastDeployed = p.lastHandlerRunAt;
     r.lastSuccess = p.lastSuccess;
     r.lastProducedEvents = p.lastProducedEvents;
+    r.lastChangeStarted = p.lastChangeStarted;
     // We store TEMPORARILY_BLOCKED and restore it (the reference stores NOT_BLOCKED, a known gap).
     if (parseBlocked(p.blocked).value_or(Blocked::NotBlocked) == Blocked::TemporarilyBlocked)
       r.blocked = Blocked::TemporarilyBlocked;
@@ -538,7 +543,12 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     w.version = version_;
     w.attributes = r.attributes;
     w.reason = r.reason;
-    for (uint32_t d : r.requires_) w.dependencyStates.emplace_back(res_[d].id, dependencyState(res_[d]));
+    for (uint32_t d : r.requires_) {
+      const Res& dep = res_[d];
+      w.dependencyStates.emplace_back(dep.id, dependencyState(dep));
+      if (dep.lastChangeStarted && (!r.lastSuccess || *dep.lastChangeStarted > *r.lastSuccess))
+        w.dependencyChanged = true;
+    }
     stats_.deploysStarted++;
     effects_.starts.push_back(ActionStart{w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
                                           nlohmann::json::array({logLine("info", "Start run because " + r.reason,
@@ -623,7 +633,9 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   bool removed = !r.present;
   bool stale = removed || r.generation != t.generation;
   if (stale) stats_.staleResults++;
-  const std::string& st = wr.status;
+  // §6.4: `non_compliant` needs the compliance_reporting feature, which this orchestrator does not have: it is
+  // recorded as `failed` (the handler's own lines stay in the log).
+  const std::string st = wr.status == "non_compliant" ? std::string("failed") : wr.status;
   HandlerResult hr = HandlerResult::Failed;
   if (st == "deployed" || st == "non_compliant")
     hr = HandlerResult::Successful;
@@ -636,6 +648,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
     r.lastResult = hr;
     r.lastDeployed = now;
     if (deployed) r.lastSuccess = t.started;
+    if (wr.change != "nochange" && !wr.change.empty() && (!r.lastChangeStarted || *r.lastChangeStarted < t.started))
+      r.lastChangeStarted = t.started;
     if (!stale) {
       r.hasRun = true;
       r.lastCompliant = deployed;

@@ -294,6 +294,16 @@ llvm::Expected<std::unordered_map<std::string, PersistedState>> SchedulerStore::
       p.lastProducedEvents = fromEpoch(row[7]);
       out.emplace(row[0].as<std::string>(), std::move(p));
     }
+    // §6.6 reload: the newest deploy with a change per resource (did_dependency_change reads the same).
+    for (const auto& row : tx.exec_params(
+             "SELECT x.resource_id, extract(epoch from max(a.started)) FROM resourceaction a "
+             "JOIN resourceaction_resource x ON x.resource_action_id = a.action_id AND x.environment = a.environment "
+             "WHERE a.environment = $1::uuid AND a.action = 'deploy' AND a.change IS NOT NULL "
+             "AND a.change <> 'nochange' GROUP BY x.resource_id",
+             impl_->env)) {
+      auto it = out.find(row[0].as<std::string>());
+      if (it != out.end()) it->second.lastChangeStarted = fromEpoch(row[1]);
+    }
     tx.commit();
     return out;
   } catch (const std::exception& e) {

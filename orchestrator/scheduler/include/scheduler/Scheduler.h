@@ -60,6 +60,8 @@ struct PersistedState {
   std::string blocked = "NOT_BLOCKED";
   std::optional<std::string> lastDeployedHash;
   std::optional<TimePoint> lastHandlerRunAt, lastSuccess, lastProducedEvents;
+  /// Start of the newest deploy action of this resource with a change other than nochange (§6.6 reload).
+  std::optional<TimePoint> lastChangeStarted;
 };
 
 /// A deploy (or dry-run, fact) that started: write the action row (status deploying) and rps.is_deploying.
@@ -247,6 +249,7 @@ class SchedulerState {
     Blocked blocked = Blocked::NotBlocked;
     bool lastCompliant = false, hasRun = false;
     std::optional<TimePoint> lastDeployed, lastSuccess, lastProducedEvents;
+    std::optional<TimePoint> lastChangeStarted;  // newest deploy start with change != nochange (§6.6 reload)
     // scheduling
     bool scheduled = false, ready = false, running = false;
     int prio = 0;
