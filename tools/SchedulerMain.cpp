@@ -528,12 +528,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
     agentsPaused = *agents;
   };
+  bool resetOnStart = false;
   auto reloadSettings = [&] {
     auto info = store.loadEnvironment();
     if (!info) {
       say("error: " + llvm::toString(info.takeError()));
       return;
     }
+    resetOnStart = info->resetDeployProgressOnStart;
     for (const auto& e : info->settingErrors) say("error: " + e + " (using the default)");
     state.setSettings(info->settings);
     state.setHalted(info->halted);
@@ -607,6 +609,10 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     if (!intents) {
       std::cerr << "inmanta scheduler: " << llvm::toString(intents.takeError()) << "\n";
       return 1;
+    }
+    if (resetOnStart) {
+      say("reset_deploy_progress_on_start is set: every resource counts as new");
+      persisted->clear();
     }
     state.restore(*managed, *intents, *persisted);
   }

@@ -734,7 +734,8 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     if (wr.status != "dry" && wr.status != "deployed") {
       std::string why = wr.status;
       for (const auto& m : wr.messages)
-        if (m.value("level", "") == "error") why = m.value("msg", why);
+        if (m.is_object() && (m.value("level", "") == "ERROR" || m.value("level", "") == "error"))
+          why = m.value("msg", why);
       d.changes["handler"] = {{"current", "FAILED"}, {"desired", why}};
     }
     if (d.changes.empty()) {

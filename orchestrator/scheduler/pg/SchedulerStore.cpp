@@ -170,6 +170,11 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     };
     timer("autostart_agent_deploy_interval", "600", info.settings.deployInterval);
     timer("autostart_agent_repair_interval", "86400", info.settings.repairInterval);
+    std::string reset = text("reset_deploy_progress_on_start", "false");
+    if (reset == "true" || reset == "false")
+      info.resetDeployProgressOnStart = reset == "true";
+    else
+      info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset + "' is not a boolean");
     std::string par = text("agent_parallelism", "1");
     try {
       size_t used = 0;

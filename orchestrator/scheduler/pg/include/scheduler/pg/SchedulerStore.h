@@ -36,6 +36,7 @@ struct Request {
 struct EnvironmentInfo {
   Settings settings;
   bool halted = false;
+  bool resetDeployProgressOnStart = false;  ///< §6.10: start from scratch (every resource counts as new)
   std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
 };
 
