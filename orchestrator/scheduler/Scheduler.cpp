@@ -97,6 +97,13 @@ std::string randomUuid() {
   return buf;
 }
 
+/// The attributes a work item carries: the parsed tree when there is one, else parsed from the stored text.
+std::shared_ptr<const nlohmann::json> dispatchAttributes(const std::shared_ptr<const nlohmann::json>& parsed,
+                                                         const std::shared_ptr<const std::string>& text) {
+  if (parsed || !text) return parsed;
+  return std::make_shared<const nlohmann::json>(nlohmann::json::parse(*text, nullptr, false));
+}
+
 bool boolAttr(const std::shared_ptr<const nlohmann::json>& a, const char* key, bool fallback) {
   if (!a || !a->is_object()) return fallback;
   auto it = a->find(key);
@@ -135,9 +142,10 @@ void SchedulerState::setIntent(Res& r, const plan::Intent& i) {
   r.hash = i.hash;
   r.undefined = i.undefined;
   r.attributes = i.attributes;
+  r.attributesText = i.attributesText;
   r.requireIds = i.requireIds;
-  r.sendEvent = boolAttr(i.attributes, "send_event", false);
-  r.receiveEvents = boolAttr(i.attributes, "receive_events", true);
+  r.sendEvent = i.sendEvent.value_or(boolAttr(i.attributes, "send_event", false));
+  r.receiveEvents = i.receiveEvents.value_or(boolAttr(i.attributes, "receive_events", true));
   r.present = true;
 }
 
@@ -235,7 +243,8 @@ plan::ManagedIntent SchedulerState::managedIntent() const {
   plan::ManagedIntent m;
   for (const auto& r : res_) {
     if (!r.present) continue;
-    plan::Intent i{r.id, agents_[r.agent].name, r.hash, r.undefined, r.requireIds, r.attributes};
+    plan::Intent i{r.id, agents_[r.agent].name, r.hash, r.undefined, r.requireIds, r.attributes, r.attributesText,
+                   r.sendEvent, r.receiveEvents};
     m.emplace(r.id, std::move(i));
   }
   return m;
@@ -480,7 +489,8 @@ void SchedulerState::requestDryrun(const std::string& dryrunId, int version, con
   for (const auto& i : resources) {
     uint64_t id = nextTask_++;
     uint32_t a = agentFor(i.agent);
-    side_.emplace(id, SideTask{TaskKind::DryRun, UINT32_MAX, i.id, a, version, i.attributes, dryrunId});
+    side_.emplace(id, SideTask{TaskKind::DryRun, UINT32_MAX, i.id, a, version, i.attributes, i.attributesText,
+                               dryrunId});
     agents_[a].ready.insert(QKey{static_cast<int>(Priority::DryRun), nextSeq_++, TaskKind::DryRun, id});
     pumpAgents_.insert(a);
   }
@@ -495,7 +505,8 @@ void SchedulerState::requestFacts(const std::string& resourceId) {
   for (const auto& [_, t] : side_)
     if (t.kind == TaskKind::RefreshFact && t.res == it->second) return;  // unique per resource
   uint64_t id = nextTask_++;
-  side_.emplace(id, SideTask{TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes, {}});
+  side_.emplace(id, SideTask{TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes,
+                             r.attributesText, {}});
   agents_[r.agent].ready.insert(QKey{static_cast<int>(Priority::FactRefresh), nextSeq_++, TaskKind::RefreshFact, id});
   pumpAgents_.insert(r.agent);
   pump();
@@ -541,7 +552,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.resourceId = r.id;
     w.resourceId = r.id;
     w.version = version_;
-    w.attributes = r.attributes;
+    w.attributes = dispatchAttributes(r.attributes, r.attributesText);
     w.reason = r.reason;
     for (uint32_t d : r.requires_) {
       const Res& dep = res_[d];
@@ -565,7 +576,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.dryrunId = s.dryrunId;
     w.resourceId = s.resourceId;
     w.version = s.version;
-    w.attributes = s.attributes;
+    w.attributes = dispatchAttributes(s.attributes, s.attributesText);
     w.dryrunId = s.dryrunId;
     w.reason = k.kind == TaskKind::DryRun ? "dryrun" : "fact refresh";
     effects_.starts.push_back(ActionStart{w.actionId, s.resourceId, a.name, s.version, k.kind, now,

@@ -210,11 +210,23 @@ plan::Intent intentFromRow(const pqxx::row& row) {
   i.agent = row[1].as<std::string>();
   i.hash = row[2].as<std::string>();
   i.undefined = row[3].as<bool>();
-  auto attrs = std::make_shared<nlohmann::json>(nlohmann::json::parse(row[4].as<std::string>(), nullptr, false));
-  if (attrs->is_object()) {
-    auto it = attrs->find("requires");
-    if (it != attrs->end() && it->is_array())
-      for (const auto& r : *it) {
+  // The attributes stay text until a task is dispatched; only requires and the event flags are parsed here
+  // (PostgreSQL extracts them).
+  i.attributesText = std::make_shared<const std::string>(row[4].as<std::string>());
+  auto flag = [&](int col) -> std::optional<bool> {
+    if (row[col].is_null()) return std::nullopt;
+    std::string v = row[col].as<std::string>();
+    if (v == "true" || v == "false") return v == "true";
+    return std::nullopt;
+  };
+  i.sendEvent = flag(6);
+  i.receiveEvents = flag(7);
+  if (!i.sendEvent) i.sendEvent = false;
+  if (!i.receiveEvents) i.receiveEvents = true;
+  if (!row[5].is_null()) {
+    auto reqs = nlohmann::json::parse(row[5].as<std::string>(), nullptr, false);
+    if (reqs.is_array())
+      for (const auto& r : reqs) {
         if (!r.is_string()) continue;
         std::string dep = r.get<std::string>();
         auto v = dep.rfind(",v=");  // tolerate versioned ids
@@ -222,7 +234,6 @@ plan::Intent intentFromRow(const pqxx::row& row) {
         i.requireIds.push_back(dep);
       }
   }
-  i.attributes = std::move(attrs);
   return i;
 }
 
@@ -233,7 +244,8 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::loadVersion(int versio
     pqxx::read_transaction tx{*impl_->conn};
     std::vector<plan::Intent> out;
     auto r = tx.exec_params(
-        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text FROM resource "
+        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text, attributes->'requires', "
+        "attributes->'send_event', attributes->'receive_events' FROM resource "
         "WHERE environment = $1::uuid AND model = $2",
         impl_->env, version);
     out.reserve(r.size());

@@ -240,7 +240,8 @@ class SchedulerState {
     uint32_t agent = 0;
     std::string hash;
     bool undefined = false, present = false, sendEvent = false, receiveEvents = true;
-    std::shared_ptr<const nlohmann::json> attributes;
+    std::shared_ptr<const nlohmann::json> attributes;   // parsed (tests), or null and then:
+    std::shared_ptr<const std::string> attributesText;  // compact JSON, parsed when dispatched
     std::vector<std::string> requireIds;
     std::vector<uint32_t> requires_, provides;
     uint64_t generation = 0;
@@ -273,6 +274,7 @@ class SchedulerState {
     uint32_t agent = 0;
     int version = 0;
     std::shared_ptr<const nlohmann::json> attributes;
+    std::shared_ptr<const std::string> attributesText;
     std::string dryrunId;
   };
   struct Running {
