@@ -362,8 +362,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   }
   db.port = static_cast<int>(*port);
 
-  // Three connections: requests/reads on the strand, the ordered writer, the listener.
-  std::unique_ptr<pg::SchedulerStore> conns[3];
+  // Four connections: requests/reads on the strand, the ordered writer's two (a batch is split by resource
+  // and written by both in parallel), the listener.
+  std::unique_ptr<pg::SchedulerStore> conns[4];
   for (auto& c : conns) {
     auto s = pg::SchedulerStore::connect(db, env);
     if (!s) {
@@ -375,6 +376,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   pg::SchedulerStore& store = *conns[0];
   std::unique_ptr<pg::SchedulerStore>* writeStore = &conns[1];
   std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
+  std::unique_ptr<pg::SchedulerStore>* writeStore2 = &conns[3];
 
   asio::io_context ioc;
   asio::thread_pool pool(3);  // the listener loop, the ordered writer, file reads for executors
@@ -414,23 +416,33 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     if (e.empty()) return;
     writeInFlight = true;
     pendingWrites++;
-    asio::post(writer, [&, e = std::move(e)]() {
-      for (int attempt = 0;; ++attempt) {
-        auto t0 = std::chrono::steady_clock::now();
-        auto err = (*writeStore)->write(e);
-        if (verbose > 1)
-          say("wrote " + std::to_string(e.starts.size()) + " starts, " + std::to_string(e.finishes.size()) +
-              " finishes in " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
-              " ms");
-        if (!err) break;
-        say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
-        if (stopping && attempt > 3) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
-        // Reconnect: the connection may be gone.
-        if (auto fresh = pg::SchedulerStore::connect(db, env)) *writeStore = std::move(*fresh);
-        else llvm::consumeError(fresh.takeError());
-      }
+    asio::post(writer, [&, e = std::move(e)]() mutable {
+      auto writeOne = [&](std::unique_ptr<pg::SchedulerStore>* conn, const Effects& part) {
+        if (part.empty()) return;
+        for (int attempt = 0;; ++attempt) {
+          auto t0 = std::chrono::steady_clock::now();
+          auto err = (*conn)->write(part);
+          if (verbose > 1)
+            say("wrote " + std::to_string(part.starts.size()) + " starts, " + std::to_string(part.finishes.size()) +
+                " finishes in " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
+                " ms");
+          if (!err) break;
+          say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
+          if (stopping && attempt > 3) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
+          // Reconnect: the connection may be gone.
+          if (auto fresh = pg::SchedulerStore::connect(db, env)) *conn = std::move(*fresh);
+          else llvm::consumeError(fresh.takeError());
+        }
+      };
+      // The version part first and alone (it resets new resources' deploy columns), then the deploy records
+      // split by resource over both writer connections; the batch is done when both committed.
+      auto split = pg::splitForWriters(std::move(e), 2);
+      if (split.version) writeOne(writeStore, *split.version);
+      std::thread second([&] { writeOne(writeStore2, split.shards[1]); });
+      writeOne(writeStore, split.shards[0]);
+      second.join();
       pendingWrites--;
       asio::post(ioc, [&] {
         writeInFlight = false;

@@ -26,6 +26,24 @@ const std::vector<std::string> kLinkColumns = {"environment", "resource_action_i
 
 }  // namespace
 
+SplitEffects splitForWriters(Effects e, size_t shards) {
+  SplitEffects out;
+  if (shards == 0) shards = 1;
+  if (e.version) {
+    out.version.emplace();
+    out.version->version = std::move(e.version);
+  }
+  out.shards.resize(shards);
+  auto shardOf = [&](const std::string& id) { return std::hash<std::string>{}(id) % shards; };
+  for (auto& s : e.starts) out.shards[shardOf(s.resourceId)].starts.push_back(std::move(s));
+  for (auto& f : e.finishes) out.shards[shardOf(f.resourceId)].finishes.push_back(std::move(f));
+  for (auto& b : e.blocked) out.shards[shardOf(b.resourceId)].blocked.push_back(std::move(b));
+  out.shards[0].dryruns = std::move(e.dryruns);
+  out.shards[0].facts = std::move(e.facts);
+  out.shards[0].log = std::move(e.log);
+  return out;
+}
+
 void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
   std::unordered_map<std::string, const DeployFinish*> finishOf;
   for (const auto& f : e.finishes) finishOf[f.actionId] = &f;

@@ -89,6 +89,16 @@ class SchedulerStore {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Splits one Effects for parallel writers: `version` (to be written first, alone: it resets the deploy columns of
+/// new resources) and `shards` Effects partitioned by resource id (starts, finishes, blocked changes of one
+/// resource always land in the same shard, so each shard keeps the per-resource order within and across
+/// batches); dry runs, facts and the log go to shard 0. Shards may be empty.
+struct SplitEffects {
+  std::optional<Effects> version;
+  std::vector<Effects> shards;
+};
+SplitEffects splitForWriters(Effects e, size_t shards);
+
 /// A TimePoint as an ISO-8601 UTC text PostgreSQL accepts as timestamptz.
 std::string isoTime(TimePoint t);
 /// PostgreSQL text-array literal of `items` (quoted and escaped).
