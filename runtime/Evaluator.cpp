@@ -610,6 +610,19 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
   return keep(ev_.slotValue(sid));
 }
 
+bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {
+  for (uint32_t i = 0; i < ev_.prog_.typedefs.size(); ++i) {
+    if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
+    std::vector<Diagnostic>* saved = ev_.capture_;  // the caller reports the plugin error, not the constraint's
+    ev_.capture_ = nullptr;
+    DiagKind kind = DiagKind::Runtime;
+    bool ok = ev_.checkTypedef(ir::TypedefId{i}, v, err, kind);
+    ev_.capture_ = saved;
+    return ok;
+  }
+  return true;
+}
+
 void EvalPluginContext::warn(std::string message) {
   ev_.diags_.report(makeDiag(DiagKind::Deprecation, SourceRange{}, std::move(message)));
 }

@@ -145,6 +145,7 @@ class EvalPluginContext final : public PluginContext {
   const Value* lookupVariable(llvm::StringRef name) override;
   void warn(std::string message) override;
   bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
+  bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) override;
   uint32_t blockedOn = kNone;
   const std::vector<uint8_t>* given = nullptr;  // per declared parameter: passed by the caller
 
