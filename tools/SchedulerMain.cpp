@@ -2,8 +2,9 @@
 // wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
 // Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of three threads
 // runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads files for executors, one writes
-// effects in order, one transaction per batch. Invariant: effects reach the writer in the order the state
-// machine produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+// effects in order, batch after batch (a batch's deploy records split by resource over two connections, plus a
+// short-lived thread for the second). Invariant: effects reach the writer in the order the state machine produced
+// them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
 #include "scheduler/Scheduler.h"
