@@ -5,7 +5,8 @@ which requires the note, is always in sync and whose handler `can_reload()` and 
 Checks: the watcher reloads once on its first deploy after the note was created; a repair (the note deploys
 without a change, still sending its event) redeploys the watcher without a reload; a version that changes only
 the note's content redeploys the unchanged watcher through the event and reloads it exactly once more; the
-reload's log line is in the watcher's action log. Every process is stopped by PID (server fixture)."""
+reload's log line is in the watcher's action log; a dry run after a manual change is read back as the
+`{summary, diff}` report of §6.11. Every process is stopped by PID (server fixture)."""
 import json
 import os
 import shutil
@@ -191,6 +192,26 @@ class EventsReloadTest(unittest.TestCase):
         self.assertEqual(self.reloads(), 2, watcher)
         self.assertTrue(any("Reloading" in m["msg"] for m in watcher[-1][3]), watcher[-1][3])
         self.assertIn("event", watcher[-1][3][0]["msg"] + json.dumps(watcher[-1][3][0].get("kwargs")), watcher[-1])
+
+        # A dry run after a manual change, read back in the report shape of §6.11 (summary + diff).
+        with open(self.note, "w") as f:
+            f.write("tampered")
+        dr = self.srv.ok("POST", f"/api/v2/dryrun/{v2}", env=self.env)["data"]["id"]
+        harness.wait_for(lambda: self.srv.ok("GET", f"/api/v2/dryrun/{v2}/{dr}", env=self.env)["data"]["todo"] == 0,
+                         timeout=60, what="the dry run to finish")
+        report = self.srv.ok("GET", f"/api/v2/dryrun/{v2}/{dr}", env=self.env)["data"]
+        self.assertEqual(report["summary"]["id"], dr)
+        self.assertEqual(report["summary"]["model"], v2)
+        self.assertEqual((report["summary"]["total"], report["summary"]["todo"]), (2, 0), report)
+        diff = {d["resource_id"]: d for d in report["diff"]}
+        self.assertEqual(diff[self.note_id]["status"], "modified", report)
+        self.assertEqual(diff[self.note_id]["attributes"]["content"],
+                         {"from_value": "tampered", "to_value": "two", "from_value_compare": "tampered",
+                          "to_value_compare": "two"}, report)
+        self.assertEqual(diff[self.watcher_id], {"resource_id": self.watcher_id, "status": "unmodified",
+                                                 "attributes": {}}, report)
+        with open(self.note) as f:
+            self.assertEqual(f.read(), "tampered")
 
 
 if __name__ == "__main__":
