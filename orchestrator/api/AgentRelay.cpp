@@ -57,7 +57,7 @@ bool isAgentConnect(const http::request<http::string_body>& raw) {
 }
 
 asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions& opts,
-                                        const http::request<http::string_body>& raw, const std::string& peer) {
+                                        const http::request<http::string_body>& raw, std::string peer) {
   AgentClaim out;
   if (raw.method() != http::verb::get) {
     out.error = relayError(ErrorCode::MethodNotAllowed, std::string("method ") + std::string(raw.method_string()) +

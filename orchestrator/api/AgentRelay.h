@@ -30,7 +30,7 @@ struct AgentClaim {
 
 /// Authenticates and forwards the claim of `raw` (from `peer`) to the environment's scheduler.
 asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions& opts,
-                                        const http::request<http::string_body>& raw, const std::string& peer);
+                                        const http::request<http::string_body>& raw, std::string peer);
 
 /// Answers 101, forwards bytes `buffer` already holds, then splices `stream` and `scheduler` until one closes.
 template <typename Stream>

@@ -193,8 +193,9 @@ struct HttpServer::Impl {
       const auto& raw = parser.get();
       if (isAgentConnect(raw)) {  // external agents: the connection becomes a relay (AgentRelay.h)
         boost::system::error_code pec;
-        auto peer = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
-        AgentClaim claim = co_await claimAgents(io, opts, raw, pec ? std::string("?") : peer.address().to_string());
+        auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
+        std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
+        AgentClaim claim = co_await claimAgents(io, opts, raw, peer);
         if (claim.error) co_await writeReply(stream, *claim.error, raw.version(), false, false);
         else co_await relayAgent(stream, buffer, *claim.scheduler);
         co_return;

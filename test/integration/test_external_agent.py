@@ -41,6 +41,15 @@ class ExternalAgentBase(unittest.TestCase):
         self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
         self.srv.wait_healthy()
 
+    def wait(self, pred, what, *procs, timeout=40):
+        """wait_for that shows the logs of `procs` and the server (with its scheduler) when it times out."""
+        try:
+            return harness.wait_for(pred, timeout=timeout, what=what)
+        except AssertionError as e:
+            logs = "".join(f"\n--- log of {' '.join(p.args[1:3])} (pid {p.pid}):\n{p.output()[-4000:]}"
+                           for p in procs + (self.srv.proc,))
+            raise AssertionError(str(e) + logs) from None
+
     def sql(self, text):
         host, port = harness.shared_cluster()
         return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U",
@@ -64,7 +73,7 @@ class ExternalAgentBase(unittest.TestCase):
         """The scheduler listens on its socket once it has started."""
         state_dir = os.path.dirname(self.srv.config)
         path = os.path.join(state_dir, f"scheduler-{env}.sock")
-        harness.wait_for(lambda: os.path.exists(path), timeout=40, what=f"the scheduler socket {path}")
+        self.wait(lambda: os.path.exists(path), f"the scheduler socket {path}")
 
 
 class ExternalAgentDeployTest(ExternalAgentBase):
@@ -92,8 +101,7 @@ class ExternalAgentDeployTest(ExternalAgentBase):
 
     def test_deploy_kill_restart_and_second_claim(self):
         first = self.agent(self.env, "ext1")
-        harness.wait_for(lambda: self.connected(self.env, "ext1") == "t", timeout=30,
-                         what="the agent's claim (agent log:\n" + first.output() + ")")
+        self.wait(lambda: self.connected(self.env, "ext1") == "t", "the agent's claim", first)
         path = os.path.join(self.dir, "motd")
         rid = f"std::File[ext1,path={path}]"
         h1 = self.upload(b"hello from the external agent\n")
@@ -101,12 +109,11 @@ class ExternalAgentDeployTest(ExternalAgentBase):
             file_resource("ext1", path, h1),
             dict(rid=f"{NULL}[internal,name=local]", name="local", agentname="internal", value="", fail=False)])
         self.assertEqual(code, 200, body)
-        harness.wait_for(lambda: self.status(rid) == "deployed", timeout=40,
-                         what="the external agent to deploy the file (agent log:\n" + first.output() + ")")
+        self.wait(lambda: self.status(rid) == "deployed", "the external agent to deploy the file", first)
         with open(path, "rb") as f:
             self.assertEqual(f.read(), b"hello from the external agent\n")
-        harness.wait_for(lambda: self.status(f"{NULL}[internal,name=local]") == "deployed", timeout=30,
-                         what="the local agent's resource (local executors still serve other agents)")
+        self.wait(lambda: self.status(f"{NULL}[internal,name=local]") == "deployed",
+                  "the local agent's resource (local executors still serve other agents)")
         # The agents listing shows nothing special is needed: the claim is in external_agent with its holder.
         holder = self.sql(f"SELECT holder FROM external_agent WHERE environment = '{self.env}' AND name = 'ext1'")
         self.assertIn(f"pid {first.pid}", holder)
@@ -114,8 +121,7 @@ class ExternalAgentDeployTest(ExternalAgentBase):
 
         # A second claim of the held agent is refused, naming the holder; that process keeps retrying.
         second = self.agent(self.env, "ext1")
-        harness.wait_for(lambda: "already claimed by" in second.output(), timeout=30,
-                         what="the second claim's refusal (log:\n" + second.output() + ")")
+        self.wait(lambda: "already claimed by" in second.output(), "the second claim's refusal", second)
         self.assertIn(f"pid {first.pid}", second.output())
         self.assertIn("HTTP 409", second.output())
         self.assertTrue(second.alive())
@@ -124,21 +130,18 @@ class ExternalAgentDeployTest(ExternalAgentBase):
         # Kill the agent: the claim is dropped, and new work for ext1 answers `unavailable` without running.
         first.kill(signal.SIGKILL)
         first.proc.wait()
-        harness.wait_for(lambda: self.connected(self.env, "ext1") == "f", timeout=30,
-                         what="the scheduler to notice the disconnect")
+        self.wait(lambda: self.connected(self.env, "ext1") == "f", "the scheduler to notice the disconnect")
         h2 = self.upload(b"second version\n")
         v2, (code, body) = sf.put_version(self.srv, self.env, [file_resource("ext1", path, h2)])
         self.assertEqual(code, 200, body)
-        harness.wait_for(lambda: self.status(rid) == "unavailable", timeout=40,
-                         what=f"{rid} to be unavailable (is {self.status(rid)})")
+        self.wait(lambda: self.status(rid) == "unavailable", f"{rid} to be unavailable")
         self.assertIn("external agent ext1 is not connected", self.last_messages(rid))
         with open(path, "rb") as f:
             self.assertEqual(f.read(), b"hello from the external agent\n", "nothing ran while no agent held ext1")
 
         # Start it again: the new claim deploys what waited.
         third = self.agent(self.env, "ext1")
-        harness.wait_for(lambda: self.status(rid) == "deployed", timeout=40,
-                         what="the returning agent to deploy (agent log:\n" + third.output() + ")")
+        self.wait(lambda: self.status(rid) == "deployed", "the returning agent to deploy", third)
         with open(path, "rb") as f:
             self.assertEqual(f.read(), b"second version\n")
         self.assertEqual(self.connected(self.env, "ext1"), "t")
@@ -165,14 +168,13 @@ class ExternalAgentAuthTest(ExternalAgentBase):
         ]
         for token, expected in cases:
             p = self.agent(env_a, "ext1", token=token)
-            harness.wait_for(lambda: not p.alive(), timeout=30, what="the refused agent to exit: " + p.output())
+            self.wait(lambda: not p.alive(), "the refused agent to exit", p)
             self.assertEqual(p.proc.returncode, 1, p.output())
             self.assertIn(expected, p.output())
             self.assertIn("not retrying", p.output())
         self.assertEqual(self.sql("SELECT count(*) FROM external_agent"), "0")
         good = self.agent(env_a, "ext1", token=jwt(self.KEY, {"urn:inmanta:ct": "agent", "urn:inmanta:env": env_a}))
-        harness.wait_for(lambda: self.connected(env_a, "ext1") == "t", timeout=30,
-                         what="the claim with a good token (log:\n" + good.output() + ")")
+        self.wait(lambda: self.connected(env_a, "ext1") == "t", "the claim with a good token", good)
         self.assertEqual(good.stop(), 0, good.output())
 
 
