@@ -5,6 +5,7 @@ resources `unavailable`; starting it again deploys them; a second claim of a hel
 client type or environment are refused. Every process is stopped by PID."""
 import base64
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -56,8 +57,8 @@ class ExternalAgentBase(unittest.TestCase):
                                "postgres", "-d", self.srv.db, "-Atqc", text], capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    def agent(self, env, *names, token=None):
-        args = [harness.INMANTA, "agent", "--server", "127.0.0.1", "--port", str(self.srv.port), "-e", env]
+    def agent(self, env, *names, token=None, extra=(), host="127.0.0.1"):
+        args = [harness.INMANTA, "agent", "--server", host, "--port", str(self.srv.port), "-e", env, *extra]
         for n in names:
             args += ["--agent", n]
         if token:
@@ -175,6 +176,56 @@ class ExternalAgentAuthTest(ExternalAgentBase):
         self.assertEqual(self.sql("SELECT count(*) FROM external_agent"), "0")
         good = self.agent(env_a, "ext1", token=jwt(self.KEY, {"urn:inmanta:ct": "agent", "urn:inmanta:env": env_a}))
         self.wait(lambda: self.connected(env_a, "ext1") == "t", "the claim with a good token", good)
+        self.assertEqual(good.stop(), 0, good.output())
+
+
+@unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
+class ExternalAgentTlsTest(ExternalAgentBase):
+    def test_claim_over_tls(self):
+        d = tempfile.mkdtemp(prefix="inm-ext-tls-")
+        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                       check=True, capture_output=True)
+        self.SERVER_EXTRA = f"ssl_cert_file = {cert}\nssl_key_file = {key}\n"
+        self.srv = sf.Server(server_extra=self.SERVER_EXTRA, wait=False)
+        self.addCleanup(self.srv.stop)
+        self.srv.stop()
+        with open(self.srv.config) as f:
+            text = f.read().replace("start_schedulers = false", "start_schedulers = true")
+        with open(self.srv.config, "w") as f:
+            f.write(text)
+        self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
+        env = "0" * 8 + "-0000-4000-8000-" + "0" * 12  # no such environment: a 503 the agent retries
+        untrusted = self.agent(env, "ext1", extra=["--ssl"], host="localhost")
+        self.wait(lambda: not untrusted.alive(), "the agent to reject the self-signed certificate without "
+                  "--ssl-ca-cert", untrusted, timeout=30)
+        self.assertEqual(untrusted.stop(), 1, untrusted.output())
+        self.assertIn("TLS handshake", untrusted.output())
+        self.assertIn("not retrying", untrusted.output())
+        # Then a real environment through the trusted certificate.
+        import ssl
+        import urllib.request
+        ctx = ssl.create_default_context(cafile=cert)
+
+        def call(method, path, body=None, tid=None):
+            req = urllib.request.Request(f"https://localhost:{self.srv.port}{path}", method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json", **({"X-Inmanta-Tid": tid} if tid else {})})
+            with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+                return json.loads(r.read())
+
+        def up():
+            try:
+                return call("GET", "/api/v2/health") is not None
+            except OSError:
+                return False
+        self.wait(up, "the TLS server")
+        pid = call("PUT", "/api/v2/project", {"name": "tls"})["data"]["id"]
+        env = call("PUT", "/api/v2/environment", {"project_id": pid, "name": "tls"})["data"]["id"]
+        self.wait_socket(env)
+        good = self.agent(env, "ext1", extra=["--ssl", "--ssl-ca-cert", cert], host="localhost")
+        self.wait(lambda: self.connected(env, "ext1") == "t", "the claim over TLS", good)
         self.assertEqual(good.stop(), 0, good.output())
 
 
