@@ -108,17 +108,22 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
     return nullptr;
   }
   p->pid_ = pid;
-  p->alive_ = true;
-  p->in_.assign(toChild[1]);
-  p->out_.assign(fromChild[0]);
-  p->lastHeard_ = std::chrono::steady_clock::now();
-  p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
-  asio::post(p->strand_, [p] {
-    p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
-    p->readMore();
-    p->armHeartbeat();
-  });
+  p->begin(toChild[1], fromChild[0]);
   return p;
+}
+
+void ExecutorProcess::begin(int writeFd, int readFd) {
+  alive_ = true;
+  in_.assign(writeFd);
+  out_.assign(readFd);
+  lastHeard_ = std::chrono::steady_clock::now();
+  lastActivity_ = lastHeard_.time_since_epoch().count();
+  auto self = shared_from_this();
+  asio::post(strand_, [self] {
+    self->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", self->key_}});
+    self->readMore();
+    self->armHeartbeat();
+  });
 }
 
 std::shared_ptr<ExecutorProcess> ExecutorProcess::attach(asio::any_io_executor executor, std::string key, int fd,
@@ -132,16 +137,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::attach(asio::any_io_executor e
     ::close(fd);
     return nullptr;
   }
-  p->alive_ = true;
-  p->in_.assign(writeFd);
-  p->out_.assign(fd);
-  p->lastHeard_ = std::chrono::steady_clock::now();
-  p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
-  asio::post(p->strand_, [p] {
-    p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
-    p->readMore();
-    p->armHeartbeat();
-  });
+  p->begin(writeFd, fd);
   return p;
 }
 

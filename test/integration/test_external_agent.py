@@ -30,8 +30,9 @@ class ExternalAgentBase(unittest.TestCase):
     SERVER_EXTRA = ""
     EXTRA = ""
 
-    def start_server(self):
-        self.srv = sf.Server(server_extra=self.SERVER_EXTRA, extra=self.EXTRA, wait=False)
+    def start_server(self, server_extra=None, wait=True):
+        self.srv = sf.Server(server_extra=self.SERVER_EXTRA if server_extra is None else server_extra,
+                             extra=self.EXTRA, wait=False)
         self.addCleanup(self.srv.stop)
         # The relay needs the environment's scheduler: turn the supervised schedulers on.
         self.srv.stop()
@@ -40,7 +41,8 @@ class ExternalAgentBase(unittest.TestCase):
         with open(self.srv.config, "w") as f:
             f.write(text)
         self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
-        self.srv.wait_healthy()
+        if wait:
+            self.srv.wait_healthy()
 
     def wait(self, pred, what, *procs, timeout=40):
         """wait_for that shows the logs of `procs` and the server (with its scheduler) when it times out."""
@@ -187,15 +189,7 @@ class ExternalAgentTlsTest(ExternalAgentBase):
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
                         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
                        check=True, capture_output=True)
-        self.SERVER_EXTRA = f"ssl_cert_file = {cert}\nssl_key_file = {key}\n"
-        self.srv = sf.Server(server_extra=self.SERVER_EXTRA, wait=False)
-        self.addCleanup(self.srv.stop)
-        self.srv.stop()
-        with open(self.srv.config) as f:
-            text = f.read().replace("start_schedulers = false", "start_schedulers = true")
-        with open(self.srv.config, "w") as f:
-            f.write(text)
-        self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
+        self.start_server(f"ssl_cert_file = {cert}\nssl_key_file = {key}\n", wait=False)  # health is https here
         env = "0" * 8 + "-0000-4000-8000-" + "0" * 12  # no such environment: a 503 the agent retries
         untrusted = self.agent(env, "ext1", extra=["--ssl"], host="localhost")
         self.wait(lambda: not untrusted.alive(), "the agent to reject the self-signed certificate without "

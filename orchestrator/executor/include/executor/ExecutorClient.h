@@ -100,6 +100,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
 
  private:
   ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
+  /// Takes the two ends of the connection, sends `hello`, starts reading and the heartbeat.
+  void begin(int writeFd, int readFd);
   void send(Json message);
   void writeNext();
   void readMore();
