@@ -8,6 +8,8 @@
 // them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
+#include "ExternalAgents.h"
+#include "api/HttpServer.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
 #include "config/Config.h"
@@ -38,6 +40,7 @@
 namespace asio = boost::asio;
 using namespace inm;
 using namespace inm::scheduler;
+using inm::tools::ExternalAgents;
 
 namespace {
 
@@ -139,9 +142,13 @@ class ProcessExecutor : public Executor {
       : ioc_(ioc), code_(std::move(code)),
         pool_(ioc.get_executor(), withKeyArguments(std::move(options)), std::move(files)),
         deliver_(std::move(deliver)) {}
+  /// Work of external agents goes to their sessions instead of the pool (docs/deploy.md "External agents").
+  void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
   void submit(std::vector<WorkItem> batch) override {
     std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts;  // by blueprint
     std::vector<executor::ActionResult> failed;
+    std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
+        remoteFacts;
     for (const auto& w : batch) {
       executor::DeployRequest r;
       r.actionId = w.actionId;
@@ -153,6 +160,13 @@ class ProcessExecutor : public Executor {
       r.dryRun = w.kind == TaskKind::DryRun;
       taskOf_[w.actionId] = w.taskId;
       std::string error;
+      if (externals_ && externals_->isExternal(w.agent)) {
+        if (auto s = externals_->session(w.agent, &error))
+          (w.kind == TaskKind::RefreshFact ? remoteFacts : remoteDeploys)[s].push_back(std::move(r));
+        else
+          failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
+        continue;
+      }
       auto key = blueprintOf(w.version, w.agent, &error);
       if (!key) {
         failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
@@ -185,6 +199,8 @@ class ProcessExecutor : public Executor {
     };
     for (const auto& f : failed) onResult(f);
     for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
+    for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
+    for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
     for (auto& [key, reqs] : facts) {
       std::string error;
       if (auto p = pool_.get(key, &error)) {
@@ -297,6 +313,7 @@ class ProcessExecutor : public Executor {
   std::map<std::pair<int, std::string>, std::string> blueprints_;  ///< (version, agent) -> blueprint key
   std::map<std::string, std::string> codeDirs_;                     ///< blueprint key -> its --python-code dir
   executor::ExecutorPool pool_;
+  ExternalAgents* externals_ = nullptr;
   std::function<void(std::vector<WorkResult>)> deliver_;
   std::unordered_map<std::string, uint64_t> taskOf_;
   std::vector<WorkResult> pending_;
@@ -530,6 +547,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   exOptions.threads = executorThreads;
   InProcessNullExecutor nullExec(ioc, deliver);
   std::unique_ptr<ProcessExecutor> procExec;
+  std::unique_ptr<ExternalAgents> externals;
   if (executorKind == "process") {
     // Handler code: read on the state machine's connection (once per version and agent), laid out under the
     // state dir the server uses.
@@ -542,6 +560,29 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     code.dir = codeDir.string();
     procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
     execRef.target = procExec.get();
+    // External agents (docs/deploy.md): the server relays `inmanta agent` connections to this socket.
+    std::vector<std::string> known;
+    if (auto err = resetExternalAgents(db.connString(), env, known); !err.empty()) {
+      std::cerr << "inmanta scheduler: " << err << "\n";
+      return 1;
+    }
+    externals = std::make_unique<ExternalAgents>(
+        ioc, exOptions, files,
+        [&](const std::vector<std::string>& agents, const std::string& holder, bool connected) {
+          asio::post(fileStrand, [&, agents, holder, connected] {
+            auto err = recordExternalAgents(db.connString(), env, agents, holder, connected);
+            if (!err.empty()) say("error: " + err);
+          });
+        },
+        say,
+        [&](const std::vector<std::string>& agents) {
+          state.userDeploy(agents, false);  // a (re)claimed agent catches up at once
+          step();
+        });
+    externals->setKnown(known);
+    std::string socketPath = api::agentSocketPath(cfg->getString("config", "state-dir", "/var/lib/inmanta"), env);
+    if (auto err = externals->listen(socketPath); !err.empty()) say("warning: " + err + " (no external agents)");
+    procExec->setExternalAgents(externals.get());
     // [agent] executor-retention-time: seconds (fractions allowed) an idle executor is kept; 0 keeps them.
     std::string retention = cfg->getString("agent", "executor-retention-time", "60");
     char* end = nullptr;
@@ -774,6 +815,13 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     bool down = false;
     procExec->shutdown([&] { down = true; });
     while (!down && ioc.run_one_for(std::chrono::seconds(10)) > 0) {
+    }
+    if (externals) {
+      bool gone = false;
+      externals->shutdown([&] { gone = true; });
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!gone && std::chrono::steady_clock::now() < deadline && ioc.run_one_for(std::chrono::seconds(1)) > 0) {
+      }
     }
   }
   stopping = true;

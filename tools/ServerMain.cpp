@@ -164,6 +164,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   http.sslKeyFile = cfg.getString("server", "ssl_key_file", "");
   http.consoleDir = cfg.getString("server", "console_dir", defaultConsoleDir());
   http.auth = auth;
+  http.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");  // external agent relay sockets
   for (const std::string& sec : cfg.sectionNames()) {
     if (sec.rfind("auth_jwt_", 0) != 0) continue;
     auto values = cfg.section(sec);

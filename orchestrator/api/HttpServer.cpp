@@ -3,6 +3,7 @@
 // authentication, dispatch to the route table and JSON error bodies. Route handlers live in Routes*.cpp.
 #include "api/HttpServer.h"
 
+#include "AgentRelay.h"
 #include "Auth.h"
 #include "Request.h"
 #include "service/Log.h"
@@ -190,6 +191,15 @@ struct HttpServer::Impl {
       }
       if (ec) co_return;
       const auto& raw = parser.get();
+      if (isAgentConnect(raw)) {  // external agents: the connection becomes a relay (AgentRelay.h)
+        boost::system::error_code pec;
+        auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
+        std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
+        AgentClaim claim = co_await claimAgents(io, opts, raw, peer);
+        if (claim.error) co_await writeReply(stream, *claim.error, raw.version(), false, false);
+        else co_await relayAgent(stream, buffer, *claim.scheduler);
+        co_return;
+      }
       ++inFlight;
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw);
