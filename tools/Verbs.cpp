@@ -9,6 +9,7 @@ int deployMain(const std::vector<std::string>& args, int verbose);     // Deploy
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
+int litConfigMain(const std::vector<std::string>& args, int verbose);  // LitConfigMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
@@ -16,6 +17,7 @@ const Verb kVerbs[] = {
     {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
+    {"lit-config", "print a lit config for tests of your own models (%inmanta, FileCheck, %project; docs/testing.md)", litConfigMain},
     {nullptr, nullptr, nullptr},
 };
 
