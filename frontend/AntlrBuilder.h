@@ -14,6 +14,7 @@
 #include "antlr4-runtime.h"
 #include "frontend/Frontend.h"
 
+#include <cassert>
 #include <string>
 #include <utility>
 #include <vector>

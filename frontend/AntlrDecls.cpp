@@ -14,6 +14,7 @@ void AntlrBuilder::build(G::MainContext* m) {
 }
 
 SourceRange AntlrBuilder::rangeOf(antlr4::Token* a, antlr4::Token* b) {
+  assert(a && "every rule context and terminal has a start token");
   SourceRange r;
   r.file = file_;
   r.line = uint32_t(a->getLine());
