@@ -250,10 +250,10 @@ struct HttpServer::Impl {
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
   }
 
-  /// Whether a request's body goes to a temporary file instead of memory: a put_version larger than 1 MiB (or
-  /// of unknown length), which Service::putVersionFile then parses streaming.
-  static bool spoolable(const http::request_header<>& h, const boost::optional<uint64_t>& length) {
-    if (h.method() != http::verb::put || (length && *length <= (1u << 20))) return false;
+  /// Whether a request's body goes to a temporary file instead of memory: a put_version larger than
+  /// spoolRequestSize (or of unknown length), which Service::putVersionFile then parses streaming.
+  bool spoolable(const http::request_header<>& h, const boost::optional<uint64_t>& length) const {
+    if (h.method() != http::verb::put || (length && *length <= opts.spoolRequestSize)) return false;
     std::string_view target(h.target().data(), h.target().size());
     return target.substr(0, target.find('?')) == "/api/v1/version";
   }
