@@ -134,6 +134,11 @@ def main():
                     return 1
                 runs.append({k: float(m.group(1)) for k, rx in PHASES.items() if (m := re.search(rx, p.stderr))})
                 hwms.append(vmhwm_mib(server.proc.pid))
+                if os.environ.get("PUSH_SERVER_LOG") and kind == "real":
+                    for line in server.proc.output().splitlines():
+                        if "version_stored" in line or "version_released" in line or "PUT /api/v1/version" in line \
+                                or ('"/api/v1/version/' in line and "POST" in line):
+                            print("  server: " + line[:300])
             finally:
                 server.stop()
         hwm = max(hwms)
