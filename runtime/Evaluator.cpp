@@ -448,7 +448,8 @@ std::string Evaluator::typeName(const Value& v) {
   switch (v.kind) {
   case ValueKind::Null: return "NoneValue";
   case ValueKind::Bool: return "bool";
-  case ValueKind::Int: return "int";
+  case ValueKind::Int:
+  case ValueKind::BigInt: return "int";
   case ValueKind::Float: return "float";
   case ValueKind::String: return "str";
   case ValueKind::List: return "list";
@@ -608,6 +609,19 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
     return nullptr;
   }
   return keep(ev_.slotValue(sid));
+}
+
+bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {
+  for (uint32_t i = 0; i < ev_.prog_.typedefs.size(); ++i) {
+    if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
+    std::vector<Diagnostic>* saved = ev_.capture_;  // the caller reports the plugin error, not the constraint's
+    ev_.capture_ = nullptr;
+    DiagKind kind = DiagKind::Runtime;
+    bool ok = ev_.checkTypedef(ir::TypedefId{i}, v, err, kind);
+    ev_.capture_ = saved;
+    return ok;
+  }
+  return true;
 }
 
 void EvalPluginContext::warn(std::string message) {

@@ -176,9 +176,10 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 /// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
                DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0,
-               const pybridge::PythonSetup& python) {
+               const pybridge::PythonSetup& python, std::unique_ptr<tools::PushSession> opened) {
   const char* banner = "EXPORT FAILURE";
-  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  auto session = opened ? llvm::Expected<std::unique_ptr<tools::PushSession>>(std::move(opened))
+                        : tools::openPushSession(opts.push, projectDir, kVersion);
   if (!session) {
     diags.error(DiagKind::Export, SourceRange{}, llvm::toString(session.takeError()));
     return finish(diags, opts, banner);
@@ -320,6 +321,36 @@ bool isSourceFile(const SourceManager& sm, const std::string& path) {
   return false;
 }
 
+/// Opens the push session before the compile and hands its client to the Python bridge; nullptr (the export
+/// reports why later) when no server is configured or the configuration is wrong.
+std::unique_ptr<tools::PushSession> openPluginServer(const Options& opts, const std::string& projectDir) {
+  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  if (!session) {
+    llvm::consumeError(session.takeError());
+    return nullptr;
+  }
+  if (!*session) return nullptr;
+  client::Client* c = (*session)->client.get();
+  pybridge::setServer(
+      [c](const pybridge::ServerRequest& r) {
+        client::Request req;
+        req.method = r.method;
+        req.path = r.path;
+        req.query = r.query;
+        req.body = r.body;
+        std::string saved = c->endpoint().environment;
+        if (!r.environment.empty()) c->endpoint().environment = r.environment;
+        auto answer = c->send(req);
+        c->endpoint().environment = saved;
+        if (answer) return pybridge::ServerAnswer{answer->status, answer->body};
+        client::Failure f = client::takeFailure(answer.takeError());
+        if (f.status == 0) return pybridge::ServerAnswer{0, f.text};
+        return pybridge::ServerAnswer{f.status, nlohmann::json{{"message", f.message}}.dump()};
+      },
+      c->endpoint().environment);
+  return std::move(*session);
+}
+
 int runPipeline(const Options& opts) {
   auto t0 = std::chrono::steady_clock::now();
   SourceManager sm;
@@ -358,6 +389,10 @@ int runPipeline(const Options& opts) {
     if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   }
 
+  // Push mode with Python plugins: the server is reachable from plugins (Context.get_client()) during the compile.
+  std::unique_ptr<tools::PushSession> session;
+  if (python.active && isExport && opts.exportFile.empty()) session = openPluginServer(opts, project.dir);
+
   auto t1 = std::chrono::steady_clock::now();
   ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs);
   if (!diags.hasErrors()) passes::run(program, diags);
@@ -380,7 +415,7 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
-  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python));
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
   if (isExport) {
     if (isSourceFile(sm, opts.exportFile)) {
       diags.error(DiagKind::Export, SourceRange{},

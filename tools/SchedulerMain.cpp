@@ -191,10 +191,32 @@ class ProcessExecutor : public Executor {
       }
     }
   }
-  void shutdown(std::function<void()> done) { pool_.shutdown(std::move(done)); }
+  void shutdown(std::function<void()> done) {
+    retireTimer_.cancel();
+    retention_ = std::chrono::milliseconds(0);
+    pool_.shutdown(std::move(done));
+  }
+  /// Retires executors idle for `retention` (the reference's executor-retention-time): an executor of code that
+  /// no longer runs stops; the next work for its blueprint starts it again. Checked every retention/2 (≥ 50 ms).
+  void retireIdle(std::chrono::milliseconds retention, std::function<void(const std::string&)> log) {
+    retention_ = retention;
+    log_ = std::move(log);
+    armRetirement();
+  }
 
  private:
   static constexpr const char* kBuiltin = "builtin-handlers";
+
+  void armRetirement() {
+    if (retention_.count() <= 0) return;
+    retireTimer_.expires_after(std::max(std::chrono::milliseconds(50), retention_ / 2));
+    retireTimer_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || retention_.count() <= 0) return;
+      if (size_t n = pool_.stopIdle(retention_); n > 0 && log_)
+        log_("stopped " + std::to_string(n) + " executor(s) idle for " + std::to_string(retention_.count()) + " ms");
+      armRetirement();
+    });
+  }
 
   executor::ExecutorOptions withKeyArguments(executor::ExecutorOptions o) {
     o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
@@ -276,6 +298,9 @@ class ProcessExecutor : public Executor {
   std::unordered_map<std::string, uint64_t> taskOf_;
   std::vector<WorkResult> pending_;
   bool flushQueued_ = false;
+  asio::steady_timer retireTimer_{ioc_};
+  std::chrono::milliseconds retention_{0};
+  std::function<void(const std::string&)> log_;
 };
 
 class ExecutorRef : public Executor {
@@ -500,6 +525,16 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     code.dir = codeDir.string();
     procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
     execRef.target = procExec.get();
+    // [agent] executor-retention-time: seconds (fractions allowed) an idle executor is kept; 0 keeps them.
+    std::string retention = cfg->getString("agent", "executor-retention-time", "60");
+    char* end = nullptr;
+    double seconds = std::strtod(retention.c_str(), &end);
+    if (retention.empty() || *end != '\0' || !(seconds >= 0)) {
+      std::cerr << "inmanta scheduler: [agent] executor-retention-time must be a number of seconds, got '"
+                << retention << "'\n";
+      return 1;
+    }
+    procExec->retireIdle(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)), say);
   } else {
     execRef.target = &nullExec;
   }

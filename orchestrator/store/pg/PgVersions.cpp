@@ -4,6 +4,9 @@
 // under a shared per-environment advisory lock; release takes the exclusive one.
 #include "PgStore.h"
 
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringRef.h>
+
 namespace inm::store {
 
 using model::ErrorCode;
@@ -65,6 +68,25 @@ void checkPartial(pqxx::work& tx, const VersionInput& in) {
                                "; a partial export may not change handler code (allow_handler_code_update)"};
     }
   }
+}
+
+/// Path inside the module of a file registered only by its Python module name (`module_version_info`), so
+/// executors can lay the code out again: `inmanta_plugins.<mod>` is `plugins/__init__.py`; a name other files
+/// of the module extend is a package (`plugins/a/b/__init__.py`), any other `plugins/a/b.py`. "" when the name is
+/// not below `inmanta_plugins.<mod>` or holds an unsafe segment (the scheduler then refuses the code).
+std::string pathOfPythonModule(const std::string& name, const nlohmann::json& files) {
+  llvm::SmallVector<llvm::StringRef, 8> parts;
+  llvm::StringRef(name).split(parts, '.');
+  if (parts.size() < 2 || parts[0] != "inmanta_plugins") return "";
+  std::string path = "plugins";
+  for (size_t i = 2; i < parts.size(); ++i) {
+    if (parts[i].empty() || parts[i].contains('/') || parts[i].startswith("..")) return "";
+    path += "/" + parts[i].str();
+  }
+  bool package = parts.size() == 2;
+  for (const auto& f : files)
+    if (f.is_object() && llvm::StringRef(f.value("name", "")).startswith(name + ".")) package = true;
+  return package ? path + "/__init__.py" : path + ".py";
 }
 
 void appendJsonString(std::string& out, const std::string& s) { out += nlohmann::json(s).dump(); }
@@ -174,8 +196,10 @@ llvm::Error PgStore::putVersion(const VersionInput& in) {
               throw StoreFailure{ErrorCode::BadRequest, "module_version_info." + it.key() + ": file " + hash + " (" +
                                                             f.value("name", "") + ") was not uploaded"};
             tx.exec_params("INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
-                           "file_content_hash, python_module_name, is_byte_code) VALUES ($1, $2, $3, $4, $5, $6)",
-                           in.environment, name, mversion, hash, f.value("name", ""), f.value("is_byte_code", false));
+                           "file_content_hash, python_module_name, is_byte_code, file_path) "
+                           "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                           in.environment, name, mversion, hash, f.value("name", ""), f.value("is_byte_code", false),
+                           pathOfPythonModule(f.value("name", ""), m.value("files_in_module", nlohmann::json::array())));
           }
         }
         tx.exec_params("INSERT INTO agent_modules (environment, cm_version, agent_name, inmanta_module_name, "
