@@ -265,6 +265,21 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       if (ec) co_return;
     }
   }, asio::detached);
+  // server.purge-versions-interval: version retention for every non-halted environment (orchestrator.md §4).
+  int64_t purgeInterval = 3600;
+  if (!intOpt("server", "purge-versions-interval", 3600, purgeInterval)) return 1;
+  asio::steady_timer purgeTimer(io);
+  if (purgeInterval > 0)
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+      for (;;) {
+        purgeTimer.expires_after(std::chrono::seconds(purgeInterval));
+        boost::system::error_code ec;
+        co_await purgeTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return;
+        service::Result r = co_await svc.purgeAllVersions();
+        if (!r.ok) logLine("warning", "version_purge_failed", {{"error", r.message}});
+      }
+    }, asio::detached);
   logLine("info", "server_started", {{"address", http.bindAddress}, {"port", std::to_string(server.port())},
                                      {"tls", http.sslCertFile.empty() ? "false" : "true"},
                                      {"auth", auth ? "true" : "false"}, {"pid", std::to_string(::getpid())}});
@@ -306,6 +321,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     logLine("info", "server_stopping", {{"signal", std::to_string(sig)}});
     lockTimer.cancel();
     retentionTimer.cancel();
+    purgeTimer.cancel();
     compiles.stop();
     if (supervisor) supervisor->stopAll();
     server.shutdown([&] { io.stop(); });

@@ -345,8 +345,12 @@ struct HttpServer::Impl {
         if (j == std::string::npos) j = qs.size();
         std::string kv = qs.substr(i, j - i);
         size_t e = kv.find('=');
-        if (!kv.empty())
-          req.query[percentDecode(kv.substr(0, e), true)] = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+        if (!kv.empty()) {
+          std::string k = percentDecode(kv.substr(0, e), true);
+          std::string v = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+          req.queryAll.emplace(k, v);
+          req.query[k] = std::move(v);
+        }
         i = j + 1;
       }
     }
@@ -381,6 +385,12 @@ struct HttpServer::Impl {
       if (opts.auth && !route->open) {
         auto h = raw.find(http::field::authorization);
         req.caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
+        if (req.caller.jti) {  // revocable token: one cached lookup (service::Service::kTokenCacheTtl)
+          std::string jti = *req.caller.jti;
+          service::Result usable = co_await svc.tokenUsable(jti);
+          if (!usable.ok) throw ApiError{usable.code, usable.message};
+          if (!usable.value.get<bool>()) throw ApiError{ErrorCode::Unauthorized, "the bearer token " + jti + " was revoked or is unknown"};
+        }
         bool allowed = false;
         for (const auto& t : req.caller.clientTypes)
           if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end()) allowed = true;
@@ -464,7 +474,8 @@ HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOpti
   addEnvironmentRoutes(impl_->routes, service);
   addVersionRoutes(impl_->routes, service);
   addResourceRoutes(impl_->routes, service);
-  addAuthRoutes(impl_->routes, impl_->opts);
+  addActionRoutes(impl_->routes, service);
+  addAuthRoutes(impl_->routes, impl_->opts, service);
 }
 
 HttpServer::~HttpServer() = default;
