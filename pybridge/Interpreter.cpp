@@ -23,6 +23,8 @@ namespace {
 
 Scope* gScope = nullptr;
 PyRefs gRefs;
+ServerCall gServer;
+std::string gEnvironment;
 
 Scope* needScope() {
   if (!gScope) PyErr_SetString(PyExc_RuntimeError, "the model is only readable during a plugin or mapper call");
@@ -140,7 +142,50 @@ PyObject* inmTypeKind(PyObject*, PyObject* arg) {
   return PyUnicode_FromString("");
 }
 
-PyObject* inmTypedefOk(PyObject*, PyObject*) { Py_RETURN_TRUE; }
+/// typedef_ok(name, value): "" when `value` satisfies typedef `name` (base type and constraint, evaluated by the
+/// compiler as for an assignment), else the assignment's error text. Outside a plugin call nothing is checked.
+PyObject* inmTypedefOk(PyObject*, PyObject* args) {
+  const char* name;
+  PyObject* value;
+  if (!PyArg_ParseTuple(args, "sO", &name, &value) || !needScope()) return nullptr;
+  if (!gScope->plugin) return PyUnicode_FromString("");
+  Value v;
+  std::string error;
+  if (!fromPython(value, gScope->plugin->arena(), v, error)) return PyUnicode_FromString(error.c_str());
+  if (gScope->plugin->checkTypedef(name, v, error)) return PyUnicode_FromString("");
+  return PyUnicode_FromStringAndSize(error.data(), Py_ssize_t(error.size()));
+}
+
+/// server_environment(): the compile's environment id when a server is configured, else None.
+PyObject* inmServerEnvironment(PyObject*, PyObject*) {
+  if (!gServer) Py_RETURN_NONE;
+  return PyUnicode_FromString(gEnvironment.c_str());
+}
+
+/// server_call(method, path, [(key, value)], body, tid) -> (status, body text); status 0 = no answer.
+PyObject* inmServerCall(PyObject*, PyObject* args) {
+  const char *method, *path, *body, *tid;
+  PyObject* query;
+  if (!PyArg_ParseTuple(args, "ssOss", &method, &path, &query, &body, &tid)) return nullptr;
+  if (!gServer) {
+    PyErr_SetString(PyExc_RuntimeError, "no server is configured for this compile");
+    return nullptr;
+  }
+  ServerRequest req{method, path, {}, body, tid};
+  PyObject* seq = PySequence_Fast(query, "query must be a list of (key, value) pairs");
+  if (!seq) return nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    const char *k, *v;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ss", &k, &v)) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    req.query.emplace_back(k, v);
+  }
+  Py_DECREF(seq);
+  ServerAnswer answer = gServer(req);
+  return Py_BuildValue("(Is#)", answer.status, answer.body.data(), Py_ssize_t(answer.body.size()));
+}
 
 PyObject* inmProjectDir(PyObject*, PyObject*) {
   const frontend::Project* pr = gScope ? programOf(gScope)->project : nullptr;
@@ -189,6 +234,8 @@ PyMethodDef kMethods[] = {
     {"is_subtype", inmIsSubtype, METH_VARARGS, "instance is of the entity or a subtype"},
     {"type_kind", inmTypeKind, METH_O, "entity / typedef:<base> / ''"},
     {"typedef_ok", inmTypedefOk, METH_VARARGS, "typedef constraint check"},
+    {"server_environment", inmServerEnvironment, METH_NOARGS, "environment id when a server is configured"},
+    {"server_call", inmServerCall, METH_VARARGS, "one request to the configured server"},
     {"project_dir", inmProjectDir, METH_NOARGS, "project directory"},
     {"module_dir", inmModuleDir, METH_O, "directory of a loaded module, '' if none"},
     {"add_file", inmAddFile, METH_O, "store file content in the export, returns sha1"},
@@ -220,6 +267,11 @@ PyObject* attrOf(const char* module, const char* name) {
 } // namespace
 
 Scope* currentScope() { return gScope; }
+
+void setServer(ServerCall call, std::string environment) {
+  gServer = std::move(call);
+  gEnvironment = std::move(environment);
+}
 ScopeGuard::ScopeGuard(Scope& s) : saved_(gScope) { gScope = &s; }
 ScopeGuard::~ScopeGuard() { gScope = saved_; }
 PyRefs& refs() { return gRefs; }

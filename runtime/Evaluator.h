@@ -146,6 +146,7 @@ class EvalPluginContext final : public PluginContext {
   const Value* lookupVariable(llvm::StringRef name) override;
   void warn(std::string message) override;
   bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
+  bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) override;
   uint32_t blockedOn = kNone;
   const std::vector<uint8_t>* given = nullptr;  // per declared parameter: passed by the caller
 
@@ -317,7 +318,6 @@ class Evaluator {
   // ---- errors ----
   bool aborted_ = false;
   Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
-  void warnShadowing();  // VariableShadowWarning for nested blocks (Shadowing.cpp)
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or kNone.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);
