@@ -497,7 +497,7 @@ Model Evaluator::run() {
         // reference: "digit t = 12"
         std::string tn = a.type.base == ir::BaseType::Typedef ? prog_.typedefs[a.type.typedefId].fullName : "";
         if (llvm::StringRef(tn).startswith("__config__::")) tn = tn.substr(12);
-        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " + reprNode(ctx.file, a.defaultValue.expr.index, false);
+        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " + frontend::reprDefault(prog_.ast(ctx.file), a.defaultValue.expr, strings_);
         failDiag(std::move(d));
       }
     }

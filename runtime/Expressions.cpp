@@ -547,9 +547,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       if (ctx.ast->args[i].kind != frontend::ArgKind::Positional)
         return fail(ctx, id, DiagKind::Runtime, "Only positional arguments allowed in type cast");
     if (n != 1) {
+      // The reference lists the argument values, each as repr() writes it.
       std::string list;
-      for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-        list += (i == e.argBegin ? "" : ",") + frontend::reprExpr(*ctx.ast, ctx.ast->args[i].value, strings_);
+      for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+        Value a;
+        TRY(eval(ctx, ctx.ast->args[i].value, a));
+        list += (i == e.argBegin ? "" : ",") + model_.repr(a);
+      }
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", list));
     }

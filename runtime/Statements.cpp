@@ -381,7 +381,7 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
   bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));
   if (truthy) return true;
   err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
-                    frontend::reprExpr(*ctx.ast, t.constraint.expr, strings_));
+                    frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_));
   errKind = DiagKind::Runtime;
   if (capture_) {
     Diagnostic d = makeDiag(DiagKind::Runtime, t.range, err);
@@ -546,9 +546,14 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (st != Status::Ok) return st;
   if (v.isUnknown()) return Status::Ok;
   if (v.kind != ValueKind::List)
-    return fail(ctx, s.value, DiagKind::Typing,
-                fmt::format("A for loop can only be applied to lists and relations. Hint: '{}' resolves to '{}'.",
-                            frontend::reprExpr(*ctx.ast, s.value, strings_), model_.display(v, true)));
+  {
+    // The hint names the value only when the loop runs over a variable or attribute reference.
+    frontend::ExprKind k = ctx.ast->exprs[s.value].kind;
+    std::string msg = "A for loop can only be applied to lists and relations.";
+    if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
+      msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_), msgValue(v));
+    return fail(ctx, s.value, DiagKind::Typing, msg);
+  }
   for (const Value& item : v.items()) {
     if (item.isUnknown()) continue;
     uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
