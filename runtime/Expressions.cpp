@@ -352,7 +352,7 @@ Status Evaluator::evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   if (!v) {
     std::string opts;
     for (uint32_t i = 0; i < d.d->size; ++i) opts += (i ? ", " : "") + d.d->entries[i].key->str().str();
-    return fail(ctx, id, DiagKind::Key, fmt::format("key {} not found in dict, options are [{}]", k.str().str(), opts));
+    return fail(ctx, id, DiagKind::Key, k.str().str(), opts);
   }
   out = *v;
   return Status::Ok;
@@ -562,9 +562,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return castValue(ctx, ir::BaseType(r.index), v, id, out);
   }
   if (r.kind != ir::Resolved::Plugin)
-    return fail(ctx, id, DiagKind::TypeNotFound,
-                fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
-                            prog_.namespaces[prog_.files[ctx.file].ns].name));
+    return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(), prog_.namespaces[prog_.files[ctx.file].ns].name);
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Plugin& p = prog_.plugins[ir::PluginId{r.index}];
   // Evaluate every argument fully.

@@ -196,8 +196,8 @@ Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t
                                 DiagKind kind, std::string message) {
   const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
-  Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
-                            fmt::format("Could not set attribute `{}` on instance `{}`", name.str(), describeInst(inst)));
+  Diagnostic outer =
+      diagAt(ctx.file, node, nodeIsStmt, makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
   outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
   return failDiag(std::move(outer));
 }
@@ -222,9 +222,9 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
     capture_ = saved;
     if (!captured.empty()) {
       const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
-      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
-                                fmt::format("Could not set attribute `{}` on instance `{}`",
-                                            strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
+      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
+                                makeDiag(DiagKind::Attribute, SourceRange{},
+                                         strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
       outer.causedBy(std::move(captured.front()));
       return failDiag(std::move(outer));
     }
@@ -547,12 +547,15 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (v.isUnknown()) return Status::Ok;
   if (v.kind != ValueKind::List)
   {
-    // The hint names the value only when the loop runs over a variable or attribute reference.
+    // The hint names the reference when the loop runs over a variable or attribute.
     frontend::ExprKind k = ctx.ast->exprs[s.value].kind;
     std::string msg = "A for loop can only be applied to lists and relations.";
     if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
       msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_), msgValue(v));
-    return fail(ctx, s.value, DiagKind::Typing, msg);
+    else
+      msg += fmt::format(" Hint: '{}' is not a list.", msgValue(v));
+    // The reference raises this on the loop statement: "reported in For(x)".
+    return failStmt(ctx, units_[unitId].node, DiagKind::Typing, msg);
   }
   for (const Value& item : v.items()) {
     if (item.isUnknown()) continue;
