@@ -4,28 +4,12 @@
 #include "frontend/Frontend.h"
 
 #include "FastParser.h"
-
-#include <cstdlib>
+#include "support/PyRepr.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/ErrorHandling.h>
 
 namespace inm::frontend {
-
-std::string pyStrRepr(llvm::StringRef s) {
-  bool hasSingle = s.contains('\'');
-  bool hasDouble = s.contains('"');
-  char q = (hasSingle && !hasDouble) ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    if (c == q || c == '\\') { out += '\\'; out += c; }
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else out += c;
-  }
-  out += q;
-  return out;
-}
 
 namespace {
 
@@ -44,13 +28,7 @@ const char* opText(BinaryOp op) {
   case BinaryOp::Mod: return "%";
   case BinaryOp::Pow: return "**";
   }
-  return "?";
-}
-
-std::string floatText(double f) {
-  std::string s = fmt::format("{}", f);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
+  llvm_unreachable("every BinaryOp is handled above");
 }
 
 } // namespace
@@ -189,6 +167,27 @@ class Renderer {
           (i == e.loopEnd && !guard.empty() ? " if " + guard : "") + "]";
     }
     return s;
+<<<<<<< HEAD
+=======
+  };
+  switch (e.kind) {
+  case ExprKind::Int: return e.bigInt ? st.str(e.name).str() : std::to_string(e.intValue);
+  case ExprKind::Float: return pyFloatRepr(e.floatValue);
+  case ExprKind::String: return pyStrRepr(st.str(e.name));
+  case ExprKind::Bool: return e.intValue ? "True" : "False";
+  case ExprKind::Null: return "null";
+  case ExprKind::Regex: return "/" + st.str(e.name).str() + "/";
+  case ExprKind::StringFormat: return "Format(" + pyStrRepr(st.str(e.name)) + ")";
+  case ExprKind::FString: return pyStrRepr(st.str(e.name));
+  case ExprKind::List: return "List()";
+  case ExprKind::Dict: return "Dict()";
+  case ExprKind::ListComprehension: {
+    std::string s = "[" + r(e.a);
+    for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
+      s += " for " + st.str(ast.loops[i].var).str() + " in " + r(ast.loops[i].iterable);
+    for (uint32_t i = e.begin; i < e.end; ++i) s += " if " + r(ast.exprLists[i]);
+    return s + "]";
+>>>>>>> main
   }
 
   // Call arguments in the reference's order: positional, then keywords (a repeated keyword once, at its first
@@ -213,6 +212,7 @@ class Renderer {
       if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("**" + render(ast_.args[i].value, Mode::Repr));
     return join(parts, ",");
   }
+<<<<<<< HEAD
 
   // pretty_print of a constructor: `T(a=1,**{kwargs})`; a `**` argument is itself printed with its stars.
   std::string constructorArgs(const Expr& e) const {
@@ -260,6 +260,9 @@ std::string reprDefault(const Ast& ast, ExprId id, const StringTable& st) {
 
 std::string prettyExpr(const Ast& ast, ExprId id, const StringTable& st) {
   return Renderer(ast, st).render(id, Mode::Pretty);
+=======
+  llvm_unreachable("every ExprKind is handled above");
+>>>>>>> main
 }
 
 std::string reprStmt(const Ast& ast, StmtId id, const StringTable& st) {
@@ -272,7 +275,7 @@ std::string reprStmt(const Ast& ast, StmtId id, const StringTable& st) {
   case StmtKind::If: return "If";
   case StmtKind::ExprStmt: return reprExpr(ast, s.value, st);
   }
-  return "?";
+  llvm_unreachable("every StmtKind is handled above");
 }
 
 namespace {
@@ -293,7 +296,7 @@ class Dumper {
     case ExprKind::Int:
       line(d, pre + "Int " + (e.bigInt ? st_.str(e.name).str() + " (big)" : std::to_string(e.intValue)), e.range);
       return;
-    case ExprKind::Float: line(d, pre + "Float " + floatText(e.floatValue), e.range); return;
+    case ExprKind::Float: line(d, pre + "Float " + pyFloatRepr(e.floatValue), e.range); return;
     case ExprKind::String: line(d, pre + "String " + pyStrRepr(st_.str(e.name)), e.range); return;
     case ExprKind::Bool: line(d, pre + (e.intValue ? "Bool true" : "Bool false"), e.range); return;
     case ExprKind::Null: line(d, pre + "Null", e.range); return;
@@ -480,10 +483,10 @@ class Dumper {
 
 } // namespace
 
-void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager&, llvm::raw_ostream& os) {
+void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager&, llvm::raw_ostream& os,
+             const DumpOptions& opts) {
   Dumper(ast, strings, os).run();
-  // hidden switch for the parser differential tests: every store, field and full range
-  if (const char* v = std::getenv("INM_DUMP_RANGES"); v && *v && *v != '0') os << rawDumpAst(ast, strings);
+  if (opts.ranges) os << rawDumpAst(ast, strings);
 }
 
 } // namespace inm::frontend

@@ -5,6 +5,7 @@
 #include "Bridge.h"
 
 #include "pybridge/PyBridge.h"
+#include "runtime/BigInt.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -22,6 +23,8 @@ namespace {
 
 Scope* gScope = nullptr;
 PyRefs gRefs;
+ServerCall gServer;
+std::string gEnvironment;
 
 Scope* needScope() {
   if (!gScope) PyErr_SetString(PyExc_RuntimeError, "the model is only readable during a plugin or mapper call");
@@ -139,7 +142,50 @@ PyObject* inmTypeKind(PyObject*, PyObject* arg) {
   return PyUnicode_FromString("");
 }
 
-PyObject* inmTypedefOk(PyObject*, PyObject*) { Py_RETURN_TRUE; }
+/// typedef_ok(name, value): "" when `value` satisfies typedef `name` (base type and constraint, evaluated by the
+/// compiler as for an assignment), else the assignment's error text. Outside a plugin call nothing is checked.
+PyObject* inmTypedefOk(PyObject*, PyObject* args) {
+  const char* name;
+  PyObject* value;
+  if (!PyArg_ParseTuple(args, "sO", &name, &value) || !needScope()) return nullptr;
+  if (!gScope->plugin) return PyUnicode_FromString("");
+  Value v;
+  std::string error;
+  if (!fromPython(value, gScope->plugin->arena(), v, error)) return PyUnicode_FromString(error.c_str());
+  if (gScope->plugin->checkTypedef(name, v, error)) return PyUnicode_FromString("");
+  return PyUnicode_FromStringAndSize(error.data(), Py_ssize_t(error.size()));
+}
+
+/// server_environment(): the compile's environment id when a server is configured, else None.
+PyObject* inmServerEnvironment(PyObject*, PyObject*) {
+  if (!gServer) Py_RETURN_NONE;
+  return PyUnicode_FromString(gEnvironment.c_str());
+}
+
+/// server_call(method, path, [(key, value)], body, tid) -> (status, body text); status 0 = no answer.
+PyObject* inmServerCall(PyObject*, PyObject* args) {
+  const char *method, *path, *body, *tid;
+  PyObject* query;
+  if (!PyArg_ParseTuple(args, "ssOss", &method, &path, &query, &body, &tid)) return nullptr;
+  if (!gServer) {
+    PyErr_SetString(PyExc_RuntimeError, "no server is configured for this compile");
+    return nullptr;
+  }
+  ServerRequest req{method, path, {}, body, tid};
+  PyObject* seq = PySequence_Fast(query, "query must be a list of (key, value) pairs");
+  if (!seq) return nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    const char *k, *v;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ss", &k, &v)) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    req.query.emplace_back(k, v);
+  }
+  Py_DECREF(seq);
+  ServerAnswer answer = gServer(req);
+  return Py_BuildValue("(Is#)", answer.status, answer.body.data(), Py_ssize_t(answer.body.size()));
+}
 
 PyObject* inmProjectDir(PyObject*, PyObject*) {
   const frontend::Project* pr = gScope ? programOf(gScope)->project : nullptr;
@@ -188,6 +234,8 @@ PyMethodDef kMethods[] = {
     {"is_subtype", inmIsSubtype, METH_VARARGS, "instance is of the entity or a subtype"},
     {"type_kind", inmTypeKind, METH_O, "entity / typedef:<base> / ''"},
     {"typedef_ok", inmTypedefOk, METH_VARARGS, "typedef constraint check"},
+    {"server_environment", inmServerEnvironment, METH_NOARGS, "environment id when a server is configured"},
+    {"server_call", inmServerCall, METH_VARARGS, "one request to the configured server"},
     {"project_dir", inmProjectDir, METH_NOARGS, "project directory"},
     {"module_dir", inmModuleDir, METH_O, "directory of a loaded module, '' if none"},
     {"add_file", inmAddFile, METH_O, "store file content in the export, returns sha1"},
@@ -219,6 +267,11 @@ PyObject* attrOf(const char* module, const char* name) {
 } // namespace
 
 Scope* currentScope() { return gScope; }
+
+void setServer(ServerCall call, std::string environment) {
+  gServer = std::move(call);
+  gEnvironment = std::move(environment);
+}
 ScopeGuard::ScopeGuard(Scope& s) : saved_(gScope) { gScope = &s; }
 ScopeGuard::~ScopeGuard() { gScope = saved_; }
 PyRefs& refs() { return gRefs; }
@@ -332,6 +385,10 @@ PyObject* toPython(const Value& v) {
   case ValueKind::Null: Py_RETURN_NONE;
   case ValueKind::Bool: return PyBool_FromLong(v.b);
   case ValueKind::Int: return PyLong_FromLongLong(v.i);
+  case ValueKind::BigInt: {  // base 16: not subject to Python's limit on decimal int conversion
+    std::string hex = (runtime::intIsNegative(v) ? "-" : "") + runtime::intMagnitudeText(v, 16);
+    return PyLong_FromString(hex.c_str(), nullptr, 16);
+  }
   case ValueKind::Float: return PyFloat_FromDouble(v.f);
   case ValueKind::String: return PyUnicode_FromStringAndSize(v.s->data, Py_ssize_t(v.s->size));
   case ValueKind::List: {
@@ -396,9 +453,23 @@ bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string
   } else if (PyLong_Check(o)) {
     int overflow = 0;
     long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-      error = "integer out of range";
-      return false;
+    if (overflow) {  // an int beyond 64 bits: exact, through its base-16 text
+      PyObject* hex = PyNumber_ToBase(o, 16);
+      const char* s = hex ? PyUnicode_AsUTF8(hex) : nullptr;
+      if (!s) {
+        Py_XDECREF(hex);
+        error = takePythonError();
+        return false;
+      }
+      llvm::StringRef text(s);
+      std::string digits = text.startswith("-") ? "-" + text.drop_front(3).str() : text.drop_front(2).str();
+      Py_DECREF(hex);
+      std::string err;
+      if (!runtime::parseInt(arena, digits, 16, out, err)) {
+        error = err.empty() ? "cannot convert the int " + digits : err;
+        return false;
+      }
+      return true;
     }
     out = Value::integer(n);
   } else if (PyFloat_Check(o)) {

@@ -14,6 +14,7 @@
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace inm::pybridge {
 
@@ -33,6 +34,16 @@ SourceRange rangeAt(SourceManager& sm, const std::string& path, uint32_t line) {
   }
   // Column 0: Python locations are reported as file:line.
   return SourceRange{*file, line, 0, line, 0};
+}
+
+/// Element `i` of a bridge result tuple when it is a non-empty string (a typedef constraint's error text).
+std::optional<std::string> constraintError(PyObject* res, Py_ssize_t i) {
+  if (PyTuple_GET_SIZE(res) <= i) return std::nullopt;
+  PyObject* o = PyTuple_GET_ITEM(res, i);
+  if (!PyUnicode_Check(o)) return std::nullopt;
+  const char* s = PyUnicode_AsUTF8(o);
+  if (!s || !*s) return std::nullopt;
+  return std::string(s);
 }
 
 /// One plugin call: bind, call inmanta._bridge.call, read its tagged tuple.
@@ -85,7 +96,7 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     out = PluginResult::error(DiagKind::PluginType,
                               fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
                                           repr, name, fullName, type));
-    out.cause = fmt::format("Invalid value '{}', expected {}", repr, type);
+    out.cause = constraintError(res, 4).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
   } else if (tag == "rettype") {
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1));
     Value v;
@@ -93,7 +104,7 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     out = PluginResult::error(DiagKind::PluginType,
                               fmt::format("Return value {} of plugin {} has incompatible type. Expected type: {}", repr,
                                           fullName, type));
-    out.cause = fmt::format("Invalid value '{}', expected {}", repr, type);
+    out.cause = constraintError(res, 3).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
   } else if (tag == "explicit") {
     out = PluginResult::error(DiagKind::ExplicitPlugin, PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)));
   } else {

@@ -30,6 +30,7 @@ const LimitField kFields[] = {
     {"format-width", "INM_MAX_FORMAT_WIDTH", &Limits::maxFormatWidth, nullptr},
     {"memory-mib", "INM_MAX_MEMORY_MIB", &Limits::maxMemoryMiB, nullptr},
     {"metadata-bytes", "INM_MAX_METADATA_BYTES", &Limits::maxMetadataBytes, nullptr},
+    {"int-digits", "INM_MAX_INT_DIGITS", &Limits::maxIntDigits, nullptr},
 };
 
 std::string setField(const LimitField& f, const std::string& value) {
@@ -51,9 +52,9 @@ std::string setField(const LimitField& f, const std::string& value) {
 const Limits& limits() { return gLimits; }
 Limits& mutableLimits() { return gLimits; }
 
-std::string applyLimitsFromEnv() {
+std::string applyLimitsFromEnv(const char* (*lookup)(const char* name)) {
   for (const LimitField& f : kFields)
-    if (const char* v = std::getenv(f.env)) {
+    if (const char* v = lookup(f.env)) {
       std::string err = setField(f, v);
       if (!err.empty()) return std::string(f.env) + ": " + err;
     }
@@ -68,7 +69,7 @@ std::string setLimit(const std::string& name, const std::string& value) {
 
 const char* limitNames() {
   return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, memory-mib, "
-         "metadata-bytes";
+         "metadata-bytes, int-digits";
 }
 
 void initStackGuard() {

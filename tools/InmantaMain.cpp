@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <string>
@@ -54,7 +55,23 @@ struct Options {
   bool deploy = false;
   int verbose = 0;
   tools::PushFlags push;      // export to a server (no -j)
+  // Testing switches of the stages, read from the environment only here (docs/testing.md):
+  frontend::ParseOptions parse;     // INM_PARSER=antlr|fast-strict|fast-check
+  frontend::DumpOptions dump;       // INM_DUMP_RANGES=1: --dump-ast appends every store, field and range
+  bool evalStats = false;           // INM_EVAL_STATS=1: evaluation statistics on stderr
 };
+
+/// The stages' testing switches from the environment (compatibility: they were read inside the libraries).
+std::string readEnvSwitches(Options& opts) {
+  if (const char* v = std::getenv("INM_PARSER")) {
+    std::optional<frontend::ParserMode> mode = frontend::parserModeFromName(v);
+    if (!mode) return std::string("INM_PARSER: unknown parser '") + v + "' (antlr, fast-strict or fast-check)";
+    opts.parse.mode = *mode;
+  }
+  if (const char* v = std::getenv("INM_DUMP_RANGES"); v && *v && *v != '0') opts.dump.ranges = true;
+  if (const char* v = std::getenv("INM_EVAL_STATS"); v && *v) opts.evalStats = true;
+  return "";
+}
 
 void printHelp(llvm::raw_ostream& os) {
   os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\n"
@@ -176,9 +193,10 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 /// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
                DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0,
-               const pybridge::PythonSetup& python) {
+               const pybridge::PythonSetup& python, std::unique_ptr<tools::PushSession> opened) {
   const char* banner = "EXPORT FAILURE";
-  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  auto session = opened ? llvm::Expected<std::unique_ptr<tools::PushSession>>(std::move(opened))
+                        : tools::openPushSession(opts.push, projectDir, kVersion);
   if (!session) {
     diags.error(DiagKind::Export, SourceRange{}, llvm::toString(session.takeError()));
     return finish(diags, opts, banner);
@@ -320,6 +338,36 @@ bool isSourceFile(const SourceManager& sm, const std::string& path) {
   return false;
 }
 
+/// Opens the push session before the compile and hands its client to the Python bridge; nullptr (the export
+/// reports why later) when no server is configured or the configuration is wrong.
+std::unique_ptr<tools::PushSession> openPluginServer(const Options& opts, const std::string& projectDir) {
+  auto session = tools::openPushSession(opts.push, projectDir, kVersion);
+  if (!session) {
+    llvm::consumeError(session.takeError());
+    return nullptr;
+  }
+  if (!*session) return nullptr;
+  client::Client* c = (*session)->client.get();
+  pybridge::setServer(
+      [c](const pybridge::ServerRequest& r) {
+        client::Request req;
+        req.method = r.method;
+        req.path = r.path;
+        req.query = r.query;
+        req.body = r.body;
+        std::string saved = c->endpoint().environment;
+        if (!r.environment.empty()) c->endpoint().environment = r.environment;
+        auto answer = c->send(req);
+        c->endpoint().environment = saved;
+        if (answer) return pybridge::ServerAnswer{answer->status, answer->body};
+        client::Failure f = client::takeFailure(answer.takeError());
+        if (f.status == 0) return pybridge::ServerAnswer{0, f.text};
+        return pybridge::ServerAnswer{f.status, nlohmann::json{{"message", f.message}}.dump()};
+      },
+      c->endpoint().environment);
+  return std::move(*session);
+}
+
 int runPipeline(const Options& opts) {
   auto t0 = std::chrono::steady_clock::now();
   SourceManager sm;
@@ -335,14 +383,15 @@ int runPipeline(const Options& opts) {
       llvm::errs() << "error: " << llvm::toString(file.takeError()) << "\n";
       return 1;
     }
-    frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags);
-    if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs());
+    frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags, opts.parse);
+    if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs(), opts.dump);
     return finish(diags, opts, banner);
   }
 
   frontend::LoadOptions lo;
   lo.projectDir = opts.projectDir;
   lo.mainFile = opts.mainFile;
+  lo.parse = opts.parse;
   frontend::Project project = frontend::loadProject(lo, sm, strings, diags);
   if (opts.verbose >= 3) llvm::errs() << "Parsing took " << secondsSince(t0) << " seconds\n";
   if (opts.verbose >= 4) llvm::errs() << "  resident after parsing: " << rssMiB() << " MiB\n";
@@ -358,6 +407,10 @@ int runPipeline(const Options& opts) {
     if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   }
 
+  // Push mode with Python plugins: the server is reachable from plugins (Context.get_client()) during the compile.
+  std::unique_ptr<tools::PushSession> session;
+  if (python.active && isExport && opts.exportFile.empty()) session = openPluginServer(opts, project.dir);
+
   auto t1 = std::chrono::steady_clock::now();
   ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs);
   if (!diags.hasErrors()) passes::run(program, diags);
@@ -372,6 +425,9 @@ int runPipeline(const Options& opts) {
   runtime::EvalOptions eo;
   eo.projectDir = project.dir;
   eo.skipTeardown = true;  // the process ends through exitNow()
+  runtime::StreamOutputSink stdoutSink(llvm::outs());  // std::print
+  eo.output = &stdoutSink;
+  eo.stats = opts.evalStats;
   if (python.active) eo.extraPlugins = &python.plugins;
   runtime::Model model = runtime::evaluate(program, diags, eo);
   llvm::outs().flush();
@@ -380,7 +436,7 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
-  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python));
+  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
   if (isExport) {
     if (isSourceFile(sm, opts.exportFile)) {
       diags.error(DiagKind::Export, SourceRange{},
@@ -500,8 +556,10 @@ int main(int argc, char** argv) {
 static int driverMain(int argc, char** argv) {
   reexecConfigured(argv);
   initStackGuard();
-  if (std::string err = applyLimitsFromEnv(); !err.empty()) return usage(err);
+  auto env = [](const char* name) -> const char* { return std::getenv(name); };
+  if (std::string err = applyLimitsFromEnv(env); !err.empty()) return usage(err);
   Options opts;
+  if (std::string err = readEnvSwitches(opts); !err.empty()) return usage(err);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string prog = llvm::sys::path::filename(argv[0]).str();
   if (prog == "inmanta-compile") opts.command = "compile";

@@ -2,7 +2,7 @@
 // it. A kind counts as shown when a CHECK line (not CHECK-NOT) names it (`"kind":"DoubleSet"` in --format=json
 // output) or when a CHECK line matches the kind's format with every
 // `{N}` field standing for any text. A generic `"{0}"` format matches everything, so such a kind needs its name.
-// The test finds the source tree through INM_SOURCE_DIR, a compile definition set in test/CMakeLists.txt.
+// The test finds the source tree through INM_SOURCE_DIR, a compile definition of inm_unit_tests (test/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <filesystem>

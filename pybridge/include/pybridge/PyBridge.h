@@ -13,6 +13,7 @@
 #include "support/Diagnostics.h"
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,26 @@ std::vector<PythonModule> findPythonModules(const frontend::Project& project);
 /// its plugins and resource classes into `out`. Import errors and invalid annotations are diagnostics.
 void loadPython(const frontend::Project& project, const std::vector<PythonModule>& modules, SourceManager& sm,
                 DiagnosticEngine& diags, PythonSetup& out);
+
+/// One request of a plugin's server client (`Context.get_client()`): path below the server root, query pairs,
+/// JSON body text (empty = none) and the environment for X-Inmanta-tid (empty = the configured one).
+struct ServerRequest {
+  std::string method, path;
+  std::vector<std::pair<std::string, std::string>> query;
+  std::string body;
+  std::string environment;
+};
+/// The server's answer: its status and body text; status 0 when there was no answer (body = the error text).
+struct ServerAnswer {
+  unsigned status = 0;
+  std::string body;
+};
+using ServerCall = std::function<ServerAnswer(const ServerRequest&)>;
+
+/// Makes the orchestrator reachable from plugins for this compile (push-mode export, the server's compile
+/// service): `Context.get_client()` sends its calls through `call`; `environment` is the compile's environment.
+/// Without it, get_client()/run_sync() raise.
+void setServer(ServerCall call, std::string environment);
 
 /// Directory of our `inmanta` Python package (install or source tree), "" if not found.
 std::string pythonPackageDir();

@@ -158,7 +158,8 @@ def _plain(value):
 
 def call(index, args, given):
     """Runs plugin `index` with the bound model values. Returns one of
-    ("ok", value) | ("argtype", param_index, type_text, param_name) | ("rettype", type_text, value) |
+    ("ok", value) | ("argtype", param_index, type_text, param_name, constraint_error) |
+    ("rettype", type_text, value, constraint_error) |
     ("explicit", message) | ("external", traceback_text)."""
     p = _plugins[index]
     positional = []
@@ -173,8 +174,9 @@ def call(index, args, given):
             continue
         if not given[i]:
             continue
+        plugins.last_failure[0] = None
         if not isinstance(value, Unknown) and not ptype.check(value):
-            return ("argtype", i, ptype.text, name)
+            return ("argtype", i, ptype.text, name, plugins.last_failure[0])
         if kind == inspect.Parameter.POSITIONAL_ONLY:
             positional.append(_arg(value))
         else:
@@ -191,13 +193,14 @@ def call(index, args, given):
         raise
     except BaseException as e:  # noqa: B036
         return ("external", _format_exception(e))
+    plugins.last_failure[0] = None
     try:
         result = _plain(result)
         if isinstance(result, Unknown) or p.return_type.check(result):
             return ("ok", result)
     except RecursionError:
         return ("ok", result)  # a container that contains itself: the conversion reports it
-    return ("rettype", p.return_type.text, result)
+    return ("rettype", p.return_type.text, result, plugins.last_failure[0])
 
 
 _exporter = export.Exporter()

@@ -55,19 +55,27 @@ class Context:
         return path
 
     def get_environment_id(self):
-        return os.environ.get("inmanta_environment") or os.environ.get("INMANTA_ENVIRONMENT")
+        env = _inm.server_environment()
+        return env or os.environ.get("inmanta_environment") or os.environ.get("INMANTA_ENVIRONMENT")
 
     def get_type(self, name):
         return name
 
     def get_client(self):
-        raise PluginException("no server connection is available to plugins in this compiler")
+        from inmanta import protocol
+
+        return protocol.Client("compiler")
 
     def get_sync_client(self):
-        return self.get_client()
+        from inmanta import protocol
+
+        return protocol.SyncClient("compiler")
 
     def run_sync(self, function, timeout=5):
-        raise PluginException("no server connection is available to plugins in this compiler")
+        from inmanta import protocol
+
+        protocol._require_server()
+        return protocol.run_sync(function)
 
     def get_queue_scheduler(self):
         return None
@@ -114,6 +122,10 @@ def _primitive_check(base):
     return lambda v: True
 
 
+# The compiler's text of the last failed typedef constraint check (the "caused by" of the type error).
+last_failure = [None]
+
+
 def _named_check(name):
     """An entity (instance of it or a subtype) or a typedef (its base type and constraint)."""
 
@@ -122,7 +134,12 @@ def _named_check(name):
         if kind == "entity":
             return isinstance(v, InstanceProxy) and _inm.is_subtype(v._handle, name)
         if kind.startswith("typedef:"):
-            return _primitive_check(kind[len("typedef:"):])(v) and _inm.typedef_ok(name, v)
+            if not _primitive_check(kind[len("typedef:"):])(v):
+                return False
+            error = _inm.typedef_ok(name, v)
+            if error:
+                last_failure[0] = error
+            return not error
         return True
 
     return check

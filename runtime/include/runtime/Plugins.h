@@ -58,6 +58,12 @@ class PluginContext {
   virtual void warn(std::string message) = 0;
   /// False when declared parameter `i` was omitted by the caller (it has a default; args[i] is null).
   virtual bool argGiven(size_t i) { (void)i; return true; }
+  /// Checks `v` against typedef `fullName` (base type and constraint) as a model assignment would; false with
+  /// the assignment's error text in `err`. Unknown typedef names and contexts without an evaluator accept.
+  virtual bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {
+    (void)fullName, (void)v, (void)err;
+    return true;
+  }
 };
 
 /// args[i] is the value bound to the i-th declared parameter (Null when omitted without default is

@@ -32,16 +32,19 @@ struct Limits {
   uint64_t maxMemoryMiB = 8192;
   /// Bytes of project.yml / module.yml.
   uint64_t maxMetadataBytes = 1ull << 20;
+  /// Decimal digits of one int value (ints are exact, so `2 ** 10**18` would otherwise exhaust memory).
+  uint64_t maxIntDigits = 100000;
 };
 
 /// The process's limits (defaults until the driver changes them).
 const Limits& limits();
 Limits& mutableLimits();
 
-/// Reads INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error
-/// text for a bad value.
-std::string applyLimitsFromEnv();
+/// Applies INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES, INM_MAX_INT_DIGITS
+/// as `lookup` returns them (the driver passes the process environment; null = unset). Returns an error text
+/// for a bad value.
+std::string applyLimitsFromEnv(const char* (*lookup)(const char* name));
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);
 /// "nesting, inheritance, ..." for the usage text.

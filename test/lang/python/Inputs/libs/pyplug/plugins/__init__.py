@@ -1,12 +1,13 @@
 """Test module for the Python bridge: plugins of every form, a Python resource with mappers."""
 
 import os
+from typing import Annotated
 
 from inmanta.execute.proxy import UnknownException
 from inmanta.execute.util import Unknown
 from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, SkipResource, cache, provider
 from inmanta.export import dependency_manager
-from inmanta.plugins import Context, PluginException, plugin
+from inmanta.plugins import Context, ModelType, PluginException, plugin
 from inmanta.resources import IgnoreResourceException, PurgeableResource, resource
 
 from . import helpers
@@ -193,3 +194,24 @@ class NoteHandler(CRUDHandler):
             raise RuntimeError("refusing to write 'fail'")
         with open(resource.path, "w") as f:
             f.write(resource.content)
+
+
+# Typedef-constrained arguments and return values: checked against the constraint like an assignment.
+@plugin
+def next_port(port: "std::port") -> "std::port":
+    return port + 1
+
+
+@plugin
+def annotated_port(port: Annotated[int, ModelType["std::port"]]) -> "int":
+    return port
+
+
+@plugin
+def initials(name: "pyplug::shortname") -> "string":
+    return name[:1]
+
+
+@plugin
+def too_long() -> "pyplug::shortname":
+    return "much too long"
