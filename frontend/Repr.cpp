@@ -52,7 +52,7 @@ class Renderer {
     const Expr& e = ast_.exprs[id];
     switch (e.kind) {
     case ExprKind::Int: out += e.bigInt ? str(e.name) : std::to_string(e.intValue); return true;
-    case ExprKind::Float: out += floatText(e.floatValue); return true;
+    case ExprKind::Float: out += pyFloatRepr(e.floatValue); return true;
     case ExprKind::String: out += pyStrRepr(st_.str(e.name)); return true;
     case ExprKind::Bool: out += top ? (e.intValue ? "true" : "false") : (e.intValue ? "True" : "False"); return true;
     case ExprKind::Null: out += "null"; return true;
@@ -130,7 +130,7 @@ class Renderer {
     case ExprKind::Conditional: return S(e.a) + " ? " + S(e.b) + " : " + S(e.c);
     case ExprKind::IsDefined: return P(e.a) + " is defined";
     }
-    return "?";
+    llvm_unreachable("every ExprKind is handled above");
   }
 
  private:
@@ -167,27 +167,6 @@ class Renderer {
           (i == e.loopEnd && !guard.empty() ? " if " + guard : "") + "]";
     }
     return s;
-<<<<<<< HEAD
-=======
-  };
-  switch (e.kind) {
-  case ExprKind::Int: return e.bigInt ? st.str(e.name).str() : std::to_string(e.intValue);
-  case ExprKind::Float: return pyFloatRepr(e.floatValue);
-  case ExprKind::String: return pyStrRepr(st.str(e.name));
-  case ExprKind::Bool: return e.intValue ? "True" : "False";
-  case ExprKind::Null: return "null";
-  case ExprKind::Regex: return "/" + st.str(e.name).str() + "/";
-  case ExprKind::StringFormat: return "Format(" + pyStrRepr(st.str(e.name)) + ")";
-  case ExprKind::FString: return pyStrRepr(st.str(e.name));
-  case ExprKind::List: return "List()";
-  case ExprKind::Dict: return "Dict()";
-  case ExprKind::ListComprehension: {
-    std::string s = "[" + r(e.a);
-    for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
-      s += " for " + st.str(ast.loops[i].var).str() + " in " + r(ast.loops[i].iterable);
-    for (uint32_t i = e.begin; i < e.end; ++i) s += " if " + r(ast.exprLists[i]);
-    return s + "]";
->>>>>>> main
   }
 
   // Call arguments in the reference's order: positional, then keywords (a repeated keyword once, at its first
@@ -212,7 +191,6 @@ class Renderer {
       if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("**" + render(ast_.args[i].value, Mode::Repr));
     return join(parts, ",");
   }
-<<<<<<< HEAD
 
   // pretty_print of a constructor: `T(a=1,**{kwargs})`; a `**` argument is itself printed with its stars.
   std::string constructorArgs(const Expr& e) const {
@@ -260,9 +238,6 @@ std::string reprDefault(const Ast& ast, ExprId id, const StringTable& st) {
 
 std::string prettyExpr(const Ast& ast, ExprId id, const StringTable& st) {
   return Renderer(ast, st).render(id, Mode::Pretty);
-=======
-  llvm_unreachable("every ExprKind is handled above");
->>>>>>> main
 }
 
 std::string reprStmt(const Ast& ast, StmtId id, const StringTable& st) {

@@ -305,15 +305,10 @@ class Evaluator {
 
   // ---- errors ----
   bool aborted_ = false;
-<<<<<<< HEAD
   /// Reports `kind` at `node` with the kind's format filled from `args` (DiagnosticKinds.def), reported in node.
   template <typename... Args> Status fail(Ctx& ctx, ExprId node, DiagKind kind, Args&&... args) {
     return failDiag(diagAt(ctx.file, node.index, false, makeDiag(kind, SourceRange{}, std::forward<Args>(args)...)));
   }
-  void warnShadowing();  // VariableShadowWarning for nested blocks (Shadowing.cpp)
-=======
-  Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
->>>>>>> main
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or kNone.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);
