@@ -18,6 +18,8 @@ Expr node(ExprKind k, SourceRange r) {
 ExprId dottedRef(Ast& ast, StringTable& strings, llvm::StringRef text, SourceRange r) {
   llvm::SmallVector<llvm::StringRef, 4> parts;
   text.split(parts, '.');
+  // The reference strips whitespace around each part of an f-string field: f"{ a . b }" reads a.b.
+  for (llvm::StringRef& part : parts) part = part.trim();
   Expr n = node(ExprKind::Name, r);
   n.name = strings.intern(parts[0]);
   ExprId cur = ast.exprs.add(n);

@@ -33,105 +33,211 @@ const char* opText(BinaryOp op) {
 
 } // namespace
 
-// A list literal whose elements are all constants, rendered as Python renders the list value (`[1, 'a']`), as
-// the reference prints such lists when they are operands of an operator; empty when the list is not constant.
-static std::string constantListRepr(const Ast& ast, ExprId id, const StringTable& st) {
-  const Expr& e = ast.exprs[id];
-  if (e.kind != ExprKind::List) return "";
-  std::string s = "[";
-  for (uint32_t i = e.begin; i < e.end; ++i) {
-    ExprId el = ast.exprLists[i];
-    const Expr& x = ast.exprs[el];
-    if (i != e.begin) s += ", ";
-    if (x.kind == ExprKind::List) {
-      std::string inner = constantListRepr(ast, el, st);
-      if (inner.empty()) return "";
-      s += inner;
-    } else if (x.kind == ExprKind::Int || x.kind == ExprKind::Float || x.kind == ExprKind::String ||
-               x.kind == ExprKind::Bool) {
-      s += reprExpr(ast, el, st);
-    } else {
-      return "";
+namespace {
+
+// The reference keeps three renderings of a node, and which one a message shows depends on the context:
+//  Str    `str(node)`: the "reported in" text and the operands of conditional expressions and assignments;
+//  Repr   `repr(node)`: call arguments, index-lookup values, map lookups;
+//  Pretty `node.pretty_print()`: operands of operators and list-comprehension parts.
+enum class Mode : uint8_t { Str, Repr, Pretty };
+
+class Renderer {
+ public:
+  Renderer(const Ast& ast, const StringTable& st) : ast_(ast), st_(st) {}
+
+  // The constant value of a literal tree, as Python's repr() of it writes it (the reference folds constant
+  // list and dict literals into one value at parse time; nested lists flatten as list values do). Booleans
+  // inside a container are Python's `True`/`False`, `null` stays `null`. False when not constant.
+  bool constant(ExprId id, std::string& out, bool top) const {
+    const Expr& e = ast_.exprs[id];
+    switch (e.kind) {
+    case ExprKind::Int: out += e.bigInt ? str(e.name) : std::to_string(e.intValue); return true;
+    case ExprKind::Float: out += pyFloatRepr(e.floatValue); return true;
+    case ExprKind::String: out += pyStrRepr(st_.str(e.name)); return true;
+    case ExprKind::Bool: out += top ? (e.intValue ? "true" : "false") : (e.intValue ? "True" : "False"); return true;
+    case ExprKind::Null: out += "null"; return true;
+    case ExprKind::List: {
+      std::vector<std::string> items;
+      if (!flatItems(id, items)) return false;
+      out += "[";
+      for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+      out += "]";
+      return true;
+    }
+    case ExprKind::Dict: {
+      std::string s = "{";
+      for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) {
+        if (i != e.begin) s += ", ";
+        s += pyStrRepr(st_.str(ast_.dictKeys[k])) + ": ";
+        if (!constant(ast_.exprLists[i], s, false)) return false;
+      }
+      out += s + "}";
+      return true;
+    }
+    default: return false;
     }
   }
-  return s + "]";
-}
 
-std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
-  if (!id.valid()) return "";
-  const Expr& e = ast.exprs[id];
-  auto r = [&](ExprId x) { return reprExpr(ast, x, st); };
-  // Operands of operators: constant list literals print as list values.
-  auto o = [&](ExprId x) {
-    if (x.valid()) {
-      std::string lit = constantListRepr(ast, x, st);
-      if (!lit.empty()) return lit;
+  std::string render(ExprId id, Mode m) const {
+    if (!id.valid()) return "";
+    const Expr& e = ast_.exprs[id];
+    auto P = [&](ExprId x) { return render(x, Mode::Pretty); };
+    auto S = [&](ExprId x) { return render(x, m == Mode::Pretty ? Mode::Pretty : Mode::Str); };
+    auto R = [&](ExprId x) { return render(x, Mode::Repr); };
+    switch (e.kind) {
+    case ExprKind::Int:
+    case ExprKind::Float:
+    case ExprKind::String:
+    case ExprKind::Bool:
+    case ExprKind::Null: {
+      std::string s;
+      constant(id, s, true);
+      return s;
     }
-    return reprExpr(ast, x, st);
-  };
-  auto argList = [&](bool tuples) {
-    std::string s;
-    for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
-      const Arg& a = ast.args[i];
-      // The reference keeps call keywords in a mapping: a repeated keyword shows once, at its first place,
-      // with its last value.
-      const Arg* shown = &a;
-      if (!tuples && a.kind == ArgKind::Keyword) {
-        bool seenBefore = false;
-        for (uint32_t j = e.argBegin; j < i && !seenBefore; ++j)
-          seenBefore = ast.args[j].kind == ArgKind::Keyword && ast.args[j].name == a.name;
-        if (seenBefore) continue;
-        for (uint32_t j = i + 1; j < e.argEnd; ++j)
-          if (ast.args[j].kind == ArgKind::Keyword && ast.args[j].name == a.name) shown = &ast.args[j];
-      }
-      if (tuples) {
-        if (i != e.argBegin) s += ", ";
-        if (a.kind == ArgKind::Spread) s += "**" + r(a.value);
-        else s += fmt::format("('{}', {})", st.str(a.name).str(), r(a.value));
+    case ExprKind::List:
+    case ExprKind::Dict: {
+      std::string s;
+      if (constant(id, s, true)) return s;
+      if (e.kind == ExprKind::Dict || m != Mode::Pretty) return e.kind == ExprKind::List ? "List()" : "Dict()";
+      s = "[";
+      for (uint32_t i = e.begin; i < e.end; ++i) s += (i != e.begin ? "," : "") + P(ast_.exprLists[i]);
+      return s + "]";
+    }
+    case ExprKind::Regex: return "/" + str(e.name) + "/";
+    case ExprKind::StringFormat: return "Format(" + pyStrRepr(st_.str(e.name)) + ")";
+    case ExprKind::FString:
+      return m == Mode::Repr ? "StringFormatV2(" + pyStrRepr(st_.str(e.name)) + ")" : pyStrRepr(st_.str(e.name));
+    case ExprKind::ListComprehension: return comprehension(e);
+    case ExprKind::Name: return str(e.name);
+    case ExprKind::AttrRef: return render(e.a, m == Mode::Pretty ? Mode::Pretty : Mode::Str) + "." + str(e.name);
+    case ExprKind::Call: return str(e.name) + "(" + callArgs(e, m == Mode::Pretty ? Mode::Pretty : Mode::Repr) + ")";
+    case ExprKind::Constructor:
+      if (m != Mode::Pretty) return "Construct(" + str(e.name) + ")";
+      return str(e.name) + "(" + constructorArgs(e) + ")";
+    case ExprKind::IndexLookup: return str(e.name) + "[" + query(e) + "]";
+    case ExprKind::ShortIndexLookup: return render(e.a, Mode::Str) + "." + str(e.name) + "[" + query(e) + "]";
+    case ExprKind::MapLookup: return R(e.a) + "[" + R(e.b) + "]";
+    case ExprKind::Binary: return "(" + P(e.a) + " " + opText(e.op) + " " + P(e.b) + ")";
+    case ExprKind::And: return "(" + P(e.a) + " and " + P(e.b) + ")";
+    case ExprKind::Or: return "(" + P(e.a) + " or " + P(e.b) + ")";
+    case ExprKind::In: return "(" + P(e.a) + " in " + P(e.b) + ")";
+    // `not x` is Not(x) to str()/repr() and `(not x)` to pretty_print; `a not in b` is `not (a in b)`.
+    case ExprKind::Not: return m == Mode::Pretty ? "(not " + P(e.a) + ")" : "Not(" + S(e.a) + ")";
+    case ExprKind::NotIn: {
+      std::string in = "(" + P(e.a) + " in " + P(e.b) + ")";
+      return m == Mode::Pretty ? "(not " + in + ")" : "Not(" + in + ")";
+    }
+    case ExprKind::Conditional: return S(e.a) + " ? " + S(e.b) + " : " + S(e.c);
+    case ExprKind::IsDefined: return P(e.a) + " is defined";
+    }
+    llvm_unreachable("every ExprKind is handled above");
+  }
+
+ private:
+  std::string str(StringId id) const { return st_.str(id).str(); }
+
+  // Elements of a constant list, nested constant lists spliced in (the reference's list values are flat).
+  bool flatItems(ExprId id, std::vector<std::string>& items) const {
+    const Expr& e = ast_.exprs[id];
+    for (uint32_t i = e.begin; i < e.end; ++i) {
+      ExprId el = ast_.exprLists[i];
+      if (ast_.exprs[el].kind == ExprKind::List) {
+        if (!flatItems(el, items)) return false;
         continue;
       }
-      if (!s.empty()) s += ",";
-      if (a.kind == ArgKind::Keyword) s += st.str(a.name).str() + "=" + r(shown->value);
-      else if (a.kind == ArgKind::Spread) s += "**" + r(a.value);
-      else s += r(a.value);
+      std::string s;
+      if (!constant(el, s, false)) return false;
+      items.push_back(std::move(s));
+    }
+    return true;
+  }
+
+  // `[v for a in x for b in y if g if h]` is `[[v for b in y if (g and h)] for a in x]` to the reference:
+  // the innermost loop carries the guards, joined right to left with `and`.
+  std::string comprehension(const Expr& e) const {
+    std::string guard;
+    for (uint32_t i = e.end; i > e.begin; --i) {
+      std::string g = render(ast_.exprLists[i - 1], Mode::Pretty);
+      guard = guard.empty() ? g : "(" + g + " and " + guard + ")";
+    }
+    std::string s = render(e.a, Mode::Pretty);
+    for (uint32_t i = e.loopEnd; i > e.loopBegin; --i) {
+      const ComprehensionLoop& l = ast_.loops[i - 1];
+      s = "[" + s + " for " + str(l.var) + " in " + render(l.iterable, Mode::Pretty) +
+          (i == e.loopEnd && !guard.empty() ? " if " + guard : "") + "]";
     }
     return s;
-  };
-  switch (e.kind) {
-  case ExprKind::Int: return e.bigInt ? st.str(e.name).str() : std::to_string(e.intValue);
-  case ExprKind::Float: return pyFloatRepr(e.floatValue);
-  case ExprKind::String: return pyStrRepr(st.str(e.name));
-  case ExprKind::Bool: return e.intValue ? "True" : "False";
-  case ExprKind::Null: return "null";
-  case ExprKind::Regex: return "/" + st.str(e.name).str() + "/";
-  case ExprKind::StringFormat: return "Format(" + pyStrRepr(st.str(e.name)) + ")";
-  case ExprKind::FString: return pyStrRepr(st.str(e.name));
-  case ExprKind::List: return "List()";
-  case ExprKind::Dict: return "Dict()";
-  case ExprKind::ListComprehension: {
-    std::string s = "[" + r(e.a);
-    for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
-      s += " for " + st.str(ast.loops[i].var).str() + " in " + r(ast.loops[i].iterable);
-    for (uint32_t i = e.begin; i < e.end; ++i) s += " if " + r(ast.exprLists[i]);
-    return s + "]";
   }
-  case ExprKind::Name: return st.str(e.name).str();
-  case ExprKind::AttrRef: return r(e.a) + "." + st.str(e.name).str();
-  case ExprKind::Call: return st.str(e.name).str() + "(" + argList(false) + ")";
-  case ExprKind::Constructor: return "Construct(" + st.str(e.name).str() + ")";
-  case ExprKind::IndexLookup: return st.str(e.name).str() + "[[" + argList(true) + "]]";
-  case ExprKind::ShortIndexLookup: return r(e.a) + "." + st.str(e.name).str() + "[[" + argList(true) + "]]";
-  case ExprKind::MapLookup: return r(e.a) + "[" + r(e.b) + "]";
-  case ExprKind::Binary: return "(" + o(e.a) + " " + opText(e.op) + " " + o(e.b) + ")";
-  case ExprKind::Not: return "(not " + o(e.a) + ")";
-  case ExprKind::And: return "(" + o(e.a) + " and " + o(e.b) + ")";
-  case ExprKind::Or: return "(" + o(e.a) + " or " + o(e.b) + ")";
-  case ExprKind::In: return "(" + o(e.a) + " in " + o(e.b) + ")";
-  case ExprKind::NotIn: return "(" + o(e.a) + " not in " + o(e.b) + ")";
-  case ExprKind::Conditional: return "(" + r(e.a) + " ? " + r(e.b) + " : " + r(e.c) + ")";
-  case ExprKind::IsDefined: return r(e.a) + " is defined";
+
+  // Call arguments in the reference's order: positional, then keywords (a repeated keyword once, at its first
+  // place, with its last value: they live in a mapping), then `**dict` arguments.
+  std::string callArgs(const Expr& e, Mode m) const {
+    std::vector<std::string> parts;
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (ast_.args[i].kind == ArgKind::Positional) parts.push_back(render(ast_.args[i].value, m));
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+      const Arg& a = ast_.args[i];
+      if (a.kind != ArgKind::Keyword) continue;
+      bool seenBefore = false;
+      for (uint32_t j = e.argBegin; j < i && !seenBefore; ++j)
+        seenBefore = ast_.args[j].kind == ArgKind::Keyword && ast_.args[j].name == a.name;
+      if (seenBefore) continue;
+      const Arg* shown = &a;
+      for (uint32_t j = i + 1; j < e.argEnd; ++j)
+        if (ast_.args[j].kind == ArgKind::Keyword && ast_.args[j].name == a.name) shown = &ast_.args[j];
+      parts.push_back(str(a.name) + "=" + render(shown->value, m));
+    }
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("**" + render(ast_.args[i].value, Mode::Repr));
+    return join(parts, ",");
   }
-  llvm_unreachable("every ExprKind is handled above");
+
+  // pretty_print of a constructor: `T(a=1,**{kwargs})`; a `**` argument is itself printed with its stars.
+  std::string constructorArgs(const Expr& e) const {
+    std::vector<std::string> parts;
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (ast_.args[i].kind == ArgKind::Keyword)
+        parts.push_back(str(ast_.args[i].name) + "=" + render(ast_.args[i].value, Mode::Pretty));
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
+      if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("****" + render(ast_.args[i].value, Mode::Repr));
+    return join(parts, ",");
+  }
+
+  // An index lookup's query: the list of (name, value) tuples as Python writes it, then each `**dict`.
+  std::string query(const Expr& e) const {
+    std::vector<std::string> tuples;
+    std::string spreads;
+    for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+      const Arg& a = ast_.args[i];
+      if (a.kind == ArgKind::Spread) spreads += ",**" + render(a.value, Mode::Repr);
+      else tuples.push_back("(" + pyStrRepr(st_.str(a.name)) + ", " + render(a.value, Mode::Repr) + ")");
+    }
+    return "[" + join(tuples, ", ") + "]" + spreads;
+  }
+
+  static std::string join(const std::vector<std::string>& parts, const char* sep) {
+    std::string s;
+    for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+    return s;
+  }
+
+  const Ast& ast_;
+  const StringTable& st_;
+};
+
+} // namespace
+
+std::string reprExpr(const Ast& ast, ExprId id, const StringTable& st) {
+  return Renderer(ast, st).render(id, Mode::Str);
+}
+
+std::string reprDefault(const Ast& ast, ExprId id, const StringTable& st) {
+  if (id.valid() && ast.exprs[id].kind == ExprKind::List) return "List()";
+  return reprExpr(ast, id, st);
+}
+
+std::string prettyExpr(const Ast& ast, ExprId id, const StringTable& st) {
+  return Renderer(ast, st).render(id, Mode::Pretty);
 }
 
 std::string reprStmt(const Ast& ast, StmtId id, const StringTable& st) {

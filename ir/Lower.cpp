@@ -44,25 +44,23 @@ bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, So
 }
 
 bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out) {
-  std::string msg;
+  TypeMiss miss;
   llvm::StringRef text = strings.str(name);
-  LookupResult r = lookupType(program, ns, text, out, msg);
+  LookupResult r = lookupType(program, ns, text, out, miss);
   if (r == LookupResult::Found) {
     if (out.kind == TypeKind::Primitive && BaseType(out.index) == BaseType::Number && program.namespaces[ns].name != "std") {
-      Diagnostic& d = diags.error(DiagKind::TypeDeprecation, range,
-                                  "Type 'number' is deprecated, use 'float' or 'int' instead");
+      Diagnostic& d = diags.error(DiagKind::TypeDeprecation, range);
       d.locWithColumn = true;
     }
     return true;
   }
   if (r == LookupResult::MissingImport) {
-    Diagnostic& d = diags.error(DiagKind::MissingImport, range, msg);
+    Diagnostic& d = diags.error(DiagKind::MissingImport, range, miss.type, miss.ns);
     d.locWithColumn = true;
     llvm::StringRef prefix = text.substr(0, text.rfind("::"));
-    d.note(makeDiag(DiagKind::NoteText, range,
-                    "Try importing the module with `import " + prefix.str() + "`"));
+    d.note(makeDiag(DiagKind::TryImport, range, prefix.str()));
   } else {
-    diags.error(DiagKind::TypeNotFound, range, msg).locWithColumn = true;
+    diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns).locWithColumn = true;
   }
   return false;
 }
@@ -165,8 +163,7 @@ void registerTypes(LowerContext& cx) {
         t.range = at;
         BaseType b;
         if (primitiveType(name, b)) {
-          Diagnostic& w = cx.diags.error(DiagKind::CompilerRuntimeWarn, t.range,
-                                         "Trying to override a built-in type: " + name.str());
+          Diagnostic& w = cx.diags.error(DiagKind::CompilerRuntimeWarn, t.range, name.str());
           w.locWithColumn = true;
         }
         TypedefId id = p.typedefs.add(std::move(t));

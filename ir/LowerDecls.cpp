@@ -221,8 +221,7 @@ void checkCycles(LowerContext& cx) {
       if (next < ent.parents.size()) {
         EntityId par = ent.parents[next];
         if (state[par.index] == 1) {
-          Diagnostic& d = cx.diags.error(DiagKind::Cycle, ent.range,
-                                         "Entity can not be its own parent (" + ent.fullName + ")");
+          Diagnostic& d = cx.diags.error(DiagKind::Cycle, ent.range, ent.fullName);
           d.locWithColumn = true;
           ent.parents.erase(ent.parents.begin() + next);
           continue;

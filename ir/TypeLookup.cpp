@@ -21,8 +21,7 @@ bool primitiveType(llvm::StringRef name, BaseType& out) {
   return false;
 }
 
-LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
-                        std::string& message) {
+LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out, TypeMiss& miss) {
   const StringTable& strings = *program.strings;
   size_t sep = name.rfind("::");
   if (sep == llvm::StringRef::npos) {
@@ -41,7 +40,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
           return LookupResult::Found;
         }
       }
-    message = "could not find type " + name.str() + " in namespace " + program.namespaces[ns].name;
+    miss = {name.str(), program.namespaces[ns].name};
     return LookupResult::NotFound;
   }
   llvm::StringRef prefix = name.substr(0, sep), shortName = name.substr(sep + 2);
@@ -49,7 +48,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
   const Namespace& cur = program.namespaces[ns];
   auto vit = prefixId.valid() ? cur.visible.find(prefixId.index) : cur.visible.end();
   if (vit == cur.visible.end()) {
-    message = "could not find type " + shortName.str() + " in namespace " + prefix.str();
+    miss = {shortName.str(), prefix.str()};
     return LookupResult::MissingImport;
   }
   const Namespace& target = program.namespaces[vit->second];
@@ -61,7 +60,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
       return LookupResult::Found;
     }
   }
-  message = "could not find type " + shortName.str() + " in namespace " + target.name;
+  miss = {shortName.str(), target.name};
   return LookupResult::NotFound;
 }
 

@@ -105,7 +105,7 @@ void checkDefaults(Program& p, DiagnosticEngine& diags) {
     Diagnostic& d = diags.error(DiagKind::Typing, a.range,
                                 "Invalid value '" + valueText(ast, bad, strings, false) + "', expected " + expected);
     d.reportedIn = typeName(p, a.type) + " " + strings.str(a.name).str() + " = " +
-                   frontend::reprExpr(ast, a.defaultValue.expr, strings);
+                   frontend::reprDefault(ast, a.defaultValue.expr, strings);
     d.locWithColumn = true;
   }
 }

@@ -139,27 +139,28 @@ struct Layout {
     for (IndexId ix : ownIndexes[id.index]) {
       const Index& x = p.indexes[ix];
       bool ok = true;
+      // The reference stops at the first bad attribute and reports it in `index T(a, b)` at the index's line.
+      auto report = [&](DiagKind kind, StringId n) {
+        std::string attrs;
+        for (StringId a : x.attrNames) attrs += (attrs.empty() ? "" : ", ") + str(a);
+        Diagnostic& d = diags.error(kind, x.range, str(n), e.fullName);
+        d.reportedIn = "index " + str(e.name) + "(" + attrs + ")";
+        ok = false;
+      };
       for (StringId n : x.attrNames) {
         int s = p.slotOf(id, n);
         if (s < 0) {
-          Diagnostic& d = diags.error(DiagKind::NotFound, x.range,
-                                      "Attribute '" + str(n) + "' referenced in index is not defined in entity " +
-                                          e.fullName);
-          d.locWithColumn = true;
-          ok = false;
-          continue;
+          report(DiagKind::IndexAttributeNotDefined, n);
+          break;
         }
         const Attribute& a = p.attrs[e.slots[uint32_t(s)]];
         if (a.isRelation && a.isOptional()) {
-          diags.error(DiagKind::Index, x.range,
-                      "Index can not contain optional attributes, Attribute '" + str(n) + "' is optional")
-              .locWithColumn = true;
-          ok = false;
-        } else if (a.isMulti() || (!a.isRelation && a.type.isList)) {
-          diags.error(DiagKind::Index, x.range,
-                      "Index can not contain list attributes, Attribute '" + str(n) + "' is a list")
-              .locWithColumn = true;
-          ok = false;
+          report(DiagKind::IndexOptionalRelation, n);
+          break;
+        }
+        if (a.isMulti() || (!a.isRelation && a.type.isList)) {
+          report(DiagKind::Index, n);
+          break;
         }
       }
       if (ok) e.indexes.push_back(ix);

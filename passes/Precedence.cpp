@@ -97,8 +97,7 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
             if (in) cycle += attrText(n) + " -> ";
           }
           cycle += attrText(to);
-          diags.error(DiagKind::CycleInRelationPrecedencePolicy, SourceRange{},
-                      "A cycle exists in the relation precedence policy: " + cycle);
+          diags.error(DiagKind::CycleInRelationPrecedencePolicy, SourceRange{}, cycle);
           return;
         }
         if (st == 0) {

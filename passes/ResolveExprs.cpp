@@ -35,8 +35,8 @@ struct Resolver {
   const StringTable& strings() const { return *p.strings; }
   std::string str(StringId s) const { return p.strings->str(s).str(); }
 
-  Diagnostic& exprError(DiagKind kind, ExprId id, std::string msg) {
-    Diagnostic& d = diags.error(kind, ast->exprs[id].range, std::move(msg));
+  template <typename... Args> Diagnostic& exprError(DiagKind kind, ExprId id, Args&&... args) {
+    Diagnostic& d = diags.error(kind, ast->exprs[id].range, std::forward<Args>(args)...);
     d.reportedIn = frontend::reprExpr(*ast, id, strings());
     return d;
   }
@@ -146,16 +146,16 @@ struct Resolver {
     StringId pid = strings().lookup(prefix);
     const Namespace& n = p.namespaces[ns];
     if (pid.valid() && n.visible.count(pid.index)) return;
-    exprError(DiagKind::NotFound, id,
-              "Namespace " + prefix.str() + " not found.\nTry importing it with `import " + prefix.str() + "`");
+    exprError(DiagKind::NamespaceNotFound, id, prefix.str());
   }
 
   /// Plain type lookup from an expression; reports TypeNotFound/MissingImport.
   bool lookup(ExprId id, const Expr& e, TypeEntry& out, bool report = true) {
-    std::string msg;
-    LookupResult r = lookupType(p, ns, strings().str(e.name), out, msg);
+    TypeMiss miss;
+    LookupResult r = lookupType(p, ns, strings().str(e.name), out, miss);
     if (r == LookupResult::Found) return true;
-    if (report) exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, msg);
+    if (report)
+      exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, miss.type, miss.ns);
     return false;
   }
 
@@ -203,9 +203,9 @@ struct Resolver {
   /// §3.4.3: resolves a constructor's type, using the enclosing kwarg's attribute as hint.
   bool constructorType(ExprId id, const Expr& e, const Hint& hint, EntityId& out) {
     TypeEntry t;
-    std::string msg;
+    TypeMiss miss;
     llvm::StringRef name = strings().str(e.name);
-    LookupResult r = lookupType(p, ns, name, t, msg);
+    LookupResult r = lookupType(p, ns, name, t, miss);
     bool found = r == LookupResult::Found && t.kind == TypeKind::Entity;
     if (r == LookupResult::Found && !found) {
       exprError(DiagKind::Typing, id, "Type " + name.str() + " is not an entity, it can not be constructed");
@@ -245,10 +245,7 @@ struct Resolver {
           std::sort(names.begin(), names.end());
           std::string list;
           for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-          exprError(DiagKind::AmbiguousType, id,
-                    "Could not determine namespace for type " + name.str() + ". " + std::to_string(names.size()) +
-                        " possible candidates exists: [" + list +
-                        "]. To resolve this, use the fully qualified name instead of the short name.");
+          exprError(DiagKind::AmbiguousType, id, name.str(), names.size(), list);
           return false;
         }
       }
@@ -256,7 +253,7 @@ struct Resolver {
       out = EntityId{t.index};
       return true;
     }
-    exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, msg);
+    exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, miss.type, miss.ns);
     return false;
   }
 

@@ -113,9 +113,7 @@ uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId 
 }
 
 Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
-  return fail(ctx, id, DiagKind::TypeNotFound,
-              fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
-                          prog_.namespaces[prog_.files[ctx.file].ns].name));
+  return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(), prog_.namespaces[prog_.files[ctx.file].ns].name);
 }
 
 Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -240,9 +238,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     auto it = table.find(key);
     if (it != table.end()) {
       if (found != kNone && found != it->second)
-        return fail(ctx, id, DiagKind::IndexCollision,
-                    fmt::format("Inconsistent indexes detected!\nindex {} matched {}", E.fullName,
-                                describeInst(it->second)));
+        return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(it->second));
       found = it->second;
     }
     keys.emplace_back(ix.index, std::move(key));

@@ -404,7 +404,11 @@ SourceRange Evaluator::rangeOf(uint32_t file, uint32_t node, bool isStmt) {
 }
 
 Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message) {
-  Diagnostic d = makeDiag(kind, rangeOf(file, node, isStmt), std::move(message));
+  return diagAt(file, node, isStmt, makeDiag(kind, SourceRange{}, std::move(message)));
+}
+
+Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnostic d) {
+  d.range = rangeOf(file, node, isStmt);
   d.reportedIn = reprNode(file, node, isStmt);
   // The reference locates errors inside an f-string at the literal's line and column.
   if (!isStmt && node != kNone && prog_.ast(file).exprs[ExprId{node}].kind == ExprKind::FString) d.locWithColumn = true;
@@ -421,10 +425,6 @@ Status Evaluator::failDiag(Diagnostic d) {
   return Status::Error;
 }
 
-Status Evaluator::fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message) {
-  return failDiag(diagAt(ctx.file, node.index, false, kind, std::move(message)));
-}
-
 Status Evaluator::checkValueSize(Ctx& ctx, ExprId node, const Value& v) {
   const Limits& lim = limits();
   if (valueDepth(v) > lim.maxNesting)
@@ -438,10 +438,6 @@ Status Evaluator::checkValueSize(Ctx& ctx, ExprId node, const Value& v) {
     return fail(ctx, node, DiagKind::LimitExceeded,
                 fmt::format("a list of {} items exceeds the limit of {} (--max-list-items)", v.l->size, lim.maxListItems));
   return Status::Ok;
-}
-
-Status Evaluator::failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message) {
-  return failDiag(diagAt(ctx.file, stmt, true, kind, std::move(message)));
 }
 
 std::string Evaluator::typeName(const Value& v) {
@@ -497,7 +493,7 @@ Model Evaluator::run() {
         // reference: "digit t = 12"
         std::string tn = a.type.base == ir::BaseType::Typedef ? prog_.typedefs[a.type.typedefId].fullName : "";
         if (llvm::StringRef(tn).startswith("__config__::")) tn = tn.substr(12);
-        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " + reprNode(ctx.file, a.defaultValue.expr.index, false);
+        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " + frontend::reprDefault(prog_.ast(ctx.file), a.defaultValue.expr, strings_);
         failDiag(std::move(d));
       }
     }

@@ -317,16 +317,23 @@ class Evaluator {
 
   // ---- errors ----
   bool aborted_ = false;
-  Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
+  /// Reports `kind` at `node` with the kind's format filled from `args` (DiagnosticKinds.def), reported in node.
+  template <typename... Args> Status fail(Ctx& ctx, ExprId node, DiagKind kind, Args&&... args) {
+    return failDiag(diagAt(ctx.file, node.index, false, makeDiag(kind, SourceRange{}, std::forward<Args>(args)...)));
+  }
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or kNone.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);
   static std::string namespaceNotFound(llvm::StringRef qualifiedName);
-  Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, std::string message);
+  template <typename... Args> Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, Args&&... args) {
+    return failDiag(diagAt(ctx.file, stmt, true, makeDiag(kind, SourceRange{}, std::forward<Args>(args)...)));
+  }
   /// Keeps a value built by `node` within the limits (Limits.h): nesting depth, string bytes, list items.
   Status checkValueSize(Ctx& ctx, ExprId node, const Value& v);
   Status failDiag(Diagnostic d);
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message);
+  /// Places an already formatted diagnostic at a node: its range and "reported in" text.
+  Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnostic d);
   std::string reprNode(uint32_t file, uint32_t node, bool isStmt);
   SourceRange rangeOf(uint32_t file, uint32_t node, bool isStmt);
   std::string describeInst(uint32_t inst) { return model_.describe(InstanceId{inst}); }

@@ -357,7 +357,7 @@ Status Evaluator::evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   if (!v) {
     std::string opts;
     for (uint32_t i = 0; i < d.d->size; ++i) opts += (i ? ", " : "") + d.d->entries[i].key->str().str();
-    return fail(ctx, id, DiagKind::Key, fmt::format("key {} not found in dict, options are [{}]", k.str().str(), opts));
+    return fail(ctx, id, DiagKind::Key, k.str().str(), opts);
   }
   out = *v;
   return Status::Ok;
@@ -562,9 +562,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       if (ctx.ast->args[i].kind != frontend::ArgKind::Positional)
         return fail(ctx, id, DiagKind::Runtime, "Only positional arguments allowed in type cast");
     if (n != 1) {
+      // The reference lists the argument values, each as repr() writes it.
       std::string list;
-      for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-        list += (i == e.argBegin ? "" : ",") + frontend::reprExpr(*ctx.ast, ctx.ast->args[i].value, strings_);
+      for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
+        Value a;
+        TRY(eval(ctx, ctx.ast->args[i].value, a));
+        list += (i == e.argBegin ? "" : ",") + model_.repr(a);
+      }
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", list));
     }
@@ -573,9 +577,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return castValue(ctx, ir::BaseType(r.index), v, id, out);
   }
   if (r.kind != ir::Resolved::Plugin)
-    return fail(ctx, id, DiagKind::TypeNotFound,
-                fmt::format("could not find type {} in namespace {}", strings_.str(e.name).str(),
-                            prog_.namespaces[prog_.files[ctx.file].ns].name));
+    return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(), prog_.namespaces[prog_.files[ctx.file].ns].name);
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Plugin& p = prog_.plugins[ir::PluginId{r.index}];
   // Evaluate every argument fully.

@@ -255,9 +255,7 @@ std::string Evaluator::formatValue(const Value& v) {
 
 Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (scopes_[ctx.scope].isStatic)
-    return fail(ctx, id, DiagKind::DirectExecute,
-                fmt::format("The statement {} can not be executed in this context",
-                            frontend::reprExpr(*ctx.ast, id, strings_)));
+    return fail(ctx, id, DiagKind::DirectExecute, frontend::reprExpr(*ctx.ast, id, strings_));
   std::string s;
   bool unknown = false;
   uint32_t savedAttr = ctx.hintAttr;

@@ -345,8 +345,8 @@ Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t
                                 DiagKind kind, std::string message) {
   const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
-  Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
-                            fmt::format("Could not set attribute `{}` on instance `{}`", name.str(), describeInst(inst)));
+  Diagnostic outer =
+      diagAt(ctx.file, node, nodeIsStmt, makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
   outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
   return failDiag(std::move(outer));
 }
@@ -371,9 +371,9 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
     capture_ = saved;
     if (!captured.empty()) {
       const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
-      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt, DiagKind::Attribute,
-                                fmt::format("Could not set attribute `{}` on instance `{}`",
-                                            strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
+      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
+                                makeDiag(DiagKind::Attribute, SourceRange{},
+                                         strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
       outer.causedBy(std::move(captured.front()));
       return failDiag(std::move(outer));
     }
@@ -530,7 +530,7 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
   bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));  // a BigInt is never 0
   if (truthy) return true;
   err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
-                    frontend::reprExpr(*ctx.ast, t.constraint.expr, strings_));
+                    frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_));
   errKind = DiagKind::Runtime;
   if (capture_) {
     Diagnostic d = makeDiag(DiagKind::Runtime, t.range, err);
@@ -782,9 +782,17 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (st != Status::Ok) return st;
   if (v.isUnknown()) return Status::Ok;
   if (v.kind != ValueKind::List)
-    return fail(ctx, s.value, DiagKind::Typing,
-                fmt::format("A for loop can only be applied to lists and relations. Hint: '{}' resolves to '{}'.",
-                            frontend::reprExpr(*ctx.ast, s.value, strings_), model_.display(v, true)));
+  {
+    // The hint names the reference when the loop runs over a variable or attribute.
+    frontend::ExprKind k = ctx.ast->exprs[s.value].kind;
+    std::string msg = "A for loop can only be applied to lists and relations.";
+    if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
+      msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_), msgValue(v));
+    else
+      msg += fmt::format(" Hint: '{}' is not a list.", msgValue(v));
+    // The reference raises this on the loop statement: "reported in For(x)".
+    return failStmt(ctx, units_[unitId].node, DiagKind::Typing, msg);
+  }
   for (const Value& item : v.items()) {
     if (item.isUnknown()) continue;
     uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);

@@ -9,15 +9,23 @@ namespace inm::runtime::plugins {
 
 namespace {
 const char* envVar(llvm::StringRef name) { return std::getenv(name.str().c_str()); }
+bool environmentConfigured() {
+  const char* env = envVar("INMANTA_ENVIRONMENT");
+  return env && *env;
+}
+// The std module's plugins raise a plain Exception with this text when config>environment is not set.
+PluginResult noEnvironment() {
+  return externalError("Exception: The environment of this model should be configured in config>environment");
+}
 } // namespace
 
 void registerEnvPlugins(PluginRegistry& r) {
   r.add("std::environment", [](PluginContext& ctx, Args) {
-    const char* env = envVar("INMANTA_ENVIRONMENT");
-    if (!env || !*env) return explicitError("The environment id is not defined in the configuration (set INMANTA_ENVIRONMENT)");
-    return okStr(ctx, env);
+    if (!environmentConfigured()) return noEnvironment();
+    return okStr(ctx, envVar("INMANTA_ENVIRONMENT"));
   });
   r.add("std::environment_name", [](PluginContext& ctx, Args) {
+    if (!environmentConfigured()) return noEnvironment();
     const char* env = envVar("INMANTA_ENVIRONMENT_NAME");
     return env ? okStr(ctx, env) : ok(Value::unknown());
   });
@@ -27,7 +35,8 @@ void registerEnvPlugins(PluginRegistry& r) {
   });
   r.add("std::server_ca", [](PluginContext& ctx, Args) { return okStr(ctx, ""); });
   r.add("std::server_ssl", [](PluginContext&, Args) { return okBool(false); });
-  r.add("std::server_token", [](PluginContext&, Args) { return ok(Value::unknown()); });
+  // Without a configured compiler_rest_transport token the std module returns "".
+  r.add("std::server_token", [](PluginContext& ctx, Args) { return okStr(ctx, ""); });
   r.add("std::server_port", [](PluginContext&, Args) {
     const char* env = envVar("INMANTA_SERVER_PORT");
     int64_t port = 8888;
@@ -35,6 +44,7 @@ void registerEnvPlugins(PluginRegistry& r) {
     return okInt(port);
   });
   r.add("std::getfact", [](PluginContext&, Args a) {
+    if (!environmentConfigured()) return noEnvironment();
     return ok(isGiven(a, 2) ? a[2] : Value::unknown());
   });
   r.add("std::get_env", [](PluginContext& ctx, Args a) {

@@ -27,7 +27,7 @@ void registerValuePlugins(PluginRegistry& r) {
   });
   r.add("std::assert", [](PluginContext&, Args a) {
     if (truthy(a[0])) return okNull();
-    return externalError("Assertion error: " + strArg(a, 1).str());
+    return externalError("AssertionError: Assertion error: " + strArg(a, 1).str());
   });
   r.add("std::equals", [](PluginContext& ctx, Args a) {
     warnDeprecated(ctx, "std::equals");

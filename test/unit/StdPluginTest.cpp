@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <map>
 
 namespace inm::runtime {
@@ -102,7 +104,7 @@ TEST_F(StdPluginTest, PrintAndAssert) {
   PluginResult r = call("std::assert", {Value::boolean(false), s("boom")});
   EXPECT_EQ(r.kind, PluginResult::Error);
   EXPECT_EQ(r.errorKind, DiagKind::External);
-  EXPECT_EQ(r.message, "Assertion error: boom");
+  EXPECT_EQ(r.message, "AssertionError: Assertion error: boom");
   EXPECT_EQ(call("std::assert", {Value::boolean(true)}).kind, PluginResult::Ok);
 }
 
@@ -173,7 +175,15 @@ TEST_F(StdPluginTest, ValidateType) {
 }
 
 TEST_F(StdPluginTest, EnvPluginsWithoutServer) {
-  EXPECT_TRUE(call("std::environment_name", {}).value.isUnknown() || call("std::environment_name", {}).kind == PluginResult::Ok);
+  // Without a configured environment the std module raises a plain Exception (ExternalException).
+  unsetenv("INMANTA_ENVIRONMENT");
+  for (const char* name : {"std::environment", "std::environment_name", "std::getfact"}) {
+    PluginResult r = call(name, {s("a"), s("b")});
+    EXPECT_EQ(r.kind, PluginResult::Error) << name;
+    EXPECT_EQ(r.errorKind, DiagKind::External) << name;
+    EXPECT_EQ(r.message, "Exception: The environment of this model should be configured in config>environment") << name;
+  }
+  EXPECT_EQ(str(call("std::server_token", {})), "");
   EXPECT_EQ(call("std::server_port", {}).value.i, 8888);
   EXPECT_TRUE(call("std::get_env", {s("INM_SURELY_NOT_SET_VAR")}).value.isUnknown());
   EXPECT_EQ(str(call("std::get_env", {s("INM_SURELY_NOT_SET_VAR"), s("d")})), "d");

@@ -45,6 +45,12 @@ void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm
 /// `t1.a`, `3`, `'str'`, `(1 + 'hello')`, `std::print(u)`, `Construct(Test1)`, `Format('{{a}}')`,
 /// `b['a']`, `List()`, `h1.files[[('name', 'f1')]]`, `Test[[('a', 'a')]]`, `Not(x)`, …
 std::string reprExpr(const Ast& ast, ExprId id, const StringTable& strings);
+/// An attribute's default value in "reported in" texts: the reference never folds a default's list literal
+/// into a constant, so it stays `List()`; other defaults render as reprExpr does.
+std::string reprDefault(const Ast& ast, ExprId id, const StringTable& strings);
+/// The reference's pretty_print of an expression (typedef constraints, operator operands): `(self > 0)`,
+/// `[x for x in l]`, `T(a=1)`, non-constant lists as `[a,b]`.
+std::string prettyExpr(const Ast& ast, ExprId id, const StringTable& strings);
 /// The same for a statement: `t1.a = 3`, `If`, `For`, an expression statement as its expression.
 std::string reprStmt(const Ast& ast, StmtId id, const StringTable& strings);
 

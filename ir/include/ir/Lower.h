@@ -30,10 +30,15 @@ Program lower(const frontend::Project& project, StringTable& strings, Diagnostic
 
 /// Outcome of resolving a type name (language.md §3.4 steps 1-2) from namespace `ns`.
 enum class LookupResult : uint8_t { Found, NotFound, MissingImport };
-/// Resolves `name` ("n" or "a::b::n") as seen from a file of namespace `ns`. On failure `message` holds the
-/// reference text ("could not find type n in namespace x"). Never reports diagnostics itself.
-LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
-                        std::string& message);
+/// What a failed lookup could not find: the type's short name and the namespace searched, the two fields of
+/// TypeNotFound/MissingImport ("could not find type n in namespace x").
+struct TypeMiss {
+  std::string type;
+  std::string ns;
+};
+/// Resolves `name` ("n" or "a::b::n") as seen from a file of namespace `ns`. On failure `miss` names what was
+/// not found. Never reports diagnostics itself.
+LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out, TypeMiss& miss);
 /// Primitive type name -> BaseType (string int float bool number list dict); false if not primitive.
 bool primitiveType(llvm::StringRef name, BaseType& out);
 /// Reference spelling of a declared type: "string", "mod::port[]?", "__config__::A".

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
 
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,7 +59,12 @@ Diagnostic makeDiag(DiagKind kind, SourceRange range, Args&&... args) {
   d.kind = kind;
   d.severity = diagKindInfo(kind).severity;
   d.range = range;
-  d.message = fmt::format(fmt::runtime(diagKindInfo(kind).format), std::forward<Args>(args)...);
+  try {
+    d.message = fmt::format(fmt::runtime(diagKindInfo(kind).format), std::forward<Args>(args)...);
+  } catch (const fmt::format_error&) {
+    assert(false && "diagnostic arguments do not match the kind's format");
+    d.message = diagKindInfo(kind).format;
+  }
   return d;
 }
 
