@@ -3,6 +3,8 @@
 // UTF-8. Invariant: byte-identical output for equal inputs.
 #include "JsonWriter.h"
 
+#include "runtime/BigInt.h"
+
 #include <fmt/format.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Support/ConvertUTF.h>
@@ -85,6 +87,7 @@ void writeJsonValue(llvm::raw_ostream& os, const Value& v) {
   case ValueKind::Null: os << "null"; return;
   case ValueKind::Bool: os << (v.b ? "true" : "false"); return;
   case ValueKind::Int: os << v.i; return;
+  case ValueKind::BigInt: os << runtime::intToString(v); return;  // a JSON integer of any size, as Python writes it
   case ValueKind::Float: writeJsonDouble(os, v.f); return;
   case ValueKind::String: writeJsonString(os, v.str()); return;
   case ValueKind::Unknown: writeJsonString(os, kUndefinedText); return;

@@ -91,7 +91,8 @@ FieldResult permissions(MapperContext& ctx, InstanceId inst) {
   if (!mode) return FieldResult::error("attribute 'mode' is not set");
   switch (mode->kind) {
   case ValueKind::Unknown: return FieldResult::ok(Value::unknown());
-  case ValueKind::Int: return FieldResult::ok(*mode);
+  case ValueKind::Int:
+  case ValueKind::BigInt: return FieldResult::ok(*mode);
   case ValueKind::Bool: return FieldResult::ok(Value::integer(mode->b ? 1 : 0));
   case ValueKind::Float:
     if (!std::isfinite(mode->f)) break;

@@ -5,6 +5,7 @@
 #include "Bridge.h"
 
 #include "pybridge/PyBridge.h"
+#include "runtime/BigInt.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -384,6 +385,10 @@ PyObject* toPython(const Value& v) {
   case ValueKind::Null: Py_RETURN_NONE;
   case ValueKind::Bool: return PyBool_FromLong(v.b);
   case ValueKind::Int: return PyLong_FromLongLong(v.i);
+  case ValueKind::BigInt: {  // base 16: not subject to Python's limit on decimal int conversion
+    std::string hex = (runtime::intIsNegative(v) ? "-" : "") + runtime::intMagnitudeText(v, 16);
+    return PyLong_FromString(hex.c_str(), nullptr, 16);
+  }
   case ValueKind::Float: return PyFloat_FromDouble(v.f);
   case ValueKind::String: return PyUnicode_FromStringAndSize(v.s->data, Py_ssize_t(v.s->size));
   case ValueKind::List: {
@@ -448,9 +453,23 @@ bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string
   } else if (PyLong_Check(o)) {
     int overflow = 0;
     long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-      error = "integer out of range";
-      return false;
+    if (overflow) {  // an int beyond 64 bits: exact, through its base-16 text
+      PyObject* hex = PyNumber_ToBase(o, 16);
+      const char* s = hex ? PyUnicode_AsUTF8(hex) : nullptr;
+      if (!s) {
+        Py_XDECREF(hex);
+        error = takePythonError();
+        return false;
+      }
+      llvm::StringRef text(s);
+      std::string digits = text.startswith("-") ? "-" + text.drop_front(3).str() : text.drop_front(2).str();
+      Py_DECREF(hex);
+      std::string err;
+      if (!runtime::parseInt(arena, digits, 16, out, err)) {
+        error = err.empty() ? "cannot convert the int " + digits : err;
+        return false;
+      }
+      return true;
     }
     out = Value::integer(n);
   } else if (PyFloat_Check(o)) {

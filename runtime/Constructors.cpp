@@ -228,7 +228,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       }
       if (v.isUnknown()) { complete = false; break; }
       const ir::Attribute& a = prog_.attrs[E.slots[s]];
-      if (a.type.base == ir::BaseType::Float && v.kind == ValueKind::Int) v = Value::real(double(v.i));
+      if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
       vals.push_back(v);
     }
     if (!complete) {
@@ -287,7 +287,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     else if (int(s) == hintSlot) v = Value::instance(InstanceId{ctx.hintInst});
     else continue;  // defaults below
     const ir::Attribute& a = prog_.attrs[E.slots[s]];
-    if (a.type.base == ir::BaseType::Float && v.kind == ValueKind::Int) v = Value::real(double(v.i));
+    if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
     SourceRange vr = at;
     if (Given* g = findGiven(s); g && g->expr.valid()) vr = ctx.ast->exprs[g->expr].range;
     Status st = assignAttr(ctx, inst, s, v, vr, id.index, false);
@@ -384,8 +384,8 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
       if (it == kw.end()) { match = false; break; }
       Value v = it->second;
       int s = prog_.slotOf(ent, n);
-      if (s >= 0 && prog_.attrs[E.slots[uint32_t(s)]].type.base == ir::BaseType::Float && v.kind == ValueKind::Int)
-        v = Value::real(double(v.i));
+      if (s >= 0 && prog_.attrs[E.slots[uint32_t(s)]].type.base == ir::BaseType::Float && v.isInt())
+        v = intAsFloat(v);
       vals.push_back(v);
     }
     if (!match) continue;

@@ -448,7 +448,8 @@ std::string Evaluator::typeName(const Value& v) {
   switch (v.kind) {
   case ValueKind::Null: return "NoneValue";
   case ValueKind::Bool: return "bool";
-  case ValueKind::Int: return "int";
+  case ValueKind::Int:
+  case ValueKind::BigInt: return "int";
   case ValueKind::Float: return "float";
   case ValueKind::String: return "str";
   case ValueKind::List: return "list";

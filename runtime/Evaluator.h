@@ -10,6 +10,7 @@
 #include "frontend/Ast.h"
 #include "frontend/Frontend.h"
 #include "ir/Ir.h"
+#include "runtime/BigInt.h"
 #include "runtime/Model.h"
 #include "runtime/Plugins.h"
 #include "support/Diagnostics.h"
@@ -112,6 +113,7 @@ struct Unit {
   uint32_t memo = kNone;      // index into memos_
   uint32_t origin = kNone;    // AttrAssign: constructor ExprId (for messages)
   uint32_t eager = kNone;     // index into eagers_ (eager promises held)
+  uint32_t mapExpr = kNone;   // Forward: a one-loop list comprehension applied to each value of the source
 };
 
 /// Evaluation context of one expression evaluation inside a unit.
@@ -233,6 +235,13 @@ class Evaluator {
   /// If `id` names a list relation of an instance (x.rel, or a bare attribute name in an implementation),
   /// returns its slot without waiting for it to be frozen; kNone otherwise (Blocked if the base waits).
   Status gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut);
+  /// The value of a multi-relation assignment that can be fed gradually: a relation or list variable
+  /// (`sidOut`), possibly chosen by conditional expressions, or a one-loop list comprehension over one
+  /// (`mapOut` is then the comprehension, applied per value).
+  Status gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& mapOut);
+  /// Starts a Forward unit feeding slot `slot` of `inst` from `src` (see gradualFeed).
+  void startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
+                    uint32_t origin, bool originIsExpr);
   Status wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt, DiagKind kind,
                        std::string message);
   std::vector<Diagnostic>* capture_ = nullptr;   // when set, errors are collected here instead of reported
@@ -262,9 +271,15 @@ class Evaluator {
   Status evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out);
+  /// `l op r` when an operand is a big int or an int64 operation overflowed (exact, or float when mixed).
+  Status evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r, bool isFloat, Value& out);
+  std::string reprShort(const Value& v);
   Status evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& out);
+  /// The guards and element of the innermost loop of comprehension `e` (loop variables bound in ctx.scope):
+  /// appends the element (flattened) or an unknown to `result`.
+  Status comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr, llvm::SmallVectorImpl<Value>& result);
   Status evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out);

@@ -46,9 +46,14 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
   case ExprKind::Int:
-    if (e.bigInt)
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("integer literal {} does not fit in a 64-bit integer", strings_.str(e.name).str()));
+    if (e.bigInt) {  // beyond int64: exact, parsed on each evaluation (rare)
+      std::string err;
+      if (!parseInt(model_.arena(), strings_.str(e.name), 10, out, err))
+        return fail(ctx, id, DiagKind::LimitExceeded,
+                    err.empty() ? fmt::format("invalid integer literal {}", strings_.str(e.name).str())
+                                : "integer literal: " + err);
+      return Status::Ok;
+    }
     out = Value::integer(e.intValue);
     return Status::Ok;
   case ExprKind::Float: out = Value::real(e.floatValue); return Status::Ok;
@@ -393,34 +398,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       if (depth + 1 < nLoops) {
         st = level(depth + 1);
       } else {
-        bool keep = true, unknownGuard = false;
-        for (uint32_t g = e.begin; g < e.end && keep; ++g) {
-          Value gv;
-          st = eval(ctx, ast.exprLists[g], gv);
-          if (st != Status::Ok) break;
-          if (gv.isUnknown()) { unknownGuard = true; continue; }
-          if (gv.kind != ValueKind::Bool) {
-            st = fail(ctx, ast.exprLists[g], DiagKind::Runtime,
-                      fmt::format("Invalid value `{}`: the guard of a list comprehension must be a boolean",
-                                  model_.display(gv, true)));
-            break;
-          }
-          keep = gv.b;
-        }
-        if (st == Status::Ok && keep) {
-          if (unknownGuard) {
-            result.push_back(Value::unknown());
-          } else {
-            Value v;
-            ctx.hintAttr = savedAttr;
-            st = eval(ctx, e.a, v);
-            ctx.hintAttr = kNone;
-            if (st == Status::Ok) {
-              if (v.kind == ValueKind::List) result.append(v.items().begin(), v.items().end());
-              else result.push_back(v);
-            }
-          }
-        }
+        st = comprehensionElement(ctx, e, savedAttr, result);
       }
       ctx.scope = outer;
       ctx.iterKey = outerKey;
@@ -437,6 +415,36 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+                                       llvm::SmallVectorImpl<Value>& result) {
+  const frontend::Ast& ast = *ctx.ast;
+  bool keep = true, unknownGuard = false;
+  for (uint32_t g = e.begin; g < e.end && keep; ++g) {
+    Value gv;
+    TRY(eval(ctx, ast.exprLists[g], gv));
+    if (gv.isUnknown()) { unknownGuard = true; continue; }
+    if (gv.kind != ValueKind::Bool)
+      return fail(ctx, ast.exprLists[g], DiagKind::Runtime,
+                  fmt::format("Invalid value `{}`: the guard of a list comprehension must be a boolean",
+                              model_.display(gv, true)));
+    keep = gv.b;
+  }
+  if (!keep) return Status::Ok;
+  if (unknownGuard) {
+    result.push_back(Value::unknown());
+    return Status::Ok;
+  }
+  Value v;
+  uint32_t saved = ctx.hintAttr;
+  ctx.hintAttr = hintAttr;
+  Status st = eval(ctx, e.a, v);
+  ctx.hintAttr = saved;
+  if (st != Status::Ok) return st;
+  if (v.kind == ValueKind::List) result.append(v.items().begin(), v.items().end());
+  else result.push_back(v);
+  return Status::Ok;
+}
+
 // ---------------------------------------------------------------- calls
 
 Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id, Value& out) {
@@ -450,29 +458,35 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     else out = model_.arena().str(model_.display(v, true));
     return Status::Ok;
   case ir::BaseType::Int:
-    if (v.kind == ValueKind::Int) { out = v; return Status::Ok; }
+    if (v.isInt()) { out = v; return Status::Ok; }
     if (v.kind == ValueKind::Bool) { out = Value::integer(v.b); return Status::Ok; }
     if (v.kind == ValueKind::Float) {
-      if (!std::isfinite(v.f)) return failCast("int");
-      out = Value::integer(int64_t(std::trunc(v.f)));
+      if (!floatToIntValue(model_.arena(), v.f, out)) return failCast("int");
       return Status::Ok;
     }
     if (v.kind == ValueKind::String) {
       llvm::StringRef s = v.str().trim();
-      if (s.startswith("+")) s = s.drop_front();
-      int64_t r;
-      std::string clean;
+      std::string clean, err;
       for (char c : s) if (c != '_') clean += c;
-      if (clean.empty() || llvm::StringRef(clean).getAsInteger(10, r)) return failCast("int");
-      out = Value::integer(r);
+      if (!parseInt(model_.arena(), clean, 10, out, err)) {
+        if (!err.empty()) return fail(ctx, id, DiagKind::LimitExceeded, "int(): " + err);
+        return failCast("int");
+      }
       return Status::Ok;
     }
     return failCast("int");
   case ir::BaseType::Float:
   case ir::BaseType::Number:
-    if (to == ir::BaseType::Number && v.kind == ValueKind::Int) { out = v; return Status::Ok; }
+    if (to == ir::BaseType::Number && v.isInt()) { out = v; return Status::Ok; }
     if (v.kind == ValueKind::Float) { out = v; return Status::Ok; }
     if (v.kind == ValueKind::Int) { out = Value::real(double(v.i)); return Status::Ok; }
+    if (v.kind == ValueKind::BigInt) {
+      double d;
+      if (!intToDouble(v, d))
+        return fail(ctx, id, DiagKind::IntegerOverflow, "float overflow: int too large to convert to float");
+      out = Value::real(d);
+      return Status::Ok;
+    }
     if (v.kind == ValueKind::Bool) { out = Value::real(v.b ? 1.0 : 0.0); return Status::Ok; }
     if (v.kind == ValueKind::String) {
       std::string s = v.str().trim().str();
@@ -488,6 +502,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     case ValueKind::Null: out = Value::boolean(false); break;
     case ValueKind::Bool: out = v; break;
     case ValueKind::Int: out = Value::boolean(v.i != 0); break;
+    case ValueKind::BigInt: out = Value::boolean(true); break;
     case ValueKind::Float: out = Value::boolean(v.f != 0); break;
     case ValueKind::String: out = Value::boolean(v.s->size != 0); break;
     case ValueKind::List: out = Value::boolean(v.l->size != 0); break;
@@ -513,8 +528,8 @@ static bool pluginTypeOk(const ir::Program& prog, const Model& model, const ir::
   }
   switch (t.base) {
   case ir::BaseType::String: return v.kind == ValueKind::String;
-  case ir::BaseType::Int: return v.kind == ValueKind::Int || v.kind == ValueKind::Bool;
-  case ir::BaseType::Float: return v.kind == ValueKind::Float || v.kind == ValueKind::Int;
+  case ir::BaseType::Int: return v.isInt() || v.kind == ValueKind::Bool;
+  case ir::BaseType::Float: return v.kind == ValueKind::Float || v.isInt();
   case ir::BaseType::Number: return v.isNumber();
   case ir::BaseType::Bool: return v.kind == ValueKind::Bool;
   case ir::BaseType::List: return v.kind == ValueKind::List;

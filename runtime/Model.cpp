@@ -3,6 +3,8 @@
 // inside containers, floats with repr precision, `1.0` kept); interpolation applies its own float rule.
 #include "runtime/Model.h"
 
+#include "runtime/BigInt.h"
+
 #include "frontend/Frontend.h"
 
 #include <fmt/format.h>
@@ -127,6 +129,7 @@ std::string Model::display(const Value& v, bool topLevel) const {
   case ValueKind::Null: return topLevel ? "None" : "null";
   case ValueKind::Bool: return v.b ? "True" : "False";
   case ValueKind::Int: return std::to_string(v.i);
+  case ValueKind::BigInt: return intToString(v);
   case ValueKind::Float: return pyFloat(v.f);
   case ValueKind::String: return topLevel ? v.str().str() : frontend::pyStrRepr(v.str());
   case ValueKind::Unknown: return "Unknown";

@@ -3,6 +3,7 @@
 // subset of Python's format-spec mini-language). Unknown operands make unknown results (spec §5.10).
 #include "Evaluator.h"
 
+#include "runtime/BigInt.h"
 #include "support/CheckedMath.h"
 #include "support/Limits.h"
 
@@ -60,12 +61,15 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   case BinaryOp::Ge: {
     if (!l.isNumber() || !r.isNumber()) return fail(ctx, id, DiagKind::Typing, "Can only compare numbers.");
     bool res;
-    if (l.kind == ValueKind::Float || r.kind == ValueKind::Float) {
-      double a = num(l), b = num(r);
+    bool lf = l.kind == ValueKind::Float, rf = r.kind == ValueKind::Float;
+    if (lf && rf) {
+      double a = l.f, b = r.f;
       res = e.op == BinaryOp::Lt ? a < b : e.op == BinaryOp::Gt ? a > b : e.op == BinaryOp::Le ? a <= b : a >= b;
     } else {
-      int64_t a = inum(l), b = inum(r);
-      res = e.op == BinaryOp::Lt ? a < b : e.op == BinaryOp::Gt ? a > b : e.op == BinaryOp::Le ? a <= b : a >= b;
+      // Ints of any size, and ints against floats, compare exactly as in Python (no rounding to double).
+      int c = lf ? -compareIntFloat(r, l.f) : rf ? compareIntFloat(l, r.f) : compareInts(l, r);
+      if (c == 2 || c == -2) res = false;  // NaN
+      else res = e.op == BinaryOp::Lt ? c < 0 : e.op == BinaryOp::Gt ? c > 0 : e.op == BinaryOp::Le ? c <= 0 : c >= 0;
     }
     out = Value::boolean(res);
     return Status::Ok;
@@ -88,13 +92,10 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
                 fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op), typeName(l),
                             model_.repr(l), typeName(r), model_.repr(r)));
   bool isFloat = l.kind == ValueKind::Float || r.kind == ValueKind::Float;
-  // Integers are 64-bit: a result outside [-2**63, 2**63-1] is an IntegerOverflow error (the reference's
-  // Python ints would be exact; we refuse rather than wrap). Float results must stay finite (docs/limits.md).
-  auto intOverflow = [&]() {
-    return fail(ctx, id, DiagKind::IntegerOverflow,
-                fmt::format("integer overflow: {} {} {} does not fit in a 64-bit integer", model_.repr(l),
-                            opSymbol(e.op), model_.repr(r)));
-  };
+  if (l.kind == ValueKind::BigInt || r.kind == ValueKind::BigInt) return evalBigBinary(ctx, e, id, l, r, isFloat, out);
+  // Ints are exact (Python ints): the fast path is one overflow-checked int64 operation; on overflow the
+  // operation is redone exactly (runtime/BigInt.h). Float results must stay finite (docs/limits.md).
+  auto exact = [&]() { return evalBigBinary(ctx, e, id, l, r, false, out); };
   auto real = [&](double d) {
     if (!std::isfinite(d) && std::isfinite(num(l)) && std::isfinite(num(r)))
       return fail(ctx, id, DiagKind::IntegerOverflow,
@@ -106,17 +107,17 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   switch (e.op) {
   case BinaryOp::Add:
     if (isFloat) return real(num(l) + num(r));
-    if (__builtin_add_overflow(inum(l), inum(r), &res)) return intOverflow();
+    if (__builtin_add_overflow(inum(l), inum(r), &res)) return exact();
     out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Sub:
     if (isFloat) return real(num(l) - num(r));
-    if (__builtin_sub_overflow(inum(l), inum(r), &res)) return intOverflow();
+    if (__builtin_sub_overflow(inum(l), inum(r), &res)) return exact();
     out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Mul:
     if (isFloat) return real(num(l) * num(r));
-    if (__builtin_mul_overflow(inum(l), inum(r), &res)) return intOverflow();
+    if (__builtin_mul_overflow(inum(l), inum(r), &res)) return exact();
     out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Div:
@@ -134,8 +135,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return Status::Ok;
   case BinaryOp::Pow:
     if (!isFloat && inum(r) >= 0) {
-      // Square-and-multiply with checked steps: O(log exp), so `2 ** 10**18` ends at once.
-      if (!checkedPow(inum(l), inum(r), res)) return intOverflow();
+      if (!checkedPow(inum(l), inum(r), res)) return exact();
       out = Value::integer(res);
     } else {
       if (num(l) == 0 && num(r) < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
@@ -148,6 +148,73 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   default: break;
   }
   return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+}
+
+Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r, bool isFloat,
+                                Value& out) {
+  using frontend::BinaryOp;
+  auto toFloat = [&](const Value& v, double& d) {
+    if (v.kind == ValueKind::Float) { d = v.f; return true; }
+    return intToDouble(v, d);
+  };
+  if (isFloat || e.op == BinaryOp::Div || (e.op == BinaryOp::Pow && intIsNegative(r))) {
+    // Python converts the int to a float first (OverflowError when it is beyond the double range).
+    double a, b;
+    if (!toFloat(l, a) || !toFloat(r, b))
+      return fail(ctx, id, DiagKind::IntegerOverflow,
+                  fmt::format("float overflow: int too large to convert to float in {} {} {}", model_.repr(l),
+                              opSymbol(e.op), model_.repr(r)));
+    double d;
+    switch (e.op) {
+    case BinaryOp::Add: d = a + b; break;
+    case BinaryOp::Sub: d = a - b; break;
+    case BinaryOp::Mul: d = a * b; break;
+    case BinaryOp::Div:
+      if (b == 0) return fail(ctx, id, DiagKind::Runtime, "division by zero");
+      d = a / b;
+      break;
+    case BinaryOp::Mod:
+      if (b == 0) return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+      d = std::fmod(a, b);
+      if (d != 0 && ((d < 0) != (b < 0))) d += b;
+      break;
+    case BinaryOp::Pow:
+      if (a == 0 && b < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      if (a < 0 && b != std::floor(b))
+        return fail(ctx, id, DiagKind::Runtime, fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
+      d = std::pow(a, b);
+      break;
+    default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+    }
+    if (!std::isfinite(d))
+      return fail(ctx, id, DiagKind::IntegerOverflow,
+                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op), model_.repr(r)));
+    out = Value::real(d);
+    return Status::Ok;
+  }
+  IntOp op;
+  switch (e.op) {
+  case BinaryOp::Add: op = IntOp::Add; break;
+  case BinaryOp::Sub: op = IntOp::Sub; break;
+  case BinaryOp::Mul: op = IntOp::Mul; break;
+  case BinaryOp::Mod: op = IntOp::Mod; break;
+  case BinaryOp::Pow: op = IntOp::Pow; break;
+  default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+  }
+  if (op == IntOp::Mod && compareInts(r, Value::integer(0)) == 0)
+    return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+  std::string err = intArith(model_.arena(), op, l, r, out);
+  if (!err.empty())
+    return fail(ctx, id, DiagKind::LimitExceeded,
+                fmt::format("{} {} {}: {}", reprShort(l), opSymbol(e.op), reprShort(r), err));
+  return Status::Ok;
+}
+
+/// repr of an operand for a message; a huge int is abbreviated to its first and last digits.
+std::string Evaluator::reprShort(const Value& v) {
+  std::string s = model_.repr(v);
+  if (s.size() <= 60) return s;
+  return fmt::format("{}...{} ({} digits)", s.substr(0, 20), s.substr(s.size() - 20), s.size() - (s[0] == '-'));
 }
 
 Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -220,8 +287,6 @@ Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
 }
 
 namespace {
-/// |n| without the overflow of llabs(INT64_MIN).
-uint64_t magnitude(int64_t n) { return n < 0 ? uint64_t(0) - uint64_t(n) : uint64_t(n); }
 
 /// Applies a Python format spec ([[fill]align][sign][#][0][width][,][.precision][type]) to a value.
 bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::string& out, std::string& err) {
@@ -259,14 +324,14 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
   }
   char type = 0;
   if (i < spec.size()) type = spec[i++];
-  const char* typeName = v.kind == ValueKind::String ? "str" : v.kind == ValueKind::Int ? "int"
+  const char* typeName = v.kind == ValueKind::String ? "str" : v.isInt() ? "int"
                          : v.kind == ValueKind::Float ? "float" : v.kind == ValueKind::Bool ? "bool" : "object";
   if (i != spec.size()) {
     err = fmt::format("Invalid format specifier '{}' for object of type '{}'", spec.str(), typeName);
     return false;
   }
   std::string body;
-  bool numeric = v.kind == ValueKind::Int || v.kind == ValueKind::Float || v.kind == ValueKind::Bool;
+  bool numeric = v.isNumber();
   if (v.kind == ValueKind::String) {
     if (type && type != 's') {
       err = fmt::format("Unknown format code '{}' for object of type 'str'", type);
@@ -275,7 +340,12 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
     body = v.str().str();
     if (precision >= 0 && body.size() > size_t(precision)) body.resize(size_t(precision));
   } else if (numeric) {
-    double d = v.kind == ValueKind::Float ? v.f : double(v.kind == ValueKind::Bool ? v.b : v.i);
+    double d = 0;
+    if (v.kind == ValueKind::Float) d = v.f;
+    else if (!intToDouble(v, d) && type && strchr("fFeEgG%", type)) {
+      err = "int too large to convert to float";
+      return false;
+    }
     switch (type) {
     case 'f': case 'F': body = fmt::format("{:.{}f}", std::fabs(d), precision < 0 ? 6 : precision); break;
     case 'e': case 'E': body = fmt::format("{:.{}e}", std::fabs(d), precision < 0 ? 6 : precision); break;
@@ -286,16 +356,14 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
         err = "Unknown format code 'd' for object of type 'float'";
         return false;
       }
-      body = std::to_string(magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+      body = intMagnitudeText(v, 10);
       break;
     case 'x': case 'X': case 'o': case 'b': {
       if (v.kind == ValueKind::Float) {
         err = fmt::format("Unknown format code '{}' for object of type 'float'", type);
         return false;
       }
-      uint64_t n = magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i);
-      body = type == 'x' ? fmt::format("{:x}", n) : type == 'X' ? fmt::format("{:X}", n)
-             : type == 'o' ? fmt::format("{:o}", n) : fmt::format("{:b}", n);
+      body = intMagnitudeText(v, type == 'o' ? 8 : type == 'b' ? 2 : 16, type == 'X');
       if (alt) body = std::string("0") + (type == 'X' ? 'X' : type) + body;
       break;
     }
@@ -303,7 +371,7 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
       if (v.kind == ValueKind::Float) {
         body = precision >= 0 ? fmt::format("{:.{}g}", std::fabs(d), precision) : model.display(Value::real(std::fabs(d)), true);
       } else {
-        body = std::to_string(magnitude(v.kind == ValueKind::Bool ? int64_t(v.b) : v.i));
+        body = intMagnitudeText(v, 10);
       }
       break;
     default:
@@ -320,7 +388,7 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
       }
       body = grouped + rest;
     }
-    bool neg = d < 0 || (v.kind == ValueKind::Int && v.i < 0);
+    bool neg = v.kind == ValueKind::Float ? d < 0 : intIsNegative(v);
     std::string signStr = neg ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "";
     if (align == '=') {
       size_t len = signStr.size() + body.size();

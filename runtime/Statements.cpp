@@ -47,9 +47,58 @@ Status Evaluator::gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut) {
     bool isSelf = false;
     sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
     if (isSelf) sid = kNone;
+  } else if (e.kind == ExprKind::Conditional) {
+    // `c ? a.rel : b.rel` propagates gradual mode: only the condition is needed up front. An unknown or
+    // non-boolean condition is left to the eager evaluation (unknown result / its error).
+    Value c;
+    uint32_t savedAttr = ctx.hintAttr;
+    ctx.hintAttr = kNone;
+    Status st = eval(ctx, e.a, c);
+    ctx.hintAttr = savedAttr;
+    if (st != Status::Ok) return st;
+    if (c.kind != ValueKind::Bool) return Status::Ok;
+    return gradualSource(ctx, c.b ? e.b : e.c, sidOut);
   }
   if (sid != kNone && meta_[sid].kind == SlotKind::List) sidOut = sid;
   return Status::Ok;
+}
+
+Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& mapOut) {
+  mapOut = kNone;
+  const Expr& e = ctx.ast->exprs[id];
+  if (e.kind == ExprKind::Conditional) {
+    Value c;
+    uint32_t savedAttr = ctx.hintAttr;
+    ctx.hintAttr = kNone;
+    Status st = eval(ctx, e.a, c);
+    ctx.hintAttr = savedAttr;
+    if (st != Status::Ok) return st;
+    sidOut = kNone;
+    if (c.kind != ValueKind::Bool) return Status::Ok;
+    return gradualFeed(ctx, c.b ? e.b : e.c, sidOut, mapOut);
+  }
+  if (e.kind == ExprKind::ListComprehension && e.loopEnd - e.loopBegin == 1 && !scopes_[ctx.scope].isStatic) {
+    TRY(gradualSource(ctx, ctx.ast->loops[e.loopBegin].iterable, sidOut));
+    if (sidOut != kNone) mapOut = id.index;
+    return Status::Ok;
+  }
+  return gradualSource(ctx, id, sidOut);
+}
+
+void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
+                             uint32_t origin, bool originIsExpr) {
+  // The promise on the target moves to the forwarding unit, which holds it until the source is frozen.
+  uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
+  units_[fw].inst = inst;
+  units_[fw].aux = slot;
+  units_[fw].target = src;
+  units_[fw].origin = origin;
+  units_[fw].originIsExpr = originIsExpr;
+  units_[fw].mapExpr = mapExpr;
+  units_[fw].promise = units_[unitId].promise;
+  units_[unitId].promise = kNone;
+  addWaiter(src, fw, true);
+  enqueue(fw);
 }
 
 Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
@@ -114,23 +163,16 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
     }
   }
   if (kind == SlotKind::List) {
-    uint32_t src = kNone;
-    st = gradualSource(ctx, s.value, src);
+    uint32_t src = kNone, map = kNone;
+    st = gradualFeed(ctx, s.value, src, map);
     if (st != Status::Ok) return st;
     if (src != kNone && src != sid) {
-      // Relation-to-relation assignment: forward values as they arrive; the promise moves along.
-      uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, units_[unitId].node);
-      units_[fw].inst = inst;
-      units_[fw].aux = uint32_t(slot);
-      units_[fw].target = src;
-      units_[fw].origin = units_[unitId].node;
-      units_[fw].promise = sid;
-      units_[unitId].promise = kNone;
-      addWaiter(src, fw, true);
-      enqueue(fw);
+      // Relation-to-relation assignment (possibly through `?:` or a comprehension): forward values as they
+      // arrive; the promise moves along.
+      startForward(ctx, unitId, inst, uint32_t(slot), src, map, units_[unitId].node, false);
       return Status::Ok;
     }
-    if (src == sid) return Status::Ok;  // a.rel = a.rel adds nothing
+    if (src == sid && map == kNone) return Status::Ok;  // a.rel = a.rel adds nothing
   }
   Value v;
   uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
@@ -150,10 +192,41 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
   uint32_t src = u0.target;
   uint32_t inst = u0.inst, slot = u0.aux, node = u0.origin;
   const SlotMeta& m = meta_[src];
+  uint32_t mapExpr = u0.mapExpr;
   if (m.ext != kNone) {
     while (units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
-      Value v = exts_[meta_[src].ext].values[units_[unitId].progress++];
+      uint32_t index = units_[unitId].progress;
+      Value v = exts_[meta_[src].ext].values[index];
       bool isStmt = !units_[unitId].originIsExpr;
+      if (mapExpr != kNone) {
+        // `[e for x in src if g]`: the element of this value, in a scope binding x; a Blocked element is
+        // retried from the same value (progress is not advanced).
+        const Expr& ce = ctx.ast->exprs[ExprId{mapExpr}];
+        uint32_t scope = newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
+        uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
+        vals_[var] = v;
+        meta_[var].state = kSet;
+        llvm::SmallVector<Value, 4> part;
+        uint32_t savedScope = ctx.scope;
+        uint64_t savedKey = ctx.iterKey;
+        ctx.scope = scope;
+        ctx.iterKey = ctx.iterKey * 1000003u + index + 1;
+        // a constructor in the element fills the inverse end with the target instance, as in the eager path
+        const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[attrSid(inst, slot)].attr}];
+        uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
+        uint32_t savedInst = ctx.hintInst;
+        if (hint != kNone) ctx.hintInst = inst;
+        Status st = comprehensionElement(ctx, ce, hint, part);
+        ctx.hintInst = savedInst;
+        ctx.scope = savedScope;
+        ctx.iterKey = savedKey;
+        if (st != Status::Ok) return st;
+        ++units_[unitId].progress;
+        if (part.empty()) continue;
+        v = part.size() == 1 && part[0].kind != ValueKind::List ? part[0] : model_.arena().list(part);
+      } else {
+        ++units_[unitId].progress;
+      }
       Status st = assignAttr(ctx, inst, slot, v, rangeOf(ctx.file, node, isStmt), node, isStmt);
       if (st != Status::Ok) return st;
     }
@@ -395,7 +468,7 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
     return false;
   }
   if (r.isUnknown()) return true;
-  bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));
+  bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));  // a BigInt is never 0
   if (truthy) return true;
   err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
                     frontend::reprExpr(*ctx.ast, t.constraint.expr, strings_));
@@ -442,7 +515,7 @@ bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, Di
   };
   switch (t.base) {
   case ir::BaseType::String: return v.kind == ValueKind::String || bad(v, "string");
-  case ir::BaseType::Int: return v.kind == ValueKind::Int || v.kind == ValueKind::Bool || bad(v, "int");
+  case ir::BaseType::Int: return v.isInt() || v.kind == ValueKind::Bool || bad(v, "int");
   case ir::BaseType::Float: return v.kind == ValueKind::Float || bad(v, "float");
   case ir::BaseType::Number: return v.isNumber() || bad(v, "number");
   case ir::BaseType::Bool: return v.kind == ValueKind::Bool || bad(v, "bool");
@@ -606,20 +679,12 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
   uint32_t sid = attrSid(inst, slot);
   const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
   if (meta_[sid].kind == SlotKind::List) {
-    uint32_t src = kNone;
-    Status st = gradualSource(ctx, valueExpr, src);
+    uint32_t src = kNone, map = kNone;
+    Status st = gradualFeed(ctx, valueExpr, src, map);
     if (st != Status::Ok) return st;
     if (src != kNone && src != sid) {
-      uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
-      units_[fw].inst = inst;
-      units_[fw].aux = slot;
-      units_[fw].target = src;
-      units_[fw].origin = origin;
-      units_[fw].originIsExpr = true;  // reports against the constructor expression, not a statement
-      units_[fw].promise = units_[unitId].promise;
-      units_[unitId].promise = kNone;
-      addWaiter(src, fw, true);
-      enqueue(fw);
+      // reports against the constructor expression, not a statement
+      startForward(ctx, unitId, inst, slot, src, map, origin, true);
       return Status::Ok;
     }
   }

@@ -1,22 +1,18 @@
 // Value equality with Python semantics and unknown detection; see Value.h.
 #include "runtime/Value.h"
 
+#include "runtime/BigInt.h"
+
 #include <cmath>
 
 namespace inm::runtime {
 
-static double asDouble(const Value& v) {
-  switch (v.kind) {
-  case ValueKind::Bool: return v.b ? 1.0 : 0.0;
-  case ValueKind::Int: return double(v.i);
-  case ValueKind::Float: return v.f;
-  default: return NAN;
-  }
-}
-
 bool valuesEqual(const Value& a, const Value& b) {
   if (a.isNumber() && b.isNumber()) {
-    if (a.kind == ValueKind::Float || b.kind == ValueKind::Float) return asDouble(a) == asDouble(b);
+    if (a.kind == ValueKind::Float && b.kind == ValueKind::Float) return a.f == b.f;
+    if (a.kind == ValueKind::Float) return compareIntFloat(b, a.f) == 0;  // exact, as Python compares
+    if (b.kind == ValueKind::Float) return compareIntFloat(a, b.f) == 0;
+    if (a.kind == ValueKind::BigInt || b.kind == ValueKind::BigInt) return compareInts(a, b) == 0;
     int64_t x = a.kind == ValueKind::Bool ? int64_t(a.b) : a.i;
     int64_t y = b.kind == ValueKind::Bool ? int64_t(b.b) : b.i;
     return x == y;

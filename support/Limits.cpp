@@ -30,6 +30,7 @@ const LimitField kFields[] = {
     {"format-width", "INM_MAX_FORMAT_WIDTH", &Limits::maxFormatWidth, nullptr},
     {"memory-mib", "INM_MAX_MEMORY_MIB", &Limits::maxMemoryMiB, nullptr},
     {"metadata-bytes", "INM_MAX_METADATA_BYTES", &Limits::maxMetadataBytes, nullptr},
+    {"int-digits", "INM_MAX_INT_DIGITS", &Limits::maxIntDigits, nullptr},
 };
 
 std::string setField(const LimitField& f, const std::string& value) {
@@ -68,7 +69,7 @@ std::string setLimit(const std::string& name, const std::string& value) {
 
 const char* limitNames() {
   return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, memory-mib, "
-         "metadata-bytes";
+         "metadata-bytes, int-digits";
 }
 
 void initStackGuard() {

@@ -61,20 +61,26 @@ void registerListPlugins(PluginRegistry& r) {
     return ok(ctx.arena().list(out));
   });
   r.add("std::sequence", [](PluginContext& ctx, Args a) {
-    int64_t i = intArg(a, 0), start = intArg(a, 1, 0), offset = intArg(a, 2, 0);
-    // range(start, i + start - offset), computed in 128 bits (no wrap) and capped by Limits::maxListItems.
-    __int128 end = __int128(i) + start - offset;
-    __int128 count = end > start ? end - start : 0;
-    if (end > __int128(INT64_MAX) + 1)
-      return PluginResult::error(DiagKind::IntegerOverflow,
-                                 "std::sequence: the end of the range does not fit in a 64-bit integer");
-    if (count > __int128(limits().maxListItems))
+    // range(start, i + start - offset): i - offset items (capped by Limits::maxListItems) from start. Ints are
+    // exact: a big bound is a limit error, a big start gives big items.
+    auto arg = [&](size_t k) { return k < a.size() && a[k].isInt() ? a[k] : Value::integer(intArg(a, k, 0)); };
+    Value i = arg(0), start = arg(1), offset = arg(2), count;
+    std::string err = intArith(ctx.arena(), IntOp::Sub, i, offset, count);
+    if (!err.empty()) return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
+    if (compareInts(count, Value::integer(int64_t(std::min<uint64_t>(limits().maxListItems, INT64_MAX)))) > 0)
       return PluginResult::error(DiagKind::LimitExceeded,
                                  "std::sequence of more than " + std::to_string(limits().maxListItems) +
                                      " items exceeds the limit (--max-list-items)");
+    int64_t n = count.kind == ValueKind::Int && count.i > 0 ? count.i : 0;
     std::vector<Value> out;
-    out.reserve(size_t(count));
-    for (__int128 k = 0; k < count; ++k) out.push_back(Value::integer(int64_t(start + k)));
+    out.reserve(size_t(n));
+    for (int64_t k = 0; k < n; ++k) {
+      Value item;
+      if (start.kind == ValueKind::Int && !__builtin_add_overflow(start.i, k, &item.i)) item.kind = ValueKind::Int;
+      else if (err = intArith(ctx.arena(), IntOp::Add, start, Value::integer(k), item); !err.empty())
+        return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
+      out.push_back(item);
+    }
     return ok(ctx.arena().list(out));
   });
   r.add("std::at", [](PluginContext&, Args a) {
@@ -97,7 +103,7 @@ void registerListPlugins(PluginRegistry& r) {
         continue;
       }
       if (sub.kind != ValueKind::List) {
-        const char* type = sub.kind == ValueKind::Int ? "int" : sub.kind == ValueKind::Float ? "float"
+        const char* type = sub.isInt() ? "int" : sub.kind == ValueKind::Float ? "float"
                          : sub.kind == ValueKind::Bool ? "bool" : sub.kind == ValueKind::Null ? "NoneType" : "object";
         return externalError(std::string("TypeError: '") + type + "' object is not subscriptable");
       }

@@ -4,6 +4,7 @@
 // result with a diagnostic kind.
 #pragma once
 
+#include "runtime/BigInt.h"
 #include "runtime/Plugins.h"
 
 #include <llvm/ADT/StringRef.h>
@@ -38,6 +39,7 @@ inline int64_t intArg(Args args, size_t i, int64_t def = 0) {
   const Value& v = args[i];
   switch (v.kind) {
   case ValueKind::Int: return v.i;
+  case ValueKind::BigInt: return intSaturated(v);  // beyond any count or index: the callers' limits report it
   case ValueKind::Bool: return v.b ? 1 : 0;
   case ValueKind::Float: return int64_t(v.f);
   default: return def;

@@ -28,6 +28,7 @@ bool truthy(const Value& v) {
   case ValueKind::Null: return false;
   case ValueKind::Bool: return v.b;
   case ValueKind::Int: return v.i != 0;
+  case ValueKind::BigInt: return true;  // never 0
   case ValueKind::Float: return v.f != 0.0;
   case ValueKind::String: return v.s->size != 0;
   case ValueKind::List: return v.l->size != 0;
@@ -38,14 +39,13 @@ bool truthy(const Value& v) {
   return false;
 }
 
-static double num(const Value& v) {
-  return v.kind == ValueKind::Float ? v.f : v.kind == ValueKind::Bool ? (v.b ? 1.0 : 0.0) : double(v.i);
-}
-
 bool valueLess(const Value& a, const Value& b) {
   if (a.isNumber() && b.isNumber()) {
     if (a.kind == ValueKind::Int && b.kind == ValueKind::Int) return a.i < b.i;
-    return num(a) < num(b);
+    if (a.kind == ValueKind::Float && b.kind == ValueKind::Float) return a.f < b.f;
+    if (a.kind == ValueKind::Float) return compareIntFloat(b, a.f) == 1;
+    if (b.kind == ValueKind::Float) return compareIntFloat(a, b.f) == -1;
+    return compareInts(a, b) < 0;
   }
   if (a.kind != b.kind) return uint8_t(a.kind) < uint8_t(b.kind);
   switch (a.kind) {

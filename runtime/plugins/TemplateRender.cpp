@@ -218,11 +218,22 @@ class Renderer {
     return TV{Value::null(), true, "'" + model().repr(b) + "' has no item " + model().repr(key)};
   }
 
-  static double num(const Value& v) {
-    return v.kind == ValueKind::Float ? v.f : v.kind == ValueKind::Bool ? (v.b ? 1.0 : 0.0) : double(v.i);
+  double num(const Value& v) {
+    double d = 0;
+    if (v.kind == ValueKind::Float) return v.f;
+    if (!intToDouble(v, d)) fail("int too large to convert to float: " + model().repr(v));
+    return d;
   }
-  static bool isInt(const Value& v) { return v.kind == ValueKind::Int || v.kind == ValueKind::Bool; }
-  static int64_t ival(const Value& v) { return v.kind == ValueKind::Bool ? v.b : v.i; }
+  static bool isInt(const Value& v) { return v.isInt() || v.kind == ValueKind::Bool; }
+  /// ints saturate (a big int is beyond every count and index)
+  static int64_t ival(const Value& v) { return intSaturated(v); }
+  /// a op b exactly (ints are Python ints); a result beyond --max-int-digits is an error
+  Value exactInt(IntOp op, const Value& a, const Value& b) {
+    Value out;
+    std::string err = intArith(arena(), op, a, b, out);
+    if (!err.empty()) fail(err);
+    return out;
+  }
 
   Value arith(const std::string& op, const Value& a, const Value& b) {
     if (a.isUnknown() || b.isUnknown()) unknown();
@@ -247,10 +258,8 @@ class Renderer {
     if (!a.isNumber() || !b.isNumber())
       fail("unsupported operand types for " + op + ": " + model().repr(a) + " and " + model().repr(b));
     bool ints = isInt(a) && isInt(b);
+    bool big = a.kind == ValueKind::BigInt || b.kind == ValueKind::BigInt;
     int64_t r = 0;
-    auto overflow = [&]() -> Value {
-      fail("integer overflow: " + model().repr(a) + " " + op + " " + model().repr(b) + " does not fit in a 64-bit integer");
-    };
     auto real = [&](double d) -> Value {
       if (!std::isfinite(d) && std::isfinite(num(a)) && std::isfinite(num(b)))
         fail("float overflow: " + model().repr(a) + " " + op + " " + model().repr(b) + " is out of range");
@@ -258,30 +267,31 @@ class Renderer {
     };
     if (op == "+") {
       if (!ints) return real(num(a) + num(b));
-      return __builtin_add_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+      return big || __builtin_add_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Add, a, b) : Value::integer(r);
     }
     if (op == "-") {
       if (!ints) return real(num(a) - num(b));
-      return __builtin_sub_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+      return big || __builtin_sub_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Sub, a, b) : Value::integer(r);
     }
     if (op == "*") {
       if (!ints) return real(num(a) * num(b));
-      return __builtin_mul_overflow(ival(a), ival(b), &r) ? overflow() : Value::integer(r);
+      return big || __builtin_mul_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Mul, a, b) : Value::integer(r);
     }
     if (op == "**") {
-      if (ints && ival(b) >= 0) return checkedPow(ival(a), ival(b), r) ? Value::integer(r) : overflow();
+      if (ints && !intIsNegative(b))
+        return !big && checkedPow(ival(a), ival(b), r) ? Value::integer(r) : exactInt(IntOp::Pow, a, b);
       if (num(a) == 0 && num(b) < 0) fail("0.0 cannot be raised to a negative power");
       if (num(a) < 0 && num(b) != std::floor(num(b))) fail("a negative number raised to a fractional power");
       return real(std::pow(num(a), num(b)));
     }
-    if (num(b) == 0) fail("division by zero");
+    if (isInt(b) ? compareInts(b, Value::integer(0)) == 0 : num(b) == 0) fail("division by zero");
     if (op == "/") return real(num(a) / num(b));
     if (op == "//") {
-      if (ints) return floorDiv(ival(a), ival(b), r) ? Value::integer(r) : overflow();
+      if (ints) return !big && floorDiv(ival(a), ival(b), r) ? Value::integer(r) : exactInt(IntOp::FloorDiv, a, b);
       return real(std::floor(num(a) / num(b)));
     }
     if (op == "%") {
-      if (ints) return Value::integer(floorMod(ival(a), ival(b)));
+      if (ints) return big ? exactInt(IntOp::Mod, a, b) : Value::integer(floorMod(ival(a), ival(b)));
       double m = std::fmod(num(a), num(b));
       if (m != 0 && ((m < 0) != (num(b) < 0))) m += num(b);
       return Value::real(m);
@@ -357,7 +367,8 @@ class Renderer {
       if (!v.isNumber()) fail("bad operand type for unary " + std::string(e.kind == EK::Neg ? "-" : "+") + ": " + model().repr(v));
       if (e.kind == EK::Pos) return val(v);
       int64_t n = 0;
-      if (isInt(v) && !checkedNeg(ival(v), n)) fail("integer overflow: -" + model().repr(v) + " does not fit in a 64-bit integer");
+      if (isInt(v) && (v.kind == ValueKind::BigInt || !checkedNeg(ival(v), n)))
+        return val(exactInt(IntOp::Sub, Value::integer(0), v));
       return val(isInt(v) ? Value::integer(n) : Value::real(-v.f));
     }
     case EK::Bin: {
@@ -531,15 +542,18 @@ class Renderer {
     }
     if (f == "int") {
       int64_t def = intOf(a, 0, "default", 0);
-      if (isInt(v)) return val(Value::integer(ival(v)));
-      int64_t n = 0;
-      if (v.kind == ValueKind::Float && !floatToInt(v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
-      if (v.kind == ValueKind::Float) return val(Value::integer(n));
+      if (isInt(v)) return val(v.kind == ValueKind::Bool ? Value::integer(v.b) : v);
+      Value n;
+      if (v.kind == ValueKind::Float && !floatToIntValue(arena(), v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
+      if (v.kind == ValueKind::Float) return val(n);
       if (v.kind == ValueKind::String) {
         llvm::StringRef s = v.str().trim();
         int64_t i;
         double d;
+        std::string err;
         if (!s.getAsInteger(10, i)) return val(Value::integer(i));
+        if (parseInt(arena(), s, 10, n, err)) return val(n);
+        if (!err.empty()) fail(err);
         if (!s.getAsDouble(d)) return val(Value::integer(int64_t(d)));
       }
       return val(Value::integer(def));
@@ -553,7 +567,8 @@ class Renderer {
     if (f == "abs") {
       if (!v.isNumber()) fail("bad operand type for abs(): " + model().repr(v));
       int64_t n = isInt(v) ? ival(v) : 0;
-      if (isInt(v) && n < 0 && !checkedNeg(n, n)) fail("integer overflow: abs(" + model().repr(v) + ") does not fit in a 64-bit integer");
+      if (isInt(v) && intIsNegative(v) && (v.kind == ValueKind::BigInt || !checkedNeg(n, n)))
+        return val(exactInt(IntOp::Sub, Value::integer(0), v));
       return val(isInt(v) ? Value::integer(n) : Value::real(std::fabs(v.f)));
     }
     if (f == "indent") return val(arena().str(indent(v.kind == ValueKind::String ? v.str().str() : str(v), a)));

@@ -134,6 +134,9 @@ bool isUrl(llvm::StringRef s, int kind) {
 bool numeric(const Value& v, double& out, bool intOnly) {
   switch (v.kind) {
   case ValueKind::Int: out = double(v.i); return true;
+  case ValueKind::BigInt:
+    if (!intToDouble(v, out)) out = intIsNegative(v) ? -HUGE_VAL : HUGE_VAL;
+    return true;
   case ValueKind::Bool: out = v.b ? 1 : 0; return true;
   case ValueKind::Float: out = v.f; return !intOnly || out == double(int64_t(out));
   case ValueKind::String: {
@@ -180,7 +183,7 @@ int validateType(llvm::StringRef type, const Value& v, const Value& params, std:
   if (type == "pydantic.NegativeInt" || type == "pydantic.types.NegativeInt") return numeric(v, d, true) && d < 0;
   if (type == "pydantic.PositiveFloat" || type == "pydantic.types.PositiveFloat") return numeric(v, d, false) && d > 0;
   if (type == "pydantic.NegativeFloat" || type == "pydantic.types.NegativeFloat") return numeric(v, d, false) && d < 0;
-  if (type == "pydantic.StrictInt") return v.kind == ValueKind::Int;
+  if (type == "pydantic.StrictInt") return v.isInt();
   if (type == "pydantic.StrictStr" || type == "str") return isStr;
   if (type == "uuid.UUID") return isStr && isUuid(s);
   if (type == "datetime.date") return isStr && isDate(s);

@@ -88,7 +88,8 @@ void registerValuePlugins(PluginRegistry& r) {
     warnDeprecated(ctx, "std::to_number");
     const Value& v = a[0];
     switch (v.kind) {
-    case ValueKind::Int: return ok(v);
+    case ValueKind::Int:
+    case ValueKind::BigInt: return ok(v);
     case ValueKind::Bool: return okInt(v.b ? 1 : 0);
     case ValueKind::Float: return okInt(int64_t(v.f));
     case ValueKind::String: {

@@ -68,7 +68,9 @@ CASES = [
     ("format-width", {"main.cf": "x = 1\ny = f\"{x:>999999999999999999999999}\"\n"}, [], 1, "--max-format-width", 2, 200),
     ("sequence-huge", {"main.cf": "x = std::sequence(1000000000000)\n"}, [], 1, "--max-list-items", 2, 200),
     ("sequence-big-ok", {"main.cf": "x = std::sequence(1000000)\nstd::print(std::len(x))\n"}, [], 0, "1000000", 10, 500),
-    ("power-huge", {"main.cf": "x = 3 ** 999999999999999999\n"}, [], 1, "integer overflow", 2, 200),
+    ("power-huge", {"main.cf": "x = 3 ** 999999999999999999\n"}, [], 1, "--max-int-digits", 2, 200),
+    ("int-doubling", {"main.cf": "a0 = 2 ** 1000\n" + "".join(f"a{i} = a{i-1} * a{i-1}\n" for i in range(1, 40))},
+     [], 1, "--max-int-digits", 10, 400),
     ("regex-backtracking", {"main.cf": "typedef t as string matching /(a|aa)*b/\nentity E:\n  t v\nend\n"
                             "implement E using std::none\nE(v=\"" + "a" * 200000 + "!\")\n"}, [], 1,
      "does not match constraint", 5, 300),

@@ -1,4 +1,6 @@
 // Runtime values of the modelling language: null, bool, int, float, string, list, dict, instance, unknown.
+// Ints are exact (Python ints): an int that fits in 64 bits is always ValueKind::Int; a bigger one is
+// ValueKind::BigInt (runtime/BigInt.h), so an overflow-checked int64 operation stays the fast path.
 // A Value is 16 bytes; strings, lists and dicts are immutable and allocated in the Model's arena (freed
 // in one piece with the Model), so Values copy freely and never own anything.
 // Invariant: lists are flat after construction where the language flattens (literals, relations); a
@@ -17,7 +19,7 @@ namespace inm::runtime {
 
 using InstanceId = Id<struct InstanceTag>;
 
-enum class ValueKind : uint8_t { Null, Bool, Int, Float, String, List, Dict, Instance, Unknown };
+enum class ValueKind : uint8_t { Null, Bool, Int, Float, String, List, Dict, Instance, Unknown, BigInt };
 
 struct StrData {
   uint32_t size;
@@ -27,6 +29,7 @@ struct StrData {
 struct Value;
 struct ListData;
 struct DictData;
+struct BigData;
 
 struct Value {
   ValueKind kind = ValueKind::Null;
@@ -37,6 +40,7 @@ struct Value {
     const StrData* s;
     const ListData* l;
     const DictData* d;
+    const BigData* big;  // never fits in int64 (normalised by makeInt, runtime/BigInt.h)
     uint32_t inst;
   };
   Value() : i(0) {}
@@ -53,7 +57,12 @@ struct Value {
 
   bool isNull() const { return kind == ValueKind::Null; }
   bool isUnknown() const { return kind == ValueKind::Unknown; }
-  bool isNumber() const { return kind == ValueKind::Int || kind == ValueKind::Float || kind == ValueKind::Bool; }
+  /// int, bool, float or a big int
+  bool isNumber() const {
+    return kind == ValueKind::Int || kind == ValueKind::Float || kind == ValueKind::Bool || kind == ValueKind::BigInt;
+  }
+  /// an int of any size (not bool)
+  bool isInt() const { return kind == ValueKind::Int || kind == ValueKind::BigInt; }
   llvm::StringRef str() const { return s->str(); }
   InstanceId instanceId() const { return InstanceId{inst}; }
   inline llvm::ArrayRef<Value> items() const;

@@ -1,7 +1,7 @@
 // Integer arithmetic of the language without undefined behaviour: every operation on 64-bit ints reports
-// overflow instead of wrapping (the language's ints are Python ints in the reference; we refuse the values that
-// do not fit, see docs/limits.md), floor division/modulo never trap on INT64_MIN / -1, and a float converts to
-// an int only when it is in range. Used by the evaluator's operators, the template engine and plugins.
+// overflow instead of wrapping (the language's ints are exact Python ints: on overflow the caller redoes the
+// operation on big ints, runtime/BigInt.h; see docs/limits.md), floor division/modulo never trap on
+// INT64_MIN / -1, and a float converts to an int only when it is in range. Used by the evaluator's operators, the template engine and plugins.
 #pragma once
 
 #include <cmath>

@@ -32,6 +32,8 @@ struct Limits {
   uint64_t maxMemoryMiB = 8192;
   /// Bytes of project.yml / module.yml.
   uint64_t maxMetadataBytes = 1ull << 20;
+  /// Decimal digits of one int value (ints are exact, so `2 ** 10**18` would otherwise exhaust memory).
+  uint64_t maxIntDigits = 100000;
 };
 
 /// The process's limits (defaults until the driver changes them).
@@ -39,7 +41,8 @@ const Limits& limits();
 Limits& mutableLimits();
 
 /// Reads INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES. Returns an error
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES,
+/// INM_MAX_INT_DIGITS. Returns an error
 /// text for a bad value.
 std::string applyLimitsFromEnv();
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
