@@ -270,6 +270,14 @@ uint32_t Evaluator::internSetLoc(const SourceRange& at) {
   // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored uninterned.
   bool fits = at.file.index < (1u << 19) && at.line < (1u << 28) && at.col < (1u << 16);
   uint64_t key = (uint64_t(at.file.index) << 44) | (uint64_t(at.line) << 16) | at.col;
+  // Mixed (a bijection) before it meets DenseMap's hash for integers (x * 37), which only looks at the low
+  // bits: unmixed, every position of one column would share a bucket chain.
+  key ^= key >> 30;
+  key *= 0xbf58476d1ce4e5b9ULL;
+  key ^= key >> 27;
+  key *= 0x94d049bb133111ebULL;
+  key ^= key >> 31;
+  fits = fits && key < ~uint64_t(0) - 1;  // DenseMap's empty and tombstone keys
   if (fits && key == lastSetLocKey_) return lastSetLoc_;
   if (fits) {
     auto [it, added] = setLocIndex_.try_emplace(key, uint32_t(setLocs_.size()));
