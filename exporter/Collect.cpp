@@ -63,6 +63,17 @@ class Collector {
     const uint32_t n = model_.instances().size();
     s_.byInstance.assign(n, kNone);
     MapperContext ctx(model_, s_.arena, s_.files);
+    // One pass to size the resource array: growing it by doubling moved every resource and briefly held
+    // both copies (100k resources: ~10 MiB twice).
+    size_t count = 0, fields = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{i}));
+      if (t < 0) continue;
+      ++count;
+      fields += s_.bound.registry().types()[size_t(t)].fields.size();
+    }
+    s_.resources.reserve(count);
+    s_.fieldValues.reserve(fields);
     for (uint32_t i = 0; i < n; ++i) {
       InstanceId inst{i};
       int t = s_.bound.typeIndexOf(model_.entityOf(inst));

@@ -638,6 +638,11 @@ Model evaluate(const ir::Program& program, DiagnosticEngine& diags, const EvalOp
   ev->vals_.clear();
   ev->units_.clear();
   ev->scopes_.clear();
+  // Also the tables the exporter never reads (relation contents are in the model by now): the export that
+  // follows reuses their memory instead of growing the peak (100k bench project: ~35 MiB).
+  ev->exts_.clear();
+  llvm::DenseSet<uint64_t, PairKeyInfo>().swap(ev->implDone_);
+  std::vector<llvm::StringMap<uint32_t>>().swap(ev->indexTables_);
   return m;
 }
 

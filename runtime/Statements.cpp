@@ -323,11 +323,12 @@ Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::s
   SlotMeta& m = meta_[sid];
   if (m.state == kSet) {
     if (valuesEqual(vals_[sid], v) || (vals_[sid].isUnknown() && v.isUnknown())) return Status::Ok;
-    std::string oldAt = m.setAt.file == UINT32_MAX
+    const PackedLoc old = m.setAt == kNone ? PackedLoc{} : setLocs_[m.setAt];
+    std::string oldAt = old.file == UINT32_MAX
                             ? std::string("<unknown>")
-                            : m.setAt.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(),
-                                                        m.setAt.line, m.setAt.col)
-                                          : fmt::format("{}:{}", diags_.sources().path(FileId{m.setAt.file}).str(), m.setAt.line);
+                            : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(),
+                                                    old.line, old.col)
+                                      : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
     std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
     err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
                       model_.display(vals_[sid], true), oldAt, model_.display(v, true), newAt);
@@ -336,9 +337,33 @@ Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::s
   }
   vals_[sid] = v;
   m.state = kSet;
-  if (at.valid()) m.setAt = PackedLoc{at.file.index, at.line, at.col};
+  if (at.valid()) m.setAt = internSetLoc(at);
   wake(sid);
   return Status::Ok;
+}
+
+uint32_t Evaluator::internSetLoc(const SourceRange& at) {
+  // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored uninterned.
+  bool fits = at.file.index < (1u << 19) && at.line < (1u << 28) && at.col < (1u << 16);
+  uint64_t key = (uint64_t(at.file.index) << 44) | (uint64_t(at.line) << 16) | at.col;
+  // Mixed (a bijection) before it meets DenseMap's hash for integers (x * 37), which only looks at the low
+  // bits: unmixed, every position of one column would share a bucket chain.
+  key ^= key >> 30;
+  key *= 0xbf58476d1ce4e5b9ULL;
+  key ^= key >> 27;
+  key *= 0x94d049bb133111ebULL;
+  key ^= key >> 31;
+  fits = fits && key < ~uint64_t(0) - 1;  // DenseMap's empty and tombstone keys
+  if (fits && key == lastSetLocKey_) return lastSetLoc_;
+  if (fits) {
+    auto [it, added] = setLocIndex_.try_emplace(key, uint32_t(setLocs_.size()));
+    if (added) setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
+    lastSetLocKey_ = key;
+    lastSetLoc_ = it->second;
+    return it->second;
+  }
+  setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
+  return uint32_t(setLocs_.size() - 1);
 }
 
 Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
