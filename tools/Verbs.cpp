@@ -10,6 +10,7 @@ int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
 int agentMain(const std::vector<std::string>& args, int verbose);  // AgentMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
+int litConfigMain(const std::vector<std::string>& args, int verbose);  // LitConfigMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
@@ -18,6 +19,7 @@ const Verb kVerbs[] = {
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
     {"agent", "external agent: run the named agents' resources for a remote server (--server H -e ENV --agent N)", agentMain},
     {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
+    {"lit-config", "print a lit config for tests of your own models (%inmanta, FileCheck, %project; docs/testing.md)", litConfigMain},
     {nullptr, nullptr, nullptr},
 };
 

@@ -17,6 +17,8 @@ void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::s
                             const nlohmann::json& payload);
 /// Throws NotFound unless environment `env` exists; returns its `halted` flag.
 bool requireEnvironment(pqxx::work& tx, const std::string& env);
+/// COPYs `rows` into the resource table as version `version` of `env`, inside `tx`.
+void copyResources(pqxx::work& tx, const std::string& env, int64_t version, const std::vector<ResourceRow>& rows);
 
 class PgStore final : public Store {
  public:
@@ -42,6 +44,8 @@ class PgStore final : public Store {
 
   llvm::Expected<int64_t> reserveVersion(const std::string& env) override;
   llvm::Error putVersion(const VersionInput& input) override;
+  llvm::Error putVersionStreamed(const std::string& env,
+                                 const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) override;
   llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
@@ -56,6 +60,7 @@ class PgStore final : public Store {
 
   llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) override;
   llvm::Error putFile(const std::string& hash, const std::string& content) override;
+  llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) override;
   llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
   llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) override;
   llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) override;
@@ -70,6 +75,15 @@ class PgStore final : public Store {
   llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) override;
   llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) override;
   llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) override;
+  llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) override;
+  llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) override;
+  llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) override;
+  llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) override;
+  llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
+                          int64_t expireSeconds) override;
+  llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) override;
+  llvm::Error revokeToken(const std::string& env, const std::string& jti) override;
+  llvm::Expected<nlohmann::json> tokens(const std::string& env) override;
   llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) override;
 
  private:

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,7 +66,42 @@ struct VersionInput {
   nlohmann::json moduleVersionInfo;       ///< {module: {name, version, requirements, for_agents, files_in_module}}
   std::vector<std::string> agents;        ///< agents of the resources
   bool suitableForPartial = true;
+  /// Partial exports only: a module the base version uses may arrive with other code (else 400 naming it).
+  bool allowHandlerCodeUpdate = false;
 };
+
+/// Where a streamed put_version writes its resources: begin() once the version number is known, then write()
+/// batch after batch (rows without is_undefined/resource_set: those come from the body's tail, see
+/// StreamedVersion). Both throw on failure; the store rolls the whole version back.
+class ResourceSink {
+ public:
+  virtual ~ResourceSink() = default;
+  virtual void begin(int64_t version) = 0;
+  virtual void write(const std::vector<ResourceRow>& rows) = 0;
+};
+
+/// What a streamed put_version knows after its body: the VersionInput fields but resources/agents/graph ones
+/// (those the store derives from the stored rows), plus the undefined ids and the resource sets by id.
+struct StreamedVersion {
+  VersionInput head;
+  std::vector<std::string> undefinedIds;
+  std::vector<std::pair<std::string, std::string>> resourceSets;  ///< (resource id, set name)
+};
+
+/// GET /api/v2/resource_actions (orchestrator.md §13, §15). Empty strings = no filter.
+struct ActionQuery {
+  std::string resourceType, agent, attribute, attributeValue;
+  std::string logSeverity;                  ///< only actions with a log line of this level (upper-case)
+  std::vector<std::string> excludeChanges;  ///< drop actions whose change is one of these
+  int64_t limit = 1000;
+  /// Paging on (started, action_id): actions started before `lastTimestamp` (older page) or after
+  /// `firstTimestamp` (newer page); `actionId` breaks ties among equal timestamps.
+  std::string firstTimestamp, lastTimestamp, actionId;
+};
+
+/// Start of the Conflict message putVersion gives a partial version whose base is no longer the newest version
+/// suitable for partial compiles (another version landed meanwhile): the caller rebuilds and retries.
+inline constexpr const char* kPartialBaseChanged = "the base version of this partial export changed";
 
 /// The whole store (implemented in pg/ on libpqxx).
 class Store {
@@ -104,6 +140,11 @@ class Store {
   // Versions (orchestrator.md §4).
   virtual llvm::Expected<int64_t> reserveVersion(const std::string& env) = 0;
   virtual llvm::Error putVersion(const VersionInput& input) = 0;
+  /// put_version with bounded memory: `produce` parses the body, feeding resources to the sink in batches, and
+  /// returns the rest; the store then derives undeployable, skipped_for_undeployable, the partial-compile flag
+  /// and the agents from the stored rows with SQL, all in one transaction.
+  virtual llvm::Error putVersionStreamed(const std::string& env,
+                                         const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) = 0;
   /// The newest version with is_suitable_for_partial_compiles (0 if none).
   virtual llvm::Expected<int64_t> partialBase(const std::string& env) = 0;
   /// The latest stored version number (0 if none) and the latest released one.
@@ -130,6 +171,9 @@ class Store {
   // Files (global, keyed by sha1 hex) and handler code.
   virtual llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) = 0;
   virtual llvm::Error putFile(const std::string& hash, const std::string& content) = 0;
+  /// Stores many (hash, bytes) pairs in one statement (already present ones are kept): the group commit of
+  /// concurrent uploads.
+  virtual llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) = 0;
   virtual llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) = 0;
   /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code, path}]}], the code
   /// of model version `cmVersion` (linked in version_code; the scheduler starts its executors with it).
@@ -162,6 +206,28 @@ class Store {
   virtual llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) = 0;
   virtual llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) = 0;
   virtual llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) = 0;
+
+  // Action queries and handler helpers (orchestrator.md §6.6, §13, §15); PgActions.cpp.
+  /// Actions newest first: [{action_id, action, version, resource_version_ids, started, finished, status, messages,
+  /// change, changes, send_event, environment}].
+  virtual llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) = 0;
+  /// Finished deploy actions of the direct dependencies (the `requires` of `rid` in `version`) started after the
+  /// resource's last_success (all when it never succeeded): {dependency id: [actions newest first]}.
+  virtual llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) = 0;
+  /// Compliance of the released resources (all when `rids` is empty): {rid: {status, compliance, ...}}.
+  virtual llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) = 0;
+  /// The scheduler's state as the database knows it (see docs/server.md "scheduler_status").
+  virtual llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) = 0;
+
+  // Revocable tokens (the `token` table; orchestrator.md §12).
+  virtual llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
+                                  int64_t expireSeconds) = 0;
+  /// nullopt: unknown jti; else whether it is revoked.
+  virtual llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) = 0;
+  /// Marks the environment's token revoked (NotFound when it has no such jti).
+  virtual llvm::Error revokeToken(const std::string& env, const std::string& jti) = 0;
+  /// [{jti, client_types, issued, expire, revoked}] newest first.
+  virtual llvm::Expected<nlohmann::json> tokens(const std::string& env) = 0;
 
   // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
   virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) = 0;
