@@ -210,7 +210,11 @@ asio::awaitable<Result> Service::agents(std::string env) {
   auto rows = co_await blocking([&] { return store_.agents(env); });
   if (!rows) co_return Result::error(rows.takeError());
   bool up = scheduler_ && scheduler_->running(env);
-  for (auto& a : *rows) a["status"] = a["paused"].get<bool>() ? "paused" : up ? "up" : "down";
+  for (auto& a : *rows) {
+    // An external agent is up while its `inmanta agent` session holds it (docs/deploy.md "External agents").
+    bool live = a.value("external", false) ? a.value("connected", false) : up;
+    a["status"] = a["paused"].get<bool>() ? "paused" : live ? "up" : "down";
+  }
   co_return Result::of(std::move(*rows));
 }
 

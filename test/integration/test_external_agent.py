@@ -117,10 +117,14 @@ class ExternalAgentDeployTest(ExternalAgentBase):
             self.assertEqual(f.read(), b"hello from the external agent\n")
         self.wait(lambda: self.status(f"{NULL}[internal,name=local]") == "deployed",
                   "the local agent's resource (local executors still serve other agents)")
-        # The agents listing shows nothing special is needed: the claim is in external_agent with its holder.
+        # The claim is recorded with its holder and shows in the agents listing.
         holder = self.sql(f"SELECT holder FROM external_agent WHERE environment = '{self.env}' AND name = 'ext1'")
         self.assertIn(f"pid {first.pid}", holder)
         self.assertIn("via 127.0.0.1", holder)
+        listed = {a["name"]: a for a in self.srv.ok("GET", "/api/v2/agents", env=self.env)["data"]}
+        self.assertEqual((listed["ext1"]["external"], listed["ext1"]["status"]), (True, "up"), listed)
+        self.assertEqual(listed["ext1"]["process_name"], holder)
+        self.assertEqual((listed["internal"]["external"], listed["internal"]["process_name"]), (False, None))
 
         # A second claim of the held agent is refused, naming the holder; that process keeps retrying.
         second = self.agent(self.env, "ext1")
@@ -134,6 +138,8 @@ class ExternalAgentDeployTest(ExternalAgentBase):
         first.kill(signal.SIGKILL)
         first.proc.wait()
         self.wait(lambda: self.connected(self.env, "ext1") == "f", "the scheduler to notice the disconnect")
+        listed = {a["name"]: a for a in self.srv.ok("GET", "/api/v2/agents", env=self.env)["data"]}
+        self.assertEqual(listed["ext1"]["status"], "down", listed)
         h2 = self.upload(b"second version\n")
         v2, (code, body) = sf.put_version(self.srv, self.env, [file_resource("ext1", path, h2)])
         self.assertEqual(code, 200, body)

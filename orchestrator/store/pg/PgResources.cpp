@@ -125,9 +125,13 @@ llvm::Expected<nlohmann::json> PgStore::agents(const std::string& env) {
   return withTx<nlohmann::json>(db_, "listing agents", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('name', name, 'environment', environment, 'paused', paused, "
-        "'last_failover', last_failover, 'unpause_on_resume', unpause_on_resume) ORDER BY name), '[]')::text "
-        "FROM agent WHERE environment = $1",
+        "SELECT coalesce(json_agg(json_build_object('name', a.name, 'environment', a.environment, 'paused', a.paused, "
+        "'last_failover', a.last_failover, 'unpause_on_resume', a.unpause_on_resume, "
+        // external agents (migration 003): who claimed it, and whether that session is live
+        "'process_name', x.holder, 'external', x.name IS NOT NULL, 'connected', coalesce(x.connected, false)) "
+        "ORDER BY a.name), '[]')::text "
+        "FROM agent a LEFT JOIN external_agent x ON x.environment = a.environment AND x.name = a.name "
+        "WHERE a.environment = $1",
         env));
   });
 }
