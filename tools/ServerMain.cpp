@@ -168,6 +168,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   http.sslKeyFile = cfg.getString("server", "ssl_key_file", "");
   http.consoleDir = cfg.getString("server", "console_dir", defaultConsoleDir());
   http.auth = auth;
+  http.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");  // external agent relay sockets
   for (const std::string& sec : cfg.sectionNames()) {
     if (sec.rfind("auth_jwt_", 0) != 0) continue;
     auto values = cfg.section(sec);
@@ -264,6 +265,21 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       if (ec) co_return;
     }
   }, asio::detached);
+  // server.purge-versions-interval: version retention for every non-halted environment (orchestrator.md §4).
+  int64_t purgeInterval = 3600;
+  if (!intOpt("server", "purge-versions-interval", 3600, purgeInterval)) return 1;
+  asio::steady_timer purgeTimer(io);
+  if (purgeInterval > 0)
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+      for (;;) {
+        purgeTimer.expires_after(std::chrono::seconds(purgeInterval));
+        boost::system::error_code ec;
+        co_await purgeTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) co_return;
+        service::Result r = co_await svc.purgeAllVersions();
+        if (!r.ok) logLine("warning", "version_purge_failed", {{"error", r.message}});
+      }
+    }, asio::detached);
   logLine("info", "server_started", {{"address", http.bindAddress}, {"port", std::to_string(server.port())},
                                      {"tls", http.sslCertFile.empty() ? "false" : "true"},
                                      {"auth", auth ? "true" : "false"}, {"pid", std::to_string(::getpid())}});
@@ -305,6 +321,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     logLine("info", "server_stopping", {{"signal", std::to_string(sig)}});
     lockTimer.cancel();
     retentionTimer.cancel();
+    purgeTimer.cancel();
     compiles.stop();
     if (supervisor) supervisor->stopAll();
     server.shutdown([&] { io.stop(); });

@@ -85,11 +85,16 @@ Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>&
     for (char& ch : e) ch = char(std::tolower(static_cast<unsigned char>(ch)));
     c.environment = e;
   }
+  if (auto jti = payload.find("jti"); jti != payload.end()) {
+    if (!jti->is_string() || jti->get<std::string>().empty()) throw ApiError{ErrorCode::Unauthorized, "the token's jti claim is not a string"};
+    c.jti = jti->get<std::string>();
+  }
   return c;
 }
 
 llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std::vector<std::string>& clientTypes,
-                                      const std::optional<std::string>& environment, int64_t expireSeconds) {
+                                      const std::optional<std::string>& environment, int64_t expireSeconds,
+                                      const std::optional<std::string>& jti) {
   const JwtKey* signer = nullptr;
   for (const auto& k : keys)
     if (k.sign && k.algorithm == "HS256") signer = &k;
@@ -101,12 +106,15 @@ llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std
   int64_t expire = expireSeconds > 0 ? expireSeconds : signer->expire;
   if (expire > 0) payload["exp"] = nowSeconds() + expire;
   if (environment) payload["urn:inmanta:env"] = *environment;
+  if (jti) payload["jti"] = *jti;
   return jwt::signHs256(signer->key, payload.dump());
 }
 
-void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options) {
+void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options, service::Service& svc) {
   const HttpOptions* opts = &options;
-  routes.push_back(Route{http::verb::post, splitPattern("/api/v2/environment_auth"), [opts](Request& req) -> asio::awaitable<Reply> {
+  // Tokens are idempotent by default (no jti: valid until they expire); `idempotent: false` records a jti in the
+  // token table, which DELETE /api/v2/environment_auth/<jti> revokes.
+  routes.push_back(Route{http::verb::post, splitPattern("/api/v2/environment_auth"), [opts, &svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     auto types = findParam(req, "client_types");
     std::vector<std::string> clientTypes;
@@ -117,12 +125,30 @@ void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options) {
         throw ApiError{ErrorCode::BadRequest, "'client_types' holds " + t.dump() + ": expected api, agent or compiler"};
       clientTypes.push_back(t.get<std::string>());
     }
-    llvm::Expected<std::string> token = mintToken(opts->jwtKeys, clientTypes, env, intParam(req, "expire", 0));
+    int64_t expire = intParam(req, "expire", 0);
+    bool idempotent = boolParam(req, "idempotent", true);
+    std::optional<std::string> jti;
+    if (!idempotent) {
+      int64_t recorded = expire;
+      for (const auto& k : opts->jwtKeys)
+        if (k.sign && k.algorithm == "HS256" && recorded <= 0) recorded = k.expire;
+      jti = unwrap(co_await svc.issueToken(env, clientTypes, recorded)).get<std::string>();
+    }
+    llvm::Expected<std::string> token = mintToken(opts->jwtKeys, clientTypes, env, expire, jti);
     if (!token) {
       auto [code, msg] = model::describe(token.takeError());
       throw ApiError{code, msg};
     }
     co_return okData(*token);
+  }});
+  routes.push_back(Route{http::verb::get, splitPattern("/api/v2/environment_auth"), [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    co_return okData(unwrap(co_await svc.listTokens(env)));
+  }});
+  routes.push_back(Route{http::verb::delete_, splitPattern("/api/v2/environment_auth/<jti>"), [&svc](Request& req) -> asio::awaitable<Reply> {
+    std::string env = environmentOf(req);
+    unwrap(co_await svc.revokeToken(env, stringParam(req, "jti")));
+    co_return Reply{};
   }});
 }
 

@@ -1,6 +1,6 @@
 // Private to api/: HS256 JWT bearer tokens (orchestrator.md §12). verifyBearer checks the signature against the
 // configured `[auth_jwt_*]` keys, the expiry and reads the client types (urn:inmanta:ct, default api) and the
-// environment scope (urn:inmanta:env). mintToken signs with the `sign = true` key.
+// environment scope (urn:inmanta:env) and a revocable token's `jti` (checked by the dispatcher). mintToken signs with the `sign = true` key.
 #pragma once
 
 #include "Request.h"
@@ -12,6 +12,7 @@ namespace inm::api {
 Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>& keys);
 /// A signed token; Failure when no key signs.
 llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std::vector<std::string>& clientTypes,
-                                      const std::optional<std::string>& environment, int64_t expireSeconds);
+                                      const std::optional<std::string>& environment, int64_t expireSeconds,
+                                      const std::optional<std::string>& jti = std::nullopt);
 
 } // namespace inm::api

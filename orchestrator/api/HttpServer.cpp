@@ -3,6 +3,7 @@
 // authentication, dispatch to the route table and JSON error bodies. Route handlers live in Routes*.cpp.
 #include "api/HttpServer.h"
 
+#include "AgentRelay.h"
 #include "Auth.h"
 #include "Request.h"
 #include "service/Log.h"
@@ -327,6 +328,17 @@ struct HttpServer::Impl {
       }
       const http::request_header<>& raw = spooled ? spooled->get().base() : text->get().base();
       bool keepAlive = spooled ? spooled->get().keep_alive() : text->get().keep_alive();
+      if (text && isAgentConnect(text->get())) {  // external agents: the connection becomes a relay (AgentRelay.h)
+        --inFlight;  // a relay is a long-lived connection, not a request a shutdown waits for
+        checkDrained();
+        boost::system::error_code pec;
+        auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
+        std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
+        AgentClaim claim = co_await claimAgents(io, opts, text->get(), peer);
+        if (claim.error) co_await writeReply(stream, *claim.error, text->get().version(), false, false);
+        else co_await relayAgent(stream, buffer, *claim.scheduler);
+        co_return;
+      }
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
       --inFlight;
@@ -362,8 +374,12 @@ struct HttpServer::Impl {
         if (j == std::string::npos) j = qs.size();
         std::string kv = qs.substr(i, j - i);
         size_t e = kv.find('=');
-        if (!kv.empty())
-          req.query[percentDecode(kv.substr(0, e), true)] = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+        if (!kv.empty()) {
+          std::string k = percentDecode(kv.substr(0, e), true);
+          std::string v = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+          req.queryAll.emplace(k, v);
+          req.query[k] = std::move(v);
+        }
         i = j + 1;
       }
     }
@@ -398,6 +414,12 @@ struct HttpServer::Impl {
       if (opts.auth && !route->open) {
         auto h = raw.find(http::field::authorization);
         req.caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
+        if (req.caller.jti) {  // revocable token: one cached lookup (service::Service::kTokenCacheTtl)
+          std::string jti = *req.caller.jti;
+          service::Result usable = co_await svc.tokenUsable(jti);
+          if (!usable.ok) throw ApiError{usable.code, usable.message};
+          if (!usable.value.get<bool>()) throw ApiError{ErrorCode::Unauthorized, "the bearer token " + jti + " was revoked or is unknown"};
+        }
         bool allowed = false;
         for (const auto& t : req.caller.clientTypes)
           if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end()) allowed = true;
@@ -481,7 +503,8 @@ HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOpti
   addEnvironmentRoutes(impl_->routes, service);
   addVersionRoutes(impl_->routes, service);
   addResourceRoutes(impl_->routes, service);
-  addAuthRoutes(impl_->routes, impl_->opts);
+  addActionRoutes(impl_->routes, service);
+  addAuthRoutes(impl_->routes, impl_->opts, service);
 }
 
 HttpServer::~HttpServer() = default;

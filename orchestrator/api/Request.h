@@ -36,12 +36,14 @@ struct Caller {
   bool authenticated = false;
   std::vector<std::string> clientTypes;
   std::optional<std::string> environment;  ///< the token's scope (urn:inmanta:env)
+  std::optional<std::string> jti;          ///< a revocable token's id (checked against the token table)
 };
 
 struct Request {
   http::verb method = http::verb::get;
   std::vector<std::string> segments;             ///< percent-decoded path segments
   std::map<std::string, std::string> query;      ///< percent-decoded; later duplicates win
+  std::multimap<std::string, std::string> queryAll;  ///< every query pair, repeated keys kept (list parameters)
   std::map<std::string, std::string> params;     ///< bound by the route pattern
   const http::fields* headers = nullptr;
   std::shared_ptr<nlohmann::json> body;          ///< an object (empty when there was no body)
@@ -96,7 +98,8 @@ struct Route {
 void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc);
 void addVersionRoutes(std::vector<Route>& routes, service::Service& svc);
 void addResourceRoutes(std::vector<Route>& routes, service::Service& svc);
-void addAuthRoutes(std::vector<Route>& routes, const struct HttpOptions& options);
+void addActionRoutes(std::vector<Route>& routes, service::Service& svc);
+void addAuthRoutes(std::vector<Route>& routes, const struct HttpOptions& options, service::Service& svc);
 void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const struct HttpOptions& options,
                       compile::CompileService& compiles);
 

@@ -506,30 +506,56 @@ asio::awaitable<Result> Service::putPartialVersion(std::string env, std::shared_
       removed.insert(x.get<std::string>());
     }
   }
-  auto base = co_await blocking([&] { return store_.partialBase(env); });
-  if (!base) co_return Result::error(base.takeError());
-  nlohmann::json baseResources = nlohmann::json::array();
-  if (*base > 0) {
-    auto rows = co_await blocking([&] { return store_.versionResources(env, *base); });
-    if (!rows) co_return Result::error(rows.takeError());
-    baseResources = std::move(*rows);
+  bool allowCodeUpdate = false;
+  if (auto a = body->find("allow_handler_code_update"); a != body->end() && !a->is_null()) {
+    if (a->is_boolean()) allowCodeUpdate = a->get<bool>();
+    else if (a->is_string() && (*a == "true" || *a == "True" || *a == "false" || *a == "False")) allowCodeUpdate = *a == "true" || *a == "True";
+    else co_return Result::error(ErrorCode::BadRequest, "'allow_handler_code_update' must be a boolean");
   }
-  auto reserved = co_await blocking([&] { return store_.reserveVersion(env); });
-  if (!reserved) co_return Result::error(reserved.takeError());
-  int64_t version = *reserved;
+  // Partial exports of one environment run one at a time (a mutex held on the pool thread around base lookup,
+  // version reservation and store), so concurrent partials get consecutive versions and each sees the other's
+  // sets. In the store they take the exclusive environment lock and re-check the base: a full put_version that
+  // landed in between makes it retry here with the new base.
+  std::shared_ptr<std::mutex> envMutex;
+  {
+    std::lock_guard<std::mutex> lock(partialMutex_);
+    auto& m = partialLocks_[env];
+    if (!m) m = std::make_shared<std::mutex>();
+    envMutex = m;
+  }
+  int64_t version = 0, baseVersion = 0;
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
-    nlohmann::json copy = *body;
-    copy["version"] = version;
-    llvm::Expected<Built> built = parseVersion(env, copy, true);
-    if (!built) return built.takeError();
-    if (llvm::Error e = mergePartial(*built, baseResources, removed)) return e;
-    built->in.partial = true;
-    if (*base > 0) built->in.partialBase = *base;
-    return store_.putVersion(built->in);
+    std::lock_guard<std::mutex> envLock(*envMutex);
+    for (int attempt = 0;; ++attempt) {
+      llvm::Expected<int64_t> base = store_.partialBase(env);
+      if (!base) return base.takeError();
+      nlohmann::json baseResources = nlohmann::json::array();
+      if (*base > 0) {
+        llvm::Expected<nlohmann::json> rows = store_.versionResources(env, *base);
+        if (!rows) return rows.takeError();
+        baseResources = std::move(*rows);
+      }
+      llvm::Expected<int64_t> reserved = store_.reserveVersion(env);
+      if (!reserved) return reserved.takeError();
+      version = *reserved;
+      baseVersion = *base;
+      nlohmann::json copy = *body;
+      copy["version"] = version;
+      llvm::Expected<Built> built = parseVersion(env, copy, true);
+      if (!built) return built.takeError();
+      if (llvm::Error e = mergePartial(*built, baseResources, removed)) return e;
+      built->in.partial = true;
+      built->in.allowHandlerCodeUpdate = allowCodeUpdate;
+      if (*base > 0) built->in.partialBase = *base;
+      llvm::Error e = store_.putVersion(built->in);
+      if (!e || attempt >= 4) return e;
+      auto [code, message] = model::describe(std::move(e));
+      if (code != ErrorCode::Conflict || message.rfind(store::kPartialBaseChanged, 0) != 0) return model::fail(code, message);
+    }
   });
   if (stored) co_return Result::error(std::move(stored));
   logLine("info", "partial_version_stored", {{"environment", env}, {"version", std::to_string(version)},
-                                             {"base", std::to_string(*base)}});
+                                             {"base", std::to_string(baseVersion)}});
   co_await afterStore(env, version);
   co_return Result::of(version);
 }

@@ -36,12 +36,7 @@ class Database:
         return f"host={self.host} port={self.port} dbname={self.name} user=postgres"
 
     def psql(self, sql):
-        r = subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", self.host, "-p", str(self.port), "-U",
-                            "postgres", "-d", self.name, "-v", "ON_ERROR_STOP=1", "-Atqc", sql],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise AssertionError(f"psql failed: {r.stderr}\nSQL: {sql[:300]}")
-        return r.stdout.strip()
+        return harness.psql(self.name, sql, port=self.port)
 
     def json(self, sql):
         out = self.psql(f"SELECT coalesce(json_agg(q), '[]') FROM ({sql}) q")

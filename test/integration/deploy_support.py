@@ -72,12 +72,7 @@ class DeployEnv:
         return s.replace("'", "''")
 
     def sql(self, text):
-        r = subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", self.host, "-p", str(self.port), "-U",
-                            "postgres", "-d", self.db, "-v", "ON_ERROR_STOP=1", "-Atqc", text],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise AssertionError(f"psql failed: {r.stderr}\nSQL: {text[:500]}")
-        return r.stdout.strip()
+        return harness.psql(self.db, text, port=self.port)
 
     def rows(self, text):
         out = self.sql(text)

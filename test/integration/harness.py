@@ -12,6 +12,7 @@ import pwd
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -179,6 +180,40 @@ def http(method, url, body=None, headers=None, timeout=30):
         return status, json.loads(raw) if raw else None, rh
     except ValueError:
         return status, raw, rh
+
+
+def psql(db, sql, port=None):
+    """Runs `sql` (ON_ERROR_STOP) on database `db` of the run's cluster (or of the cluster on `port`); returns
+    psql's unaligned output, stripped. A failing statement raises AssertionError with psql's message."""
+    host, shared_port = shared_cluster() if port is None else ("127.0.0.1", port)
+    r = subprocess.run([os.path.join(pg_bindir(), "psql"), "-h", host, "-p", str(shared_port), "-U", "postgres",
+                        "-d", db, "-v", "ON_ERROR_STOP=1", "-Atqc", sql], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"psql failed: {r.stderr}\nSQL: {sql[:500]}")
+    return r.stdout.strip()
+
+
+def frame(msg):
+    """One message of the executor protocol (docs/deploy.md): a 4-byte big-endian length, then JSON."""
+    body = json.dumps(msg).encode()
+    return struct.pack(">I", len(body)) + body
+
+
+def read_frame(stream):
+    """The next executor-protocol message from `stream`, or None at end of stream."""
+    head = stream.read(4)
+    if len(head) < 4:
+        return None
+    (n,) = struct.unpack(">I", head)
+    return json.loads(stream.read(n))
+
+
+def start_executor(test, *args):
+    """Starts `inmanta executor --threads 2 *args` with piped stdio; `test` kills and reaps it at cleanup."""
+    proc = subprocess.Popen([INMANTA, "executor", "--threads", "2", *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    test.addCleanup(lambda: (proc.poll() is None and proc.kill(), proc.wait()))
+    return proc
 
 
 def wait_for(pred, timeout=30, interval=0.1, what="condition"):

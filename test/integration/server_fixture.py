@@ -6,19 +6,21 @@ import json
 import os
 import socket
 import tempfile
+import unittest
 import urllib.error
+import urllib.parse
 
 import harness
 
 
-def write_config(db, port, pg_port=None, extra="", server_extra=""):
+def write_config(db, port, pg_port=None, extra="", server_extra="", schedulers=False):
     host, shared_port = harness.shared_cluster() if pg_port is None else ("127.0.0.1", pg_port)
     d = tempfile.mkdtemp(prefix="inm-srv-")
     path = os.path.join(d, "server.cfg")
     with open(path, "w") as f:
         f.write(f"[database]\nhost = {host}\nport = {shared_port}\nname = {db}\nusername = postgres\n"
                 f"connection_pool_max_size = 4\n[server]\nbind-address = 127.0.0.1\nbind-port = {port}\n"
-                f"start_schedulers = false\n{server_extra}[config]\nstate-dir = {d}\n{extra}")
+                f"start_schedulers = {'true' if schedulers else 'false'}\n{server_extra}[config]\nstate-dir = {d}\n{extra}")
     return path
 
 
@@ -32,10 +34,10 @@ def healthy(base):
 class Server:
     """A running `inmanta server` on its own port."""
 
-    def __init__(self, db=None, pg_port=None, extra="", port=None, wait=True, env=None, server_extra=""):
+    def __init__(self, db=None, pg_port=None, extra="", port=None, wait=True, env=None, server_extra="", schedulers=False):
         self.db = db or harness.fresh_database("srv")
         self.port = port or harness.free_port()
-        self.config = write_config(self.db, self.port, pg_port, extra, server_extra)
+        self.config = write_config(self.db, self.port, pg_port, extra, server_extra, schedulers)
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = harness.Process([harness.INMANTA, "server", "-c", self.config], env=env)
         if wait:
@@ -87,6 +89,23 @@ class Server:
             k, _, v = ln.partition(":")
             headers[k.strip().lower()] = v.strip()
         return status, headers, body
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class sharing one `inmanta server` (self.s) across its tests; each test makes its own environment."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = Server()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.s.stop()
+
+
+def q(s):
+    """A path segment percent-encoded with nothing safe, as Inmanta's clients send it (§18 rule 5)."""
+    return urllib.parse.quote(s, safe="")
 
 
 def resource(rid, version, requires=(), **attrs):

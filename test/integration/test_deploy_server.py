@@ -1,8 +1,6 @@
 """End to end with the real `inmanta server`: it supervises the environment's `inmanta scheduler`, which runs real
 `inmanta executor` processes. Versions go in through the REST API (auto_deploy releases them); deploy, repair,
 dry-run go through the server's API (which hands them over as scheduler_request rows); outcomes are read from the database the scheduler writes."""
-import os
-import subprocess
 import time
 import unittest
 
@@ -18,26 +16,14 @@ def rid(name, agent="internal"):
 
 class DeployThroughServerTest(unittest.TestCase):
     def setUp(self):
-        self.srv = sf.Server(server_extra="")
+        self.srv = sf.Server(schedulers=True)
         self.addCleanup(self.srv.stop)
-        # This test wants the scheduler children: turn them back on if the fixture disabled them.
-        if "start_schedulers = false" in open(self.srv.config).read():
-            self.srv.stop()
-            with open(self.srv.config) as f:
-                text = f.read().replace("start_schedulers = false", "start_schedulers = true")
-            with open(self.srv.config, "w") as f:
-                f.write(text)
-            self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
-            self.srv.wait_healthy()
         _, self.env = self.srv.project_env("deploy")
         for k in ("autostart_agent_deploy_interval", "autostart_agent_repair_interval"):
             self.srv.ok("POST", f"/api/v2/environment_settings/{k}", {"value": "0"}, env=self.env)
 
     def sql(self, text):
-        host, port = harness.shared_cluster()
-        return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U",
-                               "postgres", "-d", self.srv.db, "-Atqc", text], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return harness.psql(self.srv.db, text)
 
     def request(self, kind, payload):
         self.sql(f"INSERT INTO scheduler_request (environment, kind, payload) VALUES ('{self.env}', '{kind}', "

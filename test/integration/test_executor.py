@@ -304,25 +304,12 @@ class ExecutorProbeTest(unittest.TestCase):
         harness.wait_for(lambda: pid_gone(pid), timeout=5, what="the orphaned executor to die (PR_SET_PDEATHSIG)")
 
 
-def frame(msg):
-    body = json.dumps(msg).encode()
-    return struct.pack(">I", len(body)) + body
-
-
-def read_frame(stream):
-    head = stream.read(4)
-    if len(head) < 4:
-        return None
-    (n,) = struct.unpack(">I", head)
-    return json.loads(stream.read(n))
+frame, read_frame = harness.frame, harness.read_frame
 
 
 class RawProtocolTest(unittest.TestCase):
     def start(self):
-        proc = subprocess.Popen([harness.INMANTA, "executor", "--threads", "2"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.addCleanup(lambda: (proc.poll() is None and proc.kill(), proc.wait()))
-        return proc
+        return harness.start_executor(self)
 
     def test_hello_heartbeat_deploy_shutdown(self):
         proc = self.start()

@@ -74,16 +74,8 @@ class PythonHandlerDeployTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="inm-pydeploy-")
         self.addCleanup(shutil.rmtree, self.dir, True)
-        self.srv = sf.Server(server_extra="")
+        self.srv = sf.Server(schedulers=True)
         self.addCleanup(self.srv.stop)
-        if "start_schedulers = false" in open(self.srv.config).read():
-            self.srv.stop()
-            with open(self.srv.config) as f:
-                text = f.read().replace("start_schedulers = false", "start_schedulers = true")
-            with open(self.srv.config, "w") as f:
-                f.write(text)
-            self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
-            self.srv.wait_healthy()
         _, self.env = self.srv.project_env("pydeploy")
         for k in ("autostart_agent_deploy_interval", "autostart_agent_repair_interval"):
             self.srv.ok("POST", f"/api/v2/environment_settings/{k}", {"value": "0"}, env=self.env)
@@ -91,10 +83,7 @@ class PythonHandlerDeployTest(unittest.TestCase):
         self.rid = f"pynote::Note[local,path={self.target}]"
 
     def sql(self, text):
-        host, port = harness.shared_cluster()
-        return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U",
-                               "postgres", "-d", self.srv.db, "-Atqc", text], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return harness.psql(self.srv.db, text)
 
     def write_project(self, content, tag):
         mod = os.path.join(self.dir, "libs", "pynote")

@@ -7,7 +7,6 @@ No PostgreSQL is needed; the executor process is stopped by PID."""
 import json
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import unittest
@@ -17,17 +16,7 @@ import harness
 LIBS = os.path.join(harness.ROOT, "test", "lang", "python", "Inputs", "libs")
 
 
-def frame(msg):
-    body = json.dumps(msg).encode()
-    return struct.pack(">I", len(body)) + body
-
-
-def read_frame(stream):
-    head = stream.read(4)
-    if len(head) < 4:
-        return None
-    (n,) = struct.unpack(">I", head)
-    return json.loads(stream.read(n))
+frame, read_frame = harness.frame, harness.read_frame
 
 
 class PythonHandlerTest(unittest.TestCase):
@@ -55,9 +44,7 @@ class PythonHandlerTest(unittest.TestCase):
         return {os.path.basename(r["path"]): r for r in art["resources"]}
 
     def start(self):
-        proc = subprocess.Popen([harness.INMANTA, "executor", "--threads", "2", "--python-artifact", self.artifact],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.addCleanup(lambda: (proc.poll() is None and proc.kill(), proc.wait()))
+        proc = harness.start_executor(self, "--python-artifact", self.artifact)
         proc.stdin.write(frame({"type": "hello", "protocol": 1}))
         proc.stdin.flush()
         hello = read_frame(proc.stdout)

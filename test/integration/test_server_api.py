@@ -3,8 +3,6 @@ environments (v1 and v2), settings, files, code upload, versions (put, release, 
 desired state, diff), halt/resume and the scheduler hand-off rows, with their 4xx paths."""
 import base64
 import hashlib
-import os
-import subprocess
 import unittest
 import uuid
 
@@ -14,20 +12,10 @@ import server_fixture as sf
 NULL = "std::testing::NullResource"
 
 
-def psql(db, sql):
-    host, port = harness.shared_cluster()
-    return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U", "postgres",
-                           "-d", db, "-Atqc", sql], capture_output=True, text=True, check=True).stdout.strip()
+psql = harness.psql  # (imported by the other test_server_* files)
 
 
-class ServerApiTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.s = sf.Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.stop()
+class ServerApiTest(sf.ServerTestCase):
 
     def setUp(self):
         self.pid, self.env = self.s.project_env("e" + uuid.uuid4().hex[:8])

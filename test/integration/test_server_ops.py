@@ -24,12 +24,10 @@ NULL = "std::testing::NullResource"
 
 
 def psql_port(port, db, sql):
-    return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-                           "-d", db, "-Atqc", sql], capture_output=True, text=True, check=True).stdout.strip()
+    return harness.psql(db, sql, port=port)
 
 
-def psql(db, sql):
-    return psql_port(harness.shared_cluster()[1], db, sql)
+psql = harness.psql
 
 
 def wait_exit(proc, timeout=30):
@@ -277,6 +275,50 @@ class ServerAuthTest(unittest.TestCase):
         self.assertEqual(s.call("GET", f"/api/v2/environment/{self.env_b}", headers=h)[0], 403)
         self.assertEqual(s.call("GET", f"/api/v2/environment/{self.env_a}", headers=h)[0], 200)
         self.assertEqual(s.call("POST", "/api/v2/environment_auth", {"client_types": ["root"]}, env=self.env_a, headers=self.admin)[0], 400)
+
+    def test_revocable_tokens(self):
+        s = self.s
+        token = s.ok("POST", "/api/v2/environment_auth", {"client_types": ["api"], "idempotent": False}, env=self.env_a,
+                     headers=self.admin)["data"]
+        claims = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))
+        jti = claims["jti"]
+        h = {"Authorization": f"Bearer {token}"}
+        self.assertEqual(s.call("GET", "/api/v2/environment_settings", env=self.env_a, headers=h)[0], 200)
+        listed = s.ok("GET", "/api/v2/environment_auth", env=self.env_a, headers=self.admin)["data"]
+        self.assertIn(jti, [t["jti"] for t in listed])
+        self.assertEqual([t["client_types"] for t in listed if t["jti"] == jti], [["api"]])
+        # An idempotent token has no jti and cannot be revoked.
+        plain = s.ok("POST", "/api/v2/environment_auth", {"client_types": ["api"]}, env=self.env_a, headers=self.admin)["data"]
+        self.assertNotIn("jti", json.loads(base64.urlsafe_b64decode(plain.split(".")[1] + "==")))
+        # Revoke through the API: the very next use is refused (the server's cache entry is replaced).
+        self.assertEqual(s.call("DELETE", f"/api/v2/environment_auth/{jti}", env=self.env_b, headers=self.admin)[0], 404)
+        s.ok("DELETE", f"/api/v2/environment_auth/{jti}", env=self.env_a, headers=self.admin)
+        status, body = s.call("GET", "/api/v2/environment_settings", env=self.env_a, headers=h)
+        self.assertEqual(status, 401)
+        self.assertIn("revoked", body["message"])
+        self.assertEqual(s.call("GET", "/api/v2/environment_settings", env=self.env_a,
+                                headers={"Authorization": f"Bearer {plain}"})[0], 200)
+        self.assertTrue([t["revoked"] for t in s.ok("GET", "/api/v2/environment_auth", env=self.env_a, headers=self.admin)["data"]
+                         if t["jti"] == jti][0])
+        # A jti the server never issued is refused.
+        forged = jwt(self.KEY, {"urn:inmanta:ct": "api", "jti": str(uuid.uuid4())})
+        self.assertEqual(s.call("GET", "/api/v2/project", headers={"Authorization": f"Bearer {forged}"})[0], 401)
+
+    def test_token_check_is_cached(self):
+        """A revocation written behind the server's back shows only once the cache entry expires (5 s): the check
+        is one cached lookup, not a query per request."""
+        s = self.s
+        token = s.ok("POST", "/api/v2/environment_auth", {"client_types": ["api"], "idempotent": False}, env=self.env_a,
+                     headers=self.admin)["data"]
+        jti = json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "=="))["jti"]
+        h = {"Authorization": f"Bearer {token}"}
+        self.assertEqual(s.call("GET", "/api/v2/environment_settings", env=self.env_a, headers=h)[0], 200)
+        psql(s.db, f"UPDATE token SET revoked = true WHERE jti = '{jti}'")
+        t0 = time.monotonic()
+        self.assertEqual(s.call("GET", "/api/v2/environment_settings", env=self.env_a, headers=h)[0], 200)
+        self.assertLess(time.monotonic() - t0, 4)
+        sf.harness.wait_for(lambda: s.call("GET", "/api/v2/environment_settings", env=self.env_a, headers=h)[0] == 401, 15,
+                            what="the cached token check to expire")
 
 
 class ServerTlsTest(unittest.TestCase):

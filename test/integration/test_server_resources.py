@@ -3,7 +3,6 @@
 resourceaction) straight into the database, as the schema contract allows."""
 import json
 import unittest
-import urllib.parse
 import uuid
 
 import server_fixture as sf
@@ -12,18 +11,10 @@ from test_server_api import psql
 NULL = "std::testing::NullResource"
 
 
-def q(s):
-    return urllib.parse.quote(s, safe="")
+q = sf.q
 
 
-class ServerResourcesTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.s = sf.Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.stop()
+class ServerResourcesTest(sf.ServerTestCase):
 
     def setUp(self):
         s = self.s

@@ -75,6 +75,15 @@ class PgStore final : public Store {
   llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) override;
   llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) override;
   llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) override;
+  llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) override;
+  llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) override;
+  llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) override;
+  llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) override;
+  llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
+                          int64_t expireSeconds) override;
+  llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) override;
+  llvm::Error revokeToken(const std::string& env, const std::string& jti) override;
+  llvm::Expected<nlohmann::json> tokens(const std::string& env) override;
   llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) override;
 
  private:

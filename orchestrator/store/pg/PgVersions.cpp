@@ -39,6 +39,36 @@ std::string versionRowSql(const char* where) {
          where;
 }
 
+/// A partial version (under the exclusive environment lock): its base is still the newest version suitable for
+/// partial compiles, and every module the base uses arrives with the base's code unless allowHandlerCodeUpdate.
+void checkPartial(pqxx::work& tx, const VersionInput& in) {
+  int64_t current = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 "
+                                   "AND is_suitable_for_partial_compiles",
+                                   in.environment)[0][0].as<int64_t>();
+  int64_t base = in.partialBase.value_or(0);
+  if (current != base)
+    throw StoreFailure{ErrorCode::Conflict, std::string(kPartialBaseChanged) + " from version " + std::to_string(base) +
+                                                " to " + std::to_string(current)};
+  if (base == 0 || in.allowHandlerCodeUpdate || !in.moduleVersionInfo.is_object()) return;
+  pqxx::result used = tx.exec_params(
+      "SELECT inmanta_module_name, inmanta_module_version FROM agent_modules WHERE environment = $1 AND cm_version = $2 "
+      "UNION SELECT inmanta_module_name, inmanta_module_version FROM version_code WHERE environment = $1 AND "
+      "cm_version = $2 ORDER BY 1",
+      in.environment, base);
+  for (const auto& row : used) {
+    std::string name = row[0].c_str(), baseCode = row[1].c_str();
+    for (auto it = in.moduleVersionInfo.begin(); it != in.moduleVersionInfo.end(); ++it) {
+      if (!it.value().is_object() || it.value().value("name", it.key()) != name) continue;
+      std::string code = it.value().value("version", "");
+      if (code != baseCode)
+        throw StoreFailure{ErrorCode::BadRequest,
+                           "module " + name + ": the partial export carries code version " + code + " but its base version " +
+                               std::to_string(base) + " uses " + baseCode +
+                               "; a partial export may not change handler code (allow_handler_code_update)"};
+    }
+  }
+}
+
 /// Path inside the module of a file registered only by its Python module name (`module_version_info`), so
 /// executors can lay the code out again: `inmanta_plugins.<mod>` is `plugins/__init__.py`; a name other files
 /// of the module extend is a package (`plugins/a/b/__init__.py`), any other `plugins/a/b.py`. "" when the name is
@@ -119,11 +149,15 @@ llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
 
 namespace {
 
-/// The checks and the configurationmodel row that open a put_version (under the environment's shared lock).
+/// The checks and the configurationmodel row that open a put_version. Partial exports take the environment lock
+/// exclusively, full ones shared (orchestrator.md §3.7).
 void beginVersion(pqxx::work& tx, const VersionInput& in) {
-    tx.exec_params(std::string("SELECT pg_advisory_xact_lock_shared(") + kEnvLockSql + ")", in.environment);
+    tx.exec_params(std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
+                       kEnvLockSql + ")",
+                   in.environment);
     pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
     if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
+    if (in.partial) checkPartial(tx, in);
     int64_t reserved = env[0][0].as<int64_t>();
     if (in.version <= 0 || in.version > reserved)
       throw StoreFailure{ErrorCode::BadRequest, "version " + std::to_string(in.version) +
@@ -481,7 +515,8 @@ llvm::Expected<int64_t> PgStore::purgeVersions(const std::string& env, int64_t k
     pqxx::result doomed = tx.exec_params(
         "SELECT version FROM configurationmodel WHERE environment = $1 AND version NOT IN (SELECT version FROM "
         "configurationmodel WHERE environment = $1 ORDER BY version DESC LIMIT $2) AND version <> coalesce((SELECT "
-        "max(version) FROM configurationmodel WHERE environment = $1 AND released), 0)",
+        "max(version) FROM configurationmodel WHERE environment = $1 AND released), 0) AND version <> coalesce((SELECT "
+        "last_processed_model_version FROM scheduler WHERE environment = $1), 0)",
         env, keep);
     if (doomed.empty()) return int64_t(0);
     std::string list = "[";

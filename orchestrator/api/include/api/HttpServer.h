@@ -44,7 +44,11 @@ struct HttpOptions {
   std::string consoleDir;                  ///< empty = no console
   bool auth = false;
   std::vector<JwtKey> jwtKeys;
+  std::string stateDir;                    ///< external agent relay: the schedulers' sockets (empty = off)
 };
+
+/// The Unix socket on which environment `env`'s scheduler accepts relayed external agents (docs/deploy.md).
+std::string agentSocketPath(const std::string& stateDir, const std::string& env);
 
 class HttpServer {
  public:

@@ -12,10 +12,14 @@
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace inm::service {
 
@@ -139,6 +143,34 @@ class Service {
   asio::awaitable<Result> dryruns(std::string env, std::optional<int64_t> version);
   asio::awaitable<Result> dryrun(std::string env, std::string id);
 
+  // Action queries and handler helpers (ServiceActions.cpp; orchestrator.md §6.6, §13, §15).
+  /// GET /api/v2/resource_actions: `query` holds the reference's parameters (resource_type, agent, attribute,
+  /// attribute_value, log_severity, limit, action_id, first_timestamp, last_timestamp); `excludeChanges` the
+  /// changes to leave out. Value: {"data": [actions newest first], "links": {next, prev}}.
+  asio::awaitable<Result> resourceActions(std::string env, std::map<std::string, std::string> query,
+                                          std::vector<std::string> excludeChanges);
+  /// {dependency id: [finished deploy actions since the resource's last success]} for a versioned id.
+  asio::awaitable<Result> resourceEvents(std::string env, std::string rvid);
+  /// true iff a dependency's deploy since the resource's last success changed something.
+  asio::awaitable<Result> didDependencyChange(std::string env, std::string rvid);
+  asio::awaitable<Result> complianceReport(std::string env, std::vector<std::string> rids);
+  asio::awaitable<Result> schedulerStatus(std::string env);
+  /// One fact by its id or name, of resource `rid` or (empty rid) of any resource.
+  asio::awaitable<Result> fact(std::string env, std::string rid, std::string idOrName);
+
+  // Revocable tokens (orchestrator.md §12). The check is cached for kTokenCacheTtl; revoke drops the entry.
+  /// Records a new jti for `env`; value: the jti.
+  asio::awaitable<Result> issueToken(std::string env, std::vector<std::string> clientTypes, int64_t expireSeconds);
+  /// Whether a token carrying `jti` may be used (known and not revoked); a database failure is an error.
+  asio::awaitable<Result> tokenUsable(std::string jti);
+  asio::awaitable<Result> revokeToken(std::string env, std::string jti);
+  asio::awaitable<Result> listTokens(std::string env);
+  static constexpr std::chrono::seconds kTokenCacheTtl{5};
+
+  /// Version retention for every non-halted environment (the `server.purge-versions-interval` timer).
+  /// Value: the number of versions deleted.
+  asio::awaitable<Result> purgeAllVersions();
+
  private:
   asio::awaitable<bool> autoDeploy(const std::string& env);
   /// auto_deploy release and version retention after a stored version.
@@ -149,6 +181,10 @@ class Service {
   SchedulerControl* scheduler_;
   ServiceOptions options_;
   std::shared_ptr<FileBatch> fileBatch_;  ///< group commit of uploads
+  std::mutex partialMutex_;
+  std::map<std::string, std::shared_ptr<std::mutex>> partialLocks_;  ///< per environment (putPartialVersion)
+  std::mutex tokenMutex_;
+  std::unordered_map<std::string, std::pair<bool, std::chrono::steady_clock::time_point>> tokenCache_;
 };
 
 } // namespace inm::service

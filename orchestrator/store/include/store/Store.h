@@ -66,6 +66,8 @@ struct VersionInput {
   nlohmann::json moduleVersionInfo;       ///< {module: {name, version, requirements, for_agents, files_in_module}}
   std::vector<std::string> agents;        ///< agents of the resources
   bool suitableForPartial = true;
+  /// Partial exports only: a module the base version uses may arrive with other code (else 400 naming it).
+  bool allowHandlerCodeUpdate = false;
 };
 
 /// Where a streamed put_version writes its resources: begin() once the version number is known, then write()
@@ -85,6 +87,21 @@ struct StreamedVersion {
   std::vector<std::string> undefinedIds;
   std::vector<std::pair<std::string, std::string>> resourceSets;  ///< (resource id, set name)
 };
+
+/// GET /api/v2/resource_actions (orchestrator.md §13, §15). Empty strings = no filter.
+struct ActionQuery {
+  std::string resourceType, agent, attribute, attributeValue;
+  std::string logSeverity;                  ///< only actions with a log line of this level (upper-case)
+  std::vector<std::string> excludeChanges;  ///< drop actions whose change is one of these
+  int64_t limit = 1000;
+  /// Paging on (started, action_id): actions started before `lastTimestamp` (older page) or after
+  /// `firstTimestamp` (newer page); `actionId` breaks ties among equal timestamps.
+  std::string firstTimestamp, lastTimestamp, actionId;
+};
+
+/// Start of the Conflict message putVersion gives a partial version whose base is no longer the newest version
+/// suitable for partial compiles (another version landed meanwhile): the caller rebuilds and retries.
+inline constexpr const char* kPartialBaseChanged = "the base version of this partial export changed";
 
 /// The whole store (implemented in pg/ on libpqxx).
 class Store {
@@ -189,6 +206,28 @@ class Store {
   virtual llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) = 0;
   virtual llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) = 0;
   virtual llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) = 0;
+
+  // Action queries and handler helpers (orchestrator.md §6.6, §13, §15); PgActions.cpp.
+  /// Actions newest first: [{action_id, action, version, resource_version_ids, started, finished, status, messages,
+  /// change, changes, send_event, environment}].
+  virtual llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) = 0;
+  /// Finished deploy actions of the direct dependencies (the `requires` of `rid` in `version`) started after the
+  /// resource's last_success (all when it never succeeded): {dependency id: [actions newest first]}.
+  virtual llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) = 0;
+  /// Compliance of the released resources (all when `rids` is empty): {rid: {status, compliance, ...}}.
+  virtual llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) = 0;
+  /// The scheduler's state as the database knows it (see docs/server.md "scheduler_status").
+  virtual llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) = 0;
+
+  // Revocable tokens (the `token` table; orchestrator.md §12).
+  virtual llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
+                                  int64_t expireSeconds) = 0;
+  /// nullopt: unknown jti; else whether it is revoked.
+  virtual llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) = 0;
+  /// Marks the environment's token revoked (NotFound when it has no such jti).
+  virtual llvm::Error revokeToken(const std::string& env, const std::string& jti) = 0;
+  /// [{jti, client_types, issued, expire, revoked}] newest first.
+  virtual llvm::Expected<nlohmann::json> tokens(const std::string& env) = 0;
 
   // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
   virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) = 0;
