@@ -259,6 +259,22 @@ struct HttpServer::Impl {
     return target.substr(0, target.find('?')) == "/api/v1/version";
   }
 
+  /// After an early answer (413) to a client that may still be sending: stop sending, then read and drop what
+  /// arrives for a moment, so closing does not reset the connection before the client has read the answer.
+  template <typename Stream>
+  asio::awaitable<void> lingeringClose(Stream& stream) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    boost::system::error_code ec;
+    lowest.socket().shutdown(tcp::socket::shutdown_send, ec);
+    lowest.expires_after(std::chrono::seconds(2));
+    std::vector<char> sink(1 << 16);
+    for (size_t total = 0; total < (64u << 20);) {
+      size_t n = co_await lowest.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+      total += n;
+    }
+  }
+
   template <typename Stream>
   asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer) {
     for (;;) {
@@ -268,7 +284,10 @@ struct HttpServer::Impl {
       boost::system::error_code ec;
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
       co_await http::async_read_header(stream, buffer, head, asio::redirect_error(asio::use_awaitable, ec));
-      if (!ec && head.content_length() && *head.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
+      if (ec && ec != http::error::body_limit) co_return;  // Beast reports an announced length over the limit here
+      // In flight from its header on: a shutdown waits for a body still arriving (spooling can take a while).
+      ++inFlight;
+      if (head.content_length() && *head.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
       // The body: in memory, or spooled to a temporary file (removed when this request is done).
       std::optional<http::request_parser<http::string_body>> text;
       std::optional<http::request_parser<http::file_body>> spooled;
@@ -281,6 +300,8 @@ struct HttpServer::Impl {
         else spooled->get().body().open(path.c_str(), beast::file_mode::write, ec);
         if (ec) {
           co_await writeReply(stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11, false, false);
+          --inFlight;
+          checkDrained();
           co_return;
         }
         co_await http::async_read(stream, buffer, *spooled, asio::redirect_error(asio::use_awaitable, ec));
@@ -295,12 +316,21 @@ struct HttpServer::Impl {
                                                              std::to_string(opts.maxRequestSize) + " bytes)");
         service::logLine("warning", "request_too_large", {{"limit", std::to_string(opts.maxRequestSize)}});
         co_await writeReply(stream, r, 11, false, false);
+        co_await lingeringClose(stream);
+        --inFlight;
+        checkDrained();
         co_return;
       }
-      if (ec) co_return;
+      if (ec) {
+        --inFlight;
+        checkDrained();
+        co_return;
+      }
       const http::request_header<>& raw = spooled ? spooled->get().base() : text->get().base();
       bool keepAlive = spooled ? spooled->get().keep_alive() : text->get().keep_alive();
       if (text && isAgentConnect(text->get())) {  // external agents: the connection becomes a relay (AgentRelay.h)
+        --inFlight;  // a relay is a long-lived connection, not a request a shutdown waits for
+        checkDrained();
         boost::system::error_code pec;
         auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
         std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
@@ -309,7 +339,6 @@ struct HttpServer::Impl {
         else co_await relayAgent(stream, buffer, *claim.scheduler);
         co_return;
       }
-      ++inFlight;
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
       --inFlight;
