@@ -1,6 +1,6 @@
 // A canonical, field-by-field text dump of every store of an Ast in id order (rawDumpAst, FastParser.h).
-// Used to prove the fast-path parser builds exactly the ANTLR path's Ast: `INM_DUMP_RANGES=1` makes
-// dumpAst append it, and `INM_PARSER=fast-check` compares both parsers' dumps inside parseFile.
+// Used to prove the fast-path parser builds exactly the ANTLR path's Ast: DumpOptions::ranges (the driver's
+// INM_DUMP_RANGES=1) makes dumpAst append it, and ParserMode::FastCheck compares both parsers' dumps.
 // Invariant: two Asts of the same file print identically iff all their nodes, runs, names and ranges agree.
 #include "FastParser.h"
 

@@ -71,22 +71,15 @@ bool FastLexer::scanQuoted(uint32_t& pos, char quote) {
   return false;
 }
 
-TokKind FastLexer::word(uint32_t begin) {
-  llvm::StringRef w = text_.substr(begin, pos_ - begin);
+TokKind keywordKind(llvm::StringRef w) {
   if (w.size() < 2 || w.size() > 14) return TokKind::Id;
-  return llvm::StringSwitch<TokKind>(w)
-      .Case("typedef", TokKind::KTypedef).Case("as", TokKind::KAs).Case("entity", TokKind::KEntity)
-      .Case("extends", TokKind::KExtends).Case("end", TokKind::KEnd).Case("in", TokKind::KIn)
-      .Case("implementation", TokKind::KImplementation).Case("for", TokKind::KFor)
-      .Case("matching", TokKind::KMatching).Case("index", TokKind::KIndex).Case("implement", TokKind::KImplement)
-      .Case("using", TokKind::KUsing).Case("when", TokKind::KWhen).Case("and", TokKind::KAnd)
-      .Case("or", TokKind::KOr).Case("not", TokKind::KNot).Case("true", TokKind::KTrue)
-      .Case("false", TokKind::KFalse).Case("import", TokKind::KImport).Case("is", TokKind::KIs)
-      .Case("defined", TokKind::KDefined).Case("dict", TokKind::KDict).Case("null", TokKind::KNull)
-      .Case("undef", TokKind::KUndef).Case("parents", TokKind::KParents).Case("if", TokKind::KIf)
-      .Case("else", TokKind::KElse).Case("elif", TokKind::KElif)
-      .Default(TokKind::Id);
+  llvm::StringSwitch<TokKind> sw(w);
+#define INM_KEYWORD(Tok, Spelling, AsId) sw.Case(Spelling, TokKind::Tok);
+#include "Keywords.def"
+  return sw.Default(TokKind::Id);
 }
+
+TokKind FastLexer::word(uint32_t begin) { return keywordKind(text_.substr(begin, pos_ - begin)); }
 
 Token FastLexer::next() {
   const uint32_t n = uint32_t(text_.size());

@@ -18,9 +18,8 @@ enum class TokKind : uint8_t {
   Eof, Error,
   Id, Cid, Int, Float, String, FString, RString, Mls, Regex,
   // keywords (grammar order)
-  KTypedef, KAs, KEntity, KExtends, KEnd, KIn, KImplementation, KFor, KMatching, KIndex, KImplement, KUsing,
-  KWhen, KAnd, KOr, KNot, KTrue, KFalse, KImport, KIs, KDefined, KDict, KNull, KUndef, KParents, KIf, KElse,
-  KElif,
+#define INM_KEYWORD(Tok, Spelling, AsId) Tok,
+#include "Keywords.def"
   // punctuation
   Sep, Rel, CmpOp, Peq, Plus, Minus, Div, DStar, Star, Percent, Colon, LBrack, RBrack, LParen, RParen, Eq,
   Comma, Dot, LBrace, RBrace, QMark,
@@ -28,10 +27,18 @@ enum class TokKind : uint8_t {
 
 /// True for the keywords the grammar also accepts where an identifier is expected (`keywordAsId`).
 inline bool isKeywordAsId(TokKind k) {
-  return k == TokKind::KIndex || k == TokKind::KEntity || k == TokKind::KTypedef || k == TokKind::KImplementation ||
-         k == TokKind::KImplement || k == TokKind::KImport || k == TokKind::KExtends || k == TokKind::KUndef ||
-         k == TokKind::KParents;
+  switch (k) {
+#define INM_KEYWORD(Tok, Spelling, AsId) \
+  case TokKind::Tok:                     \
+    return AsId;
+#include "Keywords.def"
+  default:
+    return false;
+  }
 }
+
+/// The keyword token of a word, or TokKind::Id when the word is no keyword.
+TokKind keywordKind(llvm::StringRef word);
 
 struct Token {
   TokKind kind = TokKind::Eof;

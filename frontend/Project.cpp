@@ -369,7 +369,7 @@ void Loader::parseInto(const std::string& path, const std::string& ns, const std
     diags_.error(DiagKind::InvalidModule, SourceRange{}, llvm::toString(file.takeError()));
     return;
   }
-  project_.files.push_back(SourceFile{ns, module, moduleDir, parseFile(*file, sm_, strings_, diags_)});
+  project_.files.push_back(SourceFile{ns, module, moduleDir, parseFile(*file, sm_, strings_, diags_, opts_.parse)});
   queueImports(project_.files.back().ast);
 }
 
@@ -451,7 +451,7 @@ void Loader::run() {
   }
   loadedNs_.insert("__config__");
   project_.files.push_back(
-      SourceFile{"__config__", "__config__", project_.dir, parseFile(*mainFile, sm_, strings_, diags_)});
+      SourceFile{"__config__", "__config__", project_.dir, parseFile(*mainFile, sm_, strings_, diags_, opts_.parse)});
   queueImports(project_.files.front().ast);
   if (opts_.autostd) queue_.push_front({"std", ImportSite{"import std", SourceRange{}}});
 

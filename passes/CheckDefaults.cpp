@@ -6,6 +6,7 @@
 #include "Passes.h"
 
 #include "frontend/Frontend.h"
+#include "support/PyRepr.h"
 
 namespace inm::passes {
 
@@ -14,17 +15,11 @@ using frontend::ExprKind;
 
 namespace {
 
-std::string pyFloat(double v) {
-  std::string s = fmt::format("{}", v);
-  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string valueText(const frontend::Ast& ast, frontend::ExprId id, const StringTable& strings, bool nested) {
   const frontend::Expr& e = ast.exprs[id];
   switch (e.kind) {
   case ExprKind::Int: return std::to_string(e.intValue);
-  case ExprKind::Float: return pyFloat(e.floatValue);
+  case ExprKind::Float: return pyFloatRepr(e.floatValue);
   case ExprKind::Bool: return e.intValue ? "True" : "False";
   case ExprKind::Null: return "null";
   case ExprKind::String:

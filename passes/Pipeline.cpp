@@ -12,6 +12,7 @@ bool run(ir::Program& program, DiagnosticEngine& diags) {
   checkDefaults(program, diags);
   resolveExpressions(program, diags);
   resolvePrecedence(program, diags);
+  if (!diags.hasErrors()) warnShadowing(program, diags);
   return !diags.hasErrors();
 }
 

@@ -5,7 +5,7 @@
 #include "Evaluator.h"
 #include "support/Limits.h"
 
-#include <cstdlib>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
@@ -457,7 +457,7 @@ std::string Evaluator::typeName(const Value& v) {
   case ValueKind::Instance: return "Instance";
   case ValueKind::Unknown: return "Unknown";
   }
-  return "?";
+  llvm_unreachable("every ValueKind is handled above");
 }
 
 // ---------------------------------------------------------------- main loop
@@ -473,7 +473,6 @@ Model Evaluator::run() {
   constCache_.resize(prog_.files.size());
   indexTables_.resize(prog_.indexes.size());
 
-  warnShadowing();
   // One top-level scope per file; then check typedef'd defaults; then emit every top-level statement.
   nsScope_.resize(prog_.files.size(), kNone);
   for (uint32_t f = 0; f < prog_.files.size(); ++f) nsScope_[f] = newScope(kNone, f, kNone, kNone, kNone);
@@ -525,11 +524,11 @@ Model Evaluator::run() {
     }
   }
   if (!aborted_) finalize();
-  if (std::getenv("INM_EVAL_STATS"))
+  if (opts_.stats)
     fmt::print(stderr, "eval stats: {} instances, {} slots ({} ext), {} units, {} scopes, {} scope vars, {} freeze rounds\n",
                model_.instances().size(), meta_.size(), exts_.size(), units_.size(), scopes_.size(),
                scopeVars_.size(), iterations);
-  if (std::getenv("INM_EVAL_STATS")) {
+  if (opts_.stats) {
     size_t ext = 0, done = 0;
     for (size_t i = 0; i < exts_.size(); ++i)
       ext += exts_[i].values.capacity() * 16 + exts_[i].waiters.capacity() * 4 + exts_[i].gradual.capacity() * 4;
@@ -576,7 +575,9 @@ const Value* EvalPluginContext::attr(InstanceId id, llvm::StringRef name, bool* 
   return keep(ev_.slotValue(s));
 }
 
-void EvalPluginContext::print(llvm::StringRef line) { llvm::outs() << line << "\n"; }
+void EvalPluginContext::print(llvm::StringRef line) {
+  if (ev_.opts_.output) ev_.opts_.output->writeLine(line);
+}
 const std::string& EvalPluginContext::projectDir() { return ev_.opts_.projectDir; }
 
 std::string EvalPluginContext::moduleDir(llvm::StringRef module) {

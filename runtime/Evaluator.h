@@ -306,7 +306,6 @@ class Evaluator {
   // ---- errors ----
   bool aborted_ = false;
   Status fail(Ctx& ctx, ExprId node, DiagKind kind, std::string message);
-  void warnShadowing();  // VariableShadowWarning for nested blocks (Shadowing.cpp)
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id);  // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or kNone.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid);

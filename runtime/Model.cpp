@@ -4,8 +4,7 @@
 #include "runtime/Model.h"
 
 #include "runtime/BigInt.h"
-
-#include "frontend/Frontend.h"
+#include "support/PyRepr.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/Path.h>
@@ -97,15 +96,6 @@ std::vector<InstanceId> Model::instancesOf(ir::EntityId e) const {
   return out;
 }
 
-static std::string pyFloat(double f) {
-  if (std::isnan(f)) return "nan";
-  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
-  // Python repr: shortest round-trip; always shows a fractional part or exponent.
-  std::string s = fmt::format("{}", f);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  // fmt writes 1e+16 as "1e+16" like Python; Python writes 1e16 as "1e+16" too.
-  return s;
-}
 
 
 std::string Model::describe(InstanceId id) const {
@@ -119,7 +109,7 @@ std::string Model::describe(InstanceId id) const {
 
 std::string Model::repr(const Value& v) const {
   switch (v.kind) {
-  case ValueKind::String: return frontend::pyStrRepr(v.str());
+  case ValueKind::String: return pyStrRepr(v.str());
   default: return display(v, false);
   }
 }
@@ -130,8 +120,8 @@ std::string Model::display(const Value& v, bool topLevel) const {
   case ValueKind::Bool: return v.b ? "True" : "False";
   case ValueKind::Int: return std::to_string(v.i);
   case ValueKind::BigInt: return intToString(v);
-  case ValueKind::Float: return pyFloat(v.f);
-  case ValueKind::String: return topLevel ? v.str().str() : frontend::pyStrRepr(v.str());
+  case ValueKind::Float: return pyFloatRepr(v.f);
+  case ValueKind::String: return topLevel ? v.str().str() : pyStrRepr(v.str());
   case ValueKind::Unknown: return "Unknown";
   case ValueKind::Instance:
     // Inside a list or dict Python shows an instance's repr, "Type <address>": ours is a stable fake address.
@@ -150,7 +140,7 @@ std::string Model::display(const Value& v, bool topLevel) const {
     std::string s = "{";
     for (uint32_t i = 0; i < v.d->size; ++i) {
       if (i) s += ", ";
-      s += frontend::pyStrRepr(v.d->entries[i].key->str()) + ": " + display(v.d->entries[i].value, false);
+      s += pyStrRepr(v.d->entries[i].key->str()) + ": " + display(v.d->entries[i].value, false);
     }
     return s + "}";
   }

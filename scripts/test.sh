@@ -20,6 +20,13 @@ phase_done() { echo "time: $1 $((SECONDS - tp)) s"; tp=$SECONDS; }
 bash scripts/setup.sh || { echo "test: build failed"; exit 1; }
 phase_done build
 
+# Style: clang-format (enforced once .ci/format-enforced exists) and the curated clang-tidy on changed files.
+if [[ "${INM_SKIP_STYLE:-0}" != 1 ]]; then
+  echo "== style (scripts/style.sh) =="
+  bash scripts/style.sh || fail=1
+  phase_done style
+fi
+
 # Conformance first: it is a report, and its summary must not be the last lines.
 CONF="$ROOT/../shared/conformance"
 if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
@@ -28,7 +35,7 @@ if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
   phase_done conformance
 fi
 
-# Sanitizers: a second build, as long as the first (13-24 min on a loaded 2-core VM, cold ccache; see README).
+# Sanitizers + assertions (no NDEBUG in build-asan/): a second build, as long as the first (13-24 min on a loaded 2-core VM, cold ccache; see README).
 asan_summary=""
 # The sanitizer pass is skipped when the main build alone took most of CI's 40-minute budget (a cold cache on a
 # loaded machine); INM_ASAN_BUDGET (seconds elapsed before it starts, default 1200) tunes that.
@@ -96,6 +103,12 @@ lit_out=$("${LIT[@]}" -sv test/lang --param inmanta_build="$ROOT/$BUILD_DIR" 2>&
 lit_rc=$?
 echo "$lit_out" | grep -v -E '^(PASS|XFAIL|UNSUPPORTED): ' | sed -n '/^\(Testing Time\|Failed Tests\|Unexpectedly\|Total\)/q;p'
 ((lit_rc == 0)) || fail=1
+# Users' model tests: the example module repository, through `inmanta lit-config` (docs/testing.md "For users").
+ex_out=$("${LIT[@]}" -sv examples/lit-module/tests --param inmanta="$ROOT/$BUILD_DIR/bin/inmanta" \
+  --param exec_root="$ROOT/$BUILD_DIR/lit-module" 2>&1)
+ex_rc=$?
+echo "$ex_out" | grep -E '^(FAIL|UNRESOLVED|XPASS|TIMEOUT):|^ *(Passed|Failed|Unresolved)' | sed 's/^/lit-module: /'
+((ex_rc == 0)) || { echo "$ex_out" | tail -n 40; fail=1; }
 phase_done lit
 
 echo "== summary (total $((SECONDS - T0)) s) =="

@@ -52,9 +52,9 @@ std::string setField(const LimitField& f, const std::string& value) {
 const Limits& limits() { return gLimits; }
 Limits& mutableLimits() { return gLimits; }
 
-std::string applyLimitsFromEnv() {
+std::string applyLimitsFromEnv(const char* (*lookup)(const char* name)) {
   for (const LimitField& f : kFields)
-    if (const char* v = std::getenv(f.env)) {
+    if (const char* v = lookup(f.env)) {
       std::string err = setField(f, v);
       if (!err.empty()) return std::string(f.env) + ": " + err;
     }

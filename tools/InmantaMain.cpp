@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <string>
@@ -54,7 +55,23 @@ struct Options {
   bool deploy = false;
   int verbose = 0;
   tools::PushFlags push;      // export to a server (no -j)
+  // Testing switches of the stages, read from the environment only here (docs/testing.md):
+  frontend::ParseOptions parse;     // INM_PARSER=antlr|fast-strict|fast-check
+  frontend::DumpOptions dump;       // INM_DUMP_RANGES=1: --dump-ast appends every store, field and range
+  bool evalStats = false;           // INM_EVAL_STATS=1: evaluation statistics on stderr
 };
+
+/// The stages' testing switches from the environment (compatibility: they were read inside the libraries).
+std::string readEnvSwitches(Options& opts) {
+  if (const char* v = std::getenv("INM_PARSER")) {
+    std::optional<frontend::ParserMode> mode = frontend::parserModeFromName(v);
+    if (!mode) return std::string("INM_PARSER: unknown parser '") + v + "' (antlr, fast-strict or fast-check)";
+    opts.parse.mode = *mode;
+  }
+  if (const char* v = std::getenv("INM_DUMP_RANGES"); v && *v && *v != '0') opts.dump.ranges = true;
+  if (const char* v = std::getenv("INM_EVAL_STATS"); v && *v) opts.evalStats = true;
+  return "";
+}
 
 void printHelp(llvm::raw_ostream& os) {
   os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\n"
@@ -366,14 +383,15 @@ int runPipeline(const Options& opts) {
       llvm::errs() << "error: " << llvm::toString(file.takeError()) << "\n";
       return 1;
     }
-    frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags);
-    if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs());
+    frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags, opts.parse);
+    if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs(), opts.dump);
     return finish(diags, opts, banner);
   }
 
   frontend::LoadOptions lo;
   lo.projectDir = opts.projectDir;
   lo.mainFile = opts.mainFile;
+  lo.parse = opts.parse;
   frontend::Project project = frontend::loadProject(lo, sm, strings, diags);
   if (opts.verbose >= 3) llvm::errs() << "Parsing took " << secondsSince(t0) << " seconds\n";
   if (opts.verbose >= 4) llvm::errs() << "  resident after parsing: " << rssMiB() << " MiB\n";
@@ -407,6 +425,9 @@ int runPipeline(const Options& opts) {
   runtime::EvalOptions eo;
   eo.projectDir = project.dir;
   eo.skipTeardown = true;  // the process ends through exitNow()
+  runtime::StreamOutputSink stdoutSink(llvm::outs());  // std::print
+  eo.output = &stdoutSink;
+  eo.stats = opts.evalStats;
   if (python.active) eo.extraPlugins = &python.plugins;
   runtime::Model model = runtime::evaluate(program, diags, eo);
   llvm::outs().flush();
@@ -535,8 +556,10 @@ int main(int argc, char** argv) {
 static int driverMain(int argc, char** argv) {
   reexecConfigured(argv);
   initStackGuard();
-  if (std::string err = applyLimitsFromEnv(); !err.empty()) return usage(err);
+  auto env = [](const char* name) -> const char* { return std::getenv(name); };
+  if (std::string err = applyLimitsFromEnv(env); !err.empty()) return usage(err);
   Options opts;
+  if (std::string err = readEnvSwitches(opts); !err.empty()) return usage(err);
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string prog = llvm::sys::path::filename(argv[0]).str();
   if (prog == "inmanta-compile") opts.command = "compile";

@@ -1,11 +1,15 @@
 // `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md). It
 // wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
-// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of three threads
-// runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads files for executors, one writes
-// effects in order, one transaction per batch. Invariant: effects reach the writer in the order the state
-// machine produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of four threads
+// runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads requests (and what they need:
+// versions, agents, settings) and hands the results to the strand, one reads files for executors, one writes
+// effects in order, batch after batch (a batch's deploy records split by resource over two connections, plus a
+// short-lived thread for the second). Invariant: effects reach the writer in the order the state machine produced
+// them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
+#include "ExternalAgents.h"
+#include "api/HttpServer.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
 #include "config/Config.h"
@@ -36,6 +40,7 @@
 namespace asio = boost::asio;
 using namespace inm;
 using namespace inm::scheduler;
+using inm::tools::ExternalAgents;
 
 namespace {
 
@@ -137,9 +142,13 @@ class ProcessExecutor : public Executor {
       : ioc_(ioc), code_(std::move(code)),
         pool_(ioc.get_executor(), withKeyArguments(std::move(options)), std::move(files)),
         deliver_(std::move(deliver)) {}
+  /// Work of external agents goes to their sessions instead of the pool (docs/deploy.md "External agents").
+  void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
   void submit(std::vector<WorkItem> batch) override {
     std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts;  // by blueprint
     std::vector<executor::ActionResult> failed;
+    std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
+        remoteFacts;
     for (const auto& w : batch) {
       executor::DeployRequest r;
       r.actionId = w.actionId;
@@ -147,9 +156,17 @@ class ProcessExecutor : public Executor {
       r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
       r.reason = w.reason;
       for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
+      r.dependencyChanged = w.dependencyChanged;
       r.dryRun = w.kind == TaskKind::DryRun;
       taskOf_[w.actionId] = w.taskId;
       std::string error;
+      if (externals_ && externals_->isExternal(w.agent)) {
+        if (auto s = externals_->session(w.agent, &error))
+          (w.kind == TaskKind::RefreshFact ? remoteFacts : remoteDeploys)[s].push_back(std::move(r));
+        else
+          failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
+        continue;
+      }
       auto key = blueprintOf(w.version, w.agent, &error);
       if (!key) {
         failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
@@ -182,6 +199,8 @@ class ProcessExecutor : public Executor {
     };
     for (const auto& f : failed) onResult(f);
     for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
+    for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
+    for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
     for (auto& [key, reqs] : facts) {
       std::string error;
       if (auto p = pool_.get(key, &error)) {
@@ -294,6 +313,7 @@ class ProcessExecutor : public Executor {
   std::map<std::pair<int, std::string>, std::string> blueprints_;  ///< (version, agent) -> blueprint key
   std::map<std::string, std::string> codeDirs_;                     ///< blueprint key -> its --python-code dir
   executor::ExecutorPool pool_;
+  ExternalAgents* externals_ = nullptr;
   std::function<void(std::vector<WorkResult>)> deliver_;
   std::unordered_map<std::string, uint64_t> taskOf_;
   std::vector<WorkResult> pending_;
@@ -386,8 +406,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   }
   db.port = static_cast<int>(*port);
 
-  // Three connections: requests/reads on the strand, the ordered writer, the listener.
-  std::unique_ptr<pg::SchedulerStore> conns[3];
+  // Five connections: start-up reads and handler code on the strand, the ordered writer's two (a batch is split
+  // by resource and written by both in parallel), the listener, the request reader.
+  std::unique_ptr<pg::SchedulerStore> conns[5];
   for (auto& c : conns) {
     auto s = pg::SchedulerStore::connect(db, env);
     if (!s) {
@@ -399,10 +420,13 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   pg::SchedulerStore& store = *conns[0];
   std::unique_ptr<pg::SchedulerStore>* writeStore = &conns[1];
   std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
+  std::unique_ptr<pg::SchedulerStore>* writeStore2 = &conns[3];
+  pg::SchedulerStore* readStore = conns[4].get();
 
   asio::io_context ioc;
-  asio::thread_pool pool(3);  // the listener loop, the ordered writer, file reads for executors
+  asio::thread_pool pool(4);  // the listener loop, the ordered writer, file reads for executors, request reads
   auto writer = asio::make_strand(pool);
+  auto reader = asio::make_strand(pool);
   std::atomic<bool> stopping{false};
   std::atomic<long> pendingWrites{0};
   SystemClock clock;
@@ -438,23 +462,33 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     if (e.empty()) return;
     writeInFlight = true;
     pendingWrites++;
-    asio::post(writer, [&, e = std::move(e)]() {
-      for (int attempt = 0;; ++attempt) {
-        auto t0 = std::chrono::steady_clock::now();
-        auto err = (*writeStore)->write(e);
-        if (verbose > 1)
-          say("wrote " + std::to_string(e.starts.size()) + " starts, " + std::to_string(e.finishes.size()) +
-              " finishes in " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
-              " ms");
-        if (!err) break;
-        say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
-        if (stopping && attempt > 3) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
-        // Reconnect: the connection may be gone.
-        if (auto fresh = pg::SchedulerStore::connect(db, env)) *writeStore = std::move(*fresh);
-        else llvm::consumeError(fresh.takeError());
-      }
+    asio::post(writer, [&, e = std::move(e)]() mutable {
+      auto writeOne = [&](std::unique_ptr<pg::SchedulerStore>* conn, const Effects& part) {
+        if (part.empty()) return;
+        for (int attempt = 0;; ++attempt) {
+          auto t0 = std::chrono::steady_clock::now();
+          auto err = (*conn)->write(part);
+          if (verbose > 1)
+            say("wrote " + std::to_string(part.starts.size()) + " starts, " + std::to_string(part.finishes.size()) +
+                " finishes in " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
+                " ms");
+          if (!err) break;
+          say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
+          if (stopping && attempt > 3) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
+          // Reconnect: the connection may be gone.
+          if (auto fresh = pg::SchedulerStore::connect(db, env)) *conn = std::move(*fresh);
+          else llvm::consumeError(fresh.takeError());
+        }
+      };
+      // The version part first and alone (it resets new resources' deploy columns), then the deploy records
+      // split by resource over both writer connections; the batch is done when both committed.
+      auto split = pg::splitForWriters(std::move(e), 2);
+      if (split.version) writeOne(writeStore, *split.version);
+      std::thread second([&] { writeOne(writeStore2, split.shards[1]); });
+      writeOne(writeStore, split.shards[0]);
+      second.join();
       pendingWrites--;
       asio::post(ioc, [&] {
         writeInFlight = false;
@@ -513,6 +547,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   exOptions.threads = executorThreads;
   InProcessNullExecutor nullExec(ioc, deliver);
   std::unique_ptr<ProcessExecutor> procExec;
+  std::unique_ptr<ExternalAgents> externals;
   if (executorKind == "process") {
     // Handler code: read on the state machine's connection (once per version and agent), laid out under the
     // state dir the server uses.
@@ -525,6 +560,29 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     code.dir = codeDir.string();
     procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
     execRef.target = procExec.get();
+    // External agents (docs/deploy.md): the server relays `inmanta agent` connections to this socket.
+    std::vector<std::string> known;
+    if (auto err = resetExternalAgents(db.connString(), env, known); !err.empty()) {
+      std::cerr << "inmanta scheduler: " << err << "\n";
+      return 1;
+    }
+    externals = std::make_unique<ExternalAgents>(
+        ioc, exOptions, files,
+        [&](const std::vector<std::string>& agents, const std::string& holder, bool connected) {
+          asio::post(fileStrand, [&, agents, holder, connected] {
+            auto err = recordExternalAgents(db.connString(), env, agents, holder, connected);
+            if (!err.empty()) say("error: " + err);
+          });
+        },
+        say,
+        [&](const std::vector<std::string>& agents) {
+          state.userDeploy(agents, false);  // a (re)claimed agent catches up at once
+          step();
+        });
+    externals->setKnown(known);
+    std::string socketPath = api::agentSocketPath(cfg->getString("config", "state-dir", "/var/lib/inmanta"), env);
+    if (auto err = externals->listen(socketPath); !err.empty()) say("warning: " + err + " (no external agents)");
+    procExec->setExternalAgents(externals.get());
     // [agent] executor-retention-time: seconds (fractions allowed) an idle executor is kept; 0 keeps them.
     std::string retention = cfg->getString("agent", "executor-retention-time", "60");
     char* end = nullptr;
@@ -539,89 +597,136 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     execRef.target = &nullExec;
   }
 
-  auto processVersions = [&]() -> bool {
-    auto versions = store.releasedVersionsAfter(state.managedVersion());
-    if (!versions) {
-      say("error: " + llvm::toString(versions.takeError()));
-      return false;
-    }
-    if (versions->empty()) return true;
-    auto cs = plan::foldVersions(state.managedIntent(), state.managedVersion(), *versions);
-    state.applyVersion(cs, versions->back().resources);
-    return true;
-  };
-  auto reloadAgents = [&] {
-    auto agents = store.loadAgents();
-    if (!agents) {
-      say("error: " + llvm::toString(agents.takeError()));
-      return;
-    }
-    for (const auto& [name, paused] : *agents) {
+  // Requests: the blocking reads (requests, versions, agents, settings, dry-run preparation) run on the reader
+  // connection off the state machine's thread; what they found is applied on the strand, in request order.
+  // `collectRequests` runs on the reader; the closures it returns run on the strand. One collection at a time
+  // (readerBusy), so the managed version it reads after stays the one the state machine has.
+  using Apply = std::function<void()>;
+  std::map<std::string, bool> agentsPausedSnapshot;  // for dry-run preparation on the reader (copy per round)
+  auto applyAgents = [&](std::map<std::string, bool> agents) {
+    for (const auto& [name, paused] : agents) {
       auto it = agentsPaused.find(name);
       if (it == agentsPaused.end() || it->second != paused) state.setAgentPaused(name, paused);
     }
-    agentsPaused = *agents;
+    agentsPaused = std::move(agents);
   };
-  auto reloadSettings = [&] {
-    auto info = store.loadEnvironment();
+  auto readAgents = [&](pg::SchedulerStore& from) -> Apply {
+    auto agents = from.loadAgents();
+    if (!agents) {
+      say("error: " + llvm::toString(agents.takeError()));
+      return [] {};
+    }
+    return [&, a = std::move(*agents)]() mutable { applyAgents(std::move(a)); };
+  };
+  bool resetOnStart = false;
+  auto readSettings = [&](pg::SchedulerStore& from) -> Apply {
+    auto info = from.loadEnvironment();
     if (!info) {
       say("error: " + llvm::toString(info.takeError()));
-      return;
+      return [] {};
     }
     for (const auto& e : info->settingErrors) say("error: " + e + " (using the default)");
-    state.setSettings(info->settings);
-    state.setHalted(info->halted);
+    return [&, i = std::move(*info)] {
+      resetOnStart = i.resetDeployProgressOnStart;
+      state.setSettings(i.settings);
+      state.setHalted(i.halted);
+    };
   };
-  auto handleRequests = [&] {
-    auto reqs = store.takeRequests();
+  auto readVersions = [&](pg::SchedulerStore& from, int managed) -> Apply {
+    auto versions = from.releasedVersionsAfter(managed);
+    if (!versions) {
+      say("error: " + llvm::toString(versions.takeError()));
+      return [] {};
+    }
+    if (versions->empty()) return [] {};
+    return [&, v = std::move(*versions)] {
+      auto cs = plan::foldVersions(state.managedIntent(), state.managedVersion(), v);
+      state.applyVersion(cs, v.back().resources);
+    };
+  };
+  auto collectRequests = [&](pg::SchedulerStore& from, int managed,
+                             const std::map<std::string, bool>& paused) -> std::vector<Apply> {
+    std::vector<Apply> out;
+    auto reqs = from.takeRequests();
     if (!reqs) {
       say("error: " + llvm::toString(reqs.takeError()));
-      return;
+      return out;
     }
+    bool versionsRead = false;
     for (const auto& q : *reqs) {
       if (verbose > 0) say("request " + q.kind + " " + q.payload.dump());
       const auto& p = q.payload;
       if (q.kind == "read_version") {
-        processVersions();
+        if (!versionsRead) out.push_back(readVersions(from, managed));
+        versionsRead = true;
       } else if (q.kind == "deploy") {
         std::vector<std::string> agents;
         if (p.is_object() && p.contains("agents") && p["agents"].is_array())
           for (const auto& a : p["agents"])
             if (a.is_string()) agents.push_back(a.get<std::string>());
         bool repair = p.is_object() && p.value("repair", false);
-        state.userDeploy(agents, repair);
+        out.push_back([&, agents, repair] { state.userDeploy(agents, repair); });
       } else if (q.kind == "dryrun") {
         if (!p.is_object() || !p.contains("id") || !p.contains("version") || !p["id"].is_string() ||
             !p["version"].is_number_integer()) {
           say("error: dryrun request " + std::to_string(q.id) + " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
           continue;
         }
-        auto todo = store.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), agentsPaused);
+        auto todo = from.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), paused);
         if (!todo) {
           say("error: " + llvm::toString(todo.takeError()));
           continue;
         }
-        state.requestDryrun(p["id"].get<std::string>(), p["version"].get<int>(), *todo);
+        out.push_back([&, id = p["id"].get<std::string>(), version = p["version"].get<int>(),
+                       t = std::move(*todo)] { state.requestDryrun(id, version, t); });
       } else if (q.kind == "agents_changed") {
-        reloadAgents();
+        out.push_back(readAgents(from));
       } else if (q.kind == "get_fact") {
         if (p.is_object() && p.contains("resource_id") && p["resource_id"].is_string())
-          state.requestFacts(p["resource_id"].get<std::string>());
+          out.push_back([&, id = p["resource_id"].get<std::string>()] { state.requestFacts(id); });
         else
           say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " + p.dump());
       } else if (q.kind == "settings_changed") {
-        reloadSettings();
+        out.push_back(readSettings(from));
       } else if (q.kind == "halt") {
-        state.setHalted(true);
+        out.push_back([&] { state.setHalted(true); });
       } else if (q.kind == "resume") {
-        state.setHalted(false);
-        reloadAgents();
+        out.push_back([&] { state.setHalted(false); });
+        out.push_back(readAgents(from));
       } else {
         say("error: unknown scheduler request kind '" + q.kind + "' (id " + std::to_string(q.id) + ")");
       }
     }
-    processVersions();  // cheap when nothing is new; catches a release whose request we missed
+    // cheap when nothing is new; catches a release whose request we missed
+    if (!versionsRead) out.push_back(readVersions(from, managed));
+    return out;
+  };
+  // Start: synchronous, on the strand (nothing runs yet).
+  auto handleRequestsNow = [&] {
+    for (auto& apply : collectRequests(store, state.managedVersion(), agentsPaused)) apply();
     step();
+  };
+  bool readerBusy = false, readerAgain = false;
+  std::function<void()> handleRequests;
+  handleRequests = [&] {
+    if (readerBusy) {
+      readerAgain = true;
+      return;
+    }
+    readerBusy = true;
+    agentsPausedSnapshot = agentsPaused;
+    asio::post(reader, [&, managed = state.managedVersion()] {
+      auto applies = collectRequests(*readStore, managed, agentsPausedSnapshot);
+      asio::post(ioc, [&, applies = std::move(applies)] {
+        for (auto& apply : applies) apply();
+        step();
+        readerBusy = false;
+        if (readerAgain) {
+          readerAgain = false;
+          handleRequests();
+        }
+      });
+    });
   };
 
   // ---- start (§6.10)
@@ -635,23 +740,27 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     std::cerr << "inmanta scheduler: " << llvm::toString(persisted.takeError()) << "\n";
     return 1;
   }
-  reloadSettings();
+  readSettings(store)();
   if (*managed > 0) {
     auto intents = store.loadVersion(*managed);
     if (!intents) {
       std::cerr << "inmanta scheduler: " << llvm::toString(intents.takeError()) << "\n";
       return 1;
     }
+    if (resetOnStart) {
+      say("reset_deploy_progress_on_start is set: every resource counts as new");
+      persisted->clear();
+    }
     state.restore(*managed, *intents, *persisted);
   }
-  reloadAgents();
+  readAgents(store)();
   say("started; managing version " + std::to_string(*managed) + " with " + std::to_string(state.resourceCount()) +
       " resources");
   if (auto err = (*listenStore)->listen()) {
     std::cerr << "inmanta scheduler: " << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
-  handleRequests();
+  handleRequestsNow();
   state.startDeploying();
   step();
 
@@ -706,6 +815,13 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     bool down = false;
     procExec->shutdown([&] { down = true; });
     while (!down && ioc.run_one_for(std::chrono::seconds(10)) > 0) {
+    }
+    if (externals) {
+      bool gone = false;
+      externals->shutdown([&] { gone = true; });
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!gone && std::chrono::steady_clock::now() < deadline && ioc.run_one_for(std::chrono::seconds(1)) > 0) {
+      }
     }
   }
   stopping = true;

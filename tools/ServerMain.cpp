@@ -145,11 +145,14 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   db.password = cfg.getString("database", "password", "");
   int64_t port = 5432, poolMax = 10, timeout = 60, bindPort = 8888, maxRequest = int64_t(512) << 20;
   bool auth = false, startSchedulers = true;
+  int64_t spoolRequest = int64_t(1) << 20;
   if (!intOpt("database", "port", 5432, port) || !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
       !intOpt("database", "connection_timeout", 60, timeout) || !intOpt("server", "bind-port", 8888, bindPort) ||
       !intOpt("server", "max_request_size", maxRequest, maxRequest) || !boolOpt("server", "auth", false, auth) ||
-      !boolOpt("server", "start_schedulers", true, startSchedulers))
+      !boolOpt("server", "start_schedulers", true, startSchedulers) ||
+      !intOpt("server", "request_spool_size", spoolRequest, spoolRequest))
     return 1;
+  if (spoolRequest < 0) return fail("[server] request_spool_size must be >= 0");
   if (poolMax < 1) return fail("[database] connection_pool_max_size must be at least 1");
   if (maxRequest < 1024) return fail("[server] max_request_size must be at least 1024 bytes");
   db.port = int(port);
@@ -160,10 +163,12 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   if (http.bindAddress.find(',') != std::string::npos) http.bindAddress = http.bindAddress.substr(0, http.bindAddress.find(','));
   http.port = int(bindPort);
   http.maxRequestSize = uint64_t(maxRequest);
+  http.spoolRequestSize = uint64_t(spoolRequest);
   http.sslCertFile = cfg.getString("server", "ssl_cert_file", "");
   http.sslKeyFile = cfg.getString("server", "ssl_key_file", "");
   http.consoleDir = cfg.getString("server", "console_dir", defaultConsoleDir());
   http.auth = auth;
+  http.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");  // external agent relay sockets
   for (const std::string& sec : cfg.sectionNames()) {
     if (sec.rfind("auth_jwt_", 0) != 0) continue;
     auto values = cfg.section(sec);

@@ -8,14 +8,18 @@ int schedulerMain(const std::vector<std::string>& args, int verbose);  // Schedu
 int deployMain(const std::vector<std::string>& args, int verbose);     // DeployMain.cpp
 int serverMain(const std::vector<std::string>& args, int verbose);
 int cliMain(const std::vector<std::string>& args);  // tools/CliMain.cpp
+int agentMain(const std::vector<std::string>& args, int verbose);  // AgentMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
+int litConfigMain(const std::vector<std::string>& args, int verbose);  // LitConfigMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
     {"deploy", "embedded mode: private PostgreSQL + server, compile, export and deploy this project (--dry-run)", deployMain},
     {"scheduler", "run the deploy scheduler of one environment (--environment UUID [-c FILE])", schedulerMain},
     {"executor", "run handlers for the scheduler (framed protocol on stdin/stdout)", executorMain},
+    {"agent", "external agent: run the named agents' resources for a remote server (--server H -e ENV --agent N)", agentMain},
     {"compile-service-run", "drain the server's compile queues without HTTP (tests, benchmarks)", compileServiceRunMain},
+    {"lit-config", "print a lit config for tests of your own models (%inmanta, FileCheck, %project; docs/testing.md)", litConfigMain},
     {nullptr, nullptr, nullptr},
 };
 

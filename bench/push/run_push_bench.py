@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """bench/push: for each size, generate WORK/nN with the shared kit's genmodel.py (reused when present), start a
 server (the real `inmanta server` on a private PostgreSQL from test/integration/harness.py, or sink.py), create a
-project and environment, then run `inmanta -vvv export -d` RUNS times and report, as medians: the time from the
+project and environment, run `inmanta -vvv export -d` (a fresh server and database each of RUNS times, so every
+run uploads every file) and report, as medians: the time from the
 end of compilation to the release answer (the driver's own log line), its phases (artifact rewrite, file
-uploads, put_version, release), and the server's peak RSS (VmHWM from /proc/<pid>/status after the runs)."""
+uploads, put_version, release), and the server's peak RSS (VmHWM from /proc/<pid>/status, the max of the runs)."""
 import argparse
 import json
 import os
@@ -118,11 +119,13 @@ def main():
         if not os.path.exists(os.path.join(project, "main.cf")):
             subprocess.run([sys.executable, os.path.join(args.kit, "genmodel.py"), "--entities", str(size),
                             "--out", project], check=True, stdout=subprocess.DEVNULL)
-        server = Server(kind, args.inmanta, args.work)
-        try:
-            env = environment(args.inmanta, server.port, kind)
-            runs = []
-            for _ in range(args.runs):
+        # A fresh server and database per run: files are global, so a reused one would skip every upload after
+        # the first run.
+        runs, hwms = [], []
+        for _ in range(args.runs):
+            server = Server(kind, args.inmanta, args.work)
+            try:
+                env = environment(args.inmanta, server.port, kind)
                 p = subprocess.run([args.inmanta, "-vvv", "export", "-e", env, "--server_address", "127.0.0.1",
                                     "--server_port", str(server.port), "-d"], cwd=project, capture_output=True,
                                    text=True)
@@ -130,13 +133,19 @@ def main():
                     print(f"export failed:\n{p.stderr[-3000:]}", file=sys.stderr)
                     return 1
                 runs.append({k: float(m.group(1)) for k, rx in PHASES.items() if (m := re.search(rx, p.stderr))})
-            hwm = vmhwm_mib(server.proc.pid)
-        finally:
-            server.stop()
+                hwms.append(vmhwm_mib(server.proc.pid))
+                if os.environ.get("PUSH_SERVER_LOG") and kind == "real":
+                    for line in server.proc.output().splitlines():
+                        if "version_stored" in line or "version_released" in line or "PUT /api/v1/version" in line \
+                                or ('"/api/v1/version/' in line and "POST" in line):
+                            print("  server: " + line[:300])
+            finally:
+                server.stop()
+        hwm = max(hwms)
         med = {k: statistics.median(r[k] for r in runs if k in r) for k in PHASES if any(k in r for r in runs)}
         each = ", ".join("%.2f" % r.get("total", 0) for r in runs)
         print(f"n={size}: end of compile -> release answer {med.get('total', float('nan')):.2f} s (median of "
-              f"{len(runs)}; runs {each}); server peak RSS {hwm:.0f} MiB")
+              f"{len(runs)}; runs {each}); server peak RSS {hwm:.0f} MiB (max of the runs)")
         print("  phases (median s): " + ", ".join(f"{k} {v:.3f}" for k, v in med.items() if k != "total"))
     return 0
 

@@ -3,6 +3,7 @@
 // authentication, dispatch to the route table and JSON error bodies. Route handlers live in Routes*.cpp.
 #include "api/HttpServer.h"
 
+#include "AgentRelay.h"
 #include "Auth.h"
 #include "Request.h"
 #include "service/Log.h"
@@ -17,6 +18,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <zlib.h>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -69,6 +73,83 @@ bool inflateBody(const std::string& in, std::string& out, uint64_t limit, std::s
   inflateEnd(&zs);
   return true;
 }
+
+/// Inflates gzip/zlib file `in` into file `out` in chunks; false (with `error`) when corrupt, truncated or
+/// larger than `limit`.
+bool inflateFile(const std::string& in, const std::string& out, uint64_t limit, std::string& error) {
+  std::ifstream src(in, std::ios::binary);
+  std::ofstream dst(out, std::ios::binary | std::ios::trunc);
+  if (!src || !dst) {
+    error = "cannot read the spooled request body";
+    return false;
+  }
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+    error = "cannot initialise zlib";
+    return false;
+  }
+  std::vector<char> inBuf(1 << 16), outBuf(1 << 16);
+  uint64_t total = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (zs.avail_in == 0) {
+      src.read(inBuf.data(), std::streamsize(inBuf.size()));
+      zs.avail_in = uInt(src.gcount());
+      zs.next_in = reinterpret_cast<Bytef*>(inBuf.data());
+      if (zs.avail_in == 0) {
+        error = "the gzip request body is truncated";
+        inflateEnd(&zs);
+        return false;
+      }
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(outBuf.data());
+    zs.avail_out = uInt(outBuf.size());
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      error = "the gzip request body is corrupt";
+      inflateEnd(&zs);
+      return false;
+    }
+    size_t n = outBuf.size() - zs.avail_out;
+    total += n;
+    if (total > limit) {
+      error = "the decompressed request body exceeds max_request_size";
+      inflateEnd(&zs);
+      return false;
+    }
+    dst.write(outBuf.data(), std::streamsize(n));
+  }
+  inflateEnd(&zs);
+  dst.close();
+  if (!dst) {
+    error = "cannot write the decompressed request body";
+    return false;
+  }
+  return true;
+}
+
+/// Temporary files of one request, removed with it.
+struct SpoolFiles {
+  std::vector<std::string> paths;
+  SpoolFiles() = default;
+  SpoolFiles(const SpoolFiles&) = delete;
+  SpoolFiles& operator=(const SpoolFiles&) = delete;
+  ~SpoolFiles() {
+    for (const auto& p : paths) ::unlink(p.c_str());
+  }
+  /// A new empty file under $TMPDIR (or /tmp); "" when it cannot be created.
+  std::string make() {
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    std::string tmpl = (dir / "inmanta-body-XXXXXX").string();
+    int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) return std::string();
+    ::close(fd);
+    paths.push_back(tmpl);
+    return tmpl;
+  }
+};
 
 std::string contentTypeFor(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
@@ -170,17 +251,45 @@ struct HttpServer::Impl {
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
   }
 
+  /// Whether a request's body goes to a temporary file instead of memory: a put_version larger than
+  /// spoolRequestSize (or of unknown length), which Service::putVersionFile then parses streaming.
+  bool spoolable(const http::request_header<>& h, const boost::optional<uint64_t>& length) const {
+    if (h.method() != http::verb::put || (length && *length <= opts.spoolRequestSize)) return false;
+    std::string_view target(h.target().data(), h.target().size());
+    return target.substr(0, target.find('?')) == "/api/v1/version";
+  }
+
   template <typename Stream>
   asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer) {
     for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(opts.maxRequestSize);
-      parser.header_limit(1 << 20);
+      http::request_parser<http::empty_body> head;
+      head.body_limit(opts.maxRequestSize);
+      head.header_limit(1 << 20);
       boost::system::error_code ec;
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
-      co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-      if (!ec && parser.content_length() && *parser.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
-      if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      co_await http::async_read_header(stream, buffer, head, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec && head.content_length() && *head.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
+      // The body: in memory, or spooled to a temporary file (removed when this request is done).
+      std::optional<http::request_parser<http::string_body>> text;
+      std::optional<http::request_parser<http::file_body>> spooled;
+      SpoolFiles spool;
+      if (!ec && spoolable(head.get().base(), head.content_length())) {
+        std::string path = spool.make();
+        spooled.emplace(std::move(head));
+        spooled->body_limit(opts.maxRequestSize);
+        if (path.empty()) ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+        else spooled->get().body().open(path.c_str(), beast::file_mode::write, ec);
+        if (ec) {
+          co_await writeReply(stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11, false, false);
+          co_return;
+        }
+        co_await http::async_read(stream, buffer, *spooled, asio::redirect_error(asio::use_awaitable, ec));
+        spooled->get().body().close();
+      } else if (!ec) {
+        text.emplace(std::move(head));
+        text->body_limit(opts.maxRequestSize);
+        co_await http::async_read(stream, buffer, *text, asio::redirect_error(asio::use_awaitable, ec));
+      }
       if (ec == http::error::body_limit) {
         Reply r = errorReply(ErrorCode::PayloadTooLarge, "the request body exceeds max_request_size (" +
                                                              std::to_string(opts.maxRequestSize) + " bytes)");
@@ -189,10 +298,20 @@ struct HttpServer::Impl {
         co_return;
       }
       if (ec) co_return;
-      const auto& raw = parser.get();
+      const http::request_header<>& raw = spooled ? spooled->get().base() : text->get().base();
+      bool keepAlive = spooled ? spooled->get().keep_alive() : text->get().keep_alive();
+      if (text && isAgentConnect(text->get())) {  // external agents: the connection becomes a relay (AgentRelay.h)
+        boost::system::error_code pec;
+        auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
+        std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
+        AgentClaim claim = co_await claimAgents(io, opts, text->get(), peer);
+        if (claim.error) co_await writeReply(stream, *claim.error, text->get().version(), false, false);
+        else co_await relayAgent(stream, buffer, *claim.scheduler);
+        co_return;
+      }
       ++inFlight;
       auto started = std::chrono::steady_clock::now();
-      Reply reply = co_await handle(raw);
+      Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
       --inFlight;
       std::string target(raw.target());
       service::logLine(reply.status >= 500 ? "error" : "info", "http_request",
@@ -201,17 +320,17 @@ struct HttpServer::Impl {
                         {"status", std::to_string(reply.status)},
                         {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                   std::chrono::steady_clock::now() - started).count())}});
-      bool keep = raw.keep_alive() && !stopping;
+      bool keep = keepAlive && !stopping;
       co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
       checkDrained();
       if (!keep) co_return;
     }
   }
 
-  asio::awaitable<Reply> handle(const http::request<http::string_body>& raw) {
+  asio::awaitable<Reply> handle(const http::request_header<>& raw, const std::string* body, SpoolFiles& spool) {
     Request req;
     req.method = raw.method();
-    req.headers = &raw.base();
+    req.headers = &raw;
     std::string target(raw.target());
     size_t q = target.find('?');
     std::string path = target.substr(0, q);
@@ -290,17 +409,31 @@ struct HttpServer::Impl {
         }
       }
       req.body = std::make_shared<nlohmann::json>(nlohmann::json::object());
-      if (!raw.body().empty()) {
-        const std::string* text = &raw.body();
-        std::string inflated;
-        auto enc = raw.find(http::field::content_encoding);
-        if (enc != raw.end() && (beast::iequals(enc->value(), "gzip") || beast::iequals(enc->value(), "deflate"))) {
+      auto enc = raw.find(http::field::content_encoding);
+      bool gzip = enc != raw.end() && (beast::iequals(enc->value(), "gzip") || beast::iequals(enc->value(), "deflate"));
+      if (!spool.paths.empty()) {
+        // A spooled put_version: inflated file to file when compressed, then parsed streaming by the service.
+        req.bodyFile = spool.paths.front();
+        if (gzip) {
+          std::string out = spool.make();
+          if (out.empty()) throw ApiError{ErrorCode::Internal, "cannot create a temporary file for the request body"};
           std::string error;
-          if (!inflateBody(raw.body(), inflated, opts.maxRequestSize, error))
+          uint64_t limit = opts.maxRequestSize;
+          bool ok = co_await svc.blocking([&] { return inflateFile(req.bodyFile, out, limit, error); });
+          if (!ok)
+            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge : ErrorCode::BadRequest, error};
+          req.bodyFile = out;
+        }
+      } else if (body && !body->empty()) {
+        const std::string* text = body;
+        std::string inflated;
+        if (gzip) {
+          std::string error;
+          if (!inflateBody(*body, inflated, opts.maxRequestSize, error))
             throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge : ErrorCode::BadRequest, error};
           text = &inflated;
         }
-        // Large bodies (put_version) are parsed on the blocking pool, not on the io_context.
+        // Large bodies are parsed on the blocking pool, not on the io_context.
         nlohmann::json parsed;
         if (text->size() > (1u << 20)) parsed = co_await svc.blocking([text] { return nlohmann::json::parse(*text, nullptr, false); });
         else parsed = nlohmann::json::parse(*text, nullptr, false);

@@ -47,6 +47,7 @@ struct Request {
   std::map<std::string, std::string> params;     ///< bound by the route pattern
   const http::fields* headers = nullptr;
   std::shared_ptr<nlohmann::json> body;          ///< an object (empty when there was no body)
+  std::string bodyFile;                          ///< a large put_version body spooled to disk (body stays empty)
   Caller caller;
 };
 

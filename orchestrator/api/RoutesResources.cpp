@@ -4,6 +4,38 @@
 
 namespace inm::api {
 
+namespace {
+
+// orchestrator.md §6.11 step 5: the report shape `{summary: {id, model, date, total, todo}, diff: [{resource_id,
+// status, attributes: {a: {from_value, to_value, from_value_compare, to_value_compare}}}]}`, added next to the
+// stored row's own fields (kept for existing readers).
+void addDryrunReport(nlohmann::json& row) {
+  row["summary"] = {{"id", row.value("id", nlohmann::json())}, {"model", row.value("model", nlohmann::json())},
+                    {"date", row.value("date", nlohmann::json())}, {"total", row.value("total", nlohmann::json())},
+                    {"todo", row.value("todo", nlohmann::json())}};
+  auto compare = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(4); };
+  nlohmann::json diff = nlohmann::json::array();
+  const nlohmann::json& resources = row.contains("resources") ? row["resources"] : nlohmann::json();
+  if (resources.is_object())
+    for (const auto& [rvid, entry] : resources.items()) {
+      if (!entry.is_object() || entry.value("done", true) == false) continue;
+      nlohmann::json attributes = nlohmann::json::object();
+      if (entry.contains("changes") && entry["changes"].is_object())
+        for (const auto& [name, change] : entry["changes"].items()) {
+          nlohmann::json from = change.is_object() ? change.value("current", nlohmann::json()) : nlohmann::json();
+          nlohmann::json to = change.is_object() ? change.value("desired", nlohmann::json()) : nlohmann::json();
+          attributes[name] = {{"from_value", from}, {"to_value", to}, {"from_value_compare", compare(from)},
+                              {"to_value_compare", compare(to)}};
+        }
+      auto v = rvid.rfind(",v=");
+      diff.push_back({{"resource_id", v == std::string::npos ? rvid : rvid.substr(0, v)},
+                      {"status", entry.value("diff_status", "unmodified")}, {"attributes", std::move(attributes)}});
+    }
+  row["diff"] = std::move(diff);
+}
+
+}  // namespace
+
 using model::ErrorCode;
 using V = http::verb;
 
@@ -177,6 +209,7 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     nlohmann::json row = unwrap(co_await svc.dryrun(env, stringParam(req, "id")));
     if (row["model"].get<int64_t>() != intParam(req, "version"))
       throw ApiError{ErrorCode::NotFound, "dry run " + stringParam(req, "id") + " is not of version " + std::to_string(intParam(req, "version"))};
+    addDryrunReport(row);
     co_return okData(std::move(row));
   });
   add(V::get, "/api/v1/dryrun", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -31,7 +31,8 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   }, exportClients);
   add(V::put, "/api/v1/version", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    unwrap(co_await svc.putVersion(env, req.body));
+    if (!req.bodyFile.empty()) unwrap(co_await svc.putVersionFile(env, req.bodyFile));
+    else unwrap(co_await svc.putVersion(env, req.body));
     co_return ok(nlohmann::json::object());
   }, exportClients);
   add(V::put, "/api/v2/version/partial", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,17 +108,59 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
     return nullptr;
   }
   p->pid_ = pid;
-  p->alive_ = true;
-  p->in_.assign(toChild[1]);
-  p->out_.assign(fromChild[0]);
-  p->lastHeard_ = std::chrono::steady_clock::now();
-  p->lastActivity_ = p->lastHeard_.time_since_epoch().count();
-  asio::post(p->strand_, [p] {
-    p->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", p->key_}});
-    p->readMore();
-    p->armHeartbeat();
-  });
+  p->begin(toChild[1], fromChild[0]);
   return p;
+}
+
+void ExecutorProcess::begin(int writeFd, int readFd) {
+  alive_ = true;
+  in_.assign(writeFd);
+  out_.assign(readFd);
+  lastHeard_ = std::chrono::steady_clock::now();
+  lastActivity_ = lastHeard_.time_since_epoch().count();
+  auto self = shared_from_this();
+  asio::post(strand_, [self] {
+    self->send(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"key", self->key_}});
+    self->readMore();
+    self->armHeartbeat();
+  });
+}
+
+std::shared_ptr<ExecutorProcess> ExecutorProcess::attach(asio::any_io_executor executor, std::string key, int fd,
+                                                         const ExecutorOptions& options, FileProvider files,
+                                                         std::string label) {
+  signal(SIGPIPE, SIG_IGN);
+  std::shared_ptr<ExecutorProcess> p(new ExecutorProcess(executor, std::move(key), options, std::move(files)));
+  p->label_ = std::move(label);
+  int writeFd = ::dup(fd);
+  if (writeFd < 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  p->begin(writeFd, fd);
+  return p;
+}
+
+void ExecutorProcess::forceStop() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+  } else if (alive_) {
+    boost::system::error_code ignored;
+    out_.cancel(ignored);  // the pending read completes with an error: the death path
+    ::shutdown(out_.native_handle(), SHUT_RDWR);
+  }
+}
+
+std::string ExecutorProcess::who() const {
+  return label_.empty() ? "executor process " + std::to_string(pid_) + " for " + key_ : label_;
+}
+
+void ExecutorProcess::whenDead(std::function<void()> f) {
+  auto self = shared_from_this();
+  asio::post(strand_, [self, f = std::move(f)] {
+    if (!self->alive_) return f();
+    self->onReaped_.push_back(std::move(f));
+  });
 }
 
 ExecutorProcess::~ExecutorProcess() { terminateNow(); }
@@ -169,7 +212,7 @@ void ExecutorProcess::readMore() {
       }
     } catch (const std::exception& e) {
       self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
-      ::kill(self->pid_, SIGKILL);
+      self->forceStop();
       return self->onDeath("");
     }
     if (self->alive_) self->readMore();
@@ -225,7 +268,7 @@ void ExecutorProcess::onMessage(const Json& msg) {
     }
   } else if (type == "error") {
     lastError_ = msg.value("message", std::string());
-    std::cerr << "executor " << pid_ << " (" << key_ << "): " << lastError_ << "\n";
+    std::cerr << who() << ": " << lastError_ << "\n";
   }
   // hello, heartbeat, bye: lastHeard_ is all they update.
 }
@@ -259,11 +302,11 @@ void ExecutorProcess::onDeath(const std::string&) {
   in_.close(ignored);
   out_.close(ignored);
   reap(true);
+  if (!label_.empty() && deathCause_.empty()) deathCause_ = "disconnected";
   std::string cause = killCause_.empty() ? deathCause_ : killCause_ + " (" + deathCause_ + ")";
   if (!lastError_.empty()) cause += "; its last error: " + lastError_;
   deathCause_ = cause;
-  std::string message = "executor process " + std::to_string(pid_) + " for " + key_ + " " + cause +
-                        " while this resource was in flight";
+  std::string message = who() + " " + cause + " while this resource was in flight";
   std::map<std::string, Pending> pending;
   pending.swap(inFlight_);
   inFlightCount_ = 0;
@@ -285,7 +328,7 @@ void ExecutorProcess::armHeartbeat() {
       std::snprintf(buf, sizeof buf, "hung: no heartbeat answer for %.1f s (timeout %.1f s), killed", secs,
                     std::chrono::duration<double>(self->options_.heartbeatTimeout).count());
       self->killCause_ = buf;
-      ::kill(self->pid_, SIGKILL);  // EOF follows; onDeath fails the in-flight requests
+      self->forceStop();  // EOF follows; onDeath fails the in-flight requests
       return;
     }
     self->send(Json{{"type", "heartbeat"}, {"seq", ++self->heartbeatSeq_}});
@@ -298,8 +341,7 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
   auto self = shared_from_this();
   asio::post(strand_, [self, type, requests = std::move(requests), cb] {
     if (!self->alive_) {
-      std::string message = "executor process " + std::to_string(self->pid_) + " for " + self->key_ + " " +
-                            self->deathCause_ + " before the request was sent";
+      std::string message = self->who() + " " + self->deathCause_ + " before the request was sent";
       for (const DeployRequest& r : requests) (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
       return;
     }
@@ -337,7 +379,7 @@ void ExecutorProcess::shutdown(std::function<void()> done) {
     self->grace_.async_wait([self](boost::system::error_code ec) {
       if (ec || !self->alive_) return;
       self->killCause_ = "did not stop within the shutdown grace period and was killed";
-      ::kill(self->pid_, SIGKILL);
+      self->forceStop();
     });
   });
 }
@@ -347,7 +389,7 @@ void ExecutorProcess::kill(const std::string& cause) {
   asio::post(strand_, [self, cause] {
     if (!self->alive_) return;
     self->killCause_ = cause;
-    ::kill(self->pid_, SIGKILL);
+    self->forceStop();
   });
 }
 

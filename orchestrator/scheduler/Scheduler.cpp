@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <random>
 #include <unordered_set>
 
@@ -76,8 +77,10 @@ nlohmann::json logLine(const std::string& level, const std::string& msg, nlohman
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
   char ts[64];
-  std::snprintf(ts, sizeof ts, "%s.%06lld", buf, static_cast<long long>(us));
-  return {{"level", level}, {"msg", msg}, {"args", nlohmann::json::array()}, {"kwargs", std::move(kwargs)},
+  std::snprintf(ts, sizeof ts, "%s.%06lld+00:00", buf, static_cast<long long>(us));
+  std::string upper = level;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return {{"level", upper}, {"msg", msg}, {"args", nlohmann::json::array()}, {"kwargs", std::move(kwargs)},
           {"timestamp", ts}};
 }
 
@@ -92,6 +95,13 @@ std::string randomUuid() {
   std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32), unsigned((a >> 16) & 0xffff),
                 unsigned(a & 0xffff), unsigned(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
+}
+
+/// The attributes a work item carries: the parsed tree when there is one, else parsed from the stored text.
+std::shared_ptr<const nlohmann::json> dispatchAttributes(const std::shared_ptr<const nlohmann::json>& parsed,
+                                                         const std::shared_ptr<const std::string>& text) {
+  if (parsed || !text) return parsed;
+  return std::make_shared<const nlohmann::json>(nlohmann::json::parse(*text, nullptr, false));
 }
 
 bool boolAttr(const std::shared_ptr<const nlohmann::json>& a, const char* key, bool fallback) {
@@ -132,9 +142,10 @@ void SchedulerState::setIntent(Res& r, const plan::Intent& i) {
   r.hash = i.hash;
   r.undefined = i.undefined;
   r.attributes = i.attributes;
+  r.attributesText = i.attributesText;
   r.requireIds = i.requireIds;
-  r.sendEvent = boolAttr(i.attributes, "send_event", false);
-  r.receiveEvents = boolAttr(i.attributes, "receive_events", true);
+  r.sendEvent = i.sendEvent.value_or(boolAttr(i.attributes, "send_event", false));
+  r.receiveEvents = i.receiveEvents.value_or(boolAttr(i.attributes, "receive_events", true));
   r.present = true;
 }
 
@@ -148,6 +159,7 @@ void SchedulerState::resetFresh(Res& r) {
   r.lastDeployed.reset();
   r.lastSuccess.reset();
   r.lastProducedEvents.reset();
+  r.lastChangeStarted.reset();
 }
 
 void SchedulerState::rebuildGraph() {
@@ -231,7 +243,8 @@ plan::ManagedIntent SchedulerState::managedIntent() const {
   plan::ManagedIntent m;
   for (const auto& r : res_) {
     if (!r.present) continue;
-    plan::Intent i{r.id, agents_[r.agent].name, r.hash, r.undefined, r.requireIds, r.attributes};
+    plan::Intent i{r.id, agents_[r.agent].name, r.hash, r.undefined, r.requireIds, r.attributes, r.attributesText,
+                   r.sendEvent, r.receiveEvents};
     m.emplace(r.id, std::move(i));
   }
   return m;
@@ -254,6 +267,7 @@ void SchedulerState::restore(int version, const std::vector<plan::Intent>& inten
     r.lastDeployed = p.lastHandlerRunAt;
     r.lastSuccess = p.lastSuccess;
     r.lastProducedEvents = p.lastProducedEvents;
+    r.lastChangeStarted = p.lastChangeStarted;
     // We store TEMPORARILY_BLOCKED and restore it (the reference stores NOT_BLOCKED, a known gap).
     if (parseBlocked(p.blocked).value_or(Blocked::NotBlocked) == Blocked::TemporarilyBlocked)
       r.blocked = Blocked::TemporarilyBlocked;
@@ -475,7 +489,8 @@ void SchedulerState::requestDryrun(const std::string& dryrunId, int version, con
   for (const auto& i : resources) {
     uint64_t id = nextTask_++;
     uint32_t a = agentFor(i.agent);
-    side_.emplace(id, SideTask{TaskKind::DryRun, UINT32_MAX, i.id, a, version, i.attributes, dryrunId});
+    side_.emplace(id, SideTask{TaskKind::DryRun, UINT32_MAX, i.id, a, version, i.attributes, i.attributesText,
+                               dryrunId});
     agents_[a].ready.insert(QKey{static_cast<int>(Priority::DryRun), nextSeq_++, TaskKind::DryRun, id});
     pumpAgents_.insert(a);
   }
@@ -490,7 +505,8 @@ void SchedulerState::requestFacts(const std::string& resourceId) {
   for (const auto& [_, t] : side_)
     if (t.kind == TaskKind::RefreshFact && t.res == it->second) return;  // unique per resource
   uint64_t id = nextTask_++;
-  side_.emplace(id, SideTask{TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes, {}});
+  side_.emplace(id, SideTask{TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes,
+                             r.attributesText, {}});
   agents_[r.agent].ready.insert(QKey{static_cast<int>(Priority::FactRefresh), nextSeq_++, TaskKind::RefreshFact, id});
   pumpAgents_.insert(r.agent);
   pump();
@@ -536,9 +552,14 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.resourceId = r.id;
     w.resourceId = r.id;
     w.version = version_;
-    w.attributes = r.attributes;
+    w.attributes = dispatchAttributes(r.attributes, r.attributesText);
     w.reason = r.reason;
-    for (uint32_t d : r.requires_) w.dependencyStates.emplace_back(res_[d].id, dependencyState(res_[d]));
+    for (uint32_t d : r.requires_) {
+      const Res& dep = res_[d];
+      w.dependencyStates.emplace_back(dep.id, dependencyState(dep));
+      if (dep.lastChangeStarted && (!r.lastSuccess || *dep.lastChangeStarted > *r.lastSuccess))
+        w.dependencyChanged = true;
+    }
     stats_.deploysStarted++;
     effects_.starts.push_back(ActionStart{w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
                                           nlohmann::json::array({logLine("info", "Start run because " + r.reason,
@@ -555,7 +576,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.dryrunId = s.dryrunId;
     w.resourceId = s.resourceId;
     w.version = s.version;
-    w.attributes = s.attributes;
+    w.attributes = dispatchAttributes(s.attributes, s.attributesText);
     w.dryrunId = s.dryrunId;
     w.reason = k.kind == TaskKind::DryRun ? "dryrun" : "fact refresh";
     effects_.starts.push_back(ActionStart{w.actionId, s.resourceId, a.name, s.version, k.kind, now,
@@ -623,7 +644,9 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   bool removed = !r.present;
   bool stale = removed || r.generation != t.generation;
   if (stale) stats_.staleResults++;
-  const std::string& st = wr.status;
+  // §6.4: `non_compliant` needs the compliance_reporting feature, which this orchestrator does not have: it is
+  // recorded as `failed` (the handler's own lines stay in the log).
+  const std::string st = wr.status == "non_compliant" ? std::string("failed") : wr.status;
   HandlerResult hr = HandlerResult::Failed;
   if (st == "deployed" || st == "non_compliant")
     hr = HandlerResult::Successful;
@@ -636,6 +659,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
     r.lastResult = hr;
     r.lastDeployed = now;
     if (deployed) r.lastSuccess = t.started;
+    if (wr.change != "nochange" && !wr.change.empty() && (!r.lastChangeStarted || *r.lastChangeStarted < t.started))
+      r.lastChangeStarted = t.started;
     if (!stale) {
       r.hasRun = true;
       r.lastCompliant = deployed;
@@ -720,7 +745,8 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     if (wr.status != "dry" && wr.status != "deployed") {
       std::string why = wr.status;
       for (const auto& m : wr.messages)
-        if (m.value("level", "") == "error") why = m.value("msg", why);
+        if (m.is_object() && (m.value("level", "") == "ERROR" || m.value("level", "") == "error"))
+          why = m.value("msg", why);
       d.changes["handler"] = {{"current", "FAILED"}, {"desired", why}};
     }
     if (d.changes.empty()) {

@@ -2,6 +2,7 @@
 // ServiceVersions.cpp.
 #include "service/Service.h"
 
+#include "FileBatch.h"
 #include "Util.h"
 #include "artifact/Artifact.h"
 #include "model/Settings.h"
@@ -118,7 +119,8 @@ std::string encodeBase64(const std::string& in) {
 }
 
 Service::Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler, ServiceOptions options)
-    : store_(store), pool_(pool), scheduler_(scheduler), options_(options) {}
+    : store_(store), pool_(pool), scheduler_(scheduler), options_(options),
+      fileBatch_(std::make_shared<FileBatch>(store)) {}
 
 asio::awaitable<Result> Service::health() {
   llvm::Error e = co_await blocking([&] { return store_.ping(); });
@@ -351,12 +353,16 @@ asio::awaitable<Result> Service::missingFiles(nlohmann::json hashes) {
 }
 
 asio::awaitable<Result> Service::uploadFile(std::string hash, std::string base64Content) {
-  std::string bytes;
-  if (!decodeBase64(base64Content, bytes)) co_return Result::error(ErrorCode::BadRequest, "'content' is not valid base64");
-  std::string actual = artifact::sha1Hex(bytes);
-  if (actual != hash)
-    co_return Result::error(ErrorCode::BadRequest, "file hash mismatch: 'id' is " + hash + " but the content has sha1 " + actual);
-  co_return fromError(co_await blocking([&] { return store_.putFile(hash, bytes); }));
+  // Decoding and the sha1 check run on the pool (not the io thread); the insert joins the group commit.
+  llvm::Error e = co_await blocking([&]() -> llvm::Error {
+    std::string bytes;
+    if (!decodeBase64(base64Content, bytes)) return model::fail(ErrorCode::BadRequest, "'content' is not valid base64");
+    std::string actual = artifact::sha1Hex(bytes);
+    if (actual != hash)
+      return model::fail(ErrorCode::BadRequest, "file hash mismatch: 'id' is " + hash + " but the content has sha1 " + actual);
+    return fileBatch_->submit(hash, std::move(bytes));
+  });
+  co_return fromError(std::move(e));
 }
 
 asio::awaitable<Result> Service::fileExists(std::string hash) {

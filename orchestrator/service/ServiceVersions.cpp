@@ -12,6 +12,7 @@
 #include "service/Log.h"
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -31,6 +32,43 @@ struct Built {
 /// Checks the requires graph is closed and fills undeployable, skipped_for_undeployable and
 /// is_suitable_for_partial_compiles from it.
 llvm::Error finishGraph(Built& b);
+
+/// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the caller);
+/// `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the field.
+llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i, std::vector<std::string>& reqs) {
+  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
+  std::string where = "resources[" + std::to_string(i) + "]";
+  if (!r.is_object()) return bad(where + " must be an object");
+  auto id = r.find("id");
+  if (id == r.end() || !id->is_string()) return bad(where + ".id must be a string");
+  llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get<std::string>());
+  if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
+  store::ResourceRow row;
+  row.resourceId = parsed->str();
+  row.resourceType = parsed->type;
+  row.agent = parsed->agent;
+  row.idValue = parsed->value;
+  nlohmann::json attrs = nlohmann::json::object();
+  for (auto it = r.begin(); it != r.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "id" || k == "version") continue;
+    if (k == "requires") {
+      if (!it->is_array()) return bad(where + ".requires must be a list");
+      for (const auto& q : *it) {
+        if (!q.is_string()) return bad(where + ".requires must hold resource ids");
+        reqs.push_back(artifact::stripVersion(q.get<std::string>()).str());
+      }
+      continue;
+    }
+    attrs[k] = *it;
+  }
+  std::sort(reqs.begin(), reqs.end());
+  reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
+  row.attributeHash = artifact::attributeHash(row.resourceId, attrs);
+  attrs["requires"] = reqs;
+  row.attributesJson = attrs.dump();
+  return row;
+}
 
 /// Parses a put_version body into store rows; Failure(BadRequest) names the offending field. The graph
 /// checks run unless `partial` (a partial export may require resources of its base version).
@@ -60,39 +98,12 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   std::vector<std::vector<std::string>> requiresOf;
   in.resources.reserve(rs->size());
   for (size_t i = 0; i < rs->size(); ++i) {
-    const auto& r = (*rs)[i];
-    std::string where = "resources[" + std::to_string(i) + "]";
-    if (!r.is_object()) return bad(where + " must be an object");
-    auto id = r.find("id");
-    if (id == r.end() || !id->is_string()) return bad(where + ".id must be a string");
-    llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get<std::string>());
-    if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
-    store::ResourceRow row;
-    row.resourceId = parsed->str();
-    row.resourceType = parsed->type;
-    row.agent = parsed->agent;
-    row.idValue = parsed->value;
-    if (!index.emplace(row.resourceId, i).second) return bad(where + ": duplicate resource " + row.resourceId);
-    nlohmann::json attrs = nlohmann::json::object();
     std::vector<std::string> reqs;
-    for (auto it = r.begin(); it != r.end(); ++it) {
-      const std::string& k = it.key();
-      if (k == "id" || k == "version") continue;
-      if (k == "requires") {
-        if (!it->is_array()) return bad(where + ".requires must be a list");
-        for (const auto& q : *it) {
-          if (!q.is_string()) return bad(where + ".requires must hold resource ids");
-          reqs.push_back(artifact::stripVersion(q.get<std::string>()).str());
-        }
-        continue;
-      }
-      attrs[k] = *it;
-    }
-    std::sort(reqs.begin(), reqs.end());
-    reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
-    row.attributeHash = artifact::attributeHash(row.resourceId, attrs);
-    attrs["requires"] = reqs;
-    row.attributesJson = attrs.dump();
+    llvm::Expected<store::ResourceRow> built = buildRow((*rs)[i], i, reqs);
+    if (!built) return built.takeError();
+    store::ResourceRow& row = *built;
+    std::string where = "resources[" + std::to_string(i) + "]";
+    if (!index.emplace(row.resourceId, i).second) return bad(where + ": duplicate resource " + row.resourceId);
     auto st = stateById.find(row.resourceId);
     row.undefined = st != stateById.end() && st->second == "undefined";
     if (auto s = sets.find(row.resourceId); s != sets.end() && !s->is_null()) {
@@ -229,6 +240,175 @@ llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<st
   return finishGraph(b);
 }
 
+/// The version number of a put_version body: an integer or a string holding one.
+llvm::Expected<int64_t> versionNumber(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_string()) {
+    try {
+      size_t n;
+      int64_t out = std::stoll(v.get<std::string>(), &n);
+      if (n == v.get<std::string>().size()) return out;
+    } catch (...) {
+    }
+  }
+  return model::fail(ErrorCode::BadRequest, "'version' must be an integer");
+}
+
+/// SAX handler for a put_version body: builds the top-level object as a tree, except the elements of its
+/// "resources" array, which go to `onResource` one at a time as they complete and are then dropped, so memory
+/// holds one resource, not the version.
+class VersionSax : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit VersionSax(std::function<bool(nlohmann::json&&)> onResource) : onResource_(std::move(onResource)) {}
+  /// The object built so far (complete after a successful parse).
+  const nlohmann::json& top() const { return stack_.empty() ? root : stack_.front().value; }
+  nlohmann::json root;
+  std::string syntaxError;
+
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool string(string_t& v) override { return put(std::move(v)); }
+  bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
+  bool start_object(std::size_t) override {
+    stack_.push_back({nlohmann::json::object(), {}});
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override {
+    stack_.push_back({nlohmann::json::array(), {}});
+    return true;
+  }
+  bool end_array() override { return pop(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    syntaxError = e.what();
+    return false;
+  }
+
+ private:
+  struct Frame {
+    nlohmann::json value;
+    std::string key;
+  };
+  bool pop() {
+    nlohmann::json v = std::move(stack_.back().value);
+    stack_.pop_back();
+    return put(std::move(v));
+  }
+  bool put(nlohmann::json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return true;
+    }
+    if (stack_.size() == 2 && stack_[0].key == "resources" && stack_[1].value.is_array()) return onResource_(std::move(v));
+    Frame& f = stack_.back();
+    if (f.value.is_array()) f.value.push_back(std::move(v));
+    else f.value[f.key] = std::move(v);
+    return true;
+  }
+  std::function<bool(nlohmann::json&&)> onResource_;
+  std::vector<Frame> stack_;
+};
+
+/// Rows per COPY batch of a streamed put_version (the memory bound of the resources in flight).
+constexpr size_t kStreamBatch = 2000;
+
+/// Parses a put_version body from `in` for Store::putVersionStreamed: resources are checked, hashed and
+/// written to `sink` in batches of kStreamBatch as they are read (held back only while the body has not yet
+/// named its version); the rest is checked like parseVersion does.
+llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::ResourceSink& sink, size_t& count) {
+  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
+  std::vector<store::ResourceRow> batch;
+  std::optional<llvm::Error> failure;
+  bool begun = false;
+  count = 0;
+  VersionSax* saxPtr = nullptr;
+  auto flush = [&]() -> bool {
+    if (!begun) {
+      auto v = saxPtr->top().find("version");
+      if (v == saxPtr->top().end()) return true;  // the version comes after the resources: keep them until then
+      llvm::Expected<int64_t> n = versionNumber(*v);
+      if (!n) {
+        failure = n.takeError();
+        return false;
+      }
+      sink.begin(*n);
+      begun = true;
+    }
+    sink.write(batch);
+    batch.clear();
+    return true;
+  };
+  VersionSax sax([&](nlohmann::json&& r) -> bool {
+    std::vector<std::string> reqs;
+    llvm::Expected<store::ResourceRow> row = buildRow(r, count, reqs);
+    if (!row) {
+      failure = row.takeError();
+      return false;
+    }
+    ++count;
+    batch.push_back(std::move(*row));
+    if (batch.size() >= kStreamBatch) return flush();
+    return true;
+  });
+  saxPtr = &sax;
+  bool parsed = nlohmann::json::sax_parse(in, &sax);
+  if (failure) return std::move(*failure);
+  if (!parsed) return bad("the request body is not valid JSON" + (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));
+  const nlohmann::json& body = sax.root;
+  if (!body.is_object()) return bad("the request body must be a JSON object");
+  store::StreamedVersion out;
+  store::VersionInput& head = out.head;
+  auto v = body.find("version");
+  if (v == body.end()) return bad("'version' is required");
+  llvm::Expected<int64_t> number = versionNumber(*v);
+  if (!number) return number.takeError();
+  head.version = *number;
+  auto rs = body.find("resources");
+  if (rs == body.end() || !rs->is_array()) return bad("'resources' must be a list");
+  if (!batch.empty() || !begun) {
+    if (!begun) {
+      sink.begin(head.version);
+      begun = true;
+    }
+    if (!batch.empty()) sink.write(batch);
+    batch.clear();
+  }
+  nlohmann::json state = body.value("resource_state", nlohmann::json::object());
+  if (!state.is_object()) return bad("'resource_state' must be an object");
+  for (auto it = state.begin(); it != state.end(); ++it)
+    if (it->is_string() && it->get<std::string>() == "undefined") out.undefinedIds.push_back(artifact::stripVersion(it.key()).str());
+  nlohmann::json sets = body.value("resource_sets", nlohmann::json::object());
+  if (!sets.is_object()) return bad("'resource_sets' must be an object");
+  for (auto it = sets.begin(); it != sets.end(); ++it) {
+    if (it->is_null()) continue;
+    std::string rid = artifact::stripVersion(it.key()).str();
+    if (!it->is_string()) return bad("resource_sets." + rid + " must be a string");
+    out.resourceSets.emplace_back(rid, it->get<std::string>());
+  }
+  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
+    if (!u->is_array()) return bad("'unknowns' must be a list");
+    for (const auto& x : *u) {
+      if (!x.is_object()) return bad("'unknowns' must hold objects");
+      nlohmann::json c = x;
+      if (c.contains("resource") && c["resource"].is_string())
+        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
+      head.unknowns.push_back(std::move(c));
+    }
+  }
+  head.versionInfo = body.value("version_info", nlohmann::json());
+  head.pipConfig = body.value("pip_config", nlohmann::json());
+  head.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
+  if (!head.moduleVersionInfo.is_null() && !head.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
+  return out;
+}
+
 std::string compareString(const nlohmann::json& v) {
   if (v.is_null()) return "";
   if (v.is_object() || v.is_array()) return artifact::pythonJsonDumps(v, 4);
@@ -271,6 +451,29 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
   logLine("info", "version_stored",
           {{"environment", env}, {"version", std::to_string(version)},
            {"resources", std::to_string((*body)["resources"].size())}, {"build_ms", std::to_string(buildMs)},
+           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
+  co_await afterStore(env, version);
+  co_return Result::of(version);
+}
+
+asio::awaitable<Result> Service::putVersionFile(std::string env, std::string bodyFile) {
+  env = lowerUuid(env);
+  auto started = std::chrono::steady_clock::now();
+  size_t count = 0;
+  int64_t version = 0;
+  llvm::Error stored = co_await blocking([&]() -> llvm::Error {
+    std::ifstream in(bodyFile, std::ios::binary);
+    if (!in) return model::fail(ErrorCode::Internal, "cannot read the spooled request body " + bodyFile);
+    return store_.putVersionStreamed(env, [&](store::ResourceSink& sink) -> llvm::Expected<store::StreamedVersion> {
+      llvm::Expected<store::StreamedVersion> sv = streamVersion(in, sink, count);
+      if (sv) version = sv->head.version;
+      return sv;
+    });
+  });
+  if (stored) co_return Result::error(std::move(stored));
+  logLine("info", "version_stored",
+          {{"environment", env}, {"version", std::to_string(version)}, {"resources", std::to_string(count)},
+           {"streamed", "true"},
            {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
   co_await afterStore(env, version);
   co_return Result::of(version);

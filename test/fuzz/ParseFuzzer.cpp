@@ -15,8 +15,11 @@
 #include <cstdlib>
 #include <string>
 
+static inm::frontend::ParseOptions parseOpts;
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  setenv("INM_PARSER", "fast-check", /*overwrite=*/0);
+  const char* env = std::getenv("INM_PARSER");
+  parseOpts.mode = inm::frontend::parserModeFromName(env ? env : "fast-check").value_or(inm::frontend::ParserMode::FastCheck);
   return 0;
 }
 
@@ -25,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inm::StringTable strings;
   inm::DiagnosticEngine diags(sm);
   inm::FileId file = sm.addBuffer("fuzz.cf", std::string(reinterpret_cast<const char*>(data), size));
-  inm::frontend::Ast ast = inm::frontend::parseFile(file, sm, strings, diags);
+  inm::frontend::Ast ast = inm::frontend::parseFile(file, sm, strings, diags, parseOpts);
   if (!diags.hasErrors()) {
     std::string out;
     llvm::raw_string_ostream os(out);

@@ -697,3 +697,75 @@ TEST_F(SchedulerTest, BackpressureHoldsNewStartsUntilReleased) {
   EXPECT_EQ(exec.pending.size(), 2u);
   EXPECT_EQ(s->pendingEffects(), 2u);
 }
+
+namespace {
+
+// Finishes the one pending item of `id` as deployed with `change`; returns its dependencyChanged flag.
+bool finishWithChange(FakeExecutor& exec, SchedulerState& s, const std::string& id, const std::string& change) {
+  auto it = std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+  EXPECT_NE(it, exec.pending.end()) << id << " is not running";
+  if (it == exec.pending.end()) return false;
+  WorkItem w = *it;
+  exec.pending.erase(it);
+  WorkResult r;
+  r.taskId = w.taskId;
+  r.status = "deployed";
+  r.change = change;
+  s.onResults({r});
+  return w.dependencyChanged;
+}
+
+}  // namespace
+
+TEST_F(SchedulerTest, DependencyChangedOnlyWhenADependencyChangedSinceTheLastSuccess) {
+  release(1, {{"file"}, {"service", "a", "h", {"file"}}});
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("file"), "created"));
+  // Never deployed successfully and its dependency changed: reload.
+  EXPECT_TRUE(finishWithChange(exec, *s, rid("service"), "nochange"));
+  // A no-change repair of file forces service (event) without a reload.
+  clock.t += 1s;
+  s->userDeploy({}, true);
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("file"), "nochange"));
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("service"), "nochange"));
+  // A changed file: the event deploy of service reloads, once.
+  clock.t += 1s;
+  release(2, {{"file", "a", "h2"}, {"service", "a", "h", {"file"}}});
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("file"), "updated"));
+  EXPECT_TRUE(finishWithChange(exec, *s, rid("service"), "nochange"));
+  clock.t += 1s;
+  s->userDeploy({}, true);
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("file"), "nochange"));
+  EXPECT_FALSE(finishWithChange(exec, *s, rid("service"), "nochange"));
+  EXPECT_TRUE(exec.pending.empty());
+}
+
+TEST_F(SchedulerTest, DependencyChangedSurvivesARestart) {
+  std::unordered_map<std::string, PersistedState> persisted;
+  PersistedState file, service;
+  file.lastHandlerRun = service.lastHandlerRun = "SUCCESSFUL";
+  file.lastHandlerRunCompliant = service.lastHandlerRunCompliant = true;
+  file.lastDeployedHash = service.lastDeployedHash = "h";
+  service.lastSuccess = clock.t - 10s;
+  file.lastChangeStarted = clock.t - 5s;  // changed after service's last success, service not yet redeployed
+  file.lastProducedEvents = clock.t - 5s;
+  persisted[rid("file")] = file;
+  persisted[rid("service")] = service;
+  Spec fileSpec{"file"}, serviceSpec{"service", "a", "h", {"file"}};
+  s->restore(1, {intent(fileSpec), intent(serviceSpec)}, persisted);
+  s->startDeploying();
+  ASSERT_EQ(pendingIds(), std::vector<std::string>{rid("service")});  // dirty through the event (§6.6)
+  EXPECT_TRUE(finishWithChange(exec, *s, rid("service"), "nochange"));
+}
+
+TEST_F(SchedulerTest, NonCompliantIsRecordedAsFailedWithoutTheComplianceFeature) {
+  release(1, {{"a"}});
+  finish(rid("a"), "non_compliant");
+  Effects e = s->takeEffects();
+  ASSERT_EQ(e.finishes.size(), 1u);
+  EXPECT_EQ(e.finishes[0].status, "failed");
+  EXPECT_EQ(e.finishes[0].handlerResult, HandlerResult::Failed);
+  EXPECT_EQ(v("a").lastResult, HandlerResult::Failed);
+  // Start and end lines are written with the upper-case level names of the action log.
+  ASSERT_EQ(e.starts.size(), 1u);
+  EXPECT_EQ(e.starts[0].messages[0]["level"], "INFO");
+}

@@ -7,19 +7,39 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <optional>
 #include <string>
 
 namespace inm::frontend {
 
+/// Which parser reads a file. The driver sets it (tools/InmantaMain.cpp reads INM_PARSER for compatibility).
+enum class ParserMode {
+  Default,     // the hand-written fast path; on any doubt the ANTLR path parses the file and reports
+  Antlr,       // the ANTLR path only
+  FastStrict,  // as Default, but a fast-path rejection of a file ANTLR accepts is an error (testing)
+  FastCheck,   // both paths on every file; any difference of the Asts is an error (testing)
+};
+
+/// The mode named `name` ("", "antlr", "fast-strict", "fast-check"); nullopt for an unknown name.
+std::optional<ParserMode> parserModeFromName(llvm::StringRef name);
+
+struct ParseOptions {
+  ParserMode mode = ParserMode::Default;
+};
+
 /// Parses one file already loaded into `sm`. On syntax errors, reports them to `diags` and returns an
 /// Ast holding whatever was built (consumers must check diags.hasErrors()).
-Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
+Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags,
+              const ParseOptions& opts = {});
+
+struct DumpOptions {
+  /// Append every store, field and full range (the parser differential tests; env INM_DUMP_RANGES in the driver).
+  bool ranges = false;
+};
 
 /// Writes a deterministic, indented dump of the tree (for `inmanta compile --dump-ast` golden tests).
-void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm, llvm::raw_ostream& os);
-
-/// Python's repr() of a string ('a', "it's", escapes for quotes, backslashes and control characters).
-std::string pyStrRepr(llvm::StringRef s);
+void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager& sm, llvm::raw_ostream& os,
+             const DumpOptions& opts = {});
 
 /// The reference compiler's rendering of an expression in error messages ("reported in …"):
 /// `t1.a`, `3`, `'str'`, `(1 + 'hello')`, `std::print(u)`, `Construct(Test1)`, `Format('{{a}}')`,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "frontend/Ast.h"
+#include "frontend/Frontend.h"
 #include "support/Diagnostics.h"
 
 #include <string>
@@ -34,6 +35,7 @@ struct LoadOptions {
   std::string mainFile = "main.cf";
   std::string stdDir;                    // our shipped std module (found next to the binary if empty)
   bool autostd = true;                   // implicitly load std
+  ParseOptions parse;                    // for every file of the project
 };
 
 /// Reads project.yml, then parses main.cf and all transitively imported module files. Problems

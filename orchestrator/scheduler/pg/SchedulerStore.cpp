@@ -3,6 +3,8 @@
 // exception is caught here and returned as an llvm::Error naming the operation.
 #include "scheduler/pg/SchedulerStore.h"
 
+#include "DeployWriter.h"
+
 #include <pqxx/pqxx>
 
 #include <cmath>
@@ -168,6 +170,11 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     };
     timer("autostart_agent_deploy_interval", "600", info.settings.deployInterval);
     timer("autostart_agent_repair_interval", "86400", info.settings.repairInterval);
+    std::string reset = text("reset_deploy_progress_on_start", "false");
+    if (reset == "true" || reset == "false")
+      info.resetDeployProgressOnStart = reset == "true";
+    else
+      info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset + "' is not a boolean");
     std::string par = text("agent_parallelism", "1");
     try {
       size_t used = 0;
@@ -203,11 +210,23 @@ plan::Intent intentFromRow(const pqxx::row& row) {
   i.agent = row[1].as<std::string>();
   i.hash = row[2].as<std::string>();
   i.undefined = row[3].as<bool>();
-  auto attrs = std::make_shared<nlohmann::json>(nlohmann::json::parse(row[4].as<std::string>(), nullptr, false));
-  if (attrs->is_object()) {
-    auto it = attrs->find("requires");
-    if (it != attrs->end() && it->is_array())
-      for (const auto& r : *it) {
+  // The attributes stay text until a task is dispatched; only requires and the event flags are parsed here
+  // (PostgreSQL extracts them).
+  i.attributesText = std::make_shared<const std::string>(row[4].as<std::string>());
+  auto flag = [&](int col) -> std::optional<bool> {
+    if (row[col].is_null()) return std::nullopt;
+    std::string v = row[col].as<std::string>();
+    if (v == "true" || v == "false") return v == "true";
+    return std::nullopt;
+  };
+  i.sendEvent = flag(6);
+  i.receiveEvents = flag(7);
+  if (!i.sendEvent) i.sendEvent = false;
+  if (!i.receiveEvents) i.receiveEvents = true;
+  if (!row[5].is_null()) {
+    auto reqs = nlohmann::json::parse(row[5].as<std::string>(), nullptr, false);
+    if (reqs.is_array())
+      for (const auto& r : reqs) {
         if (!r.is_string()) continue;
         std::string dep = r.get<std::string>();
         auto v = dep.rfind(",v=");  // tolerate versioned ids
@@ -215,7 +234,6 @@ plan::Intent intentFromRow(const pqxx::row& row) {
         i.requireIds.push_back(dep);
       }
   }
-  i.attributes = std::move(attrs);
   return i;
 }
 
@@ -226,7 +244,8 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::loadVersion(int versio
     pqxx::read_transaction tx{*impl_->conn};
     std::vector<plan::Intent> out;
     auto r = tx.exec_params(
-        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text FROM resource "
+        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text, attributes->'requires', "
+        "attributes->'send_event', attributes->'receive_events' FROM resource "
         "WHERE environment = $1::uuid AND model = $2",
         impl_->env, version);
     out.reserve(r.size());
@@ -291,6 +310,16 @@ llvm::Expected<std::unordered_map<std::string, PersistedState>> SchedulerStore::
       p.lastSuccess = fromEpoch(row[6]);
       p.lastProducedEvents = fromEpoch(row[7]);
       out.emplace(row[0].as<std::string>(), std::move(p));
+    }
+    // §6.6 reload: the newest deploy with a change per resource (did_dependency_change reads the same).
+    for (const auto& row : tx.exec_params(
+             "SELECT x.resource_id, extract(epoch from max(a.started)) FROM resourceaction a "
+             "JOIN resourceaction_resource x ON x.resource_action_id = a.action_id AND x.environment = a.environment "
+             "WHERE a.environment = $1::uuid AND a.action = 'deploy' AND a.change IS NOT NULL "
+             "AND a.change <> 'nochange' GROUP BY x.resource_id",
+             impl_->env)) {
+      auto it = out.find(row[0].as<std::string>());
+      if (it != out.end()) it->second.lastChangeStarted = fromEpoch(row[1]);
     }
     tx.commit();
     return out;
@@ -403,183 +432,6 @@ llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(i
   }
 }
 
-namespace {
-
-// Deploy starts, finishes and blocked changes of one Effects. Per action: a start and its finish in the same
-// Effects become one completed insert; a finish of an earlier start updates the row. Per resource the latest
-// event (by seq) decides is_deploying and blocked, so any interleaving within one Effects is written correctly.
-void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
-  std::unordered_map<std::string, const DeployFinish*> finishOf;
-  for (const auto& f : e.finishes) finishOf[f.actionId] = &f;
-  std::unordered_map<std::string, uint64_t> lastStart, lastFinish;
-  std::unordered_map<std::string, const DeployFinish*> lastFinishRow;
-  for (const auto& st : e.starts)
-    if (st.kind == TaskKind::Deploy) lastStart[st.resourceId] = std::max(lastStart[st.resourceId], st.seq);
-  for (const auto& f : e.finishes)
-    if (f.seq >= lastFinish[f.resourceId]) {
-      lastFinish[f.resourceId] = f.seq;
-      lastFinishRow[f.resourceId] = &f;
-    }
-
-  // 1. action rows of the starts (completed ones carry their finish)
-  {
-    std::vector<std::string> aids, rvids, ids, versions, started, messages, finished, status, change, changes, sendEvent;
-    for (const auto& st : e.starts) {
-      if (st.kind != TaskKind::Deploy) continue;  // dry-run and fact actions are written when they finish
-      aids.push_back(st.actionId);
-      std::string rvid = st.resourceId + ",v=" + std::to_string(st.version);
-      rvids.push_back(rvid);
-      ids.push_back(st.resourceId);
-      versions.push_back(std::to_string(st.version));
-      started.push_back(isoTime(st.started));
-      auto it = finishOf.find(st.actionId);
-      if (it != finishOf.end()) {
-        const DeployFinish& f = *it->second;
-        nlohmann::json all = st.messages;
-        for (const auto& m : f.messages) all.push_back(m);
-        messages.push_back(all.dump());
-        finished.push_back(isoTime(f.finished));
-        status.push_back(f.status);
-        change.push_back(f.change);
-        changes.push_back(nlohmann::json{{rvid, f.changes}}.dump());
-        sendEvent.push_back(f.sendEvent ? "t" : "f");
-      } else {
-        messages.push_back(st.messages.dump());
-        finished.push_back("");
-        status.push_back("deploying");
-        change.push_back("");
-        changes.push_back("{}");
-        sendEvent.push_back("");
-      }
-    }
-    if (!aids.empty()) {
-      tx.exec_params(
-          "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
-          "finished, messages, status, change, changes, send_event) "
-          "SELECT u.id::uuid, $1::uuid, u.version, ARRAY[u.rvid], 'deploy', u.started::timestamptz, "
-          "NULLIF(u.finished, '')::timestamptz, u.messages::jsonb, u.status, NULLIF(u.change, ''), u.changes::jsonb, "
-          "NULLIF(u.send_event, '')::bool "
-          "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], "
-          "$9::text[], $10::text[], $11::text[]) "
-          "AS u(id, rvid, version, started, messages, finished, status, change, changes, send_event)",
-          env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(messages),
-          pgArray(finished), pgArray(status), pgArray(change), pgArray(changes), pgArray(sendEvent));
-      tx.exec_params(
-          "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-          "SELECT $1::uuid, u.aid::uuid, u.id, u.version FROM unnest($2::text[], $3::text[], $4::int[]) AS u(aid, id, version)",
-          env, pgArray(aids), pgArray(ids), pgArray(versions));
-    }
-  }
-
-  // 2. finishes of actions started in an earlier Effects
-  {
-    std::unordered_map<std::string, bool> startedHere;
-    for (const auto& st : e.starts) startedHere[st.actionId] = true;
-    std::vector<std::string> aids, status, change, changes, messages, finished, sendEvent;
-    for (const auto& f : e.finishes) {
-      if (startedHere.count(f.actionId)) continue;
-      aids.push_back(f.actionId);
-      status.push_back(f.status);
-      change.push_back(f.change);
-      changes.push_back(nlohmann::json{{f.resourceId + ",v=" + std::to_string(f.version), f.changes}}.dump());
-      messages.push_back(f.messages.dump());
-      finished.push_back(isoTime(f.finished));
-      sendEvent.push_back(f.sendEvent ? "t" : "f");
-    }
-    if (!aids.empty())
-      tx.exec_params(
-          "UPDATE resourceaction a SET finished = u.finished::timestamptz, status = u.status, change = u.change, "
-          "changes = u.changes::jsonb, messages = a.messages || u.messages::jsonb, send_event = u.send_event "
-          "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bool[]) "
-          "AS u(id, status, change, changes, messages, finished, send_event) WHERE a.action_id = u.id::uuid",
-          pgArray(aids), pgArray(status), pgArray(change), pgArray(changes), pgArray(messages), pgArray(finished),
-          pgArray(sendEvent));
-  }
-
-  // 3. rps result columns from each resource's last finish; is_deploying from its last event
-  if (!lastFinishRow.empty()) {
-    std::vector<std::string> ids, hashes, versions, hr, compliant, blocked, finished, started, deployed, removed, stale,
-        status, deploying, purgedIds;
-    for (const auto& [id, fp] : lastFinishRow) {
-      const DeployFinish& f = *fp;
-      ids.push_back(id);
-      hashes.push_back(f.deployedHash);
-      versions.push_back(std::to_string(f.version));
-      hr.push_back(toString(f.handlerResult));
-      compliant.push_back(f.compliant ? "t" : "f");
-      blocked.push_back(toString(f.blocked));
-      finished.push_back(isoTime(f.finished));
-      started.push_back(isoTime(f.started));
-      deployed.push_back(f.status == "deployed" ? "t" : "f");
-      removed.push_back(f.removed ? "t" : "f");
-      stale.push_back(f.stale ? "t" : "f");
-      status.push_back(statusForRps(f.status));
-      auto ls = lastStart.find(id);
-      deploying.push_back(ls != lastStart.end() && ls->second > f.seq ? "t" : "f");
-    }
-    for (const auto& f : e.finishes)
-      if (f.status == "deployed" && f.change == "purged") purgedIds.push_back(f.resourceId);
-    tx.exec_params(
-        "UPDATE resource_persistent_state s SET is_deploying = u.deploying, "
-        "last_handler_run_at = CASE WHEN u.removed THEN s.last_handler_run_at ELSE u.finished::timestamptz END, "
-        "last_handler_run = CASE WHEN u.removed THEN s.last_handler_run ELSE u.hr END, "
-        "last_handler_run_compliant = CASE WHEN u.removed OR u.stale THEN s.last_handler_run_compliant "
-        "  ELSE u.compliant END, "
-        "last_deployed_attribute_hash = CASE WHEN u.removed THEN s.last_deployed_attribute_hash ELSE u.hash END, "
-        "last_deployed_version = CASE WHEN u.removed THEN s.last_deployed_version ELSE u.version END, "
-        "last_success = CASE WHEN u.deployed AND NOT u.removed THEN u.started::timestamptz ELSE s.last_success END, "
-        "last_produced_events = CASE WHEN u.removed THEN s.last_produced_events ELSE u.finished::timestamptz END, "
-        "last_non_deploying_status = CASE WHEN u.removed THEN s.last_non_deploying_status ELSE u.status END, "
-        "blocked = CASE WHEN u.removed THEN s.blocked ELSE u.blocked END "
-        "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::bool[], $7::text[], $8::text[], "
-        "$9::text[], $10::bool[], $11::bool[], $12::bool[], $13::text[], $14::bool[]) "
-        "AS u(id, hash, version, hr, compliant, blocked, finished, started, deployed, removed, stale, status, deploying) "
-        "WHERE s.environment = $1::uuid AND s.resource_id = u.id",
-        env, pgArray(ids), pgArray(hashes), pgArray(versions), pgArray(hr), pgArray(compliant), pgArray(blocked),
-        pgArray(finished), pgArray(started), pgArray(deployed), pgArray(removed), pgArray(stale), pgArray(status),
-        pgArray(deploying));
-    // A successful purge deletes the resource's facts (§4 Orphans).
-    if (!purgedIds.empty())
-      tx.exec_params("DELETE FROM parameter WHERE environment = $1::uuid AND source = 'fact' AND resource_id = ANY($2::text[])",
-                     env, pgArray(purgedIds));
-  }
-  {
-    std::vector<std::string> startIds;
-    for (const auto& [id, seq] : lastStart) {
-      auto lf = lastFinish.find(id);
-      if (lf == lastFinish.end()) startIds.push_back(id);  // started, not finished here: deploying
-    }
-    if (!startIds.empty())
-      tx.exec_params(
-          "UPDATE resource_persistent_state SET is_deploying = true WHERE environment = $1::uuid "
-          "AND resource_id = ANY($2::text[])",
-          env, pgArray(startIds));
-  }
-
-  // 4. blocked changes newer than the resource's last finish (the finish row carried its own blocked value)
-  {
-    std::unordered_map<std::string, const BlockedWrite*> latest;
-    for (const auto& b : e.blocked) {
-      auto lf = lastFinish.find(b.resourceId);
-      if (lf != lastFinish.end() && lf->second > b.seq) continue;
-      auto& slot = latest[b.resourceId];
-      if (!slot || slot->seq < b.seq) slot = &b;
-    }
-    if (!latest.empty()) {
-      std::vector<std::string> ids, blocked;
-      for (const auto& [id, b] : latest) {
-        ids.push_back(id);
-        blocked.push_back(toString(b->blocked));
-      }
-      tx.exec_params(
-          "UPDATE resource_persistent_state s SET blocked = u.blocked FROM unnest($2::text[], $3::text[]) "
-          "AS u(id, blocked) WHERE s.environment = $1::uuid AND s.resource_id = u.id",
-          env, pgArray(ids), pgArray(blocked));
-    }
-  }
-}
-
-}  // namespace
 
 llvm::Error SchedulerStore::write(const Effects& e) {
   const std::string& env = impl_->env;
@@ -610,7 +462,11 @@ llvm::Error SchedulerStore::write(const Effects& e) {
             "ON CONFLICT (environment, resource_id) DO UPDATE SET "
             "current_intent_attribute_hash = EXCLUDED.current_intent_attribute_hash, "
             "is_undefined = EXCLUDED.is_undefined, blocked = EXCLUDED.blocked, orphaned_after = NULL, "
-            "agent = EXCLUDED.agent",
+            "agent = EXCLUDED.agent "
+            // rows the release already wrote as they are stay untouched (no dead tuple per unchanged row)
+            "WHERE s.current_intent_attribute_hash IS DISTINCT FROM EXCLUDED.current_intent_attribute_hash "
+            "OR s.is_undefined <> EXCLUDED.is_undefined OR s.blocked <> EXCLUDED.blocked "
+            "OR s.orphaned_after IS NOT NULL OR s.agent <> EXCLUDED.agent",
             env, pgArray(ids), pgArray(types), pgArray(agents), pgArray(values), pgArray(hashes), pgArray(undef),
             pgArray(blocked), pgArray(fresh));
         // NEW resources (first seen, or back after being orphaned/dropped) start from scratch.

@@ -244,6 +244,32 @@ llvm::Error PgStore::putFile(const std::string& hash, const std::string& content
   });
 }
 
+llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::string>>& files) {
+  if (files.empty()) return llvm::Error::success();
+  return withTxVoid(db_, "storing files", [&](pqxx::work& tx) {
+    // One multi-row INSERT; bytea travels in its hex text form ("\\x…") so every parameter is text.
+    static const char kHex[] = "0123456789abcdef";
+    std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
+    std::vector<std::string> params;
+    params.reserve(files.size() * 2);
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string& bytes = files[i].second;
+      std::string hex;
+      hex.reserve(2 + 2 * bytes.size());
+      hex += "\\x";
+      for (unsigned char c : bytes) {
+        hex += kHex[c >> 4];
+        hex += kHex[c & 15];
+      }
+      params.push_back(files[i].first);
+      params.push_back(std::move(hex));
+      sql += (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
+    }
+    sql += " ON CONFLICT DO NOTHING";
+    tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+  });
+}
+
 llvm::Expected<std::optional<std::string>> PgStore::getFile(const std::string& hash) {
   return withTx<std::optional<std::string>>(db_, "reading a file", [&](pqxx::work& tx) -> std::optional<std::string> {
     pqxx::result r = tx.exec_params("SELECT content FROM file WHERE content_hash = $1", hash);

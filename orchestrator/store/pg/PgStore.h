@@ -17,6 +17,8 @@ void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::s
                             const nlohmann::json& payload);
 /// Throws NotFound unless environment `env` exists; returns its `halted` flag.
 bool requireEnvironment(pqxx::work& tx, const std::string& env);
+/// COPYs `rows` into the resource table as version `version` of `env`, inside `tx`.
+void copyResources(pqxx::work& tx, const std::string& env, int64_t version, const std::vector<ResourceRow>& rows);
 
 class PgStore final : public Store {
  public:
@@ -42,6 +44,8 @@ class PgStore final : public Store {
 
   llvm::Expected<int64_t> reserveVersion(const std::string& env) override;
   llvm::Error putVersion(const VersionInput& input) override;
+  llvm::Error putVersionStreamed(const std::string& env,
+                                 const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) override;
   llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
@@ -56,6 +60,7 @@ class PgStore final : public Store {
 
   llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) override;
   llvm::Error putFile(const std::string& hash, const std::string& content) override;
+  llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) override;
   llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
   llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) override;
   llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) override;

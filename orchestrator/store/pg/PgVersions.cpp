@@ -1,19 +1,18 @@
 // Versions and desired state on PostgreSQL (see PgStore.h and orchestrator.md §4). put_version writes the
-// configurationmodel row, its resources in batches of kBatch rows (one INSERT … SELECT FROM
-// jsonb_to_recordset per batch), unknowns, agents, code links and the `store` action, all in one transaction
-// under a shared per-environment advisory lock; release takes the exclusive one.
+// configurationmodel row, its resources with COPY (the streamed form batch by batch as the body is parsed, then
+// derives the graph columns from the stored rows in SQL), unknowns, agents, code links and the `store` action,
+// all in one transaction under a shared per-environment advisory lock; release takes the exclusive one.
 #include "PgStore.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
+#include <pqxx/tablewriter>
 
 namespace inm::store {
 
 using model::ErrorCode;
 
 namespace {
-
-constexpr size_t kBatch = 5000;
 
 /// Advisory lock key of an environment: hashtext of its id in a namespace of its own.
 constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
@@ -89,7 +88,54 @@ std::string pathOfPythonModule(const std::string& name, const nlohmann::json& fi
   return package ? path + "/__init__.py" : path + ".py";
 }
 
-void appendJsonString(std::string& out, const std::string& s) { out += nlohmann::json(s).dump(); }
+/// Appends `v` as one field of a COPY text-format line (backslash escapes; `\\N` is NULL).
+void appendCopyField(std::string& line, std::string_view v) {
+  for (char c : v) {
+    switch (c) {
+      case '\\': line += "\\\\"; break;
+      case '\n': line += "\\n"; break;
+      case '\r': line += "\\r"; break;
+      case '\t': line += "\\t"; break;
+      default: line += c;
+    }
+  }
+}
+
+} // namespace
+
+void copyResources(pqxx::work& tx, const std::string& env, int64_t version, const std::vector<ResourceRow>& rows) {
+  if (rows.empty()) return;
+  static const std::vector<std::string> kColumns = {"environment", "model", "resource_id", "resource_type", "agent",
+                                                    "resource_id_value", "attributes", "attribute_hash",
+                                                    "is_undefined", "resource_set"};
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  pqxx::tablewriter copy(tx, "resource", kColumns.begin(), kColumns.end());
+#pragma GCC diagnostic pop
+  std::string prefix = env + "\t" + std::to_string(version) + "\t";
+  std::string line;
+  for (const ResourceRow& r : rows) {
+    line.assign(prefix);
+    appendCopyField(line, r.resourceId);
+    line += '\t';
+    appendCopyField(line, r.resourceType);
+    line += '\t';
+    appendCopyField(line, r.agent);
+    line += '\t';
+    appendCopyField(line, r.idValue);
+    line += '\t';
+    appendCopyField(line, r.attributesJson);
+    line += '\t';
+    appendCopyField(line, r.attributeHash);
+    line += r.undefined ? "\tt\t" : "\tf\t";
+    if (r.resourceSet) appendCopyField(line, *r.resourceSet);
+    else line += "\\N";
+    copy.write_raw_line(line);
+  }
+  copy.complete();
+}
+
+namespace {
 
 } // namespace
 
@@ -101,9 +147,11 @@ llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
   });
 }
 
-llvm::Error PgStore::putVersion(const VersionInput& in) {
-  return withTxVoid(db_, "storing a version", [&](pqxx::work& tx) {
-    // Partial exports take the environment lock exclusively, full ones shared (orchestrator.md §3.7).
+namespace {
+
+/// The checks and the configurationmodel row that open a put_version. Partial exports take the environment lock
+/// exclusively, full ones shared (orchestrator.md §3.7).
+void beginVersion(pqxx::work& tx, const VersionInput& in) {
     tx.exec_params(std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
                        kEnvLockSql + ")",
                    in.environment);
@@ -126,43 +174,10 @@ llvm::Error PgStore::putVersion(const VersionInput& in) {
         int64_t(in.resources.size()), in.partialBase ? std::to_string(*in.partialBase) : std::string(),
         in.suitableForPartial, nlohmann::json(in.undeployable).dump(), nlohmann::json(in.skippedForUndeployable).dump(),
         in.pipConfig.is_null() ? std::string("null") : in.pipConfig.dump());
-    // Resources, kBatch rows per statement.
-    std::string batch;
-    for (size_t start = 0; start < in.resources.size(); start += kBatch) {
-      size_t end = std::min(in.resources.size(), start + kBatch);
-      batch.clear();
-      batch += '[';
-      for (size_t i = start; i < end; ++i) {
-        const ResourceRow& r = in.resources[i];
-        if (i != start) batch += ',';
-        batch += "{\"resource_id\":";
-        appendJsonString(batch, r.resourceId);
-        batch += ",\"resource_type\":";
-        appendJsonString(batch, r.resourceType);
-        batch += ",\"agent\":";
-        appendJsonString(batch, r.agent);
-        batch += ",\"resource_id_value\":";
-        appendJsonString(batch, r.idValue);
-        batch += ",\"attributes\":";
-        batch += r.attributesJson;
-        batch += ",\"attribute_hash\":\"";
-        batch += r.attributeHash;
-        batch += "\",\"is_undefined\":";
-        batch += r.undefined ? "true" : "false";
-        batch += ",\"resource_set\":";
-        if (r.resourceSet) appendJsonString(batch, *r.resourceSet);
-        else batch += "null";
-        batch += '}';
-      }
-      batch += ']';
-      tx.exec_params(
-          "INSERT INTO resource (environment, model, resource_id, resource_type, agent, resource_id_value, attributes, "
-          "attribute_hash, is_undefined, resource_set) SELECT $1, $2, x.resource_id, x.resource_type, x.agent, "
-          "x.resource_id_value, x.attributes, x.attribute_hash, x.is_undefined, x.resource_set "
-          "FROM jsonb_to_recordset($3::jsonb) AS x(resource_id varchar, resource_type varchar, agent varchar, "
-          "resource_id_value varchar, attributes jsonb, attribute_hash varchar, is_undefined boolean, resource_set varchar)",
-          in.environment, in.version, batch);
-    }
+}
+
+/// Unknowns, agents, handler code links and the `store` action that close a put_version.
+void finishVersion(pqxx::work& tx, const VersionInput& in) {
     if (!in.unknowns.empty()) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& u : in.unknowns)
@@ -217,6 +232,140 @@ llvm::Error PgStore::putVersion(const VersionInput& in) {
                    "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
                    "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND r.model = $2::integer",
                    in.environment, in.version);
+}
+
+/// COPYs the rows of a streamed version, opening it first (begin()) once its number is known.
+class CopySink final : public ResourceSink {
+ public:
+  CopySink(pqxx::work& tx, VersionInput& head) : tx_(tx), head_(head) {}
+  void begin(int64_t version) override {
+    if (begun_) return;
+    head_.version = version;
+    beginVersion(tx_, head_);
+    begun_ = true;
+  }
+  void write(const std::vector<ResourceRow>& rows) override {
+    if (!begun_) throw StoreFailure{ErrorCode::Internal, "resources streamed before the version number"};
+    try {
+      copyResources(tx_, head_.environment, head_.version, rows);
+    } catch (const pqxx::unique_violation& e) {
+      std::string detail = e.what();
+      size_t k = detail.find("Key (");
+      throw StoreFailure{ErrorCode::BadRequest, "duplicate resource in 'resources'" +
+                                                    (k == std::string::npos ? std::string() : ": " + detail.substr(k))};
+    }
+    total_ += int64_t(rows.size());
+  }
+  bool begun() const { return begun_; }
+  int64_t total() const { return total_; }
+
+ private:
+  pqxx::work& tx_;
+  VersionInput& head_;
+  bool begun_ = false;
+  int64_t total_ = 0;
+};
+
+} // namespace
+
+llvm::Error PgStore::putVersion(const VersionInput& in) {
+  return withTxVoid(db_, "storing a version", [&](pqxx::work& tx) {
+    beginVersion(tx, in);
+    copyResources(tx, in.environment, in.version, in.resources);
+    finishVersion(tx, in);
+  });
+}
+
+llvm::Error PgStore::putVersionStreamed(const std::string& envId,
+                                        const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) {
+  return withTxVoid(db_, "storing a version", [&](pqxx::work& tx) {
+    VersionInput head;
+    head.environment = envId;
+    CopySink sink(tx, head);
+    llvm::Expected<StreamedVersion> parsed = produce(sink);
+    if (!parsed) {
+      auto [code, message] = model::describe(parsed.takeError());
+      throw StoreFailure{code, message};
+    }
+    StreamedVersion& sv = *parsed;
+    sv.head.environment = envId;
+    if (!sink.begun()) sink.begin(sv.head.version);
+    VersionInput& in = sv.head;
+    in.version = head.version;
+    const std::string& env = in.environment;
+    const int64_t v = in.version;
+    // is_undefined and resource_set come from the body's tail.
+    if (!sv.undefinedIds.empty())
+      tx.exec_params("UPDATE resource SET is_undefined = true WHERE environment = $1 AND model = $2 AND resource_id IN "
+                     "(SELECT jsonb_array_elements_text($3::jsonb))",
+                     env, v, nlohmann::json(sv.undefinedIds).dump());
+    bool anySets = !sv.resourceSets.empty();
+    if (anySets) {
+      nlohmann::json sets = nlohmann::json::object();
+      for (const auto& [rid, set] : sv.resourceSets) sets[rid] = set;
+      pqxx::result missing = tx.exec_params(
+          "SELECT s.key FROM jsonb_each_text($3::jsonb) s WHERE NOT EXISTS (SELECT 1 FROM resource r WHERE "
+          "r.environment = $1 AND r.model = $2 AND r.resource_id = s.key) LIMIT 1",
+          env, v, sets.dump());
+      if (!missing.empty())
+        throw StoreFailure{ErrorCode::BadRequest, std::string("resource_sets names ") + missing[0][0].c_str() +
+                                                      ", which is not a resource of this version"};
+      tx.exec_params("UPDATE resource r SET resource_set = s.value FROM jsonb_each_text($3::jsonb) s "
+                     "WHERE r.environment = $1 AND r.model = $2 AND r.resource_id = s.key",
+                     env, v, sets.dump());
+    }
+    // Fresh rows have no planner statistics; without them the joins below may be planned as nested loops over
+    // sequential scans (quadratic at 100k rows).
+    if (sink.total() > 2000) tx.exec("ANALYZE resource");
+    // The requires graph must be closed (a set difference: hashed, whatever the plan).
+    pqxx::result open = tx.exec_params(
+        "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
+        "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment = $1 "
+        "AND model = $2 LIMIT 1",
+        env, v);
+    if (!open.empty()) {
+      pqxx::result who = tx.exec_params(
+          "SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 AND attributes->'requires' ? $3 "
+          "ORDER BY resource_id LIMIT 1",
+          env, v, std::string(open[0][0].c_str()));
+      throw StoreFailure{ErrorCode::BadRequest, (who.empty() ? std::string("a resource") : std::string(who[0][0].c_str())) +
+                                                    " requires " + open[0][0].c_str() + ", which is not in this version"};
+    }
+    // undeployable, skipped_for_undeployable (dependents of undefined resources, transitively) and
+    // is_suitable_for_partial_compiles (no requires between different named sets).
+    for (const auto& row : tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 "
+                                          "AND is_undefined ORDER BY resource_id", env, v))
+      in.undeployable.push_back(row[0].c_str());
+    if (!in.undeployable.empty()) {
+      pqxx::result skipped = tx.exec_params(
+          "WITH RECURSIVE e AS (SELECT r.resource_id AS rid, q AS req FROM resource r CROSS JOIN LATERAL "
+          "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND r.model = $2), "
+          "s(rid) AS (SELECT e.rid FROM e JOIN resource u ON u.environment = $1 AND u.model = $2 AND u.resource_id = e.req "
+          "AND u.is_undefined UNION SELECT e.rid FROM e JOIN s ON e.req = s.rid) "
+          "SELECT s.rid FROM s JOIN resource r ON r.environment = $1 AND r.model = $2 AND r.resource_id = s.rid "
+          "WHERE NOT r.is_undefined ORDER BY s.rid",
+          env, v);
+      for (const auto& row : skipped) in.skippedForUndeployable.push_back(row[0].c_str());
+    }
+    in.suitableForPartial = true;
+    if (anySets)
+      in.suitableForPartial = tx.exec_params(
+          "SELECT NOT EXISTS (SELECT 1 FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
+          "JOIN resource t ON t.environment = $1 AND t.model = $2 AND t.resource_id = q WHERE r.environment = $1 "
+          "AND r.model = $2 AND r.resource_set IS NOT NULL AND t.resource_set IS NOT NULL AND r.resource_set <> t.resource_set)",
+          env, v)[0][0].as<bool>();
+    for (const auto& row : tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
+                                          "ORDER BY agent", env, v))
+      in.agents.push_back(row[0].c_str());
+    tx.exec_params(
+        "UPDATE configurationmodel SET total = $3, version_info = $4::jsonb, pip_config = $5::jsonb, "
+        "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT jsonb_array_elements_text($7::jsonb)), "
+        "skipped_for_undeployable = ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) "
+        "WHERE environment = $1 AND version = $2",
+        env, v, sink.total(), in.versionInfo.is_null() ? std::string("null") : in.versionInfo.dump(),
+        in.pipConfig.is_null() ? std::string("null") : in.pipConfig.dump(), in.suitableForPartial,
+        nlohmann::json(in.undeployable).dump(), nlohmann::json(in.skippedForUndeployable).dump());
+    finishVersion(tx, in);
   });
 }
 

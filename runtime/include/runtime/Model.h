@@ -98,8 +98,31 @@ class Model {
   uint32_t slotCount_ = 0;
 };
 
+/// Where the model's output (std::print) goes. The driver owns it (`inmanta compile` writes to stdout); tests
+/// and embedders pass their own to capture the lines.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  /// One line of output, without its newline.
+  virtual void writeLine(llvm::StringRef line) = 0;
+};
+
+/// An OutputSink appending to a stream (the driver passes llvm::outs()).
+class StreamOutputSink : public OutputSink {
+ public:
+  explicit StreamOutputSink(llvm::raw_ostream& os) : os_(os) {}
+  void writeLine(llvm::StringRef line) override { os_ << line << "\n"; }
+
+ private:
+  llvm::raw_ostream& os_;
+};
+
 struct EvalOptions {
   std::string projectDir;
+  /// Receives std::print lines; none: they are dropped.
+  OutputSink* output = nullptr;
+  /// Print evaluation statistics (instances, slots, units, memory) to stderr (the driver's INM_EVAL_STATS).
+  bool stats = false;
   unsigned maxIterations = 100000;
   /// Leave the evaluator's working tables allocated after evaluate() returns (a short-lived CLI process ends
   /// right after; freeing millions of small objects would cost ~5% of a large compile).

@@ -4,6 +4,7 @@
 // Invariant: chunk k holds elements [k << Bits, (k + 1) << Bits); every chunk but the last is full.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,8 +41,14 @@ class ChunkedVector {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
-  T& operator[](size_t i) { return chunks_[i >> Bits][i & (kChunk - 1)]; }
-  const T& operator[](size_t i) const { return chunks_[i >> Bits][i & (kChunk - 1)]; }
+  T& operator[](size_t i) {
+    assert(i < size_ && "index past the end");
+    return chunks_[i >> Bits][i & (kChunk - 1)];
+  }
+  const T& operator[](size_t i) const {
+    assert(i < size_ && "index past the end");
+    return chunks_[i >> Bits][i & (kChunk - 1)];
+  }
   T& back() { return (*this)[size_ - 1]; }
 
   template <typename... Args>

@@ -40,11 +40,11 @@ struct Limits {
 const Limits& limits();
 Limits& mutableLimits();
 
-/// Reads INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES,
-/// INM_MAX_INT_DIGITS. Returns an error
-/// text for a bad value.
-std::string applyLimitsFromEnv();
+/// Applies INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES, INM_MAX_INT_DIGITS
+/// as `lookup` returns them (the driver passes the process environment; null = unset). Returns an error text
+/// for a bad value.
+std::string applyLimitsFromEnv(const char* (*lookup)(const char* name));
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);
 /// "nesting, inheritance, ..." for the usage text.

@@ -8,6 +8,7 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/Error.h>
 
+#include <cassert>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +42,14 @@ class SourceManager {
   /// Adds an in-memory buffer under a display name (tests, fuzzing, stdin).
   FileId addBuffer(std::string name, std::string text);
 
-  llvm::StringRef path(FileId id) const { return files_[id.index].path; }
-  llvm::StringRef text(FileId id) const { return files_[id.index].text; }
+  llvm::StringRef path(FileId id) const {
+    assert(id.index < files_.size() && "foreign or invalid file id");
+    return files_[id.index].path;
+  }
+  llvm::StringRef text(FileId id) const {
+    assert(id.index < files_.size() && "foreign or invalid file id");
+    return files_[id.index].text;
+  }
   /// The text of 1-based line `line` without its newline ("" if out of range).
   llvm::StringRef lineText(FileId id, uint32_t line) const;
   uint32_t fileCount() const { return uint32_t(files_.size()); }

@@ -37,11 +37,18 @@ struct HttpOptions {
   std::string bindAddress = "127.0.0.1";
   int port = 8888;
   uint64_t maxRequestSize = 512ull << 20;  ///< bytes of a request body (after gzip on the wire)
+  /// put_version bodies larger than this (bytes on the wire) are spooled to a temporary file and parsed
+  /// streaming, so memory holds a batch of resources, not the version ([server] request_spool_size).
+  uint64_t spoolRequestSize = 1ull << 20;
   std::string sslCertFile, sslKeyFile;
   std::string consoleDir;                  ///< empty = no console
   bool auth = false;
   std::vector<JwtKey> jwtKeys;
+  std::string stateDir;                    ///< external agent relay: the schedulers' sockets (empty = off)
 };
+
+/// The Unix socket on which environment `env`'s scheduler accepts relayed external agents (docs/deploy.md).
+std::string agentSocketPath(const std::string& stateDir, const std::string& env);
 
 class HttpServer {
  public:

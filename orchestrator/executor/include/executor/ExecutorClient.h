@@ -62,6 +62,12 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   static std::shared_ptr<ExecutorProcess> start(boost::asio::any_io_executor executor, std::string key,
                                                 const ExecutorOptions& options, FileProvider files,
                                                 std::string* error = nullptr);
+  /// An executor host at the other end of an already connected stream socket `fd` (an external agent relayed by
+  /// the server, docs/deploy.md "External agents"); takes ownership of `fd` and sends `hello`. There is no child:
+  /// killing it shuts the socket down, and results of a lost connection say "`label` disconnected".
+  static std::shared_ptr<ExecutorProcess> attach(boost::asio::any_io_executor executor, std::string key, int fd,
+                                                 const ExecutorOptions& options, FileProvider files,
+                                                 std::string label);
   ~ExecutorProcess();
 
   /// Sends one batch; `onResult` runs once per request (on the strand). A dead process answers every request
@@ -87,11 +93,15 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   std::chrono::steady_clock::time_point lastActivity() const {
     return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(lastActivity_.load()));
   }
+  /// Runs `f` (on the strand) once the process or connection is gone; at once when it already is.
+  void whenDead(std::function<void()> f);
   /// Why the process ended ("" while alive).
   const std::string& deathCause() const { return deathCause_; }
 
  private:
   ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
+  /// Takes the two ends of the connection, sends `hello`, starts reading and the heartbeat.
+  void begin(int writeFd, int readFd);
   void send(Json message);
   void writeNext();
   void readMore();
@@ -100,6 +110,10 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void reap(bool force);
   void armHeartbeat();
   void submit(const char* type, std::vector<DeployRequest> requests, ResultCallback onResult);
+  /// SIGKILL for a child; shutting the socket down for an attached connection (its EOF path follows).
+  void forceStop();
+  /// "executor process PID for KEY" or the attached connection's label.
+  std::string who() const;
 
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   std::string key_;
@@ -107,6 +121,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   FileProvider files_;
   FileSink sink_;
   pid_t pid_ = -1;
+  std::string label_;  ///< set for an attached connection (no child process)
   std::atomic<bool> alive_{false};
   std::atomic<bool> reaped_{false};
   std::string deathCause_;

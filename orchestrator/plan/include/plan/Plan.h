@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
 namespace inm::plan {
@@ -24,6 +25,10 @@ struct Intent {
   bool undefined = false;               ///< is_undefined
   std::vector<std::string> requireIds; ///< direct requires, unversioned ids
   std::shared_ptr<const nlohmann::json> attributes;  ///< all attributes (may be null in tests)
+  /// All attributes as compact JSON text, when `attributes` is left unparsed (the scheduler's store: parsed only
+  /// when a task is dispatched, so 100k idle intents cost their text, not a JSON tree each).
+  std::shared_ptr<const std::string> attributesText;
+  std::optional<bool> sendEvent, receiveEvents;  ///< set when `attributes` is unparsed
 };
 
 /// A released version: every resource it holds.

@@ -60,6 +60,8 @@ struct PersistedState {
   std::string blocked = "NOT_BLOCKED";
   std::optional<std::string> lastDeployedHash;
   std::optional<TimePoint> lastHandlerRunAt, lastSuccess, lastProducedEvents;
+  /// Start of the newest deploy action of this resource with a change other than nochange (§6.6 reload).
+  std::optional<TimePoint> lastChangeStarted;
 };
 
 /// A deploy (or dry-run, fact) that started: write the action row (status deploying) and rps.is_deploying.
@@ -238,7 +240,8 @@ class SchedulerState {
     uint32_t agent = 0;
     std::string hash;
     bool undefined = false, present = false, sendEvent = false, receiveEvents = true;
-    std::shared_ptr<const nlohmann::json> attributes;
+    std::shared_ptr<const nlohmann::json> attributes;   // parsed (tests), or null and then:
+    std::shared_ptr<const std::string> attributesText;  // compact JSON, parsed when dispatched
     std::vector<std::string> requireIds;
     std::vector<uint32_t> requires_, provides;
     uint64_t generation = 0;
@@ -247,6 +250,7 @@ class SchedulerState {
     Blocked blocked = Blocked::NotBlocked;
     bool lastCompliant = false, hasRun = false;
     std::optional<TimePoint> lastDeployed, lastSuccess, lastProducedEvents;
+    std::optional<TimePoint> lastChangeStarted;  // newest deploy start with change != nochange (§6.6 reload)
     // scheduling
     bool scheduled = false, ready = false, running = false;
     int prio = 0;
@@ -270,6 +274,7 @@ class SchedulerState {
     uint32_t agent = 0;
     int version = 0;
     std::shared_ptr<const nlohmann::json> attributes;
+    std::shared_ptr<const std::string> attributesText;
     std::string dryrunId;
   };
   struct Running {

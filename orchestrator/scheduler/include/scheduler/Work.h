@@ -40,6 +40,9 @@ struct WorkItem {
   std::string reason;                  ///< why it runs ("Start run because <reason>")
   /// Direct dependencies and their states as a handler sees them (§5.2, never `deploying`); Deploy only.
   std::vector<std::pair<std::string, std::string>> dependencyStates;
+  /// §6.6 reload: a direct dependency had a deploy with a change (created/updated/purged) that started after this
+  /// resource's last successful deploy started (never deployed successfully: any such change). Deploy only.
+  bool dependencyChanged = false;
   std::string dryrunId;                ///< DryRun only
 };
 

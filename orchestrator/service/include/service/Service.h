@@ -54,6 +54,8 @@ struct ServiceOptions {
   int64_t defaultVersionsToKeep = 100;
 };
 
+class FileBatch;
+
 class Service {
  public:
   Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler, ServiceOptions options = {});
@@ -91,6 +93,9 @@ class Service {
   asio::awaitable<Result> reserveVersion(std::string env);
   /// PUT /api/v1/version: the reference's payload (also the 11.5.5 form with ",v=N" ids). Value: the version.
   asio::awaitable<Result> putVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
+  /// The same from a spooled (uncompressed) body file, parsed streaming: memory holds a batch of resources,
+  /// not the version (Store::putVersionStreamed).
+  asio::awaitable<Result> putVersionFile(std::string env, std::string bodyFile);
   /// PUT /api/v2/version/partial: merges the exported resource sets into the latest version suitable for partial
   /// compiles (orchestrator.md §3.7) under a server-picked version number. Value: the version.
   asio::awaitable<Result> putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
@@ -177,6 +182,7 @@ class Service {
   asio::thread_pool& pool_;
   SchedulerControl* scheduler_;
   ServiceOptions options_;
+  std::shared_ptr<FileBatch> fileBatch_;  ///< group commit of uploads
   std::mutex partialMutex_;
   std::map<std::string, std::shared_ptr<std::mutex>> partialLocks_;  ///< per environment (putPartialVersion)
   std::mutex tokenMutex_;

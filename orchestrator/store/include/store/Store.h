@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,24 @@ struct VersionInput {
   bool allowHandlerCodeUpdate = false;
 };
 
+/// Where a streamed put_version writes its resources: begin() once the version number is known, then write()
+/// batch after batch (rows without is_undefined/resource_set: those come from the body's tail, see
+/// StreamedVersion). Both throw on failure; the store rolls the whole version back.
+class ResourceSink {
+ public:
+  virtual ~ResourceSink() = default;
+  virtual void begin(int64_t version) = 0;
+  virtual void write(const std::vector<ResourceRow>& rows) = 0;
+};
+
+/// What a streamed put_version knows after its body: the VersionInput fields but resources/agents/graph ones
+/// (those the store derives from the stored rows), plus the undefined ids and the resource sets by id.
+struct StreamedVersion {
+  VersionInput head;
+  std::vector<std::string> undefinedIds;
+  std::vector<std::pair<std::string, std::string>> resourceSets;  ///< (resource id, set name)
+};
+
 /// GET /api/v2/resource_actions (orchestrator.md §13, §15). Empty strings = no filter.
 struct ActionQuery {
   std::string resourceType, agent, attribute, attributeValue;
@@ -121,6 +140,11 @@ class Store {
   // Versions (orchestrator.md §4).
   virtual llvm::Expected<int64_t> reserveVersion(const std::string& env) = 0;
   virtual llvm::Error putVersion(const VersionInput& input) = 0;
+  /// put_version with bounded memory: `produce` parses the body, feeding resources to the sink in batches, and
+  /// returns the rest; the store then derives undeployable, skipped_for_undeployable, the partial-compile flag
+  /// and the agents from the stored rows with SQL, all in one transaction.
+  virtual llvm::Error putVersionStreamed(const std::string& env,
+                                         const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) = 0;
   /// The newest version with is_suitable_for_partial_compiles (0 if none).
   virtual llvm::Expected<int64_t> partialBase(const std::string& env) = 0;
   /// The latest stored version number (0 if none) and the latest released one.
@@ -147,6 +171,9 @@ class Store {
   // Files (global, keyed by sha1 hex) and handler code.
   virtual llvm::Expected<std::vector<std::string>> missingFiles(const std::vector<std::string>& hashes) = 0;
   virtual llvm::Error putFile(const std::string& hash, const std::string& content) = 0;
+  /// Stores many (hash, bytes) pairs in one statement (already present ones are kept): the group commit of
+  /// concurrent uploads.
+  virtual llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) = 0;
   virtual llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) = 0;
   /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code, path}]}], the code
   /// of model version `cmVersion` (linked in version_code; the scheduler starts its executors with it).

@@ -36,6 +36,7 @@ struct Request {
 struct EnvironmentInfo {
   Settings settings;
   bool halted = false;
+  bool resetDeployProgressOnStart = false;  ///< §6.10: start from scratch (every resource counts as new)
   std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
 };
 
@@ -87,6 +88,16 @@ class SchedulerStore {
   explicit SchedulerStore(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Splits one Effects for parallel writers: `version` (to be written first, alone: it resets the deploy columns of
+/// new resources) and `shards` Effects partitioned by resource id (starts, finishes, blocked changes of one
+/// resource always land in the same shard, so each shard keeps the per-resource order within and across
+/// batches); dry runs, facts and the log go to shard 0. Shards may be empty.
+struct SplitEffects {
+  std::optional<Effects> version;
+  std::vector<Effects> shards;
+};
+SplitEffects splitForWriters(Effects e, size_t shards);
 
 /// A TimePoint as an ISO-8601 UTC text PostgreSQL accepts as timestamptz.
 std::string isoTime(TimePoint t);

@@ -1,14 +1,24 @@
 // VariableShadowWarning: a static walk over every block (file top levels and implementation bodies) that warns
 // when an `if`/`else` branch or a `for` body declares a variable (or loop variable) with the name of one
 // declared in an enclosing block. The nested variable is a new one (spec 3.5/5.3); this only tells the user.
+// A static pass (Passes.h), run last by the pipeline and only on a model without static errors.
 // Invariant: one warning per shadowing declaration, in source order; never changes evaluation.
-#include "Evaluator.h"
+#include "Passes.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/DenseMap.h>
+#include <llvm/ADT/SmallVector.h>
 
-namespace inm::runtime {
+#include <vector>
+
+namespace inm::passes {
 
 namespace {
+
+using frontend::Expr;
+using frontend::ExprKind;
+using frontend::Stmt;
+using frontend::StmtId;
 
 struct Declared {
   StringId name;
@@ -86,17 +96,19 @@ class ShadowWalk {
 
 } // namespace
 
-void Evaluator::warnShadowing() {
-  for (uint32_t f = 0; f < prog_.files.size(); ++f) {
-    ShadowWalk(prog_.ast(f), strings_, diags_).block(prog_.ast(f).topLevel);
+void warnShadowing(const ir::Program& prog, DiagnosticEngine& diags) {
+  assert(prog.strings && "a lowered program has its string table");
+  const StringTable& strings = *prog.strings;
+  for (uint32_t f = 0; f < prog.files.size(); ++f) {
+    ShadowWalk(prog.ast(f), strings, diags).block(prog.ast(f).topLevel);
   }
-  for (uint32_t i = 0; i < prog_.impls.size(); ++i) {
-    const ir::CodeRef& body = prog_.impls[ir::ImplId{i}].body;
+  for (uint32_t i = 0; i < prog.impls.size(); ++i) {
+    const ir::CodeRef& body = prog.impls[ir::ImplId{i}].body;
     if (!body.valid() || body.stmtBegin >= body.stmtEnd) continue;
-    const frontend::Ast& ast = prog_.ast(body.file);
+    const frontend::Ast& ast = prog.ast(body.file);
     std::vector<StmtId> stmts(ast.stmtLists.begin() + body.stmtBegin, ast.stmtLists.begin() + body.stmtEnd);
-    ShadowWalk(ast, strings_, diags_).block(stmts);
+    ShadowWalk(ast, strings, diags).block(stmts);
   }
 }
 
-} // namespace inm::runtime
+} // namespace inm::passes

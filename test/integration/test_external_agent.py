@@ -1,0 +1,227 @@
+"""External agents (docs/deploy.md "External agents") on loopback: the real `inmanta server` supervising the
+environment's `inmanta scheduler`, and `inmanta agent` as a separate process that claims an agent through the
+server's relay and deploys std::File resources into a temporary directory. Killing the agent makes the agent's
+resources `unavailable`; starting it again deploys them; a second claim of a held agent and tokens of the wrong
+client type or environment are refused. Every process is stopped by PID."""
+import base64
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+import server_fixture as sf
+from test_server_ops import b64url, jwt
+
+NULL = "std::testing::NullResource"
+
+
+def file_resource(agent, path, content_hash):
+    return dict(rid=f"std::File[{agent},path={path}]", path=path, hash=content_hash, owner=None, group=None,
+                permissions=644, purge_on_delete=False, reload=False, send_event=False, receive_events=True,
+                report_only=False)
+
+
+class ExternalAgentBase(unittest.TestCase):
+    SERVER_EXTRA = ""
+    EXTRA = ""
+
+    def start_server(self, server_extra=None, wait=True):
+        self.srv = sf.Server(server_extra=self.SERVER_EXTRA if server_extra is None else server_extra,
+                             extra=self.EXTRA, wait=False)
+        self.addCleanup(self.srv.stop)
+        # The relay needs the environment's scheduler: turn the supervised schedulers on.
+        self.srv.stop()
+        with open(self.srv.config) as f:
+            text = f.read().replace("start_schedulers = false", "start_schedulers = true")
+        with open(self.srv.config, "w") as f:
+            f.write(text)
+        self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
+        if wait:
+            self.srv.wait_healthy()
+
+    def wait(self, pred, what, *procs, timeout=40):
+        """wait_for that shows the logs of `procs` and the server (with its scheduler) when it times out."""
+        try:
+            return harness.wait_for(pred, timeout=timeout, what=what)
+        except AssertionError as e:
+            logs = "".join(f"\n--- log of {' '.join(p.args[1:3])} (pid {p.pid}):\n{p.output()[-4000:]}"
+                           for p in procs + (self.srv.proc,))
+            raise AssertionError(str(e) + logs) from None
+
+    def sql(self, text):
+        host, port = harness.shared_cluster()
+        return subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U",
+                               "postgres", "-d", self.srv.db, "-Atqc", text], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    def agent(self, env, *names, token=None, extra=(), host="127.0.0.1"):
+        args = [harness.INMANTA, "agent", "--server", host, "--port", str(self.srv.port), "-e", env, *extra]
+        for n in names:
+            args += ["--agent", n]
+        if token:
+            args += ["--token", token]
+        p = harness.Process(args)
+        self.addCleanup(p.stop)
+        return p
+
+    def connected(self, env, name):
+        return self.sql(f"SELECT connected FROM external_agent WHERE environment = '{env}' AND name = '{name}'")
+
+    def wait_socket(self, env):
+        """The scheduler listens on its socket once it has started."""
+        state_dir = os.path.dirname(self.srv.config)
+        path = os.path.join(state_dir, f"scheduler-{env}.sock")
+        self.wait(lambda: os.path.exists(path), f"the scheduler socket {path}")
+
+
+class ExternalAgentDeployTest(ExternalAgentBase):
+    def setUp(self):
+        self.start_server()
+        _, self.env = self.srv.project_env("ext")
+        for k in ("autostart_agent_deploy_interval", "autostart_agent_repair_interval"):
+            self.srv.ok("POST", f"/api/v2/environment_settings/{k}", {"value": "0"}, env=self.env)
+        self.dir = tempfile.mkdtemp(prefix="inm-ext-agent-")
+        self.wait_socket(self.env)
+
+    def upload(self, content):
+        h = hashlib.sha1(content).hexdigest()
+        self.srv.ok("PUT", f"/api/v1/file/{h}", {"content": base64.b64encode(content).decode()}, env=self.env)
+        return h
+
+    def status(self, r):
+        return self.sql("SELECT CASE WHEN is_deploying THEN 'deploying' ELSE last_non_deploying_status END "
+                        f"FROM resource_persistent_state WHERE environment = '{self.env}' AND resource_id = '{r}'")
+
+    def last_messages(self, r):
+        return self.sql("SELECT a.messages::text FROM resourceaction a JOIN resourceaction_resource x ON "
+                        f"x.resource_action_id = a.action_id WHERE x.resource_id = '{r}' AND a.action = 'deploy' "
+                        "ORDER BY a.started DESC LIMIT 1")
+
+    def test_deploy_kill_restart_and_second_claim(self):
+        first = self.agent(self.env, "ext1")
+        self.wait(lambda: self.connected(self.env, "ext1") == "t", "the agent's claim", first)
+        path = os.path.join(self.dir, "motd")
+        rid = f"std::File[ext1,path={path}]"
+        h1 = self.upload(b"hello from the external agent\n")
+        v1, (code, body) = sf.put_version(self.srv, self.env, [
+            file_resource("ext1", path, h1),
+            dict(rid=f"{NULL}[internal,name=local]", name="local", agentname="internal", value="", fail=False)])
+        self.assertEqual(code, 200, body)
+        self.wait(lambda: self.status(rid) == "deployed", "the external agent to deploy the file", first)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"hello from the external agent\n")
+        self.wait(lambda: self.status(f"{NULL}[internal,name=local]") == "deployed",
+                  "the local agent's resource (local executors still serve other agents)")
+        # The agents listing shows nothing special is needed: the claim is in external_agent with its holder.
+        holder = self.sql(f"SELECT holder FROM external_agent WHERE environment = '{self.env}' AND name = 'ext1'")
+        self.assertIn(f"pid {first.pid}", holder)
+        self.assertIn("via 127.0.0.1", holder)
+
+        # A second claim of the held agent is refused, naming the holder; that process keeps retrying.
+        second = self.agent(self.env, "ext1")
+        self.wait(lambda: "already claimed by" in second.output(), "the second claim's refusal", second)
+        self.assertIn(f"pid {first.pid}", second.output())
+        self.assertIn("HTTP 409", second.output())
+        self.assertTrue(second.alive())
+        second.stop()
+
+        # Kill the agent: the claim is dropped, and new work for ext1 answers `unavailable` without running.
+        first.kill(signal.SIGKILL)
+        first.proc.wait()
+        self.wait(lambda: self.connected(self.env, "ext1") == "f", "the scheduler to notice the disconnect")
+        h2 = self.upload(b"second version\n")
+        v2, (code, body) = sf.put_version(self.srv, self.env, [file_resource("ext1", path, h2)])
+        self.assertEqual(code, 200, body)
+        self.wait(lambda: self.status(rid) == "unavailable", f"{rid} to be unavailable")
+        self.assertIn("external agent ext1 is not connected", self.last_messages(rid))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"hello from the external agent\n", "nothing ran while no agent held ext1")
+
+        # Start it again: the new claim deploys what waited.
+        third = self.agent(self.env, "ext1")
+        self.wait(lambda: self.status(rid) == "deployed", "the returning agent to deploy", third)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"second version\n")
+        self.assertEqual(self.connected(self.env, "ext1"), "t")
+        self.assertEqual(third.stop(), 0, third.output())
+
+
+class ExternalAgentAuthTest(ExternalAgentBase):
+    KEY = b64url(b"0123456789abcdef0123456789abcdef-agent-key")
+    SERVER_EXTRA = "auth = true\n"
+    EXTRA = (f"[auth_jwt_default]\nalgorithm = HS256\nsign = true\nclient_types = agent,compiler,api\n"
+             f"key = {KEY}\nexpire = 0\n")
+
+    def test_tokens(self):
+        self.start_server()
+        admin = {"Authorization": "Bearer " + jwt(self.KEY, {"urn:inmanta:ct": "api"})}
+        pid = self.srv.ok("PUT", "/api/v2/project", {"name": "auth"}, headers=admin)["data"]["id"]
+        env_a = self.srv.ok("PUT", "/api/v2/environment", {"project_id": pid, "name": "a"}, headers=admin)["data"]["id"]
+        env_b = self.srv.ok("PUT", "/api/v2/environment", {"project_id": pid, "name": "b"}, headers=admin)["data"]["id"]
+        self.wait_socket(env_a)
+        cases = [
+            (None, "HTTP 401"),
+            (jwt(self.KEY, {"urn:inmanta:ct": "api", "urn:inmanta:env": env_a}), "client type agent"),
+            (jwt(self.KEY, {"urn:inmanta:ct": "agent", "urn:inmanta:env": env_b}), f"scoped to environment {env_b}"),
+        ]
+        for token, expected in cases:
+            p = self.agent(env_a, "ext1", token=token)
+            self.wait(lambda: not p.alive(), "the refused agent to exit", p)
+            self.assertEqual(p.proc.returncode, 1, p.output())
+            self.assertIn(expected, p.output())
+            self.assertIn("not retrying", p.output())
+        self.assertEqual(self.sql("SELECT count(*) FROM external_agent"), "0")
+        good = self.agent(env_a, "ext1", token=jwt(self.KEY, {"urn:inmanta:ct": "agent", "urn:inmanta:env": env_a}))
+        self.wait(lambda: self.connected(env_a, "ext1") == "t", "the claim with a good token", good)
+        self.assertEqual(good.stop(), 0, good.output())
+
+
+@unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
+class ExternalAgentTlsTest(ExternalAgentBase):
+    def test_claim_over_tls(self):
+        d = tempfile.mkdtemp(prefix="inm-ext-tls-")
+        cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                       check=True, capture_output=True)
+        self.start_server(f"ssl_cert_file = {cert}\nssl_key_file = {key}\n", wait=False)  # health is https here
+        env = "0" * 8 + "-0000-4000-8000-" + "0" * 12  # no such environment: a 503 the agent retries
+        untrusted = self.agent(env, "ext1", extra=["--ssl"], host="localhost")
+        self.wait(lambda: not untrusted.alive(), "the agent to reject the self-signed certificate without "
+                  "--ssl-ca-cert", untrusted, timeout=30)
+        self.assertEqual(untrusted.stop(), 1, untrusted.output())
+        self.assertIn("TLS handshake", untrusted.output())
+        self.assertIn("not retrying", untrusted.output())
+        # Then a real environment through the trusted certificate.
+        import ssl
+        import urllib.request
+        ctx = ssl.create_default_context(cafile=cert)
+
+        def call(method, path, body=None, tid=None):
+            req = urllib.request.Request(f"https://localhost:{self.srv.port}{path}", method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json", **({"X-Inmanta-Tid": tid} if tid else {})})
+            with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+                return json.loads(r.read())
+
+        def up():
+            try:
+                return call("GET", "/api/v2/health") is not None
+            except OSError:
+                return False
+        self.wait(up, "the TLS server")
+        pid = call("PUT", "/api/v2/project", {"name": "tls"})["data"]["id"]
+        env = call("PUT", "/api/v2/environment", {"project_id": pid, "name": "tls"})["data"]["id"]
+        self.wait_socket(env)
+        good = self.agent(env, "ext1", extra=["--ssl", "--ssl-ca-cert", cert], host="localhost")
+        self.wait(lambda: self.connected(env, "ext1") == "t", "the claim over TLS", good)
+        self.assertEqual(good.stop(), 0, good.output())
+
+
+if __name__ == "__main__":
+    unittest.main()

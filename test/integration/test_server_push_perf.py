@@ -1,0 +1,210 @@
+"""The server's fast push paths (issue #10): put_version bodies spooled to disk and parsed streaming (every
+put_version test of test_server_api and the gzip/413 rules of test_server_wire rerun with
+request_spool_size = 0, so each body takes the streamed path), a 20k-resource version checked row by row
+against what was sent, a concurrent storm of file uploads through the group commit, and 413 for an over-limit
+streamed body."""
+import base64
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import threading
+import unittest
+import uuid
+
+import harness
+import server_fixture as sf
+import test_server_api as api_tests
+import test_server_wire as wire_tests
+from deploy_support import attribute_hash
+
+NULL = "std::testing::NullResource"
+STREAM = "request_spool_size = 0\n"
+
+
+def psql(db, sql):
+    host, port = harness.shared_cluster()
+    p = subprocess.run([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U", "postgres",
+                        "-d", db, "-Atqc", sql], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"psql failed: {p.stderr}")
+    return p.stdout
+
+
+class StreamedServerApiTest(api_tests.ServerApiTest):
+    """test_server_api with every put_version body streamed."""
+    @classmethod
+    def setUpClass(cls):
+        cls.s = sf.Server(server_extra=STREAM)
+
+
+class StreamedServerWireTest(wire_tests.ServerWireTest):
+    """test_server_wire (gzip put_version, 413 rules) with every put_version body streamed."""
+    @classmethod
+    def setUpClass(cls):
+        cls.s = sf.Server(server_extra="max_request_size = 200000\n" + STREAM)
+
+    def test_gzip_put_version_inflating_over_limit(self):
+        v = self.s.ok("POST", "/api/v2/reserve_version", env=self.env)["data"]
+        body = {"version": v, "resources": [sf.resource(f"{NULL}[a,name=big]", v, name="big", pad="q" * 300000)]}
+        status, _, raw = self.request("PUT", "/api/v1/version", gzip.compress(json.dumps(body).encode()),
+                                      [("Content-Encoding", "gzip"), ("X-Inmanta-Tid", self.env)])
+        self.assertEqual(status, 413)
+        self.assertIn("max_request_size", json.loads(raw)["message"])
+        status, _, raw = self.request("PUT", "/api/v1/version", b"\x1f\x8b" + b"garbage" * 10,
+                                      [("Content-Encoding", "gzip"), ("X-Inmanta-Tid", self.env)])
+        self.assertEqual(status, 400)
+        self.assertEqual(self.s.call("GET", f"/api/v1/version/{v}", env=self.env)[0], 404)
+        self.assertTrue(sf.healthy(self.s.base))
+
+
+class PushPerfTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = sf.Server(server_extra="max_request_size = 30000000\n")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.s.stop()
+
+    def setUp(self):
+        self.pid, self.env = self.s.project_env("p" + uuid.uuid4().hex[:8])
+        self.s.ok("POST", "/api/v2/environment_settings/auto_deploy", {"value": False}, env=self.env)
+
+    def test_large_version_stored_exactly(self):
+        s, env, n = self.s, self.env, 20000
+        v = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        rids = [f"{NULL}[agent{i % 7},name=r{i}]" for i in range(n)]
+        resources, expect = [], {}
+        for i, rid in enumerate(rids):
+            reqs = [rids[i - 1]] if i and i % 3 else []
+            attrs = {"name": f"r{i}", "value": "x" * (i % 50) + "\t\\\n\"é", "n": i, "flag": i % 2 == 0,
+                     "nested": {"k": [i, None, "a\\b"]}}
+            resources.append(sf.resource(rid, v, requires=reqs, **attrs))
+            full = dict(attrs, send_event=False, purged=False)
+            expect[rid] = (attribute_hash(rid, full), sorted(reqs))
+        undefined = rids[6]
+        body = {"version": v, "resources": resources, "resource_state": {f"{undefined},v={v}": "undefined"},
+                "resource_sets": {rids[10]: "setA"}, "unknowns": [], "version_info": {}, "compiler_version": "x"}
+        raw = json.dumps(body).encode()
+        self.assertGreater(len(raw), 1 << 20)  # over the default request_spool_size: the streamed path
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", raw, env)
+        self.assertEqual(status, 200, answer[:500])
+        rows = psql(s.db, f"SELECT resource_id, attribute_hash, attributes->'requires', attributes->'value', "
+                          f"is_undefined, coalesce(resource_set, '') FROM resource WHERE environment = '{env}' "
+                          f"AND model = {v}").splitlines()
+        self.assertEqual(len(rows), n)
+        seen = 0
+        for line in rows:
+            rid, h, reqs, value, undef, rset = line.split("|")
+            self.assertEqual((h, json.loads(reqs)), expect[rid], rid)
+            i = int(rid.split("name=r")[1][:-1])
+            self.assertEqual(json.loads(value), "x" * (i % 50) + "\t\\\n\"é")
+            self.assertEqual(undef == "t", rid == undefined)
+            self.assertEqual(rset, "setA" if rid == rids[10] else "")
+            seen += 1
+        self.assertEqual(seen, n)
+        model = s.ok("GET", f"/api/v1/version/{v}", env=env)["model"]
+        self.assertEqual(model["total"], n)
+        self.assertEqual(model["undeployable"], [undefined])
+        # Dependents of r6, transitively: r7 requires r6, r8 requires r7 (r9 starts a new chain: 9 % 3 == 0).
+        self.assertEqual(sorted(model["skipped_for_undeployable"]), sorted([rids[7], rids[8]]))
+        agents = psql(s.db, f"SELECT name FROM agent WHERE environment = '{env}' ORDER BY name").split()
+        self.assertEqual(agents, ["$__scheduler"] + [f"agent{k}" for k in range(7)])
+        # Release: one rps row per resource.
+        s.ok("POST", f"/api/v1/version/{v}", {}, env=env)
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}'").strip(),
+                         str(n))
+
+    def request_gz(self, method, path, raw, env):
+        return wire_tests.ServerWireTest.request(self, method, path, raw, [("X-Inmanta-Tid", env)])
+
+    def test_streamed_errors_roll_back(self):
+        s, env = self.s, self.env
+        v = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        pad = "p" * (1 << 20)
+        bad = [sf.resource(f"{NULL}[a,name=x{i}]", v, name=f"x{i}", pad=pad if i == 0 else "") for i in range(3000)]
+        bad.append(sf.resource(f"{NULL}[a,name=x1]", v, name="dup"))
+        status, body = s.call("PUT", "/api/v1/version", {"version": v, "resources": bad}, env=env)
+        self.assertEqual(status, 400)
+        self.assertIn("duplicate", body["message"])
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM resource WHERE environment = '{env}'").strip(), "0")
+        self.assertEqual(s.call("GET", f"/api/v1/version/{v}", env=env)[0], 404)
+        # The version comes after the resources; a bad resource deep in the stream names its index.
+        res = [sf.resource(f"{NULL}[a,name=y{i}]", v, name=f"y{i}", pad=pad if i == 0 else "") for i in range(2500)]
+        res.append({"id": "broken", "requires": []})
+        raw = b'{"resources": ' + json.dumps(res).encode() + b', "version": ' + str(v).encode() + b"}"
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", raw, env)
+        self.assertEqual(status, 400)
+        self.assertIn("resources[2500].id", json.loads(answer)["message"])
+        res.pop()
+        raw = b'{"resources": ' + json.dumps(res).encode() + b', "version": ' + str(v).encode() + b"}"
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", raw, env)
+        self.assertEqual(status, 200, answer[:300])
+        self.assertEqual(s.ok("GET", f"/api/v1/version/{v}", env=env)["model"]["total"], 2500)
+        # Truncated JSON.
+        v2 = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", raw.replace(str(v).encode() + b"}", str(v2).encode())[:-1000], env)
+        self.assertEqual(status, 400)
+        self.assertIn("not valid JSON", json.loads(answer)["message"])
+        self.assertEqual(s.call("GET", f"/api/v1/version/{v2}", env=env)[0], 404)
+
+    def test_over_limit_streamed_body_is_413(self):
+        s, env = self.s, self.env
+        v = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        huge = {"version": v, "resources": [sf.resource(f"{NULL}[a,name=z]", v, name="z", pad="q" * 31000000)]}
+        raw = json.dumps(huge).encode()
+        # Refused on the announced length, before the body is read.
+        status, _, answer = s.raw(f"PUT /api/v1/version HTTP/1.1\r\nHost: x\r\nX-Inmanta-Tid: {env}\r\n"
+                                  f"Content-Length: {len(raw)}\r\n\r\n".encode())
+        self.assertEqual(status, 413)
+        self.assertIn("max_request_size", json.loads(answer)["message"])
+        # Small on the wire but beyond the limit once inflated.
+        status, _, answer = wire_tests.ServerWireTest.request(self, "PUT", "/api/v1/version", gzip.compress(raw),
+                                                              [("X-Inmanta-Tid", env), ("Content-Encoding", "gzip")])
+        self.assertEqual(status, 413)
+        self.assertTrue(sf.healthy(s.base))
+        self.assertEqual(s.call("GET", f"/api/v1/version/{v}", env=env)[0], 404)
+
+    def test_upload_storm(self):
+        s = self.s
+        files = {}
+        for i in range(600):
+            data = os.urandom(i % 97) + f"file {i} {uuid.uuid4()}".encode()
+            files[hashlib.sha1(data).hexdigest()] = data
+        hashes = list(files)
+        missing = s.ok("POST", "/api/v1/file", {"files": hashes})["files"]
+        self.assertEqual(sorted(missing), sorted(hashes))
+        errors, wrong = [], []
+        bad_hash = hashlib.sha1(b"something else").hexdigest()
+
+        def worker(part):
+            for h in part:
+                body = {"id": h, "content": base64.b64encode(files[h]).decode()}
+                status, answer = s.call("PUT", f"/api/v1/file/{h}", body)
+                if status != 200:
+                    errors.append((h, status, answer))
+            status, answer = s.call("PUT", f"/api/v1/file/{bad_hash}", {"id": bad_hash, "content": base64.b64encode(b"x").decode()})
+            if status != 400 or "hash mismatch" not in answer["message"]:
+                wrong.append((status, answer))
+
+        threads = [threading.Thread(target=worker, args=(hashes[k::16],)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(wrong, [])
+        self.assertEqual(s.ok("POST", "/api/v1/file", {"files": hashes + [bad_hash]})["files"], [bad_hash])
+        for h in hashes:
+            got = base64.b64decode(s.ok("GET", f"/api/v1/file/{h}")["content"])
+            self.assertEqual(hashlib.sha1(got).hexdigest(), h)
+        stored = psql(s.db, "SELECT content_hash, encode(content, 'hex') FROM file").splitlines()
+        pairs = {h: hashlib.sha1(bytes.fromhex(c)).hexdigest() for h, c in (line.split("|") for line in stored)}
+        for h in hashes:
+            self.assertEqual(pairs.get(h), h)
+
+
+if __name__ == "__main__":
+    unittest.main()

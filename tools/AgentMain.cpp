@@ -1,0 +1,366 @@
+// `inmanta agent --server H --port P -e ENV --agent NAME [--agent NAME2 …] [--token T] [--ssl] [--ssl-ca-cert F]
+// [-c FILE]…`: an external agent (docs/deploy.md "External agents"). It connects to the server
+// (`GET /api/v2/agent/connect` with `Upgrade: inmanta-executor`), which relays its claim to the environment's
+// scheduler; once claimed, the connection carries the executor protocol and this process is an executor host
+// (runExecutorHost with the std handlers) behind a socketpair, while the main thread pumps bytes between the
+// socketpair and the (plain or TLS) server connection. A lost connection or a refused claim is retried with
+// exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends the process with code 1.
+// SIGTERM/SIGINT end the current session (running actions finish and report) and exit 0.
+#include "api/Splice.h"
+#include "config/Config.h"
+#include "executor/ExecutorHost.h"
+#include "Verbs.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <nlohmann/json.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstring>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace inm::tools {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+
+std::atomic<bool> gStop{false};
+extern "C" void onStopSignal(int) { gStop = true; }
+
+void say(const std::string& msg) {
+  auto t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  std::fprintf(stderr, "%s inmanta agent: %s\n", buf, msg.c_str());
+  std::fflush(stderr);
+}
+
+struct AgentOptions {
+  std::string host = "localhost";
+  int port = 8888;
+  std::string environment;
+  std::vector<std::string> agents;
+  std::string token;
+  bool ssl = false;
+  std::string caCert;
+  int threads = 4;
+};
+
+/// How one connection attempt ended.
+struct Attempt {
+  enum Kind { Session, Retry, Fatal } kind = Retry;
+  std::string message;
+};
+
+std::string percentEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += char(c);
+    else out += {'%', hex[c >> 4], hex[c & 15]};
+  }
+  return out;
+}
+
+/// Short TCP keepalive: a server that vanished without closing is noticed within about half a minute.
+void enableKeepalive(int fd) {
+  int on = 1, idle = 10, interval = 5, count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+/// The upgrade request, the 101 answer, then the session until either side closes.
+template <typename Stream>
+asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o, const executor::HandlerRegistry& registry) {
+  auto& lowest = beast::get_lowest_layer(stream);
+  char hostName[256] = "unknown-host";
+  gethostname(hostName, sizeof hostName - 1);
+  std::string agentList;
+  for (const auto& a : o.agents) agentList += (agentList.empty() ? "" : ",") + a;
+  std::string holder = std::string(hostName) + " pid " + std::to_string(::getpid());
+  std::string target = "/api/v2/agent/connect?environment=" + percentEncode(o.environment) +
+                       "&agents=" + percentEncode(agentList) + "&holder=" + percentEncode(holder);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, o.host);
+  req.set(http::field::user_agent, "inmanta-agent");
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::upgrade, "inmanta-executor");
+  if (!o.token.empty()) req.set(http::field::authorization, "Bearer " + o.token);
+  boost::system::error_code ec;
+  lowest.expires_after(std::chrono::seconds(30));
+  co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Attempt{Attempt::Retry, "sending the connect request failed: " + ec.message()};
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(1 << 20);
+  co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Attempt{Attempt::Retry, "reading the server's answer failed: " + ec.message()};
+  const auto& res = parser.get();
+  int status = res.result_int();
+  if (status != 101) {
+    std::string message = res.body();
+    auto j = nlohmann::json::parse(message, nullptr, false);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
+    std::string text = "the server refused the connection (HTTP " + std::to_string(status) + "): " + message;
+    // A bad request or a rejected token does not get better by retrying; a held agent or a missing scheduler may.
+    bool fatal = status == 400 || status == 401 || status == 403 || status == 404 || status == 405;
+    co_return Attempt{fatal ? Attempt::Fatal : Attempt::Retry, text};
+  }
+  lowest.expires_never();
+  enableKeepalive(lowest.socket().native_handle());
+
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    co_return Attempt{Attempt::Retry, std::string("socketpair failed: ") + std::strerror(errno)};
+  auto ex = co_await asio::this_coro::executor;
+  local::socket hostSide(ex);
+  hostSide.assign(local(), pair[0]);
+  say("connected to " + o.host + ":" + std::to_string(o.port) + "; holding agent(s) " + agentList +
+      " of environment " + o.environment);
+  executor::HostOptions hostOptions;
+  hostOptions.threads = o.threads;
+  std::thread host([fd = pair[1], &registry, hostOptions] {
+    executor::runExecutorHost(fd, fd, registry, hostOptions);
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+  });
+  bool closed = false;
+  auto closeBoth = [&] {
+    if (closed) return;
+    closed = true;
+    boost::system::error_code ignored;
+    lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest.socket().close(ignored);
+    hostSide.shutdown(local::socket::shutdown_both, ignored);
+    hostSide.close(ignored);
+  };
+  // A stop signal ends the session; checked on a short tick.
+  asio::steady_timer tick(ex);
+  std::function<void(boost::system::error_code)> onTick = [&](boost::system::error_code e) {
+    if (e || closed) return;
+    if (gStop) return closeBoth();
+    tick.expires_after(std::chrono::milliseconds(200));
+    tick.async_wait(onTick);
+  };
+  onTick({});
+  if (buffer.size() > 0) {  // protocol bytes that arrived with the 101 answer
+    co_await asio::async_write(hostSide, buffer.data(), asio::redirect_error(asio::use_awaitable, ec));
+    buffer.consume(buffer.size());
+  }
+  co_await api::splice(stream, hostSide, closeBoth);
+  tick.cancel();
+  host.join();
+  co_return Attempt{Attempt::Session, "the connection to the server closed"};
+}
+
+asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls,
+                                     const executor::HandlerRegistry& registry) {
+  auto ex = co_await asio::this_coro::executor;
+  boost::system::error_code ec;
+  tcp::resolver resolver(ex);
+  auto endpoints = co_await resolver.async_resolve(o.host, std::to_string(o.port),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Attempt{Attempt::Retry, "cannot resolve " + o.host + ": " + ec.message()};
+  std::string where = o.host + ":" + std::to_string(o.port);
+  if (!tls) {
+    beast::tcp_stream stream(ex);
+    stream.expires_after(std::chrono::seconds(10));
+    co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return Attempt{Attempt::Retry, "cannot connect to " + where + ": " + ec.message()};
+    co_return co_await runSession(stream, o, registry);
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(ex, *tls);
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(std::chrono::seconds(10));
+  co_await lowest.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Attempt{Attempt::Retry, "cannot connect to " + where + ": " + ec.message()};
+  SSL_set_tlsext_host_name(stream.native_handle(), o.host.c_str());
+  stream.set_verify_callback(ssl::host_name_verification(o.host));
+  co_await stream.async_handshake(ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return Attempt{Attempt::Fatal, "TLS handshake with " + where + " failed: " + ec.message()};
+  co_return co_await runSession(stream, o, registry);
+}
+
+int usage(const std::string& msg) {
+  if (!msg.empty()) std::cerr << "inmanta agent: " << msg << "\n";
+  std::cerr << "usage: inmanta agent --server HOST [--port PORT] -e ENV --agent NAME [--agent NAME…] [--token T]\n"
+               "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [-c FILE]…\n"
+               "Config keys (flags win): [config] environment, agent-names (comma separated);\n"
+               "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file.\n";
+  return msg.empty() ? 0 : 2;
+}
+
+}  // namespace
+
+int agentMain(const std::vector<std::string>& args, int verbose) {
+  (void)verbose;
+  std::vector<std::string> cfgFiles;
+  std::optional<std::string> host, port, env, token, caCert, threads;
+  std::vector<std::string> agents;
+  bool sslFlag = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    auto need = [&](std::optional<std::string>& slot) {
+      slot = value();
+      return slot.has_value();
+    };
+    if (a == "--server" || a == "--host") {
+      if (!need(host)) return usage(a + " needs a value");
+    } else if (a == "--port") {
+      if (!need(port)) return usage("--port needs a value");
+    } else if (a == "-e" || a == "--environment") {
+      if (!need(env)) return usage(a + " needs a value");
+    } else if (a == "--agent") {
+      auto v = value();
+      if (!v || v->empty()) return usage("--agent needs a name");
+      agents.push_back(*v);
+    } else if (a == "--token") {
+      if (!need(token)) return usage("--token needs a value");
+    } else if (a == "--ssl") {
+      sslFlag = true;
+    } else if (a == "--ssl-ca-cert") {
+      if (!need(caCert)) return usage("--ssl-ca-cert needs a file");
+    } else if (a == "--threads") {
+      if (!need(threads)) return usage("--threads needs a value");
+    } else if (a == "-c" || a == "--config") {
+      auto v = value();
+      if (!v) return usage(a + " needs a file");
+      cfgFiles.push_back(*v);
+    } else if (a == "-h" || a == "--help") {
+      return usage("");
+    } else {
+      return usage("unknown argument '" + a + "'");
+    }
+  }
+  auto cfg = config::Config::load(cfgFiles);
+  if (!cfg) {
+    std::cerr << "inmanta agent: " << llvm::toString(cfg.takeError()) << "\n";
+    return 2;
+  }
+  AgentOptions o;
+  o.host = host.value_or(cfg->getString("agent_rest_transport", "host", "localhost"));
+  std::string portText = port.value_or(cfg->getString("agent_rest_transport", "port", "8888"));
+  char* end = nullptr;
+  long p = std::strtol(portText.c_str(), &end, 10);
+  if (portText.empty() || *end || p < 1 || p > 65535) return usage("the port must be 1-65535, got '" + portText + "'");
+  o.port = int(p);
+  o.environment = env.value_or(cfg->getString("config", "environment", ""));
+  if (o.environment.empty()) return usage("-e ENV (or [config] environment) is required");
+  if (agents.empty()) {
+    std::string list = cfg->getString("config", "agent-names", "");
+    for (size_t i = 0; i <= list.size();) {
+      size_t j = std::min(list.find(',', i), list.size());
+      std::string name = list.substr(i, j - i);
+      while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+      while (!name.empty() && name.back() == ' ') name.pop_back();
+      if (!name.empty()) agents.push_back(name);
+      i = j + 1;
+    }
+  }
+  if (agents.empty()) return usage("at least one --agent NAME (or [config] agent-names) is required");
+  for (const auto& a : agents)
+    if (a.find(',') != std::string::npos) return usage("agent name '" + a + "' contains a comma");
+  o.agents = agents;
+  o.token = token.value_or(cfg->getString("agent_rest_transport", "token", ""));
+  auto cfgSsl = cfg->getBool("agent_rest_transport", "ssl", false);
+  if (!cfgSsl) {
+    std::cerr << "inmanta agent: " << llvm::toString(cfgSsl.takeError()) << "\n";
+    return 2;
+  }
+  o.ssl = sslFlag || *cfgSsl;
+  o.caCert = caCert.value_or(cfg->getString("agent_rest_transport", "ssl_ca_cert_file", ""));
+  if (threads) {
+    long n = std::strtol(threads->c_str(), &end, 10);
+    if (threads->empty() || *end || n < 1 || n > 256) return usage("--threads must be 1-256, got '" + *threads + "'");
+    o.threads = int(n);
+  }
+
+  std::optional<ssl::context> tls;
+  if (o.ssl) {
+    tls.emplace(ssl::context::tls_client);
+    boost::system::error_code ec;
+    tls->set_verify_mode(ssl::verify_peer, ec);
+    if (!o.caCert.empty()) tls->load_verify_file(o.caCert, ec);
+    else tls->set_default_verify_paths(ec);
+    if (ec) {
+      std::cerr << "inmanta agent: cannot load the CA certificate " << o.caCert << ": " << ec.message() << "\n";
+      return 2;
+    }
+  }
+
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = onStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  executor::HandlerRegistry registry;
+  executor::registerStdHandlers(registry);
+  int backoff = 1;
+  while (!gStop) {
+    asio::io_context ioc;
+    Attempt result;
+    asio::co_spawn(ioc, connectOnce(o, tls ? &*tls : nullptr, registry),
+                   [&](std::exception_ptr e, Attempt a) {
+                     if (e) {
+                       try {
+                         std::rethrow_exception(e);
+                       } catch (const std::exception& x) {
+                         a = Attempt{Attempt::Retry, std::string("internal error: ") + x.what()};
+                       }
+                     }
+                     result = std::move(a);
+                   });
+    ioc.run();
+    if (result.kind == Attempt::Fatal) {
+      say(result.message + "; not retrying");
+      return 1;
+    }
+    if (gStop) break;
+    if (result.kind == Attempt::Session) backoff = 1;
+    say(result.message + "; retrying in " + std::to_string(backoff) + " s");
+    for (int i = 0; i < backoff * 10 && !gStop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (result.kind != Attempt::Session) backoff = std::min(30, backoff * 2);
+  }
+  say("stopped");
+  return 0;
+}
+
+}  // namespace inm::tools
