@@ -1,10 +1,24 @@
 // Routes for versions, desired state, files and handler code (orchestrator.md §3.3–3.4, §4, §13, §18).
 #include "Request.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
 namespace inm::api {
 
 using model::ErrorCode;
 using V = http::verb;
+
+namespace {
+
+/// Version retention after a release (orchestrator.md §4), after the answer: a purge never delays a release.
+asio::awaitable<void> retainAfterRelease(service::Service& svc, std::string env) {
+  auto ex = co_await asio::this_coro::executor;
+  asio::co_spawn(ex, svc.retainVersions(std::move(env)), asio::detached);
+}
+
+} // namespace
 
 void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   const std::vector<std::string> exportClients = {"api", "compiler"};
@@ -28,11 +42,13 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   add(V::post, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     nlohmann::json value = unwrap(co_await svc.release(env, intParam(req, "id")));
+    co_await retainAfterRelease(svc, env);
     co_return ok({{"model", value}});
   }, exportClients);
   add(V::post, "/api/v2/desiredstate/<version>/promote", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     unwrap(co_await svc.release(env, intParam(req, "version")));
+    co_await retainAfterRelease(svc, env);
     co_return Reply{};
   });
   add(V::get, "/api/v1/version", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -231,6 +231,20 @@ asio::awaitable<Result> Service::listTokens(std::string env) {
   co_return fromExpected(co_await blocking([&] { return store_.tokens(lowerUuid(env)); }));
 }
 
+asio::awaitable<Result> Service::retainVersions(std::string env) {
+  env = lowerUuid(env);
+  auto e = co_await blocking([&] { return store_.getEnvironment(env); });
+  if (!e) co_return Result::error(e.takeError());
+  int64_t keep = (*e)["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
+  auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
+  if (!purged) {
+    logLine("warning", "version_purge_failed", {{"environment", env}, {"error", llvm::toString(purged.takeError())}});
+    co_return Result::error(ErrorCode::Unavailable, "version retention failed");
+  }
+  if (*purged > 0) logLine("info", "versions_purged", {{"environment", env}, {"count", std::to_string(*purged)}});
+  co_return Result::of(*purged);
+}
+
 asio::awaitable<Result> Service::purgeAllVersions() {
   auto envs = co_await blocking([&] { return store_.listEnvironments(); });
   if (!envs) co_return Result::error(envs.takeError());

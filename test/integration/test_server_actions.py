@@ -190,6 +190,21 @@ class ServerActionsTest(sf.ServerTestCase):
         self.assertEqual(s.call("GET", "/api/v2/facts/nothing", env=e)[0], 404)
 
 
+class ServerRetentionAfterReleaseTest(sf.ServerTestCase):
+    def test_release_purges_beyond_keep(self):
+        s = self.s
+        _, env = s.project_env("rel" + uuid.uuid4().hex[:6])
+        s.ok("POST", "/api/v2/environment_settings/auto_deploy", {"value": False}, env=env)
+        versions = [sf.put_version(s, env, [dict(rid=f"{NULL}[a,name=x]", name=f"x{i}")])[0] for i in range(4)]
+        s.ok("POST", "/api/v2/environment_settings/available_versions_to_keep", {"value": 1}, env=env)
+        self.assertEqual(len(s.ok("GET", "/api/v1/version", env=env)["versions"]), 4)  # a setting purges nothing
+        s.ok("POST", f"/api/v2/desiredstate/{versions[2]}/promote", env=env)
+
+        def left():
+            return sorted(v["version"] for v in s.ok("GET", "/api/v1/version", env=env)["versions"])
+        sf.harness.wait_for(lambda: left() == [versions[2], versions[3]], 10, what="retention after the release")
+
+
 class ServerRetentionTimerTest(unittest.TestCase):
     """server.purge-versions-interval: the timer purges beyond available_versions_to_keep, keeping the latest
     released version and the version the scheduler works on; halted environments are left alone."""

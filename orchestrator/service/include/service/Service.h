@@ -170,6 +170,8 @@ class Service {
   /// Version retention for every non-halted environment (the `server.purge-versions-interval` timer).
   /// Value: the number of versions deleted.
   asio::awaitable<Result> purgeAllVersions();
+  /// Version retention for one environment (after a release; failures are logged). Value: versions deleted.
+  asio::awaitable<Result> retainVersions(std::string env);
 
  private:
   asio::awaitable<bool> autoDeploy(const std::string& env);
