@@ -33,8 +33,8 @@ llvm::Expected<Artifact> readArtifact(const std::string& text, const std::string
     return fail(origin, "'format_version' is missing or not an integer");
   a.formatVersion = fv->get<int>();
   if (a.formatVersion != kFormatVersion)
-    return fail(origin, "format_version " + std::to_string(a.formatVersion) + " is not supported (this build reads " +
-                            std::to_string(kFormatVersion) + ")");
+    return fail(origin, "format_version " + std::to_string(a.formatVersion) +
+                            " is not supported (this build reads " + std::to_string(kFormatVersion) + ")");
   if (auto v = doc.find("version"); v != doc.end()) {
     if (!v->is_number_integer()) return fail(origin, "'version' is not an integer");
     a.version = v->get<int64_t>();
@@ -61,7 +61,8 @@ llvm::Expected<Artifact> readArtifact(const std::string& text, const std::string
     ArtifactResource res;
     res.id = std::move(*parsed);
     res.unversionedId = res.id.str();
-    if (!ids.insert(res.unversionedId).second) return fail(origin, where + ": duplicate id " + res.unversionedId);
+    if (!ids.insert(res.unversionedId).second)
+      return fail(origin, where + ": duplicate id " + res.unversionedId);
     res.attributes = nlohmann::json::object();
     for (auto it = r.begin(); it != r.end(); ++it) {
       const std::string& k = it.key();
@@ -85,7 +86,8 @@ llvm::Expected<Artifact> readArtifact(const std::string& text, const std::string
   }
   for (const auto& r : a.resources)
     for (const auto& q : r.requires_)
-      if (!ids.count(q)) return fail(origin, r.unversionedId + " requires " + q + ", which is not in the document");
+      if (!ids.count(q))
+        return fail(origin, r.unversionedId + " requires " + q + ", which is not in the document");
   if (auto sets = doc.find("resource_sets"); sets != doc.end()) {
     if (!sets->is_object()) return fail(origin, "'resource_sets' is not an object");
     for (auto it = sets->begin(); it != sets->end(); ++it) {
@@ -94,7 +96,8 @@ llvm::Expected<Artifact> readArtifact(const std::string& text, const std::string
       for (const auto& m : *it) {
         if (!m.is_string()) return fail(origin, "resource_sets." + it.key() + " holds a non-string");
         if (!ids.count(m.get<std::string>()))
-          return fail(origin, "resource_sets." + it.key() + " names " + m.get<std::string>() + ", which is not a resource");
+          return fail(origin, "resource_sets." + it.key() + " names " + m.get<std::string>() +
+                                  ", which is not a resource");
         members.push_back(m.get<std::string>());
       }
     }

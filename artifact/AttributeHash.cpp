@@ -28,7 +28,7 @@ void appendEscapedString(std::string& out, const std::string& s) {
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
       default:
-        if (c < 0x20 || c == 0x7f) {  // ensure_ascii escapes control characters and DEL
+        if (c < 0x20 || c == 0x7f) { // ensure_ascii escapes control characters and DEL
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           out += buf;
         } else {
@@ -57,16 +57,29 @@ void appendEscapedString(std::string& out, const std::string& s) {
 }
 
 void appendFloat(std::string& out, double d) {
-  if (std::isnan(d)) { out += "NaN"; return; }
-  if (std::isinf(d)) { out += d > 0 ? "Infinity" : "-Infinity"; return; }
-  // nlohmann prints the shortest round-trip digits with Python's thresholds (exponent form below 1e-4 and from
-  // 1e16) and a ".0" on integral values, which is exactly float.__repr__.
+  if (std::isnan(d)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(d)) {
+    out += d > 0 ? "Infinity" : "-Infinity";
+    return;
+  }
+  // nlohmann prints the shortest round-trip digits with Python's thresholds (exponent form below 1e-4 and
+  // from 1e16) and a ".0" on integral values, which is exactly float.__repr__.
   std::string s = nlohmann::json(d).dump();
   size_t e = s.find('e');
-  if (e == std::string::npos) { out += s; return; }
-  // nlohmann switches to exponent form from 1e15, Python only from 1e16: rewrite as fixed notation in between.
+  if (e == std::string::npos) {
+    out += s;
+    return;
+  }
+  // nlohmann switches to exponent form from 1e15, Python only from 1e16: rewrite as fixed notation in
+  // between.
   int exp = std::atoi(s.c_str() + e + 1);
-  if (exp < -4 || exp >= 16) { out += s; return; }
+  if (exp < -4 || exp >= 16) {
+    out += s;
+    return;
+  }
   std::string mant = s.substr(0, e), digits;
   bool neg = !mant.empty() && mant[0] == '-';
   for (char c : mant)
@@ -92,7 +105,10 @@ void append(std::string& out, const nlohmann::json& v, int indent, int depth) {
   case nlohmann::json::value_t::number_float: appendFloat(out, v.get<double>()); break;
   case nlohmann::json::value_t::string: appendEscapedString(out, v.get_ref<const std::string&>()); break;
   case nlohmann::json::value_t::array: {
-    if (v.empty()) { out += "[]"; break; }
+    if (v.empty()) {
+      out += "[]";
+      break;
+    }
     out += '[';
     bool first = true;
     for (const auto& e : v) {
@@ -106,7 +122,10 @@ void append(std::string& out, const nlohmann::json& v, int indent, int depth) {
     break;
   }
   case nlohmann::json::value_t::object: {
-    if (v.empty()) { out += "{}"; break; }
+    if (v.empty()) {
+      out += "{}";
+      break;
+    }
     out += '{';
     bool first = true;
     for (auto it = v.begin(); it != v.end(); ++it) {
@@ -121,7 +140,7 @@ void append(std::string& out, const nlohmann::json& v, int indent, int depth) {
     out += '}';
     break;
   }
-  default: out += "null"; break;  // binary/discarded never come out of a parsed document
+  default: out += "null"; break; // binary/discarded never come out of a parsed document
   }
 }
 

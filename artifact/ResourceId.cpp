@@ -21,7 +21,7 @@ bool needsEscape(char c, IdPart part) {
 
 bool isNameChar(char c) {
   unsigned char u = static_cast<unsigned char>(c);
-  return llvm::isAlnum(c) || c == '_' || c == '-' || u >= 0x80;  // \w is Unicode-aware in the reference
+  return llvm::isAlnum(c) || c == '_' || c == '-' || u >= 0x80; // \w is Unicode-aware in the reference
 }
 
 /// `[\w-]+(::[\w-]+)+`

@@ -50,7 +50,8 @@ void writeCompile(llvm::raw_ostream& os, const ExportState& s, const ExportOptio
   size_t undefined = 0;
   for (const ExportedResource& r : s.resources) undefined += r.undefined ? 1 : 0;
   const frontend::Project* project = s.model.program().project;
-  os << "  \"compile\": {\"agents\": " << s.agents.size() << ", \"compiler\": \"inmanta-cpp\", \"compiler_version\": ";
+  os << "  \"compile\": {\"agents\": " << s.agents.size()
+     << ", \"compiler\": \"inmanta-cpp\", \"compiler_version\": ";
   writeJsonString(os, INM_VERSION);
   os << ", \"environment\": ";
   writeJsonString(os, opts.environment);
@@ -64,7 +65,8 @@ void writeCompile(llvm::raw_ostream& os, const ExportState& s, const ExportOptio
 void writeCode(llvm::raw_ostream& os, const ExportOptions& opts) {
   std::vector<const ModuleCode*> mods;
   for (const ModuleCode& m : opts.code) mods.push_back(&m);
-  std::sort(mods.begin(), mods.end(), [](const ModuleCode* a, const ModuleCode* b) { return a->module < b->module; });
+  std::sort(mods.begin(), mods.end(),
+            [](const ModuleCode* a, const ModuleCode* b) { return a->module < b->module; });
   os << "  \"python_code\": [";
   for (size_t i = 0; i < mods.size(); ++i) {
     os << (i ? ",\n    {\"files\": {" : "\n    {\"files\": {");

@@ -94,7 +94,8 @@ class Collector {
   Outcome idText(InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
-      error(inst, "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an entity, not a value");
+      error(inst,
+            "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an entity, not a value");
       return Outcome::Error;
     }
     out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
@@ -110,15 +111,17 @@ class Collector {
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
       const Value* v = get(cur, names.agentPath[k]);
       if (!v) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                        "' has no attribute '" + names.agentPathText[k].str() + "' on " + model_.describe(cur));
+        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
+                        type.agentPath + "' has no attribute '" + names.agentPathText[k].str() + "' on " +
+                        model_.describe(cur));
         return Outcome::Error;
       }
       Value step = *v;
       if (step.kind == ValueKind::List) {
         if (step.items().empty()) {
-          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                          "' reaches an empty list at '" + names.agentPathText[k].str() + "'");
+          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
+                          type.agentPath + "' reaches an empty list at '" + names.agentPathText[k].str() +
+                          "'");
           return Outcome::Error;
         }
         step = step.items().front();
@@ -133,14 +136,14 @@ class Collector {
         return idText(inst, step, "agent attribute '" + type.agentPath + "'", out);
       }
       if (step.kind != ValueKind::Instance) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                        "' does not reach an entity at '" + names.agentPathText[k].str() + "' (value " +
-                        model_.repr(step) + ")");
+        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
+                        type.agentPath + "' does not reach an entity at '" + names.agentPathText[k].str() +
+                        "' (value " + model_.repr(step) + ")");
         return Outcome::Error;
       }
       cur = step.instanceId();
     }
-    return Outcome::Error;  // empty path: rejected at registration
+    return Outcome::Error; // empty path: rejected at registration
   }
 
   void collectOne(MapperContext& ctx, InstanceId inst, uint32_t t) {
@@ -152,14 +155,15 @@ class Collector {
     if (o != Outcome::Ok) return;
     const Value* idValue = get(inst, names.idAttr);
     if (!idValue) {
-      error(inst, "cannot export " + model_.describe(inst) + ": it has no id attribute '" + type.idAttribute + "'");
+      error(inst,
+            "cannot export " + model_.describe(inst) + ": it has no id attribute '" + type.idAttribute + "'");
       return;
     }
     std::string idText_;
     if (idText(inst, *idValue, "id attribute '" + type.idAttribute + "'", idText_) != Outcome::Ok) return;
     if (type.managed) {
       const Value* managed = get(inst, names.managed);
-      if (managed && managed->kind == ValueKind::Bool && !managed->b) return;  // not managed: not exported
+      if (managed && managed->kind == ValueKind::Bool && !managed->b) return; // not managed: not exported
     }
 
     ExportedResource r;
@@ -177,7 +181,8 @@ class Collector {
           return;
         }
         if (res.kind == FieldResult::Error) {
-          error(inst, "cannot export " + model_.describe(inst) + ": field '" + spec.name + "': " + res.message);
+          error(inst,
+                "cannot export " + model_.describe(inst) + ": field '" + spec.name + "': " + res.message);
           s_.fieldValues.resize(r.firstField);
           return;
         }
@@ -185,8 +190,8 @@ class Collector {
       } else {
         const Value* attr = get(inst, names.fields[f]);
         if (!attr) {
-          error(inst, "cannot export " + model_.describe(inst) + " as " + type.entity + ": it has no attribute '" +
-                          spec.name + "'");
+          error(inst, "cannot export " + model_.describe(inst) + " as " + type.entity +
+                          ": it has no attribute '" + spec.name + "'");
           s_.fieldValues.resize(r.firstField);
           return;
         }

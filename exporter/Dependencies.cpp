@@ -12,7 +12,8 @@
 
 namespace inm::exporter {
 
-void dirBeforeFile(llvm::ArrayRef<PathResource> resources, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+void dirBeforeFile(llvm::ArrayRef<PathResource> resources,
+                   std::vector<std::pair<uint32_t, uint32_t>>& edges) {
   // host -> directory path -> directories with exactly that path
   llvm::DenseMap<uint32_t, llvm::StringMap<llvm::SmallVector<uint32_t, 1>>> dirs;
   for (uint32_t i = 0; i < resources.size(); ++i)
@@ -48,7 +49,10 @@ std::vector<uint32_t> components(const Graph& graph, uint32_t& count) {
   std::vector<uint32_t> index(n, kUnvisited), low(n, 0), comp(n, kUnvisited);
   std::vector<uint8_t> onStack(n, 0);
   std::vector<uint32_t> stack;
-  struct Frame { uint32_t node; uint32_t next; };
+  struct Frame {
+    uint32_t node;
+    uint32_t next;
+  };
   std::vector<Frame> frames;
   uint32_t counter = 0;
   count = 0;
@@ -128,7 +132,10 @@ std::vector<std::vector<uint32_t>> findCycles(const Graph& graph) {
       queue.pop_front();
       for (uint32_t w : graph[v]) {
         if (comp[w] != c) continue;
-        if (w == s) { last = v; break; }
+        if (w == s) {
+          last = v;
+          break;
+        }
         if (parent[w] != UINT32_MAX) continue;
         parent[w] = v;
         touched.push_back(w);

@@ -19,13 +19,13 @@ namespace inm::exporter {
 inline constexpr uint32_t kNone = UINT32_MAX;
 
 struct ExportedResource {
-  uint32_t type = 0;             ///< index into the registry's types()
+  uint32_t type = 0; ///< index into the registry's types()
   runtime::InstanceId inst;
-  std::string id;                ///< unversioned, escaped
+  std::string id; ///< unversioned, escaped
   std::string agent;
-  uint32_t firstField = 0;       ///< values in ExportState::fieldValues, one per type's field
+  uint32_t firstField = 0; ///< values in ExportState::fieldValues, one per type's field
   bool undefined = false;
-  std::vector<uint32_t> deps;     ///< resource numbers, sorted, unique (after ordering)
+  std::vector<uint32_t> deps; ///< resource numbers, sorted, unique (after ordering)
 };
 
 struct ExportState {
@@ -36,9 +36,9 @@ struct ExportState {
   FileStore files;
   std::vector<ExportedResource> resources;
   std::vector<runtime::Value> fieldValues;
-  std::vector<uint32_t> byInstance;                      ///< per instance index
-  std::vector<std::string> agents;                       ///< sorted, unique
-  std::map<std::string, std::vector<uint32_t>> sets;     ///< name -> sorted resource numbers
+  std::vector<uint32_t> byInstance;                  ///< per instance index
+  std::vector<std::string> agents;                   ///< sorted, unique
+  std::map<std::string, std::vector<uint32_t>> sets; ///< name -> sorted resource numbers
 
   const ResourceType& typeOf(const ExportedResource& r) const { return bound.registry().types()[r.type]; }
   /// The exported value of field `name` of resource `r`, nullptr if the type has no such field.

@@ -3,9 +3,10 @@
 // exported resources (others dropped, with the reference's warning when none remain), run the
 // dependency managers, reject cycles, assign resource sets, then stream the artifact (ArtifactWriter.cpp).
 // Invariant: nothing is written to the output when any export error was reported.
+#include "exporter/Exporter.h"
+
 #include "ExportState.h"
 #include "exporter/Dependencies.h"
-#include "exporter/Exporter.h"
 
 #include <algorithm>
 #include <numeric>
@@ -81,10 +82,11 @@ void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
         if (!set.empty()) set += ", ";
         set += s.model.describe(v.instanceId());
       }
-      diags.report(makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt,
-                            "The resource " + s.resources[r].id +
-                                " had requirements before flattening, but not after flattening. Initial set was [" +
-                                set + "]. Perhaps provides relation is not wired through correctly?"));
+      diags.report(
+          makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt,
+                   "The resource " + s.resources[r].id +
+                       " had requirements before flattening, but not after flattening. Initial set was [" +
+                       set + "]. Perhaps provides relation is not wired through correctly?"));
     }
   }
 }
@@ -124,11 +126,12 @@ void assignResourceSets(ExportState& s, DiagnosticEngine& diags) {
   for (InstanceId inst : s.model.instancesOf(setEntity)) {
     const Value* name = s.model.get(inst, "name");
     const Value* members = s.model.get(inst, "resources");
-    if (!name || name->kind != ValueKind::String) continue;  // unknown name: the set cannot be exported
+    if (!name || name->kind != ValueKind::String) continue; // unknown name: the set cannot be exported
     auto [it, fresh] = s.sets.try_emplace(name->str().str());
     const std::string& setName = it->first;
     if (!members) continue;
-    llvm::ArrayRef<Value> items = members->kind == ValueKind::List ? members->items() : llvm::ArrayRef<Value>(*members);
+    llvm::ArrayRef<Value> items =
+        members->kind == ValueKind::List ? members->items() : llvm::ArrayRef<Value>(*members);
     for (const Value& v : items) {
       if (v.kind != ValueKind::Instance) continue;
       uint32_t r = s.byInstance[v.instanceId().index];
@@ -154,7 +157,8 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   ExportSummary summary;
   const unsigned errorsBefore = diags.errorCount();
   std::vector<std::string> conflicts;
-  BoundRegistry bound(opts.registry ? *opts.registry : ResourceRegistry::standard(), model.program(), &conflicts);
+  BoundRegistry bound(opts.registry ? *opts.registry : ResourceRegistry::standard(), model.program(),
+                      &conflicts);
   for (const std::string& c : conflicts)
     diags.error(DiagKind::Export, SourceRange{},
                 "entity " + c + " has more than one registered resource ancestor and none is more specific");

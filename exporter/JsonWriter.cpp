@@ -64,7 +64,7 @@ void writeJsonString(llvm::raw_ostream& os, llvm::StringRef s) {
       os.write(reinterpret_cast<const char*>(p), len);
       p += len;
     } else {
-      os << "\xEF\xBF\xBD";  // U+FFFD for an ill-formed byte
+      os << "\xEF\xBF\xBD"; // U+FFFD for an ill-formed byte
       ++p;
     }
   }
@@ -87,7 +87,9 @@ void writeJsonValue(llvm::raw_ostream& os, const Value& v) {
   case ValueKind::Null: os << "null"; return;
   case ValueKind::Bool: os << (v.b ? "true" : "false"); return;
   case ValueKind::Int: os << v.i; return;
-  case ValueKind::BigInt: os << runtime::intToString(v); return;  // a JSON integer of any size, as Python writes it
+  case ValueKind::BigInt:
+    os << runtime::intToString(v);
+    return; // a JSON integer of any size, as Python writes it
   case ValueKind::Float: writeJsonDouble(os, v.f); return;
   case ValueKind::String: writeJsonString(os, v.str()); return;
   case ValueKind::Unknown: writeJsonString(os, kUndefinedText); return;

@@ -36,7 +36,8 @@ llvm::Error ResourceRegistry::add(std::string entity, std::string agentPath, std
     fields.push_back({"purge_on_delete", {}});
   }
   if (base.managed) fields.push_back({"managed", {}});
-  std::stable_sort(fields.begin(), fields.end(), [](const FieldSpec& a, const FieldSpec& b) { return a.name < b.name; });
+  std::stable_sort(fields.begin(), fields.end(),
+                   [](const FieldSpec& a, const FieldSpec& b) { return a.name < b.name; });
   for (size_t i = 0; i < fields.size(); ++i) {
     if (reservedField(fields[i].name))
       return registryError("resource type " + entity + ": '" + fields[i].name + "' cannot be a field name");

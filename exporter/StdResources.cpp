@@ -20,9 +20,12 @@ namespace {
 
 /// The Content instances of a relation, sorted by sorting_key (value when the key is null); false if a
 /// value is unknown.
-bool sortedParts(MapperContext& ctx, const Value* rel, std::vector<llvm::StringRef>& out, std::string& error) {
+bool sortedParts(MapperContext& ctx, const Value* rel, std::vector<llvm::StringRef>& out,
+                 std::string& error) {
   if (!rel) return true;
-  struct Part { llvm::StringRef key, value; };
+  struct Part {
+    llvm::StringRef key, value;
+  };
   std::vector<Part> parts;
   auto addOne = [&](const Value& v) -> bool {
     if (v.isUnknown()) return false;
@@ -145,18 +148,25 @@ void check(llvm::Error e) {
 void registerStdResources(ResourceRegistry& r) {
   BaseFields purgeable{/*purgeable=*/true, /*managed=*/false};
   check(r.add("std::File", "host.name", "path",
-              {{"path", {}}, {"owner", {}}, {"hash", fileHash}, {"group", {}}, {"permissions", permissions},
+              {{"path", {}},
+               {"owner", {}},
+               {"hash", fileHash},
+               {"group", {}},
+               {"permissions", permissions},
                {"reload", {}}},
               purgeable));
   check(r.add("std::Directory", "host.name", "path",
               {{"path", {}}, {"owner", {}}, {"group", {}}, {"permissions", permissions}, {"reload", {}}},
               purgeable));
-  check(r.add("std::Symlink", "host.name", "target", {{"source", {}}, {"target", {}}, {"reload", {}}}, purgeable));
+  check(r.add("std::Symlink", "host.name", "target", {{"source", {}}, {"target", {}}, {"reload", {}}},
+              purgeable));
   check(r.add("std::Package", "host.name", "name", {{"name", {}}, {"state", {}}, {"reload", {}}}));
-  check(r.add("std::Service", "host.name", "name", {{"onboot", {}}, {"state", {}}, {"name", {}}, {"reload", {}}}));
+  check(r.add("std::Service", "host.name", "name",
+              {{"onboot", {}}, {"state", {}}, {"name", {}}, {"reload", {}}}));
   check(r.add("std::AgentConfig", "agent", "agentname",
               {{"agentname", {}}, {"uri", {}}, {"autostart", autostart}}, purgeable));
-  check(r.add("std::testing::NullResource", "agentname", "name", {{"name", {}}, {"agentname", {}}, {"fail", {}}},
+  check(r.add("std::testing::NullResource", "agentname", "name",
+              {{"name", {}}, {"agentname", {}}, {"fail", {}}},
               BaseFields{/*purgeable=*/true, /*managed=*/true}));
   r.addDependencyManager("std::dir_before_file", dirBeforeFileManager);
 }

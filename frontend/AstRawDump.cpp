@@ -18,7 +18,10 @@ struct RawDumper {
   static std::string r(const SourceRange& x) {
     return fmt::format("{}:{}-{}:{}", x.line, x.col, x.endLine, x.endCol);
   }
-  template <typename I> static std::string i(I id) { return id.valid() ? std::to_string(id.index) : "-"; }
+  template <typename I>
+  static std::string i(I id) {
+    return id.valid() ? std::to_string(id.index) : "-";
+  }
 };
 
 } // namespace
@@ -29,10 +32,11 @@ std::string rawDumpAst(const Ast& ast, const StringTable& st) {
   o += "doc " + d.s(ast.doc) + "\n";
   for (uint32_t k = 0; k < ast.exprs.size(); ++k) {
     const Expr& e = ast.exprs[ExprId{k}];
-    o += fmt::format("E{} k{} op{} {} n{} i{} f{:.17g} a{} b{} c{} l{}-{} g{}-{} p{}-{} d{}-{} c{}-{} big{}\n", k,
-                     int(e.kind), int(e.op), d.r(e.range), d.s(e.name), e.intValue, e.floatValue, d.i(e.a), d.i(e.b),
-                     d.i(e.c), e.begin, e.end, e.argBegin, e.argEnd, e.partBegin, e.partEnd, e.keyBegin, e.keyEnd,
-                     e.loopBegin, e.loopEnd, int(e.bigInt));
+    o +=
+        fmt::format("E{} k{} op{} {} n{} i{} f{:.17g} a{} b{} c{} l{}-{} g{}-{} p{}-{} d{}-{} c{}-{} big{}\n",
+                    k, int(e.kind), int(e.op), d.r(e.range), d.s(e.name), e.intValue, e.floatValue, d.i(e.a),
+                    d.i(e.b), d.i(e.c), e.begin, e.end, e.argBegin, e.argEnd, e.partBegin, e.partEnd,
+                    e.keyBegin, e.keyEnd, e.loopBegin, e.loopEnd, int(e.bigInt));
   }
   for (uint32_t k = 0; k < ast.stmts.size(); ++k) {
     const Stmt& s = ast.stmts[StmtId{k}];
@@ -42,10 +46,11 @@ std::string rawDumpAst(const Ast& ast, const StringTable& st) {
   }
   for (uint32_t k = 0; k < ast.decls.size(); ++k) {
     const Decl& x = ast.decls[DeclId{k}];
-    o += fmt::format("D{} k{} {} n{} {} doc{} al{} for{} x{} names{}-{} attrs{}-{} body{}-{} ann{}-{} has{}\n", k,
-                     int(x.kind), d.r(x.range), d.s(x.name), d.r(x.nameRange), d.s(x.doc), d.s(x.alias),
-                     d.s(x.forEntity), d.i(x.expr), x.nameBegin, x.nameEnd, x.attrBegin, x.attrEnd, x.bodyBegin,
-                     x.bodyEnd, x.annBegin, x.annEnd, int(x.hasAnnotations));
+    o +=
+        fmt::format("D{} k{} {} n{} {} doc{} al{} for{} x{} names{}-{} attrs{}-{} body{}-{} ann{}-{} has{}\n",
+                    k, int(x.kind), d.r(x.range), d.s(x.name), d.r(x.nameRange), d.s(x.doc), d.s(x.alias),
+                    d.s(x.forEntity), d.i(x.expr), x.nameBegin, x.nameEnd, x.attrBegin, x.attrEnd,
+                    x.bodyBegin, x.bodyEnd, x.annBegin, x.annEnd, int(x.hasAnnotations));
     for (const RelationEnd* e : {&x.left, &x.right})
       o += fmt::format("  end {} {} {} {} {}:{}\n", d.s(e->entity), d.r(e->entityRange), d.s(e->name),
                        d.r(e->nameRange), e->mult.low, e->mult.high);
@@ -63,8 +68,8 @@ std::string rawDumpAst(const Ast& ast, const StringTable& st) {
   for (const NameRef& n : ast.names) o += fmt::format("N {} {}\n", d.s(n.name), d.r(n.range));
   for (const AttrDecl& a : ast.attrs)
     o += fmt::format("AT {} list{} null{} {} {} {} def{} undef{} {}\n", d.s(a.type.name), int(a.type.isList),
-                     int(a.type.nullable), d.r(a.type.range), d.s(a.name), d.r(a.nameRange), d.i(a.defaultValue),
-                     int(a.undef), d.r(a.range));
+                     int(a.type.nullable), d.r(a.type.range), d.s(a.name), d.r(a.nameRange),
+                     d.i(a.defaultValue), int(a.undef), d.r(a.range));
   for (StmtId id : ast.topLevel) o += "TOP " + d.i(id) + "\n";
   for (DeclId id : ast.topDecls) o += "TD " + d.i(id) + "\n";
   return o;

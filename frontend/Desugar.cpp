@@ -1,5 +1,6 @@
 // Shared Ast rewrites of the two parsers; see Desugar.h. Node order is part of the contract.
 #include "Desugar.h"
+
 #include "Strings.h"
 
 #include <llvm/ADT/SmallVector.h>
@@ -88,8 +89,8 @@ ExprId stringLiteral(Ast& ast, StringTable& strings, const std::string& decoded,
 
 ExprId desugarMapIsDefined(Ast& ast, ExprId lookup, SourceRange r) {
   Expr in = node(ExprKind::In, r);
-  in.a = ast.exprs[lookup].b;  // the key
-  in.b = ast.exprs[lookup].a;  // the map
+  in.a = ast.exprs[lookup].b; // the key
+  in.b = ast.exprs[lookup].a; // the map
   ExprId inId = ast.exprs.add(in);
   Expr ne1 = node(ExprKind::Binary, r);
   ne1.op = BinaryOp::Ne;

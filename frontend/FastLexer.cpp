@@ -20,17 +20,19 @@ bool FastLexer::advanceUtf8(uint32_t& pos) {
   auto byte = [&](uint32_t i) -> unsigned { return i < text_.size() ? (unsigned char)text_[i] : 0u; };
   unsigned c = byte(pos);
   unsigned n;
-  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 1;
+  unsigned lo = 0x80, hi = 0xBF; // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 1;
   else if (c >= 0xE0 && c <= 0xEF) {
     n = 2;
     if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;  // no surrogates
+    if (c == 0xED) hi = 0x9F; // no surrogates
   } else if (c >= 0xF0 && c <= 0xF4) {
     n = 3;
     if (c == 0xF0) lo = 0x90;
     if (c == 0xF4) hi = 0x8F;
-  } else return false;
+  } else
+    return false;
   unsigned second = byte(pos + 1);
   if (second < lo || second > hi) return false;
   for (unsigned i = 2; i <= n; ++i)
@@ -48,7 +50,7 @@ Token FastLexer::make(TokKind k, uint32_t begin) {
   t.col = col_ + 1;
   t.endLine = line_;
   t.endCol = t.col + t.length;
-  col_ += t.length;  // ASCII-only tokens; multi-line/UTF-8 tokens are fixed up by the caller
+  col_ += t.length; // ASCII-only tokens; multi-line/UTF-8 tokens are fixed up by the caller
   return t;
 }
 
@@ -113,9 +115,11 @@ Token FastLexer::next() {
             failed_ = true;
             return err;
           }
-        } else ++pos_;
+        } else
+          ++pos_;
       }
-    } else break;
+    } else
+      break;
   }
   const uint32_t b = pos_;
   const char c = text_[pos_];

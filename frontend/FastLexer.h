@@ -14,6 +14,8 @@
 
 namespace inm::frontend {
 
+// The token list is laid out by family and the X-macro bodies must stay as written:
+// clang-format off
 enum class TokKind : uint8_t {
   Eof, Error,
   Id, Cid, Int, Float, String, FString, RString, Mls, Regex,
@@ -36,6 +38,7 @@ inline bool isKeywordAsId(TokKind k) {
     return false;
   }
 }
+// clang-format on
 
 /// The keyword token of a word, or TokKind::Id when the word is no keyword.
 TokKind keywordKind(llvm::StringRef word);
@@ -57,13 +60,13 @@ class FastLexer {
 
  private:
   Token make(TokKind k, uint32_t begin);
-  bool scanQuoted(uint32_t& pos, char quote);  // a one-line string body after its opening quote
-  bool advanceUtf8(uint32_t& pos);             // one non-ASCII code point; false if invalid UTF-8
+  bool scanQuoted(uint32_t& pos, char quote); // a one-line string body after its opening quote
+  bool advanceUtf8(uint32_t& pos);            // one non-ASCII code point; false if invalid UTF-8
   TokKind word(uint32_t begin);
 
   llvm::StringRef text_;
   uint32_t pos_ = 0;
-  uint32_t line_ = 1, col_ = 0;  // at pos_: line and 0-based column in code points
+  uint32_t line_ = 1, col_ = 0; // at pos_: line and 0-based column in code points
   bool failed_ = false;
 };
 

@@ -3,11 +3,11 @@
 // path's Builder makes on it; where the Builder would report anything, this parser bails instead.
 // Invariant: nodes are added to the Ast in exactly the order the Builder adds them (children first, runs of
 // lists appended once complete), so ids and run offsets match the ANTLR path.
-#include "Desugar.h"
 #include "FastParser.h"
-#include "support/Limits.h"
 
+#include "Desugar.h"
 #include "Strings.h"
+#include "support/Limits.h"
 
 #include <sys/mman.h>
 
@@ -188,8 +188,10 @@ void Parser::entityDef() {
   while (kind() != TokKind::KEnd) {
     AttrDecl ad;
     Token attrFirst = peek(), attrLast;
-    if (kind() == TokKind::KDict) dictAttr(ad, attrLast);
-    else typedAttr(ad, attrLast);
+    if (kind() == TokKind::KDict)
+      dictAttr(ad, attrLast);
+    else
+      typedAttr(ad, attrLast);
     ad.range = range(attrFirst, attrLast);
     ast_.attrs.push_back(ad);
   }
@@ -246,7 +248,8 @@ void Parser::typedAttr(AttrDecl& ad, Token& last) {
   } else if (isConstant(kind())) {
     last = take();
     ad.defaultValue = constant(last);
-  } else bail();
+  } else
+    bail();
 }
 
 void Parser::dictAttr(AttrDecl& ad, Token& last) {
@@ -273,7 +276,8 @@ void Parser::dictAttr(AttrDecl& ad, Token& last) {
     PExpr m = mapDef();
     last = m.last;
     ad.defaultValue = m.id;
-  } else bail();
+  } else
+    bail();
 }
 
 void Parser::implementationDef() {
@@ -312,7 +316,8 @@ void Parser::implementDef() {
     if (kind() == TokKind::KParents && kind(1) != TokKind::Sep) {
       x = y = take();
       parents = true;
-    } else nsRef(x, y, true);
+    } else
+      nsRef(x, y, true);
     ast_.names.push_back(NameRef{internSpan(x, y), range(x, y)});
     last = y;
     if (kind() != TokKind::Comma) break;
@@ -353,7 +358,8 @@ Multiplicity Parser::multi(Token& last) {
     if (kind() == TokKind::Colon) {
       take();
       m.high = kind() == TokKind::Int ? value(take()) : Multiplicity::kUnbounded;
-    } else m.high = m.low;
+    } else
+      m.high = m.low;
   }
   last = expect(TokKind::RBrack);
   return m;
@@ -372,7 +378,8 @@ void Parser::relation() {
   d.left.nameRange = range(ln, ln);
   d.left.name = st_.intern(text(ln));
   d.left.mult = multi(last);
-  if (kind() == TokKind::Rel) take();
+  if (kind() == TokKind::Rel)
+    take();
   else {
     d.hasAnnotations = true;
     uint32_t base = uint32_t(exprStack_.size());
@@ -416,7 +423,7 @@ void Parser::typedefDef() {
   if ((name.kind != TokKind::Id && name.kind != TokKind::Cid) || hasHyphen(text(name))) bail();
   expect(TokKind::KAs);
   Token a, b;
-  nsRef(a, b, true);  // a class reference here is the unsupported default-constructor form: bails
+  nsRef(a, b, true); // a class reference here is the unsupported default-constructor form: bails
   d.nameRange = range(name, name);
   d.name = st_.intern(text(name));
   d.forEntity = internSpan(a, b);
@@ -430,7 +437,8 @@ void Parser::typedefDef() {
   } else if (kind() == TokKind::Regex) {
     last = take();
     d.expr = regex(last);
-  } else bail();
+  } else
+    bail();
   if (kind() == TokKind::Mls) {
     last = take();
     d.doc = docOf(last);
@@ -557,7 +565,7 @@ StmtId Parser::ifBody(Token& last) {
   last = expect(TokKind::Colon);
   body(s.bodyBegin, s.bodyEnd, &last);
   if (kind() == TokKind::KElif) {
-    Nest nest(*this);  // an elif chain nests one If per elif
+    Nest nest(*this); // an elif chain nests one If per elif
     take();
     Token nestedFirst = peek();
     StmtId nested = ifBody(last);
@@ -570,7 +578,7 @@ StmtId Parser::ifBody(Token& last) {
     last = expect(TokKind::Colon);
     body(s.elseBegin, s.elseEnd, &last);
   } else {
-    s.elseBegin = s.elseEnd = uint32_t(ast_.stmtLists.size());  // the ANTLR path appends an empty run
+    s.elseBegin = s.elseEnd = uint32_t(ast_.stmtLists.size()); // the ANTLR path appends an empty run
   }
   return ast_.stmts.add(s);
 }

@@ -15,11 +15,11 @@
 
 namespace inm::frontend {
 
-/// Parses `text` into `ast` (already holding its FileId); false when the fast path gave up (ast is then junk).
-/// On success, `escapeWarnings` receives the ranges of literals with invalid escapes (to be reported as the
-/// ANTLR path's InvalidEscape warnings), in source order.
-/// When the nesting of blocks/brackets/prefix operators passes Limits::maxNesting it stops at once, returns false
-/// and sets `tooDeep` (if given) to the token where it happened: that is a final error, not a doubt.
+/// Parses `text` into `ast` (already holding its FileId); false when the fast path gave up (ast is then
+/// junk). On success, `escapeWarnings` receives the ranges of literals with invalid escapes (to be reported
+/// as the ANTLR path's InvalidEscape warnings), in source order. When the nesting of blocks/brackets/prefix
+/// operators passes Limits::maxNesting it stops at once, returns false and sets `tooDeep` (if given) to the
+/// token where it happened: that is a final error, not a doubt.
 bool fastParseFile(FileId file, llvm::StringRef text, StringTable& strings, Ast& ast,
                    std::vector<SourceRange>* escapeWarnings = nullptr, SourceRange* tooDeep = nullptr);
 
@@ -46,7 +46,8 @@ struct PStmt {
 
 class Parser {
  public:
-  Parser(FileId file, llvm::StringRef text, StringTable& st, Ast& ast) : file_(file), lex_(text), st_(st), ast_(ast) {}
+  Parser(FileId file, llvm::StringRef text, StringTable& st, Ast& ast)
+      : file_(file), lex_(text), st_(st), ast_(ast) {}
   void parseFile();
   const std::vector<SourceRange>& escapeWarnings() const { return escapeWarnings_; }
 
@@ -75,7 +76,9 @@ class Parser {
   };
   uint32_t depth_ = 0;
   llvm::StringRef text(const Token& t) const { return lex_.text(t); }
-  SourceRange range(const Token& a, const Token& b) const { return SourceRange{file_, a.line, a.col, b.endLine, b.endCol}; }
+  SourceRange range(const Token& a, const Token& b) const {
+    return SourceRange{file_, a.line, a.col, b.endLine, b.endCol};
+  }
   /// Interns the text of tokens [a, b] as ANTLR's getText() would (token texts without the whitespace).
   StringId internSpan(const Token& a, const Token& b);
   /// `anyId ('::' anyId)*` (keywords as names only where the ANTLR path keeps them); returns #tokens.
@@ -117,7 +120,8 @@ class Parser {
   PExpr classPrimary();
   PExpr listPrimary();
   PExpr mapDef();
-  ExprId varRefNodes(const Token& first, const Token& nsLast, unsigned nsTokens, size_t partsBegin, size_t partsEnd);
+  ExprId varRefNodes(const Token& first, const Token& nsLast, unsigned nsTokens, size_t partsBegin,
+                     size_t partsEnd);
   void args(Expr& e, TokKind close, bool positional, bool nonEmpty, Token& closeTok);
   ExprId constant(const Token& t);
   ExprId stringValue(const std::string& decoded, llvm::StringRef original, SourceRange r);
@@ -139,7 +143,7 @@ class Parser {
   Ast& ast_;
   std::vector<Token> buf_;
   size_t pos_ = 0;
-  std::vector<ExprId> exprStack_;   // scratch runs, copied into the Ast when complete
+  std::vector<ExprId> exprStack_; // scratch runs, copied into the Ast when complete
   std::vector<StmtId> stmtStack_;
   std::vector<Arg> argStack_;
   std::vector<StringId> keyStack_;

@@ -4,7 +4,6 @@
 // Invariant: an expression's nodes are added children first, left to right, parent last.
 #include "Desugar.h"
 #include "FastParser.h"
-
 #include "Strings.h"
 
 #include <llvm/ADT/SmallVector.h>
@@ -24,9 +23,16 @@ void Parser::pushExprs(uint32_t base, uint32_t& begin, uint32_t& end) {
 
 bool Parser::isConstant(TokKind k) const {
   switch (k) {
-  case TokKind::Int: case TokKind::Float: case TokKind::KNull: case TokKind::Regex: case TokKind::KTrue:
-  case TokKind::KFalse: case TokKind::String: case TokKind::FString: case TokKind::RString: case TokKind::Mls:
-    return true;
+  case TokKind::Int:
+  case TokKind::Float:
+  case TokKind::KNull:
+  case TokKind::Regex:
+  case TokKind::KTrue:
+  case TokKind::KFalse:
+  case TokKind::String:
+  case TokKind::FString:
+  case TokKind::RString:
+  case TokKind::Mls: return true;
   default: return false;
   }
 }
@@ -42,36 +48,70 @@ PExpr Parser::expr(int minPrec) {
     BinaryOp op = BinaryOp::Eq;
     bool notIn = false;
     switch (k) {
-    case TokKind::KIn: prec = 9; ek = ExprKind::In; break;
+    case TokKind::KIn:
+      prec = 9;
+      ek = ExprKind::In;
+      break;
     case TokKind::KNot:
       if (kind(1) != TokKind::KIn) return lhs;
       prec = 9;
       ek = ExprKind::NotIn;
       notIn = true;
       break;
-    case TokKind::DStar: prec = 7; op = BinaryOp::Pow; break;
-    case TokKind::Star: prec = 6; op = BinaryOp::Mul; break;
-    case TokKind::Div: prec = 6; op = BinaryOp::Div; break;
-    case TokKind::Percent: prec = 6; op = BinaryOp::Mod; break;
-    case TokKind::Plus: prec = 5; op = BinaryOp::Add; break;
-    case TokKind::Minus: prec = 5; op = BinaryOp::Sub; break;
+    case TokKind::DStar:
+      prec = 7;
+      op = BinaryOp::Pow;
+      break;
+    case TokKind::Star:
+      prec = 6;
+      op = BinaryOp::Mul;
+      break;
+    case TokKind::Div:
+      prec = 6;
+      op = BinaryOp::Div;
+      break;
+    case TokKind::Percent:
+      prec = 6;
+      op = BinaryOp::Mod;
+      break;
+    case TokKind::Plus:
+      prec = 5;
+      op = BinaryOp::Add;
+      break;
+    case TokKind::Minus:
+      prec = 5;
+      op = BinaryOp::Sub;
+      break;
     case TokKind::CmpOp: {
       prec = 4;
       llvm::StringRef o = text(peek());
-      op = o == "==" ? BinaryOp::Eq : o == "!=" ? BinaryOp::Ne : o == "<" ? BinaryOp::Lt
-           : o == ">" ? BinaryOp::Gt : o == "<=" ? BinaryOp::Le : BinaryOp::Ge;
+      op = o == "=="   ? BinaryOp::Eq
+           : o == "!=" ? BinaryOp::Ne
+           : o == "<"  ? BinaryOp::Lt
+           : o == ">"  ? BinaryOp::Gt
+           : o == "<=" ? BinaryOp::Le
+                       : BinaryOp::Ge;
       break;
     }
-    case TokKind::KAnd: prec = 3; ek = ExprKind::And; break;
-    case TokKind::KOr: prec = 2; ek = ExprKind::Or; break;
-    case TokKind::QMark: prec = 1; ek = ExprKind::Conditional; break;
+    case TokKind::KAnd:
+      prec = 3;
+      ek = ExprKind::And;
+      break;
+    case TokKind::KOr:
+      prec = 2;
+      ek = ExprKind::Or;
+      break;
+    case TokKind::QMark:
+      prec = 1;
+      ek = ExprKind::Conditional;
+      break;
     default: return lhs;
     }
     if (prec < minPrec) return lhs;
     take();
     if (notIn) take();
     if (ek == ExprKind::Conditional) {
-      Nest nest(*this);  // `a ? b : c ? d : …` nests one level per `?`
+      Nest nest(*this); // `a ? b : c ? d : …` nests one level per `?`
       PExpr mid = expr(0);
       expect(TokKind::Colon);
       PExpr rhs = expr(1);
@@ -94,7 +134,8 @@ PExpr Parser::expr(int minPrec) {
 }
 
 // The recursion guard sits here: every operand passes through unary(), so a bracket, a `not` or a nested call
-// argument costs one level, as it does in the Ast (a binary operator's right operand is not a level of its own).
+// argument costs one level, as it does in the Ast (a binary operator's right operand is not a level of its
+// own).
 PExpr Parser::unary() {
   Nest nest(*this);
   if (kind() != TokKind::KNot) return primary();
@@ -150,7 +191,8 @@ PExpr Parser::keywordCall() {
 
 // ---------------------------------------------------------------- names, calls, lookups
 
-ExprId Parser::varRefNodes(const Token& first, const Token& nsLast, unsigned, size_t partsBegin, size_t partsEnd) {
+ExprId Parser::varRefNodes(const Token& first, const Token& nsLast, unsigned, size_t partsBegin,
+                           size_t partsEnd) {
   Expr n = mk(ExprKind::Name, range(first, nsLast));
   n.name = internSpan(first, nsLast);
   ExprId cur = add(n);
@@ -165,7 +207,7 @@ ExprId Parser::varRefNodes(const Token& first, const Token& nsLast, unsigned, si
 }
 
 void Parser::args(Expr& e, TokKind close, bool positional, bool nonEmpty, Token& closeTok) {
-  take();  // '(' or '['
+  take(); // '(' or '['
   size_t base = argStack_.size();
   while (kind() != close) {
     Arg a;
@@ -176,7 +218,7 @@ void Parser::args(Expr& e, TokKind close, bool positional, bool nonEmpty, Token&
       a.kind = ArgKind::Spread;
       v = expr(0);
     } else if (kind(1) == TokKind::Eq) {
-      if (af.kind != TokKind::Id) bail();  // a keyword or a type as argument name
+      if (af.kind != TokKind::Id) bail(); // a keyword or a type as argument name
       take();
       take();
       a.kind = ArgKind::Keyword;
@@ -205,13 +247,18 @@ PExpr Parser::classPrimary() {
   Token first, last;
   classRef(first, last);
   Expr e;
-  if (kind() == TokKind::LParen) e.kind = ExprKind::Constructor;
-  else if (kind() == TokKind::LBrack) e.kind = ExprKind::IndexLookup;
-  else bail();
+  if (kind() == TokKind::LParen)
+    e.kind = ExprKind::Constructor;
+  else if (kind() == TokKind::LBrack)
+    e.kind = ExprKind::IndexLookup;
+  else
+    bail();
   e.name = internSpan(first, last);
   Token close;
-  if (e.kind == ExprKind::Constructor) args(e, TokKind::RParen, false, false, close);
-  else args(e, TokKind::RBrack, false, true, close);
+  if (e.kind == ExprKind::Constructor)
+    args(e, TokKind::RParen, false, false, close);
+  else
+    args(e, TokKind::RBrack, false, true, close);
   e.range = range(first, close);
   return PExpr{add(e), first, close};
 }
@@ -250,9 +297,10 @@ PExpr Parser::namePrimary() {
   size_t pb = partStack_.size();
   bool shortIndex = false;
   while (kind() == TokKind::Dot) {
-    if (kind(1) != TokKind::Id) bail();  // `.Type` / `.keyword`: errors of the ANTLR path
+    if (kind(1) != TokKind::Id) bail(); // `.Type` / `.keyword`: errors of the ANTLR path
     if (kind(2) == TokKind::LBrack &&
-        (kind(3) == TokKind::DStar || ((kind(3) == TokKind::Id || isKeywordAsId(kind(3))) && kind(4) == TokKind::Eq))) {
+        (kind(3) == TokKind::DStar ||
+         ((kind(3) == TokKind::Id || isKeywordAsId(kind(3))) && kind(4) == TokKind::Eq))) {
       shortIndex = true;
       break;
     }
@@ -278,7 +326,7 @@ PExpr Parser::namePrimary() {
     return PExpr{add(e), first, close};
   }
   if (kind() == TokKind::LParen) {
-    if (pe != pb) bail();  // `x.f(...)`: invalid namespace access
+    if (pe != pb) bail(); // `x.f(...)`: invalid namespace access
     Expr e = mk(ExprKind::Call, SourceRange{});
     e.name = internSpan(first, nsLast);
     Token close;
@@ -293,7 +341,8 @@ PExpr Parser::namePrimary() {
       take();
       PExpr key = expr(0);
       last = expect(TokKind::RBrack);
-      Expr e = mk(ExprKind::MapLookup, SourceRange{file_, first.line, first.col, key.last.line, key.last.col + 1});
+      Expr e =
+          mk(ExprKind::MapLookup, SourceRange{file_, first.line, first.col, key.last.line, key.last.col + 1});
       e.a = cur;
       e.b = key.id;
       cur = add(e);
@@ -306,7 +355,7 @@ PExpr Parser::namePrimary() {
   }
   if (kind() == TokKind::KIs) {
     if (kind(1) != TokKind::KDefined) bail();
-    if (pe == pb && n > 1) bail();  // `ns::x is defined`
+    if (pe == pb && n > 1) bail(); // `ns::x is defined`
     ExprId v = varRefNodes(first, nsLast, n, pb, pe);
     take();
     Token defined = take();
@@ -378,7 +427,8 @@ PExpr Parser::mapDef() {
     Token t = take();
     llvm::StringRef s = text(t);
     StringId k;
-    if (t.kind == TokKind::RString) k = st_.intern(s.substr(2, s.size() - 3));
+    if (t.kind == TokKind::RString)
+      k = st_.intern(s.substr(2, s.size() - 3));
     else if (t.kind == TokKind::String) {
       llvm::StringRef raw = s.drop_front().drop_back();
       if (raw.find('\\') == llvm::StringRef::npos) {
@@ -390,9 +440,10 @@ PExpr Parser::mapDef() {
         if (badCp || !findPlaceholders(key).empty()) bail();
         k = st_.intern(key);
       }
-    } else bail();
+    } else
+      bail();
     for (size_t i = keyBase; i < keyStack_.size(); ++i)
-      if (keyStack_[i] == k) bail();  // duplicate key
+      if (keyStack_[i] == k) bail(); // duplicate key
     expect(TokKind::Colon);
     PExpr v = expr(0);
     keyStack_.push_back(k);
@@ -422,7 +473,9 @@ ExprId Parser::regex(const Token& t) {
   return add(x);
 }
 
-ExprId Parser::dottedRef(llvm::StringRef text, SourceRange r) { return frontend::dottedRef(ast_, st_, text, r); }
+ExprId Parser::dottedRef(llvm::StringRef text, SourceRange r) {
+  return frontend::dottedRef(ast_, st_, text, r);
+}
 
 ExprId Parser::stringValue(const std::string& decoded, llvm::StringRef original, SourceRange r) {
   return stringLiteral(ast_, st_, decoded, original, r);
@@ -444,7 +497,7 @@ struct FParts {
         out.push_back(part);
         continue;
       }
-      if (f.name.empty()) throw Bail{};  // positional `{}`
+      if (f.name.empty()) throw Bail{}; // positional `{}`
       part.fieldText = st.intern(f.name);
       part.expr = ref(f.name);
       part.conversion = f.conversion;
@@ -468,7 +521,7 @@ ExprId Parser::constant(const Token& t) {
     if (raw.find('\\') == llvm::StringRef::npos) return raw.str();
     bool bad = false, badCp = false;
     std::string body = decodeEscapes(raw, &bad, &badCp);
-    if (badCp) bail();  // the ANTLR path reports it
+    if (badCp) bail(); // the ANTLR path reports it
     if (bad) escapeWarnings_.push_back(r);
     return body;
   };
@@ -509,7 +562,7 @@ ExprId Parser::constant(const Token& t) {
   }
   case TokKind::String: {
     llvm::StringRef raw = s.drop_front().drop_back();
-    if (raw.find('\\') == llvm::StringRef::npos && !raw.contains("{{")) {  // the common case: no copy
+    if (raw.find('\\') == llvm::StringRef::npos && !raw.contains("{{")) { // the common case: no copy
       Expr e = mk(ExprKind::String, r);
       e.name = st_.intern(raw);
       return add(e);

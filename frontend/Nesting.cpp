@@ -32,8 +32,10 @@ class DepthWalk {
       work_.pop_back();
       if (it.depth > limit_)
         return it.isStmt ? ast_.stmts[StmtId{it.id}].range : ast_.exprs[ExprId{it.id}].range;
-      if (it.isStmt) stmtChildren(ast_.stmts[StmtId{it.id}], it.depth + 1);
-      else exprChildren(ast_.exprs[ExprId{it.id}], it.depth + 1);
+      if (it.isStmt)
+        stmtChildren(ast_.stmts[StmtId{it.id}], it.depth + 1);
+      else
+        exprChildren(ast_.exprs[ExprId{it.id}], it.depth + 1);
     }
     return SourceRange{};
   }

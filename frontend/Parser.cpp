@@ -3,16 +3,14 @@
 // AntlrBuilder.h walks into the compact Ast of Ast.h. Syntax errors become ParserException-class diagnostics
 // located at the offending token (the first one of a file; the reference stops there too).
 // Invariant: no ANTLR type escapes the frontend; a file either parses or gets exactly one syntax diagnostic.
-#include "frontend/Frontend.h"
-
 #include "AntlrBuilder.h"
 #include "FastLexer.h"
 #include "FastParser.h"
 #include "Nesting.h"
+#include "frontend/Frontend.h"
 #include "support/Limits.h"
 
 #include <fmt/format.h>
-
 
 namespace inm::frontend {
 
@@ -33,12 +31,12 @@ class ErrorCollector : public antlr4::BaseErrorListener {
   ErrorCollector(FileId file, const antlr4::dfa::Vocabulary& vocab) : file_(file), vocab_(vocab) {}
   SyntaxError first;
 
-  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col, const std::string& msg,
-                   std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* tok, size_t line, size_t col,
+                   const std::string& msg, std::exception_ptr) override {
     if (first.set) return;
     first.set = true;
     first.range = SourceRange{file_, uint32_t(line), uint32_t(col + 1), uint32_t(line), uint32_t(col + 2)};
-    if (!tok) {  // lexer error
+    if (!tok) { // lexer error
       first.kind = DiagKind::IllegalCharacter;
       first.arg = msg;
       return;
@@ -79,23 +77,27 @@ class ErrorCollector : public antlr4::BaseErrorListener {
 /// Reports the first syntax error of a file (the reference stops at the first one too).
 void reportSyntaxError(const SyntaxError& e, FileId file, DiagnosticEngine& diags) {
   Diagnostic d;
-  if (!e.set) d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
-  else if (e.kind == DiagKind::UnexpectedEof) d = makeDiag(e.kind, e.range);
+  if (!e.set)
+    d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
+  else if (e.kind == DiagKind::UnexpectedEof)
+    d = makeDiag(e.kind, e.range);
   else if (e.kind == DiagKind::IllegalCharacter && e.arg.size() > 1) {
     // lexer message "token recognition error at: 'x'"
     std::string c = e.arg;
     size_t q = c.find('\'');
     if (q != std::string::npos) c = c.substr(q + 1, c.size() - q - 2);
     d = makeDiag(e.kind, e.range, c);
-  } else d = makeDiag(e.kind, e.range, e.arg);
+  } else
+    d = makeDiag(e.kind, e.range, e.arg);
   d.locWithColumn = true;
   diags.report(std::move(d));
 }
 
 /// The ANTLR path: the reference parser, and the one that reports syntax errors.
-/// Bounds ANTLR's own recursion: its rule invocations nest with the input's brackets and prefix operators, and
-/// the generated parser cannot be changed, so a parse listener counts them and aborts the parse (an exception
-/// that is no RecognitionException passes through the generated code) when the nesting passes the limit.
+/// Bounds ANTLR's own recursion: its rule invocations nest with the input's brackets and prefix operators,
+/// and the generated parser cannot be changed, so a parse listener counts them and aborts the parse (an
+/// exception that is no RecognitionException passes through the generated code) when the nesting passes the
+/// limit.
 struct AntlrTooDeep {
   size_t line, col;
 };
@@ -174,15 +176,16 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
           stmt = parser.topStmt();
         } catch (const std::exception&) {
           stmt = nullptr;
-        }  // AntlrTooDeep is no std::exception: it reaches the handler below
+        } // AntlrTooDeep is no std::exception: it reaches the handler below
         parser.removeErrorListeners();
         if (!errors.first.set && stmt && tokens.index() == start) {
           // no progress without an error: report the token that could not start a statement
           errors.first.set = true;
           errors.first.kind = DiagKind::SyntaxError;
           antlr4::Token* t = tokens.LT(1);
-          errors.first.range = SourceRange{file, uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 1),
-                                           uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 2)};
+          errors.first.range =
+              SourceRange{file, uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 1),
+                          uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 2)};
           errors.first.arg = t->getText();
         }
       }
@@ -196,14 +199,16 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
   } catch (const AntlrTooDeep& t) {
     SourceRange at{file, uint32_t(t.line), uint32_t(t.col), uint32_t(t.line), uint32_t(t.col + 1)};
     diags.error(DiagKind::NestedTooDeep, at,
-                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)",
+                            limits().maxNesting));
   } catch (const std::exception& e) {
     Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}),
                             std::string("could not parse file: ") + e.what());
     d.locWithColumn = true;
     diags.report(std::move(d));
   } catch (...) {
-    Diagnostic d = makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
+    Diagnostic d =
+        makeDiag(DiagKind::SyntaxErrorDetail, SourceRange::at(SourceLoc{file, 1, 1}), "could not parse file");
     d.locWithColumn = true;
     diags.report(std::move(d));
   }
@@ -215,25 +220,26 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
 // Dispatch: the hand-written fast path (FastParser.h) first; on any doubt it gives up without a word and the
 // ANTLR path parses the file and reports. ParseOptions::mode (Frontend.h) can force the ANTLR path or, for
 // testing, make fast-path rejections errors or compare both paths' Asts.
-/// Reports an Ast nested deeper than the limit (Nesting.h); such an Ast is replaced by an empty one so that no
-/// later walk sees it. Returns the Ast to use.
+/// Reports an Ast nested deeper than the limit (Nesting.h); such an Ast is replaced by an empty one so that
+/// no later walk sees it. Returns the Ast to use.
 static Ast checkedNesting(Ast ast, DiagnosticEngine& diags) {
   SourceRange at = findTooDeep(ast, limits().maxNesting);
   if (!at.file.valid()) return ast;
-  diags.error(DiagKind::NestedTooDeep, at,
-              fmt::format("more than {} levels of expressions and blocks (--max-nesting)", limits().maxNesting));
+  diags.error(
+      DiagKind::NestedTooDeep, at,
+      fmt::format("more than {} levels of expressions and blocks (--max-nesting)", limits().maxNesting));
   Ast empty;
   empty.file = ast.file;
   return empty;
 }
 
-static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags,
-                            ParserMode mode);
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings,
+                            DiagnosticEngine& diags, ParserMode mode);
 
-/// Before the ANTLR path: the first token where brackets plus a run of `not`s nest deeper than the limit, found
-/// in one linear pass of the fast lexer. ANTLR's adaptive prediction looks ahead to the matching bracket at every
-/// level, so 20,000 nested brackets cost it minutes before its recursion could be counted (found by the evaluator
-/// fuzzer); this check answers first. An invalid range when within the limit.
+/// Before the ANTLR path: the first token where brackets plus a run of `not`s nest deeper than the limit,
+/// found in one linear pass of the fast lexer. ANTLR's adaptive prediction looks ahead to the matching
+/// bracket at every level, so 20,000 nested brackets cost it minutes before its recursion could be counted
+/// (found by the evaluator fuzzer); this check answers first. An invalid range when within the limit.
 static SourceRange tooDeepTokens(FileId file, llvm::StringRef text) {
   FastLexer lex(text);
   uint32_t brackets = 0, nots = 0;
@@ -241,8 +247,11 @@ static SourceRange tooDeepTokens(FileId file, llvm::StringRef text) {
   for (;;) {
     Token t = lex.next();
     if (t.kind == TokKind::Eof || t.kind == TokKind::Error) return SourceRange{};
-    if (t.kind == TokKind::LParen || t.kind == TokKind::LBrack || t.kind == TokKind::LBrace) ++brackets;
-    else if ((t.kind == TokKind::RParen || t.kind == TokKind::RBrack || t.kind == TokKind::RBrace) && brackets) --brackets;
+    if (t.kind == TokKind::LParen || t.kind == TokKind::LBrack || t.kind == TokKind::LBrace)
+      ++brackets;
+    else if ((t.kind == TokKind::RParen || t.kind == TokKind::RBrack || t.kind == TokKind::RBrace) &&
+             brackets)
+      --brackets;
     nots = t.kind == TokKind::KNot ? nots + 1 : 0;
     if (brackets + nots > limit) return SourceRange{file, t.line, t.col, t.endLine, t.endCol};
   }
@@ -255,15 +264,22 @@ static size_t firstInvalidUtf8(llvm::StringRef t) {
   size_t n = t.size(), i = 0;
   while (i < n) {
     unsigned char c = p[i];
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
     if (!len || i + len > n) return i;
     unsigned char c1 = p[i + 1];
     unsigned char lo = 0x80, hi = 0xBF;
-    if (c == 0xE0) lo = 0xA0;
-    else if (c == 0xED) hi = 0x9F;  // no surrogates
-    else if (c == 0xF0) lo = 0x90;
-    else if (c == 0xF4) hi = 0x8F;
+    if (c == 0xE0)
+      lo = 0xA0;
+    else if (c == 0xED)
+      hi = 0x9F; // no surrogates
+    else if (c == 0xF0)
+      lo = 0x90;
+    else if (c == 0xF4)
+      hi = 0x8F;
     if (c1 < lo || c1 > hi) return i;
     for (size_t k = 2; k < len; ++k)
       if ((p[i + k] & 0xC0) != 0x80) return i;
@@ -294,8 +310,8 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
     for (size_t k = lineStart; k < bad; ++k)
       if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) ++col;
     diags.error(DiagKind::InvalidEncoding, SourceRange{file, line, col, line, col + 1},
-                fmt::format("invalid UTF-8: byte 0x{:02x} at line {}, column {} is not valid UTF-8", static_cast<unsigned char>(text[bad]),
-                            line, col));
+                fmt::format("invalid UTF-8: byte 0x{:02x} at line {}, column {} is not valid UTF-8",
+                            static_cast<unsigned char>(text[bad]), line, col));
     Ast empty;
     empty.file = file;
     return empty;
@@ -305,8 +321,8 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
   return checkedNesting(std::move(ast), diags);
 }
 
-static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings, DiagnosticEngine& diags,
-                            ParserMode mode) {
+static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& strings,
+                            DiagnosticEngine& diags, ParserMode mode) {
   if (mode == ParserMode::Antlr) return parseFileAntlr(file, sm, strings, diags);
   llvm::StringRef text = sm.text(file);
   Ast fast;
@@ -316,7 +332,8 @@ static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& s
   bool fastOk = text.empty() || fastParseFile(file, text, strings, fast, &warnings, &tooDeep);
   if (tooDeep.file.valid()) {
     diags.error(DiagKind::NestedTooDeep, tooDeep,
-                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)",
+                            limits().maxNesting));
     Ast empty;
     empty.file = file;
     return empty;
@@ -327,7 +344,8 @@ static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& s
   }
   if (SourceRange deep = tooDeepTokens(file, text); deep.file.valid()) {
     diags.error(DiagKind::NestedTooDeep, deep,
-                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)", limits().maxNesting));
+                fmt::format("more than {} levels of brackets, operators or blocks (--max-nesting)",
+                            limits().maxNesting));
     Ast empty;
     empty.file = file;
     return empty;
@@ -342,8 +360,10 @@ static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& s
   if (!fastOk && antlrOk && (mode == ParserMode::FastStrict || mode == ParserMode::FastCheck))
     fail("fast parser rejected a file the ANTLR parser accepts");
   if (mode == ParserMode::FastCheck && fastOk) {
-    if (!antlrOk) fail("fast parser accepted a file the ANTLR parser rejects");
-    else if (rawDumpAst(fast, strings) != rawDumpAst(ast, strings)) fail("fast parser built a different AST");
+    if (!antlrOk)
+      fail("fast parser accepted a file the ANTLR parser rejects");
+    else if (rawDumpAst(fast, strings) != rawDumpAst(ast, strings))
+      fail("fast parser built a different AST");
   }
   return ast;
 }

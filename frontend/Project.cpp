@@ -10,17 +10,15 @@
 #include "frontend/Project.h"
 
 #include "frontend/Frontend.h"
+#include "support/Limits.h"
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <yaml-cpp/yaml.h>
-
-#include "support/Limits.h"
-
-#include <llvm/Support/MemoryBuffer.h>
 
 #include <deque>
 #include <set>
@@ -111,9 +109,9 @@ void Loader::reportLoading(const std::string& what, const ImportSite& site, Diag
   diags_.report(std::move(d));
 }
 
-/// Checks metadata text before yaml-cpp sees it (yaml-cpp recurses along the nesting and has no limits): size,
-/// NUL bytes, UTF-8 and nesting (indentation levels, `- ` sequence markers and flow brackets) within the limits
-/// of support/Limits.h. Returns "" or the error, with its 0-based line and column.
+/// Checks metadata text before yaml-cpp sees it (yaml-cpp recurses along the nesting and has no limits):
+/// size, NUL bytes, UTF-8 and nesting (indentation levels, `- ` sequence markers and flow brackets) within
+/// the limits of support/Limits.h. Returns "" or the error, with its 0-based line and column.
 static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
   line = -1;
   col = 0;
@@ -136,7 +134,7 @@ static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
     }
     for (size_t k = 0; k < l.size(); ++k) {
       unsigned char c = static_cast<unsigned char>(l[k]);
-      if (c >= 0x80) continue;  // UTF-8 is checked as a whole below
+      if (c >= 0x80) continue; // UTF-8 is checked as a whole below
       if (c < 0x20 && c != '\t' && c != '\r') {
         line = ln;
         col = int(k);
@@ -159,10 +157,14 @@ static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
           if (c == quote) quote = 0;
           continue;
         }
-        if (c == '\'' || c == '"') quote = c;
-        else if (c == '#') break;
-        else if (c == '[' || c == '{') ++flow;
-        else if ((c == ']' || c == '}') && flow) --flow;
+        if (c == '\'' || c == '"')
+          quote = c;
+        else if (c == '#')
+          break;
+        else if (c == '[' || c == '{')
+          ++flow;
+        else if ((c == ']' || c == '}') && flow)
+          --flow;
         if (indents.size() + dashes + flow > limits().maxNesting) {
           line = ln;
           col = int(indent);
@@ -182,7 +184,11 @@ static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
   // UTF-8 (YAML 1.2 streams here are UTF-8).
   for (size_t i = 0; i < text.size();) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    size_t len = c < 0x80                 ? 1
+                 : c >= 0xC2 && c <= 0xDF ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
     bool ok = len && i + len <= text.size();
     for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
     if (!ok) {
@@ -199,7 +205,7 @@ static std::string precheckYaml(llvm::StringRef text, int& line, int& col) {
 /// The value of `key` in mapping `map`, the LAST one when the key is repeated (as the reference's YAML loader
 /// does; yaml-cpp's operator[] would return the first).
 static YAML::Node lastValue(const YAML::Node& map, const char* key) {
-  YAML::Node found(YAML::NodeType::Undefined);  // `if (node)` is false until a key matches
+  YAML::Node found(YAML::NodeType::Undefined); // `if (node)` is false until a key matches
   for (const auto& kv : map)
     if (kv.first.IsScalar() && kv.first.Scalar() == key) found.reset(kv.second);
   return found;
@@ -327,7 +333,8 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     std::string text;
     {
       auto buf = llvm::MemoryBuffer::getFile(yml, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-      if (!buf) throw YAML::Exception(YAML::Mark::null_mark(), "cannot read the file: " + buf.getError().message());
+      if (!buf)
+        throw YAML::Exception(YAML::Mark::null_mark(), "cannot read the file: " + buf.getError().message());
       text = (*buf)->getBuffer().str();
     }
     int line = -1, col = 0;
@@ -369,7 +376,8 @@ void Loader::parseInto(const std::string& path, const std::string& ns, const std
     diags_.error(DiagKind::InvalidModule, SourceRange{}, llvm::toString(file.takeError()));
     return;
   }
-  project_.files.push_back(SourceFile{ns, module, moduleDir, parseFile(*file, sm_, strings_, diags_, opts_.parse)});
+  project_.files.push_back(
+      SourceFile{ns, module, moduleDir, parseFile(*file, sm_, strings_, diags_, opts_.parse)});
   queueImports(project_.files.back().ast);
 }
 
@@ -450,8 +458,8 @@ void Loader::run() {
     return;
   }
   loadedNs_.insert("__config__");
-  project_.files.push_back(
-      SourceFile{"__config__", "__config__", project_.dir, parseFile(*mainFile, sm_, strings_, diags_, opts_.parse)});
+  project_.files.push_back(SourceFile{"__config__", "__config__", project_.dir,
+                                      parseFile(*mainFile, sm_, strings_, diags_, opts_.parse)});
   queueImports(project_.files.front().ast);
   if (opts_.autostd) queue_.push_front({"std", ImportSite{"import std", SourceRange{}}});
 

@@ -1,9 +1,8 @@
 // Renderings of the Ast: the reference compiler's short forms of expressions and statements used in
 // "reported in …" messages (reprExpr/reprStmt), and the deterministic tree dump of `--dump-ast`.
 // Invariant: pure functions of the Ast; the dump shows every node with its kind, key fields and line:col.
-#include "frontend/Frontend.h"
-
 #include "FastParser.h"
+#include "frontend/Frontend.h"
 #include "support/PyRepr.h"
 
 #include <fmt/format.h>
@@ -54,7 +53,9 @@ class Renderer {
     case ExprKind::Int: out += e.bigInt ? str(e.name) : std::to_string(e.intValue); return true;
     case ExprKind::Float: out += pyFloatRepr(e.floatValue); return true;
     case ExprKind::String: out += pyStrRepr(st_.str(e.name)); return true;
-    case ExprKind::Bool: out += top ? (e.intValue ? "true" : "false") : (e.intValue ? "True" : "False"); return true;
+    case ExprKind::Bool:
+      out += top ? (e.intValue ? "true" : "false") : (e.intValue ? "True" : "False");
+      return true;
     case ExprKind::Null: out += "null"; return true;
     case ExprKind::List: {
       std::vector<std::string> items;
@@ -98,7 +99,8 @@ class Renderer {
     case ExprKind::Dict: {
       std::string s;
       if (constant(id, s, true)) return s;
-      if (e.kind == ExprKind::Dict || m != Mode::Pretty) return e.kind == ExprKind::List ? "List()" : "Dict()";
+      if (e.kind == ExprKind::Dict || m != Mode::Pretty)
+        return e.kind == ExprKind::List ? "List()" : "Dict()";
       s = "[";
       for (uint32_t i = e.begin; i < e.end; ++i) s += (i != e.begin ? "," : "") + P(ast_.exprLists[i]);
       return s + "]";
@@ -106,11 +108,14 @@ class Renderer {
     case ExprKind::Regex: return "/" + str(e.name) + "/";
     case ExprKind::StringFormat: return "Format(" + pyStrRepr(st_.str(e.name)) + ")";
     case ExprKind::FString:
-      return m == Mode::Repr ? "StringFormatV2(" + pyStrRepr(st_.str(e.name)) + ")" : pyStrRepr(st_.str(e.name));
+      return m == Mode::Repr ? "StringFormatV2(" + pyStrRepr(st_.str(e.name)) + ")"
+                             : pyStrRepr(st_.str(e.name));
     case ExprKind::ListComprehension: return comprehension(e);
     case ExprKind::Name: return str(e.name);
-    case ExprKind::AttrRef: return render(e.a, m == Mode::Pretty ? Mode::Pretty : Mode::Str) + "." + str(e.name);
-    case ExprKind::Call: return str(e.name) + "(" + callArgs(e, m == Mode::Pretty ? Mode::Pretty : Mode::Repr) + ")";
+    case ExprKind::AttrRef:
+      return render(e.a, m == Mode::Pretty ? Mode::Pretty : Mode::Str) + "." + str(e.name);
+    case ExprKind::Call:
+      return str(e.name) + "(" + callArgs(e, m == Mode::Pretty ? Mode::Pretty : Mode::Repr) + ")";
     case ExprKind::Constructor:
       if (m != Mode::Pretty) return "Construct(" + str(e.name) + ")";
       return str(e.name) + "(" + constructorArgs(e) + ")";
@@ -188,7 +193,8 @@ class Renderer {
       parts.push_back(str(a.name) + "=" + render(shown->value, m));
     }
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-      if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("**" + render(ast_.args[i].value, Mode::Repr));
+      if (ast_.args[i].kind == ArgKind::Spread)
+        parts.push_back("**" + render(ast_.args[i].value, Mode::Repr));
     return join(parts, ",");
   }
 
@@ -199,7 +205,8 @@ class Renderer {
       if (ast_.args[i].kind == ArgKind::Keyword)
         parts.push_back(str(ast_.args[i].name) + "=" + render(ast_.args[i].value, Mode::Pretty));
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
-      if (ast_.args[i].kind == ArgKind::Spread) parts.push_back("****" + render(ast_.args[i].value, Mode::Repr));
+      if (ast_.args[i].kind == ArgKind::Spread)
+        parts.push_back("****" + render(ast_.args[i].value, Mode::Repr));
     return join(parts, ",");
   }
 
@@ -209,8 +216,10 @@ class Renderer {
     std::string spreads;
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
       const Arg& a = ast_.args[i];
-      if (a.kind == ArgKind::Spread) spreads += ",**" + render(a.value, Mode::Repr);
-      else tuples.push_back("(" + pyStrRepr(st_.str(a.name)) + ", " + render(a.value, Mode::Repr) + ")");
+      if (a.kind == ArgKind::Spread)
+        spreads += ",**" + render(a.value, Mode::Repr);
+      else
+        tuples.push_back("(" + pyStrRepr(st_.str(a.name)) + ", " + render(a.value, Mode::Repr) + ")");
     }
     return "[" + join(tuples, ", ") + "]" + spreads;
   }
@@ -269,7 +278,8 @@ class Dumper {
     std::string pre = label.empty() ? "" : label + ": ";
     switch (e.kind) {
     case ExprKind::Int:
-      line(d, pre + "Int " + (e.bigInt ? st_.str(e.name).str() + " (big)" : std::to_string(e.intValue)), e.range);
+      line(d, pre + "Int " + (e.bigInt ? st_.str(e.name).str() + " (big)" : std::to_string(e.intValue)),
+           e.range);
       return;
     case ExprKind::Float: line(d, pre + "Float " + pyFloatRepr(e.floatValue), e.range); return;
     case ExprKind::String: line(d, pre + "String " + pyStrRepr(st_.str(e.name)), e.range); return;
@@ -278,7 +288,8 @@ class Dumper {
     case ExprKind::Regex: line(d, pre + "Regex /" + st_.str(e.name).str() + "/", e.range); return;
     case ExprKind::StringFormat:
     case ExprKind::FString:
-      line(d, pre + (e.kind == ExprKind::FString ? "FString " : "StringFormat ") + pyStrRepr(st_.str(e.name)), e.range);
+      line(d, pre + (e.kind == ExprKind::FString ? "FString " : "StringFormat ") + pyStrRepr(st_.str(e.name)),
+           e.range);
       parts(e.partBegin, e.partEnd, d + 1);
       return;
     case ExprKind::List:
@@ -287,12 +298,14 @@ class Dumper {
       return;
     case ExprKind::Dict:
       line(d, pre + "Dict", e.range);
-      for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) expr(ast_.exprLists[i], d + 1, pyStrRepr(st_.str(ast_.dictKeys[k])));
+      for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k)
+        expr(ast_.exprLists[i], d + 1, pyStrRepr(st_.str(ast_.dictKeys[k])));
       return;
     case ExprKind::ListComprehension:
       line(d, pre + "ListComprehension", e.range);
       expr(e.a, d + 1, "element");
-      for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i) expr(ast_.loops[i].iterable, d + 1, "for " + st_.str(ast_.loops[i].var).str() + " in");
+      for (uint32_t i = e.loopBegin; i < e.loopEnd; ++i)
+        expr(ast_.loops[i].iterable, d + 1, "for " + st_.str(ast_.loops[i].var).str() + " in");
       for (uint32_t i = e.begin; i < e.end; ++i) expr(ast_.exprLists[i], d + 1, "if");
       return;
     case ExprKind::Name: line(d, pre + "Name " + st_.str(e.name).str(), e.range); return;
@@ -304,13 +317,17 @@ class Dumper {
     case ExprKind::Constructor:
     case ExprKind::IndexLookup:
     case ExprKind::ShortIndexLookup: {
-      const char* k = e.kind == ExprKind::Call ? "Call " : e.kind == ExprKind::Constructor ? "Constructor "
-                      : e.kind == ExprKind::IndexLookup ? "IndexLookup " : "ShortIndexLookup .";
+      const char* k = e.kind == ExprKind::Call          ? "Call "
+                      : e.kind == ExprKind::Constructor ? "Constructor "
+                      : e.kind == ExprKind::IndexLookup ? "IndexLookup "
+                                                        : "ShortIndexLookup .";
       line(d, pre + k + st_.str(e.name).str(), e.range);
       if (e.a.valid()) expr(e.a, d + 1, "of");
       for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
         const Arg& a = ast_.args[i];
-        std::string lab = a.kind == ArgKind::Keyword ? st_.str(a.name).str() + "=" : a.kind == ArgKind::Spread ? "**" : "arg";
+        std::string lab = a.kind == ArgKind::Keyword  ? st_.str(a.name).str() + "="
+                          : a.kind == ArgKind::Spread ? "**"
+                                                      : "arg";
         expr(a.value, d + 1, lab);
       }
       return;
@@ -325,18 +342,40 @@ class Dumper {
       expr(e.a, d + 1);
       expr(e.b, d + 1);
       return;
-    case ExprKind::Not: line(d, pre + "Not", e.range); expr(e.a, d + 1); return;
-    case ExprKind::And: line(d, pre + "And", e.range); expr(e.a, d + 1); expr(e.b, d + 1); return;
-    case ExprKind::Or: line(d, pre + "Or", e.range); expr(e.a, d + 1); expr(e.b, d + 1); return;
-    case ExprKind::In: line(d, pre + "In", e.range); expr(e.a, d + 1); expr(e.b, d + 1); return;
-    case ExprKind::NotIn: line(d, pre + "NotIn", e.range); expr(e.a, d + 1); expr(e.b, d + 1); return;
+    case ExprKind::Not:
+      line(d, pre + "Not", e.range);
+      expr(e.a, d + 1);
+      return;
+    case ExprKind::And:
+      line(d, pre + "And", e.range);
+      expr(e.a, d + 1);
+      expr(e.b, d + 1);
+      return;
+    case ExprKind::Or:
+      line(d, pre + "Or", e.range);
+      expr(e.a, d + 1);
+      expr(e.b, d + 1);
+      return;
+    case ExprKind::In:
+      line(d, pre + "In", e.range);
+      expr(e.a, d + 1);
+      expr(e.b, d + 1);
+      return;
+    case ExprKind::NotIn:
+      line(d, pre + "NotIn", e.range);
+      expr(e.a, d + 1);
+      expr(e.b, d + 1);
+      return;
     case ExprKind::Conditional:
       line(d, pre + "Conditional", e.range);
       expr(e.a, d + 1, "cond");
       expr(e.b, d + 1, "then");
       expr(e.c, d + 1, "else");
       return;
-    case ExprKind::IsDefined: line(d, pre + "IsDefined", e.range); expr(e.a, d + 1); return;
+    case ExprKind::IsDefined:
+      line(d, pre + "IsDefined", e.range);
+      expr(e.a, d + 1);
+      return;
     }
   }
 
@@ -399,11 +438,13 @@ class Dumper {
   void decl(DeclId id) {
     const Decl& d = ast_.decls[id];
     auto names = [&](const char* label) {
-      for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i) os_ << "  " << label << " " << st_.str(ast_.names[i].name) << "\n";
+      for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i)
+        os_ << "  " << label << " " << st_.str(ast_.names[i].name) << "\n";
     };
     switch (d.kind) {
     case DeclKind::Import:
-      line(0, "Import " + st_.str(d.name).str() + (d.alias.valid() ? " as " + st_.str(d.alias).str() : ""), d.range);
+      line(0, "Import " + st_.str(d.name).str() + (d.alias.valid() ? " as " + st_.str(d.alias).str() : ""),
+           d.range);
       return;
     case DeclKind::Entity:
       line(0, "Entity " + st_.str(d.name).str(), d.range);
@@ -411,7 +452,8 @@ class Dumper {
       names("extends");
       for (uint32_t i = d.attrBegin; i < d.attrEnd; ++i) {
         const AttrDecl& a = ast_.attrs[i];
-        std::string t = st_.str(a.type.name).str() + (a.type.isList ? "[]" : "") + (a.type.nullable ? "?" : "");
+        std::string t =
+            st_.str(a.type.name).str() + (a.type.isList ? "[]" : "") + (a.type.nullable ? "?" : "");
         line(1, "Attr " + t + " " + st_.str(a.name).str() + (a.undef ? " = undef" : ""), a.range);
         if (a.defaultValue.valid()) expr(a.defaultValue, 2, "default");
       }
@@ -426,8 +468,8 @@ class Dumper {
       if (d.expr.valid()) expr(d.expr, 1, "when");
       return;
     case DeclKind::Relation: {
-      std::string s = "Relation " + st_.str(d.left.entity).str() + "." + st_.str(d.left.name).str() + " " + mult(d.left.mult) +
-                      " -- " + st_.str(d.right.entity).str();
+      std::string s = "Relation " + st_.str(d.left.entity).str() + "." + st_.str(d.left.name).str() + " " +
+                      mult(d.left.mult) + " -- " + st_.str(d.right.entity).str();
       if (d.right.name.valid()) s += "." + st_.str(d.right.name).str() + " " + mult(d.right.mult);
       line(0, s, d.range);
       for (uint32_t i = d.annBegin; i < d.annEnd; ++i) expr(ast_.exprLists[i], 1, "annotation");

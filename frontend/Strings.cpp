@@ -5,9 +5,8 @@
 // Invariant: these helpers only compute; the AST builder turns their results into nodes and diagnostics.
 #include "Strings.h"
 
-#include <re2/re2.h>
-
 #include <llvm/Support/ConvertUTF.h>
+#include <re2/re2.h>
 
 namespace inm::frontend {
 
@@ -36,7 +35,7 @@ std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodeP
     }
     char n = s[++i];
     switch (n) {
-    case '\n': break;  // line continuation
+    case '\n': break; // line continuation
     case '\\': out += '\\'; break;
     case '\'': out += '\''; break;
     case '"': out += '"'; break;
@@ -47,11 +46,14 @@ std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodeP
     case 'r': out += '\r'; break;
     case 't': out += '\t'; break;
     case 'v': out += '\v'; break;
-    case 'x': case 'u': case 'U': {
+    case 'x':
+    case 'u':
+    case 'U': {
       int digits = n == 'x' ? 2 : n == 'u' ? 4 : 8;
       uint32_t cp = 0;
       int k = 0;
-      for (; k < digits && i + 1 + k < s.size() && hexValue(s[i + 1 + k]) >= 0; ++k) cp = cp * 16 + uint32_t(hexValue(s[i + 1 + k]));
+      for (; k < digits && i + 1 + k < s.size() && hexValue(s[i + 1 + k]) >= 0; ++k)
+        cp = cp * 16 + uint32_t(hexValue(s[i + 1 + k]));
       if (k != digits) {
         out += '\\';
         out += n;
@@ -65,14 +67,17 @@ std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodeP
         break;
       }
       i += size_t(digits);
-      if (n == 'x' && cp < 0x80) out += char(cp);
-      else appendUtf8(out, cp);
+      if (n == 'x' && cp < 0x80)
+        out += char(cp);
+      else
+        appendUtf8(out, cp);
       break;
     }
     default:
       if (n >= '0' && n <= '7') {
         uint32_t cp = uint32_t(n - '0');
-        for (int k = 0; k < 2 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7'; ++k) cp = cp * 8 + uint32_t(s[++i] - '0');
+        for (int k = 0; k < 2 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '7'; ++k)
+          cp = cp * 8 + uint32_t(s[++i] - '0');
         appendUtf8(out, cp);
         break;
       }
@@ -119,29 +124,47 @@ bool parseFString(llvm::StringRef s, std::vector<FField>& out, std::string& erro
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (c == '{') {
-      if (i + 1 < s.size() && s[i + 1] == '{') { lit += '{'; ++i; continue; }
+      if (i + 1 < s.size() && s[i + 1] == '{') {
+        lit += '{';
+        ++i;
+        continue;
+      }
       // a field: name up to '!' ':' or '}' (brackets nest inside the spec)
       size_t j = i + 1;
       while (j < s.size() && s[j] != '}' && s[j] != '!' && s[j] != ':' && s[j] != '{') ++j;
-      if (j >= s.size() || s[j] == '{') { error = "expected '}' before end of string"; return false; }
+      if (j >= s.size() || s[j] == '{') {
+        error = "expected '}' before end of string";
+        return false;
+      }
       FField f;
       f.isField = true;
       f.name = s.slice(i + 1, j).trim().str();
       if (s[j] == '!') {
-        if (j + 1 >= s.size()) { error = "end of string while looking for conversion specifier"; return false; }
+        if (j + 1 >= s.size()) {
+          error = "end of string while looking for conversion specifier";
+          return false;
+        }
         f.conversion = s[j + 1];
         j += 2;
-        if (j >= s.size() || (s[j] != ':' && s[j] != '}')) { error = "expected ':' after conversion specifier"; return false; }
+        if (j >= s.size() || (s[j] != ':' && s[j] != '}')) {
+          error = "expected ':' after conversion specifier";
+          return false;
+        }
       }
       if (s[j] == ':') {
         size_t k = j + 1;
         int depth = 0;
         while (k < s.size() && !(s[k] == '}' && depth == 0)) {
-          if (s[k] == '{') ++depth;
-          else if (s[k] == '}') --depth;
+          if (s[k] == '{')
+            ++depth;
+          else if (s[k] == '}')
+            --depth;
           ++k;
         }
-        if (k >= s.size()) { error = "expected '}' before end of string"; return false; }
+        if (k >= s.size()) {
+          error = "expected '}' before end of string";
+          return false;
+        }
         std::vector<FField> spec;
         if (!parseFString(s.slice(j + 1, k), spec, error)) return false;
         f.spec = std::move(spec);
@@ -153,7 +176,11 @@ bool parseFString(llvm::StringRef s, std::vector<FField>& out, std::string& erro
       continue;
     }
     if (c == '}') {
-      if (i + 1 < s.size() && s[i + 1] == '}') { lit += '}'; ++i; continue; }
+      if (i + 1 < s.size() && s[i + 1] == '}') {
+        lit += '}';
+        ++i;
+        continue;
+      }
       error = "Single '}' encountered in format string";
       return false;
     }

@@ -9,12 +9,13 @@
 namespace inm::frontend {
 
 /// Python-style escape decoding; sets *invalidEscape when a backslash sequence was kept verbatim.
-/// `badCodePoint` (optional) is set when a \u/\U/\x escape names a surrogate (U+D800..U+DFFF) or a value above
-/// U+10FFFF: such a string cannot be UTF-8, so both parsers make it an error (the escape is kept as written).
+/// `badCodePoint` (optional) is set when a \u/\U/\x escape names a surrogate (U+D800..U+DFFF) or a value
+/// above U+10FFFF: such a string cannot be UTF-8, so both parsers make it an error (the escape is kept as
+/// written).
 std::string decodeEscapes(llvm::StringRef s, bool* invalidEscape, bool* badCodePoint = nullptr);
 
-/// Compiles a typedef regex with RE2 (the engine the runtime matches with: linear time, no recursion); "" if it
-/// is valid, else the error text (lookaround and backreferences are unsupported and say so).
+/// Compiles a typedef regex with RE2 (the engine the runtime matches with: linear time, no recursion); "" if
+/// it is valid, else the error text (lookaround and backreferences are unsupported and say so).
 std::string checkRegex(const std::string& pattern);
 
 /// One `{{ name }}` placeholder: byte offsets [begin, end) of the whole placeholder and the name text.

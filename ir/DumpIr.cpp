@@ -13,9 +13,12 @@ namespace {
 
 std::string multText(const frontend::Multiplicity& m) {
   std::string s = "[" + std::to_string(m.low);
-  if (m.high == frontend::Multiplicity::kUnbounded) s += ":]";
-  else if (m.high == m.low) s += "]";
-  else s += ":" + std::to_string(m.high) + "]";
+  if (m.high == frontend::Multiplicity::kUnbounded)
+    s += ":]";
+  else if (m.high == m.low)
+    s += "]";
+  else
+    s += ":" + std::to_string(m.high) + "]";
   return s;
 }
 
@@ -77,7 +80,8 @@ void dumpIr(const Program& p, const SourceManager& sm, llvm::raw_ostream& os) {
           if (a.isRelation) {
             os << " " << multText(a.mult);
             if (a.inverse.valid())
-              os << " inverse " << p.entities[p.attrs[a.inverse].owner].fullName << "." << s.str(p.attrs[a.inverse].name);
+              os << " inverse " << p.entities[p.attrs[a.inverse].owner].fullName << "."
+                 << s.str(p.attrs[a.inverse].name);
             if (!a.annotations.empty()) os << " annotations " << a.annotations.size();
           }
           if (a.owner != EntityId{te.index}) os << " from " << p.entities[a.owner].fullName;
@@ -125,14 +129,16 @@ void dumpIr(const Program& p, const SourceManager& sm, llvm::raw_ostream& os) {
         os << "  plugin " << pl.fullName << "(";
         for (size_t j = 0; j < pl.params.size(); ++j) {
           const PluginParam& pp = pl.params[j];
-          os << (j ? ", " : "") << (pp.isVarArgs ? "*" : pp.isKwArgs ? "**" : "") << s.str(pp.name) << ": "
-             << typeName(p, pp.type) << (pp.hasDefault ? " = ..." : "");
+          os << (j ? ", " : "")
+             << (pp.isVarArgs  ? "*"
+                 : pp.isKwArgs ? "**"
+                               : "")
+             << s.str(pp.name) << ": " << typeName(p, pp.type) << (pp.hasDefault ? " = ..." : "");
         }
         os << ") -> " << typeName(p, pl.returnType) << "\n";
         break;
       }
-      case TypeKind::Primitive:
-        break;
+      case TypeKind::Primitive: break;
       }
     }
   }
@@ -140,7 +146,8 @@ void dumpIr(const Program& p, const SourceManager& sm, llvm::raw_ostream& os) {
     os << "precedence\n";
     for (const PrecedenceRule& r : p.precedence)
       os << "  " << p.entities[p.attrs[r.before].owner].fullName << "." << s.str(p.attrs[r.before].name)
-         << " before " << p.entities[p.attrs[r.after].owner].fullName << "." << s.str(p.attrs[r.after].name) << "\n";
+         << " before " << p.entities[p.attrs[r.after].owner].fullName << "." << s.str(p.attrs[r.after].name)
+         << "\n";
   }
 }
 

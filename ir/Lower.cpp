@@ -35,8 +35,10 @@ bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, So
   }
   SourceRange first = typeRanges.lookup(key);
   // The reference names the definition being added "original" and the earlier one "duplicate".
-  std::string msg = (what.empty() ? "Type " + n.name + "::" + strings.str(name).str() : what) + " is already defined";
-  if (first.valid() && range.valid()) msg += " (original at (" + loc(range) + ")) (duplicate at (" + loc(first) + "))";
+  std::string msg =
+      (what.empty() ? "Type " + n.name + "::" + strings.str(name).str() : what) + " is already defined";
+  if (first.valid() && range.valid())
+    msg += " (original at (" + loc(range) + ")) (duplicate at (" + loc(first) + "))";
   Diagnostic& d = diags.error(DiagKind::Duplicate, range, msg);
   d.locWithColumn = true;
   if (first.valid()) d.note(makeDiag(DiagKind::FirstDefinedHere, first));
@@ -48,7 +50,8 @@ bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, Typ
   llvm::StringRef text = strings.str(name);
   LookupResult r = lookupType(program, ns, text, out, miss);
   if (r == LookupResult::Found) {
-    if (out.kind == TypeKind::Primitive && BaseType(out.index) == BaseType::Number && program.namespaces[ns].name != "std") {
+    if (out.kind == TypeKind::Primitive && BaseType(out.index) == BaseType::Number &&
+        program.namespaces[ns].name != "std") {
       Diagnostic& d = diags.error(DiagKind::TypeDeprecation, range);
       d.locWithColumn = true;
     }
@@ -92,11 +95,12 @@ void setupNamespaces(LowerContext& cx) {
       const frontend::Decl& d = f.ast.decls[did];
       if (d.kind != DeclKind::Import) continue;
       auto it = cx.nsByName.find(cx.strings.str(d.name));
-      if (it == cx.nsByName.end()) continue;  // the loader reported the missing module
+      if (it == cx.nsByName.end()) continue; // the loader reported the missing module
       StringId visible = d.alias.valid() && d.alias != StringTable::empty() ? d.alias : d.name;
       bool isStd = !(d.alias.valid() && d.alias != StringTable::empty()) && it->second == stdNs;
       if (imported.count(visible.index) && !isStd) {
-        Diagnostic& diag = cx.diags.error(DiagKind::Duplicate, d.range, "Two import statements have the same name");
+        Diagnostic& diag =
+            cx.diags.error(DiagKind::Duplicate, d.range, "Two import statements have the same name");
         diag.locWithColumn = true;
         continue;
       }
@@ -140,7 +144,7 @@ void registerTypes(LowerContext& cx) {
     for (frontend::DeclId did : ast.topDecls) {
       const frontend::Decl& d = ast.decls[did];
       llvm::StringRef name = d.name.valid() ? cx.strings.str(d.name) : "";
-      const std::string fullName = nsName + "::" + name.str();       // entity, typedef, implementation
+      const std::string fullName = nsName + "::" + name.str(); // entity, typedef, implementation
       const SourceRange at = d.nameRange.valid() ? d.nameRange : d.range;
       switch (d.kind) {
       case DeclKind::Entity: {
@@ -184,8 +188,7 @@ void registerTypes(LowerContext& cx) {
                           (d.forEntity.valid() ? cx.strings.str(d.forEntity).str() : std::string()));
         break;
       }
-      default:
-        break;
+      default: break;
       }
     }
   }

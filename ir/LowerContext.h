@@ -5,7 +5,6 @@
 #pragma once
 
 #include "ir/Lower.h"
-
 #include "support/PairKey.h"
 
 #include <llvm/ADT/StringMap.h>
@@ -19,7 +18,7 @@ struct LowerContext {
   const frontend::Project& project;
   llvm::StringMap<NamespaceId> nsByName;
   /// Declaration ranges of every registered type (for "original at").
-  llvm::DenseMap<uint64_t, SourceRange, PairKeyInfo> typeRanges;  // (ns << 32 | name) -> range
+  llvm::DenseMap<uint64_t, SourceRange, PairKeyInfo> typeRanges; // (ns << 32 | name) -> range
 
   LowerContext(Program& p, StringTable& s, DiagnosticEngine& d, const frontend::Project& pr)
       : program(p), strings(s), diags(d), project(pr) {}

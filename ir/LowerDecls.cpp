@@ -25,8 +25,8 @@ struct DeclWalker {
     TypeEntry t;
     if (!cx.resolve(ns, name, range, t)) return false;
     if (t.kind != TypeKind::Entity) {
-      Diagnostic& d = cx.diags.error(DiagKind::Typing, range,
-                                     "Type " + cx.strings.str(name).str() + " is not an entity");
+      Diagnostic& d =
+          cx.diags.error(DiagKind::Typing, range, "Type " + cx.strings.str(name).str() + " is not an entity");
       d.locWithColumn = true;
       return false;
     }
@@ -45,9 +45,11 @@ struct DeclWalker {
     } else if (t.kind == TypeKind::Typedef && TypedefId{t.index} != id) {
       td.base = p.typedefs[TypedefId{t.index}].base;
     } else {
-      cx.diags.error(DiagKind::Typing, r,
-                     "Can not define typedef " + td.fullName + " on non-primitive type " +
-                         cx.strings.str(d.forEntity).str()).locWithColumn = true;
+      cx.diags
+          .error(DiagKind::Typing, r,
+                 "Can not define typedef " + td.fullName + " on non-primitive type " +
+                     cx.strings.str(d.forEntity).str())
+          .locWithColumn = true;
     }
   }
 
@@ -73,14 +75,17 @@ struct DeclWalker {
     TypeEntry te;
     ok = cx.resolve(ns, tr.name, tr.range, te);
     if (!ok) return t;
-    if (te.kind == TypeKind::Primitive) t.base = BaseType(te.index);
+    if (te.kind == TypeKind::Primitive)
+      t.base = BaseType(te.index);
     else if (te.kind == TypeKind::Typedef) {
       t.base = BaseType::Typedef;
       t.typedefId = TypedefId{te.index};
     } else {
-      cx.diags.error(DiagKind::Typing, tr.range,
-                     "Invalid type for attribute: " + cx.strings.str(tr.name).str() +
-                         " is not a primitive type or typedef").locWithColumn = true;
+      cx.diags
+          .error(DiagKind::Typing, tr.range,
+                 "Invalid type for attribute: " + cx.strings.str(tr.name).str() +
+                     " is not a primitive type or typedef")
+          .locWithColumn = true;
       ok = false;
     }
     return t;
@@ -168,7 +173,8 @@ struct DeclWalker {
 
   void implementationDecl(const Decl& d, ImplId id) {
     EntityId target;
-    if (entityOf(d.forEntity, d.nameRange.valid() ? d.nameRange : d.range, target)) p.impls[id].entity = target;
+    if (entityOf(d.forEntity, d.nameRange.valid() ? d.nameRange : d.range, target))
+      p.impls[id].entity = target;
   }
 
   void implementDecl(const Decl& d) {
@@ -185,9 +191,11 @@ struct DeclWalker {
       TypeEntry t;
       if (!cx.resolve(ns, n.name, n.range, t)) continue;
       if (t.kind != TypeKind::Implementation) {
-        cx.diags.error(DiagKind::Typing, n.range,
-                       "Type mismatch: cannot use " + cx.strings.str(n.name).str() + " as implementation for " +
-                           p.entities[im.entity].fullName).locWithColumn = true;
+        cx.diags
+            .error(DiagKind::Typing, n.range,
+                   "Type mismatch: cannot use " + cx.strings.str(n.name).str() + " as implementation for " +
+                       p.entities[im.entity].fullName)
+            .locWithColumn = true;
         continue;
       }
       im.impls.push_back(ImplId{t.index});
@@ -209,7 +217,7 @@ struct DeclWalker {
 /// Breaks inheritance cycles (reported as CycleException) so later passes can walk parents safely.
 void checkCycles(LowerContext& cx) {
   Program& p = cx.program;
-  std::vector<uint8_t> state(p.entities.size(), 0);  // 0 new, 1 on stack, 2 done
+  std::vector<uint8_t> state(p.entities.size(), 0); // 0 new, 1 on stack, 2 done
   std::vector<std::pair<EntityId, uint32_t>> stack;
   for (uint32_t root = 0; root < p.entities.size(); ++root) {
     if (state[root]) continue;
@@ -245,15 +253,22 @@ void lowerDecls(LowerContext& cx) {
   Program& p = cx.program;
   // Store indices follow registration order in Lower.cpp (entities after std::Entity, same file order).
   uint32_t nextEntity = 1, nextTypedef = 0, nextImpl = 0;
-  struct Pending { uint32_t file; const Decl* decl; uint32_t index; };
+  struct Pending {
+    uint32_t file;
+    const Decl* decl;
+    uint32_t index;
+  };
   std::vector<Pending> ents, tds, impls;
   for (uint32_t i = 0; i < cx.project.files.size(); ++i) {
     const frontend::Ast& ast = cx.project.files[i].ast;
     for (frontend::DeclId did : ast.topDecls) {
       const Decl& d = ast.decls[did];
-      if (d.kind == DeclKind::Entity) ents.push_back({i, &d, nextEntity++});
-      else if (d.kind == DeclKind::Typedef) tds.push_back({i, &d, nextTypedef++});
-      else if (d.kind == DeclKind::Implementation) impls.push_back({i, &d, nextImpl++});
+      if (d.kind == DeclKind::Entity)
+        ents.push_back({i, &d, nextEntity++});
+      else if (d.kind == DeclKind::Typedef)
+        tds.push_back({i, &d, nextTypedef++});
+      else if (d.kind == DeclKind::Implementation)
+        impls.push_back({i, &d, nextImpl++});
     }
   }
   auto walker = [&](uint32_t file) {
@@ -273,8 +288,10 @@ void lowerDecls(LowerContext& cx) {
     DeclWalker w = walker(i);
     for (frontend::DeclId did : w.ast->topDecls) {
       const Decl& d = w.ast->decls[did];
-      if (d.kind == DeclKind::Implement) w.implementDecl(d);
-      else if (d.kind == DeclKind::Index) w.indexDecl(d);
+      if (d.kind == DeclKind::Implement)
+        w.implementDecl(d);
+      else if (d.kind == DeclKind::Index)
+        w.indexDecl(d);
     }
   }
   // std::none

@@ -50,9 +50,12 @@ llvm::SmallVector<llvm::StringRef, 8> splitParams(llvm::StringRef s) {
       if (c == quote) quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
     else if (c == ',' && depth == 0) {
       out.push_back(s.slice(start, i).trim());
       start = i + 1;
@@ -71,8 +74,10 @@ bool parsePluginSignature(const Program& program, StringTable& strings, llvm::St
   if (open == llvm::StringRef::npos || close == llvm::StringRef::npos || close < open) return false;
   fullName = sig.substr(0, open).trim().str();
   llvm::StringRef rest = sig.substr(close + 1).trim();
-  if (rest.startswith("->")) out.returnType = parseTypeText(program, rest.drop_front(2));
-  else out.returnType = Type{BaseType::Any, false, true, {}, {}};
+  if (rest.startswith("->"))
+    out.returnType = parseTypeText(program, rest.drop_front(2));
+  else
+    out.returnType = Type{BaseType::Any, false, true, {}, {}};
   bool keywordOnly = false;
   for (llvm::StringRef param : splitParams(sig.slice(open + 1, close))) {
     if (param == "*") {

@@ -10,7 +10,7 @@ namespace inm::ir {
 
 bool primitiveType(llvm::StringRef name, BaseType& out) {
   static const std::pair<const char*, BaseType> kPrims[] = {
-      {"string", BaseType::String}, {"int", BaseType::Int},   {"float", BaseType::Float},
+      {"string", BaseType::String}, {"int", BaseType::Int},       {"float", BaseType::Float},
       {"bool", BaseType::Bool},     {"number", BaseType::Number}, {"list", BaseType::List},
       {"dict", BaseType::Dict}};
   for (const auto& [n, b] : kPrims)
@@ -21,7 +21,8 @@ bool primitiveType(llvm::StringRef name, BaseType& out) {
   return false;
 }
 
-LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out, TypeMiss& miss) {
+LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
+                        TypeMiss& miss) {
   const StringTable& strings = *program.strings;
   size_t sep = name.rfind("::");
   if (sep == llvm::StringRef::npos) {
@@ -67,9 +68,12 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
 std::string typeName(const Program& program, const Type& type) {
   static const char* kNames[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
   std::string s;
-  if (type.base == BaseType::Entity) s = program.entities[type.entity].fullName;
-  else if (type.base == BaseType::Typedef) s = program.typedefs[type.typedefId].fullName;
-  else s = kNames[int(type.base)];
+  if (type.base == BaseType::Entity)
+    s = program.entities[type.entity].fullName;
+  else if (type.base == BaseType::Typedef)
+    s = program.typedefs[type.typedefId].fullName;
+  else
+    s = kNames[int(type.base)];
   if (type.isList) s += "[]";
   if (type.nullable) s += "?";
   return s;

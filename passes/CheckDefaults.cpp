@@ -4,7 +4,6 @@
 // name. Typedef constraints are left to the runtime (it owns the evaluator).
 // Invariant: only literal defaults are judged; anything not decidable statically is accepted.
 #include "Passes.h"
-
 #include "frontend/Frontend.h"
 #include "support/PyRepr.h"
 
@@ -15,7 +14,8 @@ using frontend::ExprKind;
 
 namespace {
 
-std::string valueText(const frontend::Ast& ast, frontend::ExprId id, const StringTable& strings, bool nested) {
+std::string valueText(const frontend::Ast& ast, frontend::ExprId id, const StringTable& strings,
+                      bool nested) {
   const frontend::Expr& e = ast.exprs[id];
   switch (e.kind) {
   case ExprKind::Int: return std::to_string(e.intValue);
@@ -24,8 +24,7 @@ std::string valueText(const frontend::Ast& ast, frontend::ExprId id, const Strin
   case ExprKind::Null: return "null";
   case ExprKind::String:
   case ExprKind::StringFormat:
-  case ExprKind::FString:
-    return nested ? "'" + strings.str(e.name).str() + "'" : strings.str(e.name).str();
+  case ExprKind::FString: return nested ? "'" + strings.str(e.name).str() + "'" : strings.str(e.name).str();
   case ExprKind::List: {
     std::string s = "[";
     for (uint32_t i = e.begin; i < e.end; ++i)
@@ -35,8 +34,8 @@ std::string valueText(const frontend::Ast& ast, frontend::ExprId id, const Strin
   case ExprKind::Dict: {
     std::string s = "{";
     for (uint32_t i = 0; i < e.end - e.begin; ++i)
-      s += (i ? ", '" : "'") + strings.str(ast.dictKeys[e.keyBegin + i]).str() + "': " +
-           valueText(ast, ast.exprLists[e.begin + i], strings, true);
+      s += (i ? ", '" : "'") + strings.str(ast.dictKeys[e.keyBegin + i]).str() +
+           "': " + valueText(ast, ast.exprLists[e.begin + i], strings, true);
     return s + "}";
   }
   default: return frontend::reprExpr(ast, id, strings);
@@ -53,7 +52,7 @@ bool accepts(BaseType base, ExprKind k) {
   case ExprKind::FString: return base == BaseType::String;
   case ExprKind::List: return base == BaseType::List;
   case ExprKind::Dict: return base == BaseType::Dict;
-  default: return true;  // not a literal (or `any`): cannot judge statically
+  default: return true; // not a literal (or `any`): cannot judge statically
   }
 }
 
@@ -73,7 +72,7 @@ struct DefaultChecker {
     }
     if (t.isList && !asElement) {
       if (e.kind != ExprKind::List) {
-        if (accepts(BaseType::Any, e.kind)) return {};  // not a literal
+        if (accepts(BaseType::Any, e.kind)) return {}; // not a literal
         expected = std::string(kNames[int(t.base)]) + "[]";
         return id;
       }
@@ -96,14 +95,16 @@ void checkDefaults(Program& p, DiagnosticEngine& diags) {
   for (uint32_t i = 0; i < p.attrs.size(); ++i) {
     const Attribute& a = p.attrs[AttrId{i}];
     if (a.isRelation || !a.defaultValue.valid()) continue;
-    if (a.type.base == BaseType::Typedef || a.type.base == BaseType::Any || a.type.base == BaseType::Entity) continue;
+    if (a.type.base == BaseType::Typedef || a.type.base == BaseType::Any || a.type.base == BaseType::Entity)
+      continue;
     const frontend::Ast& ast = p.ast(a.defaultValue.file);
     DefaultChecker c{p, ast};
     std::string expected;
     frontend::ExprId bad = c.check(a.defaultValue.expr, a.type, false, expected);
     if (!bad.valid()) continue;
-    Diagnostic& d = diags.error(DiagKind::Typing, a.range,
-                                "Invalid value '" + valueText(ast, bad, strings, false) + "', expected " + expected);
+    Diagnostic& d =
+        diags.error(DiagKind::Typing, a.range,
+                    "Invalid value '" + valueText(ast, bad, strings, false) + "', expected " + expected);
     d.reportedIn = typeName(p, a.type) + " " + strings.str(a.name).str() + " = " +
                    frontend::reprDefault(ast, a.defaultValue.expr, strings);
     d.locWithColumn = true;

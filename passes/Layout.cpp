@@ -75,9 +75,10 @@ struct Layout {
         if (prev == a) continue;
         const Attribute &x = p.attrs[prev], &y = p.attrs[a];
         if (x.isRelation != y.isRelation || (!x.isRelation && !sameType(x.type, y.type))) {
-          Diagnostic& d = diags.error(DiagKind::Duplicate, e.range,
-                                      "Incompatible attributes: " + str(x.name) + " is inherited from both " +
-                                          p.entities[x.owner].fullName + " and " + p.entities[y.owner].fullName);
+          Diagnostic& d =
+              diags.error(DiagKind::Duplicate, e.range,
+                          "Incompatible attributes: " + str(x.name) + " is inherited from both " +
+                              p.entities[x.owner].fullName + " and " + p.entities[y.owner].fullName);
           d.locWithColumn = true;
         }
       }
@@ -98,10 +99,10 @@ struct Layout {
         continue;
       }
       if (!sameType(own.type, inh.type)) {
-        Diagnostic& d = diags.error(
-            DiagKind::Duplicate, own.range,
-            "Incompatible attributes (original at (" + diags.formatLoc(own.range, true) + ")) (duplicate at (" +
-                diags.formatLoc(inh.range, true) + "))");
+        Diagnostic& d =
+            diags.error(DiagKind::Duplicate, own.range,
+                        "Incompatible attributes (original at (" + diags.formatLoc(own.range, true) +
+                            ")) (duplicate at (" + diags.formatLoc(inh.range, true) + "))");
         d.locWithColumn = true;
         d.note(makeDiag(DiagKind::FirstDefinedHere, inh.range));
         continue;
@@ -180,14 +181,18 @@ struct Layout {
     if (!usesParents) return;
     for (EntityId par : e.parents)
       for (ImplementId im : p.entities[par].implements)
-        if (std::find(e.implements.begin(), e.implements.end(), im) == e.implements.end()) e.implements.push_back(im);
+        if (std::find(e.implements.begin(), e.implements.end(), im) == e.implements.end())
+          e.implements.push_back(im);
   }
 
   void checkImplement(ImplementId id) {
     Implement& im = p.implements[id];
     if (im.usesParents && im.when.valid()) {
-      Diagnostic& d = diags.error(DiagKind::Runtime, im.range, "Conditional implementation with parents not allowed");
-      d.reportedIn = "Implement(" + p.entities[im.entity].fullName.substr(p.entities[im.entity].fullName.rfind(':') + 1) + ")";
+      Diagnostic& d =
+          diags.error(DiagKind::Runtime, im.range, "Conditional implementation with parents not allowed");
+      d.reportedIn = "Implement(" +
+                     p.entities[im.entity].fullName.substr(p.entities[im.entity].fullName.rfind(':') + 1) +
+                     ")";
       d.locWithColumn = true;
     }
     std::vector<ImplId> kept;
@@ -198,8 +203,8 @@ struct Layout {
         continue;
       }
       Diagnostic& d = diags.error(DiagKind::Typing, im.range,
-                                  "Type mismatch: cannot use " + p.impls[impl].fullName + " as implementation for " +
-                                      p.entities[im.entity].fullName);
+                                  "Type mismatch: cannot use " + p.impls[impl].fullName +
+                                      " as implementation for " + p.entities[im.entity].fullName);
       d.locWithColumn = true;
     }
     im.impls = std::move(kept);
@@ -212,19 +217,20 @@ void layoutEntities(Program& p, DiagnosticEngine& diags) {
   Layout l{p, diags, {}, {}};
   l.ownIndexes.resize(p.entities.size());
   l.ownImplements.resize(p.entities.size());
-  for (uint32_t i = 0; i < p.indexes.size(); ++i) l.ownIndexes[p.indexes[IndexId{i}].entity.index].push_back(IndexId{i});
+  for (uint32_t i = 0; i < p.indexes.size(); ++i)
+    l.ownIndexes[p.indexes[IndexId{i}].entity.index].push_back(IndexId{i});
   for (uint32_t i = 0; i < p.implements.size(); ++i)
     l.ownImplements[p.implements[ImplementId{i}].entity.index].push_back(ImplementId{i});
-  // Inheritance depth is bounded (Limits::maxInheritance): every entity copies its ancestors' slots, so a chain
-  // of N entities costs N^2 time and memory.
+  // Inheritance depth is bounded (Limits::maxInheritance): every entity copies its ancestors' slots, so a
+  // chain of N entities costs N^2 time and memory.
   std::vector<uint32_t> depth(p.entities.size(), 1);
   for (EntityId id : topoOrder(p)) {
     Entity& e = p.entities[id];
     for (EntityId par : e.parents) depth[id.index] = std::max(depth[id.index], depth[par.index] + 1);
     if (depth[id.index] > limits().maxInheritance) {
       diags.error(DiagKind::NestedTooDeep, e.range,
-                  fmt::format("the inheritance chain of {} is deeper than {} levels (--max-inheritance)", e.fullName,
-                              limits().maxInheritance));
+                  fmt::format("the inheritance chain of {} is deeper than {} levels (--max-inheritance)",
+                              e.fullName, limits().maxInheritance));
       return;
     }
     e.ancestors.clear();

@@ -2,8 +2,9 @@
 // order over a lowered Program and reports whether the model is free of static errors.
 // Invariant: later passes run even after errors in earlier ones only when their inputs are complete
 // (entity layout always runs, since every other pass reads it).
-#include "Passes.h"
 #include "passes/Pipeline.h"
+
+#include "Passes.h"
 
 namespace inm::passes {
 

@@ -36,22 +36,23 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
     auto it = byName.find(end.typeName);
     if (it == byName.end()) {
       diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName + ", but no such type was defined");
+                  "A relation precedence rule was defined for " + end.typeName +
+                      ", but no such type was defined");
       return false;
     }
     StringId name = p.strings->lookup(end.attrName);
     int s = name.valid() ? p.slotOf(it->second, name) : -1;
     if (s < 0) {
       diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName + ", but entity " +
-                      end.typeName + " doesn't have an attribute " + end.attrName + ".");
+                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName +
+                      ", but entity " + end.typeName + " doesn't have an attribute " + end.attrName + ".");
       return false;
     }
     out = p.entities[it->second].slots[uint32_t(s)];
     if (!p.attrs[out].isRelation) {
       diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName + ", but attribute " +
-                      end.attrName + " is not a relationship attribute.");
+                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName +
+                      ", but attribute " + end.attrName + " is not a relationship attribute.");
       return false;
     }
     return true;
@@ -61,10 +62,12 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
     llvm::StringRef text(raw);
     size_t pos = text.find(" before ");
     RuleEnd a, b;
-    if (pos == llvm::StringRef::npos || !parseEnd(text.substr(0, pos), a) || !parseEnd(text.substr(pos + 8), b)) {
-      diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "Invalid rule in relation precedence policy: " + raw +
-                      ". Expected syntax: '<entity-type>.<relation-name> before <entity-type>.<relation-name>'");
+    if (pos == llvm::StringRef::npos || !parseEnd(text.substr(0, pos), a) ||
+        !parseEnd(text.substr(pos + 8), b)) {
+      diags.error(
+          DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
+          "Invalid rule in relation precedence policy: " + raw +
+              ". Expected syntax: '<entity-type>.<relation-name> before <entity-type>.<relation-name>'");
       continue;
     }
     PrecedenceRule r;

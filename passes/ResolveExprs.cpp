@@ -5,7 +5,6 @@
 // constructor attribute names and index completeness, and the namespace of `ns::x` references.
 // Invariant: every Constructor/IndexLookup/Call reachable from executable code gets an entry or an error.
 #include "Passes.h"
-
 #include "frontend/Frontend.h"
 
 #include <algorithm>
@@ -35,7 +34,8 @@ struct Resolver {
   const StringTable& strings() const { return *p.strings; }
   std::string str(StringId s) const { return p.strings->str(s).str(); }
 
-  template <typename... Args> Diagnostic& exprError(DiagKind kind, ExprId id, Args&&... args) {
+  template <typename... Args>
+  Diagnostic& exprError(DiagKind kind, ExprId id, Args&&... args) {
     Diagnostic& d = diags.error(kind, ast->exprs[id].range, std::forward<Args>(args)...);
     d.reportedIn = frontend::reprExpr(*ast, id, strings());
     return d;
@@ -70,9 +70,7 @@ struct Resolver {
       stmts(s.bodyBegin, s.bodyEnd);
       stmts(s.elseBegin, s.elseEnd);
       break;
-    case frontend::StmtKind::ExprStmt:
-      expr(s.value, {});
-      break;
+    case frontend::StmtKind::ExprStmt: expr(s.value, {}); break;
     }
   }
 
@@ -109,12 +107,8 @@ struct Resolver {
       expr(e.c, hint);
       break;
     case ExprKind::StringFormat:
-    case ExprKind::FString:
-      formatParts(e.partBegin, e.partEnd);
-      break;
-    case ExprKind::Name:
-      checkQualifiedName(id, e);
-      break;
+    case ExprKind::FString: formatParts(e.partBegin, e.partEnd); break;
+    case ExprKind::Name: checkQualifiedName(id, e); break;
     case ExprKind::Call:
       call(id, e);
       args(e);
@@ -127,9 +121,7 @@ struct Resolver {
       expr(e.a, {});
       args(e);
       break;
-    case ExprKind::Constructor:
-      constructor(id, e, hint);
-      break;
+    case ExprKind::Constructor: constructor(id, e, hint); break;
     default:
       expr(e.a, {});
       expr(e.b, {});
@@ -155,7 +147,8 @@ struct Resolver {
     LookupResult r = lookupType(p, ns, strings().str(e.name), out, miss);
     if (r == LookupResult::Found) return true;
     if (report)
-      exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, miss.type, miss.ns);
+      exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id,
+                miss.type, miss.ns);
     return false;
   }
 
@@ -166,7 +159,8 @@ struct Resolver {
       setResolved(id, Resolved{Resolved::Plugin, t.index});
       return;
     }
-    if (t.kind == TypeKind::Primitive && BaseType(t.index) != BaseType::List && BaseType(t.index) != BaseType::Dict) {
+    if (t.kind == TypeKind::Primitive && BaseType(t.index) != BaseType::List &&
+        BaseType(t.index) != BaseType::Dict) {
       setResolved(id, Resolved{Resolved::Cast, t.index});
       return;
     }
@@ -178,7 +172,8 @@ struct Resolver {
     TypeEntry t;
     if (!lookup(id, e, t)) return;
     if (t.kind != TypeKind::Entity) {
-      exprError(DiagKind::Typing, id, "Can not do an index lookup on type " + str(e.name) + ", it is not an entity");
+      exprError(DiagKind::Typing, id,
+                "Can not do an index lookup on type " + str(e.name) + ", it is not an entity");
       return;
     }
     setResolved(id, Resolved{Resolved::Entity, t.index});
@@ -217,7 +212,8 @@ struct Resolver {
         Type base = a.type;
         base.isList = base.nullable = false;
         exprError(DiagKind::Typing, id,
-                  "Can not assign a value of type " + name.str() + " to a variable of type " + typeName(p, base));
+                  "Can not assign a value of type " + name.str() + " to a variable of type " +
+                      typeName(p, base));
         return false;
       }
       if (found) {
@@ -253,7 +249,8 @@ struct Resolver {
       out = EntityId{t.index};
       return true;
     }
-    exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id, miss.type, miss.ns);
+    exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id,
+              miss.type, miss.ns);
     return false;
   }
 
@@ -269,8 +266,10 @@ struct Resolver {
     llvm::SmallVector<StringId, 8> given;
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i) {
       const frontend::Arg& a = ast->args[i];
-      if (a.kind == frontend::ArgKind::Spread) spread = true;
-      else if (a.kind == frontend::ArgKind::Keyword) given.push_back(a.name);
+      if (a.kind == frontend::ArgKind::Spread)
+        spread = true;
+      else if (a.kind == frontend::ArgKind::Keyword)
+        given.push_back(a.name);
     }
     // Index completeness (§5.6 step 1).
     llvm::SmallVector<uint32_t, 4> missing;
@@ -279,7 +278,8 @@ struct Resolver {
         int s = p.slotOf(ent, n);
         if (s < 0 || E.defaults[uint32_t(s)].valid()) continue;
         if (std::find(given.begin(), given.end(), n) != given.end()) continue;
-        if (std::find(missing.begin(), missing.end(), uint32_t(s)) == missing.end()) missing.push_back(uint32_t(s));
+        if (std::find(missing.begin(), missing.end(), uint32_t(s)) == missing.end())
+          missing.push_back(uint32_t(s));
       }
     bool hasLhs = hint.lhsAttr || hint.attr.valid();
     if (!missing.empty() && !spread && (!hasLhs || missing.size() > 1)) {
@@ -287,8 +287,8 @@ struct Resolver {
       for (uint32_t s : missing) {
         const Attribute& a = p.attrs[E.slots[s]];
         const char* kind = a.isRelation ? "relation" : "attribute";
-        msg += std::string("\n\t* Missing ") + kind + " '" + str(a.name) + "'. The " + kind + " " + E.fullName + "." +
-               str(a.name) + " is part of an index.";
+        msg += std::string("\n\t* Missing ") + kind + " '" + str(a.name) + "'. The " + kind + " " +
+               E.fullName + "." + str(a.name) + " is part of an index.";
       }
       exprError(DiagKind::IndexAttributeMissing, id, msg);
     }
@@ -301,7 +301,8 @@ struct Resolver {
       }
       int s = p.slotOf(ent, a.name);
       if (s < 0) {
-        Diagnostic& d = diags.error(DiagKind::Typing, a.range, "no attribute " + str(a.name) + " on type " + E.fullName);
+        Diagnostic& d =
+            diags.error(DiagKind::Typing, a.range, "no attribute " + str(a.name) + " on type " + E.fullName);
         d.reportedIn = str(a.name);
         d.locWithColumn = true;
         expr(a.value, {});
@@ -331,8 +332,10 @@ struct Resolver {
       file = c.file;
       ns = p.files[c.file].ns;
       ast = &p.ast(c.file);
-      if (c.expr.valid()) expr(c.expr, {});
-      else stmts(c.stmtBegin, c.stmtEnd);
+      if (c.expr.valid())
+        expr(c.expr, {});
+      else
+        stmts(c.stmtBegin, c.stmtEnd);
     };
     for (const Implementation& im : p.impls.items()) code(im.body);
     for (const Implement& im : p.implements.items()) code(im.when);

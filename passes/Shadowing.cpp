@@ -1,7 +1,7 @@
-// VariableShadowWarning: a static walk over every block (file top levels and implementation bodies) that warns
-// when an `if`/`else` branch or a `for` body declares a variable (or loop variable) with the name of one
-// declared in an enclosing block. The nested variable is a new one (spec 3.5/5.3); this only tells the user.
-// A static pass (Passes.h), run last by the pipeline and only on a model without static errors.
+// VariableShadowWarning: a static walk over every block (file top levels and implementation bodies) that
+// warns when an `if`/`else` branch or a `for` body declares a variable (or loop variable) with the name of
+// one declared in an enclosing block. The nested variable is a new one (spec 3.5/5.3); this only tells the
+// user. A static pass (Passes.h), run last by the pipeline and only on a model without static errors.
 // Invariant: one warning per shadowing declaration, in source order; never changes evaluation.
 #include "Passes.h"
 
@@ -32,13 +32,13 @@ class ShadowWalk {
 
   void block(const std::vector<StmtId>& stmts) {
     size_t outerEnd = visible_.size();
-    for (StmtId sid : stmts) {  // names declared directly in this block (first assignment counts)
+    for (StmtId sid : stmts) { // names declared directly in this block (first assignment counts)
       const Stmt& s = ast_.stmts[sid];
       if (s.kind != frontend::StmtKind::Assign || s.plusAssign) continue;
       const Expr& t = ast_.exprs[s.target];
       if (t.kind != ExprKind::Name || strings_.str(t.name).contains("::")) continue;
       int64_t prev = innermost(t.name);
-      if (prev >= int64_t(outerEnd)) continue;  // already declared in this block
+      if (prev >= int64_t(outerEnd)) continue; // already declared in this block
       if (prev >= 0) warn(t.name, visible_[size_t(prev)].at, t.range);
       push(t.name, t.range);
     }

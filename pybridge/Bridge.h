@@ -4,8 +4,10 @@
 // holds the GIL for the whole process once the interpreter is started.
 #pragma once
 
+// clang-format off
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include <Python.h> // first: CPython must precede the standard headers
+// clang-format on
 
 #include "exporter/ResourceRegistry.h"
 #include "runtime/Plugins.h"

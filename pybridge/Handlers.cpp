@@ -1,11 +1,11 @@
-// Python `@provider` handlers behind the executor's C++ handler API (see PyHandlers.h). A CRUDHandler subclass
-// becomes a C++ CRUDHandler whose read/create/update/delete (and pre/post/facts/reload) call the Python methods,
-// so the §8.2 algorithm, the dependency gate and the error handling are the C++ framework's; other providers run
-// their Python `execute`. The Python HandlerContext of an action writes into the C++ context through `_inm.ctx_*`.
-// Invariants: every Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++
-// exception of the same meaning, any other Python exception a std::runtime_error carrying the Python traceback.
+// Python `@provider` handlers behind the executor's C++ handler API (see PyHandlers.h). A CRUDHandler
+// subclass becomes a C++ CRUDHandler whose read/create/update/delete (and pre/post/facts/reload) call the
+// Python methods, so the §8.2 algorithm, the dependency gate and the error handling are the C++ framework's;
+// other providers run their Python `execute`. The Python HandlerContext of an action writes into the C++
+// context through `_inm.ctx_*`. Invariants: every Python call holds the GIL; a Python signal (ResourcePurged,
+// SkipResource…) becomes the C++ exception of the same meaning, any other Python exception a
+// std::runtime_error carrying the Python traceback.
 #include "Bridge.h"
-
 #include "pybridge/PyHandlers.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -41,7 +41,8 @@ HandlerContext* ctxOf(PyObject* capsule) {
   return static_cast<HandlerContext*>(PyCapsule_GetPointer(capsule, "inm.ctx"));
 }
 
-/// Runs `fn` on the context in `capsule`, turning a C++ exception (InvalidOperation, bad JSON) into a Python one.
+/// Runs `fn` on the context in `capsule`, turning a C++ exception (InvalidOperation, bad JSON) into a Python
+/// one.
 template <typename Fn>
 PyObject* withCtx(PyObject* capsule, Fn&& fn) {
   HandlerContext* ctx = ctxOf(capsule);
@@ -73,9 +74,12 @@ PyObject* ctxChange(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "Os", &cap, &change)) return nullptr;
   std::string ch = change;
   return withCtx(cap, [&](HandlerContext& c) {
-    if (ch == "created") c.setCreated();
-    else if (ch == "updated") c.setUpdated();
-    else if (ch == "purged") c.setPurged();
+    if (ch == "created")
+      c.setCreated();
+    else if (ch == "updated")
+      c.setUpdated();
+    else if (ch == "purged")
+      c.setPurged();
   });
 }
 PyObject* ctxChanges(PyObject*, PyObject* args) {
@@ -100,7 +104,9 @@ PyMethodDef kCtxMethods[] = {
     {"ctx_fact", ctxFact, METH_VARARGS, "report a fact"},
     {nullptr, nullptr, 0, nullptr}};
 
-std::string resourceJson(const Resource& r) { return Json{{"id", r.id}, {"attributes", r.attributes}}.dump(); }
+std::string resourceJson(const Resource& r) {
+  return Json{{"id", r.id}, {"attributes", r.attributes}}.dump();
+}
 
 /// The Python handler instance of one action and its Python HandlerContext.
 class PyHandlerState {
@@ -132,8 +138,8 @@ class PyHandlerState {
       if (!ctx_) throw std::runtime_error(takePythonError());
     }
     std::string rj = r ? resourceJson(*r) : std::string("{}");
-    PyObject* res = PyObject_CallMethod(mod, "call", "OsOss", self_, method, ctx_ ? ctx_ : Py_None, rj.c_str(),
-                                        extra.c_str());
+    PyObject* res = PyObject_CallMethod(mod, "call", "OsOss", self_, method, ctx_ ? ctx_ : Py_None,
+                                        rj.c_str(), extra.c_str());
     if (!res) throw std::runtime_error(takePythonError());
     std::string tag = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 0));
     std::string payload = PyTuple_Size(res) > 1 ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)) : "";
@@ -172,7 +178,9 @@ class PyCrudHandler final : public executor::CRUDHandler {
   void pre(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "pre", &r); }
   void post(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "post", &r); }
   Json facts(HandlerContext& ctx, const Resource& r) override { return py_.call(&ctx, "facts", &r); }
-  bool canReload() const override { return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true; }
+  bool canReload() const override {
+    return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true;
+  }
   void doReload(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "do_reload", &r); }
   void close() override { py_.call(nullptr, "close", nullptr); }
 
@@ -188,7 +196,9 @@ class PyResourceHandler final : public executor::HandlerAPI {
     py_.call(&ctx, "execute", &r, dryRun ? "true" : "false");
   }
   Json facts(HandlerContext& ctx, const Resource& r) override { return py_.call(&ctx, "facts", &r); }
-  bool canReload() const override { return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true; }
+  bool canReload() const override {
+    return const_cast<PyHandlerState&>(py_).call(nullptr, "can_reload", nullptr) == true;
+  }
   void doReload(HandlerContext& ctx, const Resource& r) override { py_.call(&ctx, "do_reload", &r); }
   void close() override { py_.call(nullptr, "close", nullptr); }
 
@@ -217,11 +227,13 @@ std::vector<PythonModule> modulesInDir(const std::string& dir) {
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
     if (llvm::sys::fs::is_regular_file(it->path() + "/plugins/__init__.py"))
       out.push_back({llvm::sys::path::filename(it->path()).str(), it->path()});
-  std::sort(out.begin(), out.end(), [](const PythonModule& a, const PythonModule& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const PythonModule& a, const PythonModule& b) { return a.name < b.name; });
   return out;
 }
 
-llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& artifactPath, const std::string& dir) {
+llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& artifactPath,
+                                                          const std::string& dir) {
   auto buf = llvm::MemoryBuffer::getFile(artifactPath);
   if (!buf) return makeError("cannot read " + artifactPath + ": " + buf.getError().message());
   try {
@@ -237,7 +249,8 @@ llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& art
           return makeError("python_code of module " + module + " has an invalid path '" + path + "'");
         std::string hash = sha.get<std::string>();
         if (!files.contains(hash))
-          return makeError("python_code file " + module + "/" + path + " (" + hash + ") is not in the artifact's files");
+          return makeError("python_code file " + module + "/" + path + " (" + hash +
+                           ") is not in the artifact's files");
         const Json& content = files.at(hash);
         if (!content.is_string())
           return makeError("python_code file " + module + "/" + path + " is not UTF-8 text");
@@ -251,7 +264,8 @@ llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& art
   return modulesInDir(dir);
 }
 
-llvm::Error registerPythonHandlers(const std::vector<PythonModule>& modules, executor::HandlerRegistry& registry) {
+llvm::Error registerPythonHandlers(const std::vector<PythonModule>& modules,
+                                   executor::HandlerRegistry& registry) {
   if (modules.empty()) return llvm::Error::success();
   std::string error;
   if (!startInterpreter(error)) return makeError(error);
@@ -288,8 +302,10 @@ llvm::Error registerPythonHandlers(const std::vector<PythonModule>& modules, exe
       continue;
     }
     size_t idx = size_t(index);
-    if (crud) registry.add(type, [idx] { return std::make_unique<PyCrudHandler>(idx); });
-    else registry.add(type, [idx] { return std::make_unique<PyResourceHandler>(idx); });
+    if (crud)
+      registry.add(type, [idx] { return std::make_unique<PyCrudHandler>(idx); });
+    else
+      registry.add(type, [idx] { return std::make_unique<PyResourceHandler>(idx); });
   }
   Py_DECREF(providers);
   // Executor workers call handlers from their own threads: give the GIL up on this one.

@@ -3,7 +3,6 @@
 // entity names and subtypes, the files set), and the conversions between runtime::Value and Python objects.
 // Invariant: `_inm` functions only read the model through the current Scope; outside a call they raise.
 #include "Bridge.h"
-
 #include "pybridge/PyBridge.h"
 #include "runtime/BigInt.h"
 
@@ -27,7 +26,8 @@ ServerCall gServer;
 std::string gEnvironment;
 
 Scope* needScope() {
-  if (!gScope) PyErr_SetString(PyExc_RuntimeError, "the model is only readable during a plugin or mapper call");
+  if (!gScope)
+    PyErr_SetString(PyExc_RuntimeError, "the model is only readable during a plugin or mapper call");
   return gScope;
 }
 
@@ -69,7 +69,7 @@ PyObject* inmAttr(PyObject*, PyObject* args) {
   if (gScope->plugin) {
     v = gScope->plugin->attr(id, name, &exists);
     if (!v && exists) {
-      PyErr_SetString(gRefs.retryError, name);  // not final yet: the call is run again later
+      PyErr_SetString(gRefs.retryError, name); // not final yet: the call is run again later
       return nullptr;
     }
   } else {
@@ -137,13 +137,15 @@ PyObject* inmTypeKind(PyObject*, PyObject* arg) {
   static const char* names[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
   for (uint32_t i = 0; i < p.typedefs.size(); ++i) {
     const ir::Typedef& t = p.typedefs[ir::TypedefId{i}];
-    if (t.fullName == name && unsigned(t.base) < 8) return PyUnicode_FromFormat("typedef:%s", names[unsigned(t.base)]);
+    if (t.fullName == name && unsigned(t.base) < 8)
+      return PyUnicode_FromFormat("typedef:%s", names[unsigned(t.base)]);
   }
   return PyUnicode_FromString("");
 }
 
-/// typedef_ok(name, value): "" when `value` satisfies typedef `name` (base type and constraint, evaluated by the
-/// compiler as for an assignment), else the assignment's error text. Outside a plugin call nothing is checked.
+/// typedef_ok(name, value): "" when `value` satisfies typedef `name` (base type and constraint, evaluated by
+/// the compiler as for an assignment), else the assignment's error text. Outside a plugin call nothing is
+/// checked.
 PyObject* inmTypedefOk(PyObject*, PyObject* args) {
   const char* name;
   PyObject* value;
@@ -242,8 +244,15 @@ PyMethodDef kMethods[] = {
     {"std_resource", inmStdResource, METH_O, "(entity, agent, id attribute) of a std resource"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_inm", "the compiler, as seen from Python", -1, kMethods,
-                       nullptr, nullptr, nullptr, nullptr};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_inm",
+                       "the compiler, as seen from Python",
+                       -1,
+                       kMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
 
 PyObject* initInm() {
   PyObject* m = PyModule_Create(&kModule);
@@ -292,7 +301,7 @@ std::string pythonPackageDir() {
 }
 
 bool startInterpreter(std::string& error) {
-  static int state = 0;  // 0 not started, 1 ok, 2 failed
+  static int state = 0; // 0 not started, 1 ok, 2 failed
   static std::string startError;
   if (state) {
     error = startError;
@@ -309,7 +318,7 @@ bool startInterpreter(std::string& error) {
   PyConfig_InitPythonConfig(&config);
   config.install_signal_handlers = 0;
   config.parse_argv = 0;
-  config.write_bytecode = 0;  // never write __pycache__ into module directories
+  config.write_bytecode = 0; // never write __pycache__ into module directories
 #ifdef INM_PYTHON_HOME
   // Without a home the prefix is guessed from the `python3` on PATH (a pyenv or venv interpreter of another
   // build); PYTHONHOME still overrides.
@@ -327,10 +336,11 @@ bool startInterpreter(std::string& error) {
   PyStatus st = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
   if (PyStatus_Exception(st)) {
-    startError = error = std::string("cannot start the Python interpreter: ") + (st.err_msg ? st.err_msg : "");
+    startError = error =
+        std::string("cannot start the Python interpreter: ") + (st.err_msg ? st.err_msg : "");
     return false;
   }
-  PyObject* sysPath = PySys_GetObject("path");  // borrowed
+  PyObject* sysPath = PySys_GetObject("path"); // borrowed
   PyObject* d = PyUnicode_FromString(dir.c_str());
   PyList_Insert(sysPath, 0, d);
   Py_DECREF(d);
@@ -341,8 +351,8 @@ bool startInterpreter(std::string& error) {
   gRefs.unknownClass = attrOf("inmanta.execute.util", "Unknown");
   gRefs.noneValueClass = attrOf("inmanta.execute.util", "NoneValue");
   gRefs.handleName = PyUnicode_InternFromString("_handle");
-  if (!gRefs.bridgeCall || !gRefs.bridgeMap || !gRefs.bridgeLoad || !gRefs.instanceProxy || !gRefs.unknownClass ||
-      !gRefs.noneValueClass) {
+  if (!gRefs.bridgeCall || !gRefs.bridgeMap || !gRefs.bridgeLoad || !gRefs.instanceProxy ||
+      !gRefs.unknownClass || !gRefs.noneValueClass) {
     startError = error = "cannot import the inmanta Python package from " + dir + ": " + takePythonError();
     return false;
   }
@@ -357,8 +367,9 @@ std::string takePythonError() {
   PyErr_NormalizeException(&type, &value, &tb);
   std::string text;
   PyObject* fmt = attrOf("traceback", "format_exception");
-  PyObject* lines = fmt ? PyObject_CallFunctionObjArgs(fmt, type, value ? value : Py_None, tb ? tb : Py_None, nullptr)
-                        : nullptr;
+  PyObject* lines =
+      fmt ? PyObject_CallFunctionObjArgs(fmt, type, value ? value : Py_None, tb ? tb : Py_None, nullptr)
+          : nullptr;
   if (lines) {
     PyObject* empty = PyUnicode_FromString("");
     PyObject* joined = PyUnicode_Join(empty, lines);
@@ -385,7 +396,7 @@ PyObject* toPython(const Value& v) {
   case ValueKind::Null: Py_RETURN_NONE;
   case ValueKind::Bool: return PyBool_FromLong(v.b);
   case ValueKind::Int: return PyLong_FromLongLong(v.i);
-  case ValueKind::BigInt: {  // base 16: not subject to Python's limit on decimal int conversion
+  case ValueKind::BigInt: { // base 16: not subject to Python's limit on decimal int conversion
     std::string hex = (runtime::intIsNegative(v) ? "-" : "") + runtime::intMagnitudeText(v, 16);
     return PyLong_FromString(hex.c_str(), nullptr, 16);
   }
@@ -407,7 +418,8 @@ PyObject* toPython(const Value& v) {
     PyObject* dict = PyDict_New();
     for (uint32_t i = 0; i < v.d->size; ++i) {
       PyObject* item = toPython(v.d->entries[i].value);
-      PyObject* key = PyUnicode_FromStringAndSize(v.d->entries[i].key->data, Py_ssize_t(v.d->entries[i].key->size));
+      PyObject* key =
+          PyUnicode_FromStringAndSize(v.d->entries[i].key->data, Py_ssize_t(v.d->entries[i].key->size));
       if (!item || !key || PyDict_SetItem(dict, key, item) < 0) {
         Py_XDECREF(item);
         Py_XDECREF(key);
@@ -443,7 +455,8 @@ struct DepthGuard {
 bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string& error) {
   DepthGuard depth;
   if (gDepth > kMaxDepth) {
-    error = "a value nested more than " + std::to_string(kMaxDepth) + " levels deep (a container that contains itself?)";
+    error = "a value nested more than " + std::to_string(kMaxDepth) +
+            " levels deep (a container that contains itself?)";
     return false;
   }
   if (o == Py_None || PyObject_TypeCheck(o, (PyTypeObject*)gRefs.noneValueClass)) {
@@ -453,7 +466,7 @@ bool fromPython(PyObject* o, runtime::ValueArena& arena, Value& out, std::string
   } else if (PyLong_Check(o)) {
     int overflow = 0;
     long long n = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {  // an int beyond 64 bits: exact, through its base-16 text
+    if (overflow) { // an int beyond 64 bits: exact, through its base-16 text
       PyObject* hex = PyNumber_ToBase(o, 16);
       const char* s = hex ? PyUnicode_AsUTF8(hex) : nullptr;
       if (!s) {

@@ -3,9 +3,9 @@
 // (each call goes through inmanta._bridge.call, which checks the declared types), resource registrations
 // whose `get_<field>` mappers call back into Python, and the module code registered with the version.
 // Invariant: every Python failure becomes a diagnostic or an error result; none escapes as a crash.
-#include "Bridge.h"
-
 #include "pybridge/PyBridge.h"
+
+#include "Bridge.h"
 
 #include <fmt/format.h>
 #include <llvm/ADT/StringSet.h>
@@ -47,7 +47,8 @@ std::optional<std::string> constraintError(PyObject* res, Py_ssize_t i) {
 }
 
 /// One plugin call: bind, call inmanta._bridge.call, read its tagged tuple.
-PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext& ctx, llvm::ArrayRef<Value> args) {
+PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext& ctx,
+                        llvm::ArrayRef<Value> args) {
   Scope scope;
   scope.plugin = &ctx;
   scope.arena = &ctx.arena();
@@ -84,8 +85,9 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
   if (tag == "ok") {
     Value v;
     if (!fromPython(PyTuple_GET_ITEM(res, 1), ctx.arena(), v, error))
-      out = PluginResult::error(DiagKind::PluginType,
-                                fmt::format("Return value of plugin {} cannot be used in the model: {}", fullName, error));
+      out = PluginResult::error(
+          DiagKind::PluginType,
+          fmt::format("Return value of plugin {} cannot be used in the model: {}", fullName, error));
     else
       out = PluginResult::ok(v);
   } else if (tag == "argtype") {
@@ -93,17 +95,20 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 2));
     std::string name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 3));
     std::string repr = i < args.size() ? ctx.model().repr(args[i]) : "?";
-    out = PluginResult::error(DiagKind::PluginType,
-                              fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
-                                          repr, name, fullName, type));
+    out = PluginResult::error(
+        DiagKind::PluginType,
+        fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}", repr,
+                    name, fullName, type));
     out.cause = constraintError(res, 4).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
   } else if (tag == "rettype") {
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1));
     Value v;
-    std::string repr = fromPython(PyTuple_GET_ITEM(res, 2), ctx.arena(), v, error) ? ctx.model().repr(v) : error;
-    out = PluginResult::error(DiagKind::PluginType,
-                              fmt::format("Return value {} of plugin {} has incompatible type. Expected type: {}", repr,
-                                          fullName, type));
+    std::string repr =
+        fromPython(PyTuple_GET_ITEM(res, 2), ctx.arena(), v, error) ? ctx.model().repr(v) : error;
+    out = PluginResult::error(
+        DiagKind::PluginType,
+        fmt::format("Return value {} of plugin {} has incompatible type. Expected type: {}", repr, fullName,
+                    type));
     out.cause = constraintError(res, 3).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
   } else if (tag == "explicit") {
     out = PluginResult::error(DiagKind::ExplicitPlugin, PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)));
@@ -122,15 +127,18 @@ exporter::FieldResult callMapper(size_t index, const std::string& field, exporte
   scope.model = &ctx.model();
   scope.arena = &ctx.arena();
   ScopeGuard guard(scope);
-  PyObject* res = PyObject_CallFunction(refs().bridgeMap, "nsI", Py_ssize_t(index), field.c_str(), inst.index);
+  PyObject* res =
+      PyObject_CallFunction(refs().bridgeMap, "nsI", Py_ssize_t(index), field.c_str(), inst.index);
   if (!res) return exporter::FieldResult::error(takePythonError());
   std::string tag = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 0));
   exporter::FieldResult out;
   if (tag == "ok") {
     Value v;
     std::string error;
-    if (fromPython(PyTuple_GET_ITEM(res, 1), ctx.arena(), v, error)) out = exporter::FieldResult::ok(v);
-    else out = exporter::FieldResult::error("field " + field + ": " + error);
+    if (fromPython(PyTuple_GET_ITEM(res, 1), ctx.arena(), v, error))
+      out = exporter::FieldResult::ok(v);
+    else
+      out = exporter::FieldResult::error("field " + field + ": " + error);
   } else if (tag == "ignore") {
     out = exporter::FieldResult::ignore();
   } else {
@@ -144,7 +152,8 @@ exporter::FieldResult callMapper(size_t index, const std::string& field, exporte
 /// A Python dependency manager over the exported resources: their ids, agents and field values go to Python
 /// as Resource objects; the requires it adds come back as edges.
 void runDependencyManager(size_t index, const exporter::ResourceRegistry& registry,
-                          const exporter::DependencyView& view, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+                          const exporter::DependencyView& view,
+                          std::vector<std::pair<uint32_t, uint32_t>>& edges) {
   PyObject* list = PyList_New(0);
   for (uint32_t r = 0; r < view.size(); ++r) {
     PyObject* fields = PyDict_New();
@@ -159,9 +168,9 @@ void runDependencyManager(size_t index, const exporter::ResourceRegistry& regist
           PyDict_SetItemString(fields, f.name.c_str(), pv);
           Py_DECREF(pv);
         }
-    PyObject* t = Py_BuildValue("(s#s#s#N)", view.id(r).data(), Py_ssize_t(view.id(r).size()), view.typeName(r).data(),
-                                Py_ssize_t(view.typeName(r).size()), view.agent(r).data(),
-                                Py_ssize_t(view.agent(r).size()), fields);
+    PyObject* t = Py_BuildValue("(s#s#s#N)", view.id(r).data(), Py_ssize_t(view.id(r).size()),
+                                view.typeName(r).data(), Py_ssize_t(view.typeName(r).size()),
+                                view.agent(r).data(), Py_ssize_t(view.agent(r).size()), fields);
     PyList_Append(list, t);
     Py_DECREF(t);
   }
@@ -179,8 +188,10 @@ void runDependencyManager(size_t index, const exporter::ResourceRegistry& regist
   } else {
     for (Py_ssize_t i = 0; i < PyList_Size(payload); ++i) {
       unsigned from, to;
-      if (PyArg_ParseTuple(PyList_GET_ITEM(payload, i), "II", &from, &to)) edges.emplace_back(from, to);
-      else PyErr_Clear();
+      if (PyArg_ParseTuple(PyList_GET_ITEM(payload, i), "II", &from, &to))
+        edges.emplace_back(from, to);
+      else
+        PyErr_Clear();
     }
   }
   Py_DECREF(res);
@@ -188,7 +199,8 @@ void runDependencyManager(size_t index, const exporter::ResourceRegistry& regist
 
 std::vector<std::string> strings(PyObject* list) {
   std::vector<std::string> out;
-  for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) out.emplace_back(PyUnicode_AsUTF8(PyList_GET_ITEM(list, i)));
+  for (Py_ssize_t i = 0; i < PyList_Size(list); ++i)
+    out.emplace_back(PyUnicode_AsUTF8(PyList_GET_ITEM(list, i)));
   return out;
 }
 
@@ -238,8 +250,8 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
   if (modules.empty()) return;
   std::string error;
   if (!startInterpreter(error)) {
-    diags.error(DiagKind::ModuleLoading, SourceRange{}, modules.front().name).causedBy(
-        makeDiag(DiagKind::NoteText, SourceRange{}, error));
+    diags.error(DiagKind::ModuleLoading, SourceRange{}, modules.front().name)
+        .causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, error));
     return;
   }
   out.active = true;
@@ -272,15 +284,15 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
       diags.error(DiagKind::InvalidTypeAnnotation, at, text);
     } else {
       Diagnostic& d = diags.error(DiagKind::ModuleLoading, at, module);
-      d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, std::string("Unable to load all plug-ins for module ") +
-                                                               module + ":\n" + text));
+      d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{},
+                          std::string("Unable to load all plug-ins for module ") + module + ":\n" + text));
     }
   }
   for (Py_ssize_t i = 0; i < PyList_Size(plugins); ++i) {
     const char *fullName, *signature, *file;
     int allowUnknown, deprecated, line;
-    if (!PyArg_ParseTuple(PyList_GET_ITEM(plugins, i), "ssppsi", &fullName, &signature, &allowUnknown, &deprecated,
-                          &file, &line)) {
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(plugins, i), "ssppsi", &fullName, &signature, &allowUnknown,
+                          &deprecated, &file, &line)) {
       PyErr_Clear();
       continue;
     }
@@ -301,8 +313,8 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
     const char *entity, *agent, *idAttr;
     PyObject *fields, *mapped;
     int purgeable, managed;
-    if (!PyArg_ParseTuple(PyList_GET_ITEM(resources, i), "sssOOpp", &entity, &agent, &idAttr, &fields, &mapped,
-                          &purgeable, &managed)) {
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(resources, i), "sssOOpp", &entity, &agent, &idAttr, &fields,
+                          &mapped, &purgeable, &managed)) {
       PyErr_Clear();
       continue;
     }

@@ -7,7 +7,7 @@
 #include "support/Limits.h"
 
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // false positives inside Boost's limb storage
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized" // false positives inside Boost's limb storage
 #include <boost/multiprecision/cpp_int.hpp>
 #pragma GCC diagnostic pop
 #include <fmt/format.h>
@@ -46,8 +46,8 @@ uint64_t bitLength(const Big& x) { return x.is_zero() ? 0 : uint64_t(mp::msb(mp:
 uint64_t digitsForBits(uint64_t bits) { return bits == 0 ? 1 : uint64_t(double(bits) * kLog10Of2) + 1; }
 
 std::string tooBig(uint64_t digits) {
-  return fmt::format("an integer of about {} digits exceeds the limit of {} digits (--max-int-digits)", digits,
-                     limits().maxIntDigits);
+  return fmt::format("an integer of about {} digits exceeds the limit of {} digits (--max-int-digits)",
+                     digits, limits().maxIntDigits);
 }
 
 /// Stores `x` as a Value: an Int when it fits in int64, else a BigInt in the arena.
@@ -69,7 +69,7 @@ Value makeInt(ValueArena& arena, const Big& x) {
 
 /// Python's floor division and modulo on exact ints; b != 0.
 void floorDivMod(const Big& a, const Big& b, Big& q, Big& m) {
-  mp::divide_qr(a, b, q, m);  // truncating
+  mp::divide_qr(a, b, q, m); // truncating
   if (!m.is_zero() && ((m.sign() < 0) != (b.sign() < 0))) {
     q -= 1;
     m += b;
@@ -127,7 +127,8 @@ std::string intArith(ValueArena& arena, IntOp op, const Value& av, const Value& 
 
 int compareInts(const Value& a, const Value& b) {
   if (a.kind != ValueKind::BigInt && b.kind != ValueKind::BigInt) {
-    int64_t x = a.kind == ValueKind::Bool ? int64_t(a.b) : a.i, y = b.kind == ValueKind::Bool ? int64_t(b.b) : b.i;
+    int64_t x = a.kind == ValueKind::Bool ? int64_t(a.b) : a.i,
+            y = b.kind == ValueKind::Bool ? int64_t(b.b) : b.i;
     return x < y ? -1 : x > y ? 1 : 0;
   }
   return toBig(a).compare(toBig(b)) < 0 ? -1 : toBig(a).compare(toBig(b)) > 0 ? 1 : 0;
@@ -137,18 +138,18 @@ int compareIntFloat(const Value& a, double d) {
   if (std::isnan(d)) return 2;
   if (a.kind != ValueKind::BigInt) {
     int64_t i = a.kind == ValueKind::Bool ? int64_t(a.b) : a.i;
-    if (i >= -(int64_t(1) << 53) && i <= (int64_t(1) << 53)) {  // exact as a double
+    if (i >= -(int64_t(1) << 53) && i <= (int64_t(1) << 53)) { // exact as a double
       double x = double(i);
       return x < d ? -1 : x > d ? 1 : 0;
     }
   }
   if (std::isinf(d)) return d > 0 ? -1 : 1;
   double fl = std::floor(d);
-  Big x = toBig(a), f(fl);  // a finite double converts to cpp_int exactly
+  Big x = toBig(a), f(fl); // a finite double converts to cpp_int exactly
   int c = x.compare(f);
   if (c < 0) return -1;
   if (c > 0) return 1;
-  return fl == d ? 0 : -1;  // x == floor(d) < d
+  return fl == d ? 0 : -1; // x == floor(d) < d
 }
 
 bool intToDouble(const Value& v, double& out) {
@@ -216,7 +217,7 @@ bool floatToIntValue(ValueArena& arena, double d, Value& out) {
     out = Value::integer(int64_t(t));
     return true;
   }
-  out = makeInt(arena, Big(t));  // at most ~309 digits: below any sensible limit
+  out = makeInt(arena, Big(t)); // at most ~309 digits: below any sensible limit
   return true;
 }
 

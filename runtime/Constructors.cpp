@@ -17,22 +17,24 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
   std::string key;
   for (const Value& v : values) {
     key += char('0' + int(v.kind));
-    if (v.kind == ValueKind::Instance) key += "#" + std::to_string(v.inst);
+    if (v.kind == ValueKind::Instance)
+      key += "#" + std::to_string(v.inst);
     else if (v.kind == ValueKind::String) {
-      llvm::StringRef t = v.str();  // length-prefixed raw bytes: unambiguous without escaping
+      llvm::StringRef t = v.str(); // length-prefixed raw bytes: unambiguous without escaping
       key += std::to_string(t.size());
       key += ':';
       key.append(t.data(), t.size());
-    }
-    else if (v.kind == ValueKind::Float && v.f == double(int64_t(v.f))) key += std::to_string(int64_t(v.f));
-    else key += model_.repr(v);
+    } else if (v.kind == ValueKind::Float && v.f == double(int64_t(v.f)))
+      key += std::to_string(int64_t(v.f));
+    else
+      key += model_.repr(v);
     key += '\x1f';
   }
   return key;
 }
 
 uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
-  InstanceId id = model_.addInstance(e, at, uint32_t(meta_.size()));  // model storage = our slot array
+  InstanceId id = model_.addInstance(e, at, uint32_t(meta_.size())); // model storage = our slot array
   uint32_t inst = id.index;
   instBase_.push_back(uint32_t(meta_.size()));
   instHasImpl_.push_back(0);
@@ -41,8 +43,10 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
     const ir::Attribute& a = prog_.attrs[ent.slots[s]];
     SlotKind kind = SlotKind::Single;
     if (a.isRelation) {
-      if (a.mult.low == 0 && a.mult.high == 1) kind = SlotKind::Optional;
-      else if (!(a.mult.low == 1 && a.mult.high == 1)) kind = SlotKind::List;
+      if (a.mult.low == 0 && a.mult.high == 1)
+        kind = SlotKind::Optional;
+      else if (!(a.mult.low == 1 && a.mult.high == 1))
+        kind = SlotKind::List;
     }
     uint32_t sid = newSlot(kind, inst, ent.slots[s].index);
     if (kind != SlotKind::Single) {
@@ -113,13 +117,15 @@ uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId 
 }
 
 Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
-  return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(), prog_.namespaces[prog_.files[ctx.file].ns].name);
+  return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(),
+              prog_.namespaces[prog_.files[ctx.file].ns].name);
 }
 
 Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (memoGet(ctx, id.index, out)) return Status::Ok;
-  const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
-                                                                            : ir::Resolved{};
+  const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index
+                              ? prog_.files[ctx.file].resolved[id.index]
+                              : ir::Resolved{};
   if (r.kind != ir::Resolved::Entity) return failTypeNotFound(ctx, e, id);
   ir::EntityId ent{r.index};
   const ir::Entity& E = prog_.entities[ent];
@@ -132,12 +138,14 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       if (s >= 0 && std::find(indexSlots.begin(), indexSlots.end(), uint32_t(s)) == indexSlots.end())
         indexSlots.push_back(uint32_t(s));
     }
-  auto isIndexSlot = [&](uint32_t s) { return std::find(indexSlots.begin(), indexSlots.end(), s) != indexSlots.end(); };
+  auto isIndexSlot = [&](uint32_t s) {
+    return std::find(indexSlots.begin(), indexSlots.end(), s) != indexSlots.end();
+  };
 
   // Explicit keyword arguments (by slot), ** dicts evaluated now, index attributes evaluated now.
   struct Given {
     uint32_t slot;
-    ExprId expr;       // explicit kwarg expression (valid) or ** value (invalid expr)
+    ExprId expr; // explicit kwarg expression (valid) or ** value (invalid expr)
     Value value;
     bool evaluated = false;
   };
@@ -156,7 +164,8 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
         StringId kid = strings_.lookup(key);
         int s = kid.valid() ? prog_.slotOf(ent, kid) : -1;
         if (s < 0)
-          return fail(ctx, id, DiagKind::Typing, fmt::format("no attribute {} on type {}", key.str(), E.fullName));
+          return fail(ctx, id, DiagKind::Typing,
+                      fmt::format("no attribute {} on type {}", key.str(), E.fullName));
         for (const Given& g : given)
           if (g.slot == uint32_t(s))
             return fail(ctx, id, DiagKind::Runtime,
@@ -204,15 +213,17 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
 
   // Look the key up in every index.
   uint32_t found = kNone;
-  llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys;  // (IndexId, key) to register
+  llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys; // (IndexId, key) to register
   for (ir::IndexId ix : E.indexes) {
     std::vector<Value> vals;
     bool complete = true;
     for (StringId n : prog_.indexes[ix].attrNames) {
       uint32_t s = uint32_t(prog_.slotOf(ent, n));
       Value v;
-      if (Given* g = findGiven(s)) v = g->value;
-      else if (int(s) == hintSlot) v = Value::instance(InstanceId{ctx.hintInst});
+      if (Given* g = findGiven(s))
+        v = g->value;
+      else if (int(s) == hintSlot)
+        v = Value::instance(InstanceId{ctx.hintInst});
       else if (E.defaults[s].valid()) {
         Ctx dctx = ctx;
         dctx.file = E.defaults[s].file;
@@ -224,14 +235,18 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
         complete = false;
         break;
       }
-      if (v.isUnknown()) { complete = false; break; }
+      if (v.isUnknown()) {
+        complete = false;
+        break;
+      }
       const ir::Attribute& a = prog_.attrs[E.slots[s]];
       if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
       vals.push_back(v);
     }
     if (!complete) {
-      return fail(ctx, id, DiagKind::IndexAttributeMissing,
-                  fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
+      return fail(
+          ctx, id, DiagKind::IndexAttributeMissing,
+          fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
     }
     std::string key = indexKey(vals);
     auto& table = indexTables_[ix.index];
@@ -248,10 +263,11 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   bool isNew = false;
   if (found != kNone) {
     if (model_.entityOf(InstanceId{found}) != ent)
-      return fail(ctx, id, DiagKind::Duplicate,
-                  fmt::format("Type found in index is not an exact match. Instance {} matches the key, but is not of "
-                              "type {}",
-                              describeInst(found), E.fullName));
+      return fail(
+          ctx, id, DiagKind::Duplicate,
+          fmt::format("Type found in index is not an exact match. Instance {} matches the key, but is not of "
+                      "type {}",
+                      describeInst(found), E.fullName));
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
     for (auto& [ix, key] : keys) indexTables_[ix].try_emplace(key, inst);
@@ -279,9 +295,12 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   // Index attributes (known now), then the rest as units, then defaults.
   for (uint32_t s : indexSlots) {
     Value v;
-    if (Given* g = findGiven(s)) v = g->value;
-    else if (int(s) == hintSlot) v = Value::instance(InstanceId{ctx.hintInst});
-    else continue;  // defaults below
+    if (Given* g = findGiven(s))
+      v = g->value;
+    else if (int(s) == hintSlot)
+      v = Value::instance(InstanceId{ctx.hintInst});
+    else
+      continue; // defaults below
     const ir::Attribute& a = prog_.attrs[E.slots[s]];
     if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
     SourceRange vr = at;
@@ -336,7 +355,10 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     Value base;
     Status st = eval(ctx, e.a, base);
     if (st != Status::Ok) return st;
-    if (base.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+    if (base.isUnknown()) {
+      out = Value::unknown();
+      return Status::Ok;
+    }
     if (base.kind != ValueKind::Instance)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("can not get attribute {}, {} is not an entity", strings_.str(e.name).str(),
@@ -349,14 +371,17 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
                               prog_.entities[be].fullName));
     const ir::Attribute& rel = prog_.attrs[prog_.entities[be].slots[uint32_t(slot)]];
     if (!rel.isRelation || !rel.inverse.valid())
-      return fail(ctx, id, DiagKind::Typing,
-                  fmt::format("short index lookup is only possible on bi-drectional relations, {}.{} is unidirectional",
-                              prog_.entities[rel.owner].fullName, strings_.str(rel.name).str()));
+      return fail(
+          ctx, id, DiagKind::Typing,
+          fmt::format(
+              "short index lookup is only possible on bi-drectional relations, {}.{} is unidirectional",
+              prog_.entities[rel.owner].fullName, strings_.str(rel.name).str()));
     ent = rel.type.entity;
     kw.emplace_back(prog_.attrs[rel.inverse].name, base);
   } else {
-    const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
-                                                                              : ir::Resolved{};
+    const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index
+                                ? prog_.files[ctx.file].resolved[id.index]
+                                : ir::Resolved{};
     if (r.kind != ir::Resolved::Entity) return failTypeNotFound(ctx, e, id);
     ent = ir::EntityId{r.index};
   }
@@ -365,10 +390,14 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
   for (size_t i = 0; i < kw.size(); ++i)
     for (size_t j = i + 1; j < kw.size(); ++j)
       if (kw[i].first == kw[j].first)
-        return fail(ctx, id, DiagKind::Runtime,
-                    fmt::format("Attribute {} provided twice in index lookup", strings_.str(kw[i].first).str()));
+        return fail(
+            ctx, id, DiagKind::Runtime,
+            fmt::format("Attribute {} provided twice in index lookup", strings_.str(kw[i].first).str()));
   for (auto& [n, v] : kw)
-    if (v.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+    if (v.isUnknown()) {
+      out = Value::unknown();
+      return Status::Ok;
+    }
   const ir::Entity& E = prog_.entities[ent];
   for (ir::IndexId ix : E.indexes) {
     const auto& names = prog_.indexes[ix].attrNames;
@@ -377,7 +406,10 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     bool match = true;
     for (StringId n : names) {
       auto it = std::find_if(kw.begin(), kw.end(), [&](auto& p) { return p.first == n; });
-      if (it == kw.end()) { match = false; break; }
+      if (it == kw.end()) {
+        match = false;
+        break;
+      }
       Value v = it->second;
       int s = prog_.slotOf(ent, n);
       if (s >= 0 && prog_.attrs[E.slots[uint32_t(s)]].type.base == ir::BaseType::Float && v.isInt())
@@ -395,7 +427,8 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     std::string text = "[";
     for (size_t i = 0; i < names.size(); ++i) {
       auto kit = std::find_if(kw.begin(), kw.end(), [&](auto& p) { return p.first == names[i]; });
-      text += (i ? ", " : "") + fmt::format("('{}', {})", strings_.str(names[i]).str(), model_.repr(kit->second));
+      text +=
+          (i ? ", " : "") + fmt::format("('{}', {})", strings_.str(names[i]).str(), model_.repr(kit->second));
     }
     text += "]";
     blockOnIndex(ctx, std::to_string(ix.index) + "|" + key, ent, ix.index, text, id);

@@ -3,6 +3,7 @@
 // Invariant: a unit is in the run queue at most once (Unit::queued); a blocked unit is registered as a
 // waiter of exactly the slot it blocked on and is re-run from the start when that slot changes.
 #include "Evaluator.h"
+
 #include "support/Limits.h"
 
 #include <llvm/Support/ErrorHandling.h>
@@ -95,7 +96,8 @@ void Evaluator::addWaiter(uint32_t sid, uint32_t unit, bool gradual) {
   }
   x.waiters.push_back(unit);
   SlotMeta& m = meta_[sid];
-  if (x.potential++ == 0 && (m.kind == SlotKind::List || m.kind == SlotKind::Optional) && m.state != kFrozen) {
+  if (x.potential++ == 0 && (m.kind == SlotKind::List || m.kind == SlotKind::Optional) &&
+      m.state != kFrozen) {
     waitedOn_[m.policy ? 1 : 0].push(sid);
     if (m.inZero) zeroDirty_ = true;
   }
@@ -156,7 +158,10 @@ bool Evaluator::freezeOne() {
         deferred.push_back(sid);
         continue;
       }
-      for (uint32_t d : deferred) { meta_[d].queued = true; freezeQueue_.push_front(d); }
+      for (uint32_t d : deferred) {
+        meta_[d].queued = true;
+        freezeQueue_.push_front(d);
+      }
       freeze(sid);
       return true;
     }
@@ -169,8 +174,12 @@ bool Evaluator::freezeOne() {
           if (prog_.precedence[i].after.index == meta_[sid].attr) return int(i) * 2 + 1;
         return 1 << 30;
       };
-      std::stable_sort(deferred.begin(), deferred.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
-      for (size_t i = 1; i < deferred.size(); ++i) { meta_[deferred[i]].queued = true; freezeQueue_.push_back(deferred[i]); }
+      std::stable_sort(deferred.begin(), deferred.end(),
+                       [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
+      for (size_t i = 1; i < deferred.size(); ++i) {
+        meta_[deferred[i]].queued = true;
+        freezeQueue_.push_back(deferred[i]);
+      }
       freeze(deferred[0]);
       return true;
     }
@@ -182,11 +191,17 @@ bool Evaluator::freezeOne() {
       std::vector<uint32_t> keep;
       for (uint32_t sid : zeroWaiters_) {
         SlotMeta& m = meta_[sid];
-        if (m.state == kFrozen) { m.inZero = false; continue; }
+        if (m.state == kFrozen) {
+          m.inZero = false;
+          continue;
+        }
         uint32_t potential = m.ext == kNone ? 0 : exts_[m.ext].potential;
         if (potential > 0 && m.promises == 0) {
           m.inZero = false;
-          if (!m.queued) { m.queued = true; freezeQueue_.push_back(sid); }
+          if (!m.queued) {
+            m.queued = true;
+            freezeQueue_.push_back(sid);
+          }
           moved = true;
         } else {
           keep.push_back(sid);
@@ -204,7 +219,7 @@ bool Evaluator::freezeOne() {
       uint32_t sid = heap.top();
       const SlotMeta& m = meta_[sid];
       if (m.state == kFrozen || m.ext == kNone || exts_[m.ext].potential == 0) {
-        heap.pop();  // re-pushed by addWaiter if it gains a waiter again
+        heap.pop(); // re-pushed by addWaiter if it gains a waiter again
         continue;
       }
       best = sid;
@@ -221,14 +236,18 @@ bool Evaluator::freezeOne() {
   zs.swap(zeroWaiters_);
   for (auto it = zs.rbegin(); it != zs.rend(); ++it) {
     if (meta_[*it].state == kFrozen) continue;
-    if (meta_[*it].promises > 0) { zeroWaiters_.push_back(*it); continue; }
+    if (meta_[*it].promises > 0) {
+      zeroWaiters_.push_back(*it);
+      continue;
+    }
     freeze(*it);
     any = true;
   }
   if (any) return true;
   // (e) still stuck: only slots held open by gradual forwarders (relation-to-relation cycles) or by
   // statements that can never run remain. Everything runnable has run, so their contents are final.
-  while (forceCursor_ < multiSlots_.size() && meta_[multiSlots_[forceCursor_]].state == kFrozen) ++forceCursor_;
+  while (forceCursor_ < multiSlots_.size() && meta_[multiSlots_[forceCursor_]].state == kFrozen)
+    ++forceCursor_;
   if (forceCursor_ < multiSlots_.size()) {
     freeze(multiSlots_[forceCursor_]);
     return true;
@@ -287,7 +306,10 @@ uint32_t Evaluator::lookupVar(uint32_t scope, StringId name, Value* selfOut, boo
     for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
       if (scopeVars_[i].first == name.index) return scopeVars_[i].second;
     if (sc.isStatic) {
-      if (name == selfName_) { *isSelf = true; *selfOut = staticSelf_[sc.instance]; }
+      if (name == selfName_) {
+        *isSelf = true;
+        *selfOut = staticSelf_[sc.instance];
+      }
       return kNone;
     }
     if (sc.instance != kNone) {
@@ -323,7 +345,8 @@ uint32_t Evaluator::newUnit(UnitKind kind, uint32_t scope, uint32_t file, uint32
 
 void Evaluator::emitBlock(uint32_t scope, uint32_t file, uint32_t begin, uint32_t end) {
   const frontend::Ast& ast = prog_.ast(file);
-  for (uint32_t i = begin; i < end; ++i) enqueue(newUnit(UnitKind::Stmt, scope, file, ast.stmtLists[i].index));
+  for (uint32_t i = begin; i < end; ++i)
+    enqueue(newUnit(UnitKind::Stmt, scope, file, ast.stmtLists[i].index));
 }
 
 bool Evaluator::memoGet(Ctx& ctx, uint32_t node, Value& out) {
@@ -332,7 +355,10 @@ bool Evaluator::memoGet(Ctx& ctx, uint32_t node, Value& out) {
   if (u.memo == kNone) return false;
   uint64_t key = (uint64_t(node) << 32) ^ ctx.iterKey;
   for (auto& [k, v] : memos_[u.memo])
-    if (k == key) { out = v; return true; }
+    if (k == key) {
+      out = v;
+      return true;
+    }
   return false;
 }
 
@@ -354,7 +380,7 @@ void Evaluator::memoPut(Ctx& ctx, uint32_t node, const Value& v) {
 void Evaluator::finishUnit(uint32_t unit) {
   Unit& u = units_[unit];
   u.done = true;
-  if (u.memo != kNone) {  // a finished unit never reads its memo again: recycle it
+  if (u.memo != kNone) { // a finished unit never reads its memo again: recycle it
     memos_[u.memo].clear();
     freeMemos_.push_back(u.memo);
     u.memo = kNone;
@@ -386,7 +412,8 @@ void Evaluator::runUnit(uint32_t unit) {
     // Nothing can refer to a unit that never waited and is not queued: its storage is reused.
     const Unit& u = units_[unit];
     if (!u.waited && !u.queued && u.eager == kNone) freeUnits_.push_back(unit);
-  } else if (st == Status::Blocked && ctx.blockedOn != kNone) addWaiter(ctx.blockedOn, unit, ctx.blockedGradual);
+  } else if (st == Status::Blocked && ctx.blockedOn != kNone)
+    addWaiter(ctx.blockedOn, unit, ctx.blockedGradual);
 }
 
 // ---------------------------------------------------------------- errors
@@ -394,7 +421,8 @@ void Evaluator::runUnit(uint32_t unit) {
 std::string Evaluator::reprNode(uint32_t file, uint32_t node, bool isStmt) {
   if (node == kNone) return {};
   const frontend::Ast& ast = prog_.ast(file);
-  return isStmt ? frontend::reprStmt(ast, StmtId{node}, strings_) : frontend::reprExpr(ast, ExprId{node}, strings_);
+  return isStmt ? frontend::reprStmt(ast, StmtId{node}, strings_)
+                : frontend::reprExpr(ast, ExprId{node}, strings_);
 }
 
 SourceRange Evaluator::rangeOf(uint32_t file, uint32_t node, bool isStmt) {
@@ -411,7 +439,8 @@ Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnost
   d.range = rangeOf(file, node, isStmt);
   d.reportedIn = reprNode(file, node, isStmt);
   // The reference locates errors inside an f-string at the literal's line and column.
-  if (!isStmt && node != kNone && prog_.ast(file).exprs[ExprId{node}].kind == ExprKind::FString) d.locWithColumn = true;
+  if (!isStmt && node != kNone && prog_.ast(file).exprs[ExprId{node}].kind == ExprKind::FString)
+    d.locWithColumn = true;
   return d;
 }
 
@@ -428,15 +457,17 @@ Status Evaluator::failDiag(Diagnostic d) {
 Status Evaluator::checkValueSize(Ctx& ctx, ExprId node, const Value& v) {
   const Limits& lim = limits();
   if (valueDepth(v) > lim.maxNesting)
-    return fail(ctx, node, DiagKind::NestedTooDeep,
-                fmt::format("a value of more than {} nested lists and dicts (--max-nesting)", lim.maxNesting));
+    return fail(
+        ctx, node, DiagKind::NestedTooDeep,
+        fmt::format("a value of more than {} nested lists and dicts (--max-nesting)", lim.maxNesting));
   if (v.kind == ValueKind::String && v.str().size() > lim.maxStringBytes)
     return fail(ctx, node, DiagKind::LimitExceeded,
-                fmt::format("a string of {} bytes exceeds the limit of {} (--max-string-bytes)", v.str().size(),
-                            lim.maxStringBytes));
+                fmt::format("a string of {} bytes exceeds the limit of {} (--max-string-bytes)",
+                            v.str().size(), lim.maxStringBytes));
   if (v.kind == ValueKind::List && v.l->size > lim.maxListItems)
     return fail(ctx, node, DiagKind::LimitExceeded,
-                fmt::format("a list of {} items exceeds the limit of {} (--max-list-items)", v.l->size, lim.maxListItems));
+                fmt::format("a list of {} items exceeds the limit of {} (--max-list-items)", v.l->size,
+                            lim.maxListItems));
   return Status::Ok;
 }
 
@@ -460,8 +491,7 @@ std::string Evaluator::typeName(const Value& v) {
 
 Model Evaluator::run() {
   pluginFns_.resize(prog_.plugins.size(), nullptr);
-  for (uint32_t i = 0; i < prog_.plugins.size(); ++i)
-  {
+  for (uint32_t i = 0; i < prog_.plugins.size(); ++i) {
     const std::string& name = prog_.plugins[ir::PluginId{i}].fullName;
     pluginFns_[i] = plugins_.find(name);
     if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
@@ -491,9 +521,11 @@ Model Evaluator::run() {
         Diagnostic d = makeDiag(k, a.range, err);
         d.locWithColumn = true;
         // reference: "digit t = 12"
-        std::string tn = a.type.base == ir::BaseType::Typedef ? prog_.typedefs[a.type.typedefId].fullName : "";
+        std::string tn =
+            a.type.base == ir::BaseType::Typedef ? prog_.typedefs[a.type.typedefId].fullName : "";
         if (llvm::StringRef(tn).startswith("__config__::")) tn = tn.substr(12);
-        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " + frontend::reprDefault(prog_.ast(ctx.file), a.defaultValue.expr, strings_);
+        d.reportedIn = tn + " " + strings_.str(a.name).str() + " = " +
+                       frontend::reprDefault(prog_.ast(ctx.file), a.defaultValue.expr, strings_);
         failDiag(std::move(d));
       }
     }
@@ -515,23 +547,30 @@ Model Evaluator::run() {
     if (!freezeOne()) break;
     if (++iterations > opts_.maxIterations * 100) {
       diags_.error(DiagKind::CompilerError, SourceRange{},
-                   "Could not complete model, max_iterations " + std::to_string(opts_.maxIterations) + " reached.");
+                   "Could not complete model, max_iterations " + std::to_string(opts_.maxIterations) +
+                       " reached.");
       aborted_ = true;
     }
   }
   if (!aborted_) finalize();
   if (opts_.stats)
-    fmt::print(stderr, "eval stats: {} instances, {} slots ({} ext), {} units, {} scopes, {} scope vars, {} freeze rounds\n",
-               model_.instances().size(), meta_.size(), exts_.size(), units_.size(), scopes_.size(),
-               scopeVars_.size(), iterations);
+    fmt::print(
+        stderr,
+        "eval stats: {} instances, {} slots ({} ext), {} units, {} scopes, {} scope vars, {} freeze rounds\n",
+        model_.instances().size(), meta_.size(), exts_.size(), units_.size(), scopes_.size(),
+        scopeVars_.size(), iterations);
   if (opts_.stats) {
     size_t ext = 0, done = 0;
     for (size_t i = 0; i < exts_.size(); ++i)
-      ext += exts_[i].values.capacity() * 16 + exts_[i].waiters.capacity() * 4 + exts_[i].gradual.capacity() * 4;
+      ext +=
+          exts_[i].values.capacity() * 16 + exts_[i].waiters.capacity() * 4 + exts_[i].gradual.capacity() * 4;
     for (size_t i = 0; i < units_.size(); ++i) done += units_[i].done && units_[i].memo == kNone;
-    fmt::print(stderr, "eval bytes: slots {} MB, units {} MB ({} done w/o memo), scopes {} MB, exts {} MB + {} MB, memos {}\n",
-               meta_.size() * (sizeof(SlotMeta) + sizeof(Value)) >> 20, units_.size() * sizeof(Unit) >> 20, done,
-               scopes_.size() * sizeof(Scope) >> 20, exts_.size() * sizeof(SlotExt) >> 20, ext >> 20, memos_.size());
+    fmt::print(stderr,
+               "eval bytes: slots {} MB, units {} MB ({} done w/o memo), scopes {} MB, exts {} MB + {} MB, "
+               "memos {}\n",
+               meta_.size() * (sizeof(SlotMeta) + sizeof(Value)) >> 20, units_.size() * sizeof(Unit) >> 20,
+               done, scopes_.size() * sizeof(Scope) >> 20, exts_.size() * sizeof(SlotExt) >> 20, ext >> 20,
+               memos_.size());
   }
 
   // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
@@ -611,7 +650,8 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
 bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {
   for (uint32_t i = 0; i < ev_.prog_.typedefs.size(); ++i) {
     if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
-    std::vector<Diagnostic>* saved = ev_.capture_;  // the caller reports the plugin error, not the constraint's
+    std::vector<Diagnostic>* saved =
+        ev_.capture_; // the caller reports the plugin error, not the constraint's
     ev_.capture_ = nullptr;
     DiagKind kind = DiagKind::Runtime;
     bool ok = ev_.checkTypedef(ir::TypedefId{i}, v, err, kind);

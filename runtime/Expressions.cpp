@@ -19,7 +19,8 @@ static Status blockOn(Ctx& ctx, uint32_t sid, bool gradual = false) {
 
 Status Evaluator::failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message) {
   if (consumer != kNone) return failDiag(diagAt(ctx.file, consumer, false, kind, std::move(message)));
-  if (ctx.reportStmt != kNone) return failDiag(diagAt(ctx.file, ctx.reportStmt, true, kind, std::move(message)));
+  if (ctx.reportStmt != kNone)
+    return failDiag(diagAt(ctx.file, ctx.reportStmt, true, kind, std::move(message)));
   return fail(ctx, self, kind, std::move(message));
 }
 
@@ -31,8 +32,7 @@ Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
   case ExprKind::Bool:
   case ExprKind::Null:
   case ExprKind::String:
-  case ExprKind::Name:
-    return evalNode(ctx, id, out);
+  case ExprKind::Name: return evalNode(ctx, id, out);
   default: break;
   }
   uint32_t consumer = ctx.parent;
@@ -46,7 +46,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
   case ExprKind::Int:
-    if (e.bigInt) {  // beyond int64: exact, parsed on each evaluation (rare)
+    if (e.bigInt) { // beyond int64: exact, parsed on each evaluation (rare)
       std::string err;
       if (!parseInt(model_.arena(), strings_.str(e.name), 10, out, err))
         return fail(ctx, id, DiagKind::LimitExceeded,
@@ -71,8 +71,12 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     bool isSelf = false;
     lookupVar(ctx.scope, selfName_, &self, &isSelf);
     if (!isSelf) return fail(ctx, id, DiagKind::NotFound, "variable self not found");
-    if (self.isUnknown()) { out = self; return Status::Ok; }
-    if (self.kind != ValueKind::String) return fail(ctx, id, DiagKind::Typing, "Regex can only be match with strings");
+    if (self.isUnknown()) {
+      out = self;
+      return Status::Ok;
+    }
+    if (self.kind != ValueKind::String)
+      return fail(ctx, id, DiagKind::Typing, "Regex can only be match with strings");
     uint64_t key = pairKey(ctx.file, id.index);
     auto it = regexCache_.find(key);
     if (it == regexCache_.end()) {
@@ -83,17 +87,18 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       llvm::StringRef pat = strings_.str(e.name);
       auto re = std::make_unique<RE2>(re2::StringPiece(pat.data(), pat.size()), ro);
       if (!re->ok())
-        return fail(ctx, id, DiagKind::ParserError,
-                    fmt::format("Regex error in /{}/: {}{}", strings_.str(e.name).str(), re->error(),
-                                re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
-                                    ? " (lookaround and backreferences are not supported)"
-                                    : ""));
+        return fail(
+            ctx, id, DiagKind::ParserError,
+            fmt::format("Regex error in /{}/: {}{}", strings_.str(e.name).str(), re->error(),
+                        re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
+                            ? " (lookaround and backreferences are not supported)"
+                            : ""));
       it = regexCache_.emplace(key, std::move(re)).first;
     }
     llvm::StringRef s = self.str();
     // Python's re.match: anchored at the start only.
-    out = Value::boolean(it->second->Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), RE2::ANCHOR_START,
-                                           nullptr, 0));
+    out = Value::boolean(
+        it->second->Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), RE2::ANCHOR_START, nullptr, 0));
     return Status::Ok;
   }
   case ExprKind::StringFormat: return evalFormat(ctx, e, id, out);
@@ -103,8 +108,10 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     for (uint32_t i = e.begin; i < e.end; ++i) {
       Value v;
       TRY(eval(ctx, ctx.ast->exprLists[i], v));
-      if (v.kind == ValueKind::List) items.append(v.items().begin(), v.items().end());
-      else items.push_back(v);
+      if (v.kind == ValueKind::List)
+        items.append(v.items().begin(), v.items().end());
+      else
+        items.push_back(v);
     }
     out = model_.arena().list(items);
     return checkValueSize(ctx, id, out);
@@ -116,7 +123,10 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     for (uint32_t i = e.begin, k = e.keyBegin; i < e.end; ++i, ++k) {
       Value v;
       Status st = eval(ctx, ctx.ast->exprLists[i], v);
-      if (st != Status::Ok) { ctx.hintAttr = savedAttr; return st; }
+      if (st != Status::Ok) {
+        ctx.hintAttr = savedAttr;
+        return st;
+      }
       entries.emplace_back(strings_.str(ctx.ast->dictKeys[k]), v);
     }
     ctx.hintAttr = savedAttr;
@@ -137,7 +147,10 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   case ExprKind::Not: {
     Value v;
     TRY(eval(ctx, e.a, v));
-    if (v.isUnknown()) { out = v; return Status::Ok; }
+    if (v.isUnknown()) {
+      out = v;
+      return Status::Ok;
+    }
     if (v.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Invalid value `{}`: `not` expects a boolean", msgValue(v)));
@@ -149,14 +162,23 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     const char* op = e.kind == ExprKind::And ? "and" : "or";
     Value l;
     TRY(eval(ctx, e.a, l));
-    if (l.isUnknown()) { out = l; return Status::Ok; }
+    if (l.isUnknown()) {
+      out = l;
+      return Status::Ok;
+    }
     if (l.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Invalid left hand value `{}`: `{}` expects a boolean", msgValue(l), op));
-    if ((e.kind == ExprKind::And && !l.b) || (e.kind == ExprKind::Or && l.b)) { out = l; return Status::Ok; }
+    if ((e.kind == ExprKind::And && !l.b) || (e.kind == ExprKind::Or && l.b)) {
+      out = l;
+      return Status::Ok;
+    }
     Value r;
     TRY(eval(ctx, e.b, r));
-    if (r.isUnknown()) { out = r; return Status::Ok; }
+    if (r.isUnknown()) {
+      out = r;
+      return Status::Ok;
+    }
     if (r.kind != ValueKind::Bool)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("Invalid right hand value `{}`: `{}` expects a boolean", msgValue(r), op));
@@ -170,12 +192,16 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     Status st = eval(ctx, e.a, c);
     ctx.hintAttr = savedAttr;
     if (st != Status::Ok) return st;
-    if (c.isUnknown()) { out = c; return Status::Ok; }
+    if (c.isUnknown()) {
+      out = c;
+      return Status::Ok;
+    }
     if (c.kind != ValueKind::Bool)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid value `{}`: the condition for a conditional expression must be a boolean "
-                              "expression",
-                              msgValue(c)));
+      return fail(
+          ctx, id, DiagKind::Runtime,
+          fmt::format("Invalid value `{}`: the condition for a conditional expression must be a boolean "
+                      "expression",
+                      msgValue(c)));
     return eval(ctx, c.b ? e.b : e.c, out);
   }
   case ExprKind::IsDefined: return evalIsDefined(ctx, e, id, out);
@@ -210,25 +236,36 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (name.contains("::")) {
     if (!qualifiedVar(ctx.file, name, sid))
       return failRead(ctx, id, ctx.parent, DiagKind::NotFound, namespaceNotFound(name));
-    if (sid == kNone) return failRead(ctx, id, ctx.parent, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+    if (sid == kNone)
+      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
+                      fmt::format("variable {} not found", name.str()));
   } else {
     Value self;
     bool isSelf = false;
     sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
-    if (isSelf) { out = self; return Status::Ok; }
+    if (isSelf) {
+      out = self;
+      return Status::Ok;
+    }
     if (sid == kNone) {
       if (scopes_[ctx.scope].isStatic) {
-        Diagnostic d = diagAt(ctx.file, id.index, false, DiagKind::NotFound,
-                              fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.", name.str()));
+        Diagnostic d =
+            diagAt(ctx.file, id.index, false, DiagKind::NotFound,
+                   fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.",
+                               name.str()));
         d.locWithColumn = true;
         return failDiag(std::move(d));
       }
-      return failRead(ctx, id, ctx.parent, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
+                      fmt::format("variable {} not found", name.str()));
     }
   }
   const SlotMeta& m = meta_[sid];
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
+      out = exts_[m.ext].values[0];
+      return Status::Ok;
+    }
     if (m.state == kFrozen) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
@@ -247,7 +284,10 @@ Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Va
   ir::EntityId ent = model_.entityOf(InstanceId{inst});
   int slot = prog_.slotOf(ent, name);
   if (slot < 0) {
-    if (missing) { *missing = true; return Status::Ok; }
+    if (missing) {
+      *missing = true;
+      return Status::Ok;
+    }
     return fail(ctx, id, DiagKind::NotFound,
                 fmt::format("could not find attribute with name: {} in type {}", strings_.str(name).str(),
                             prog_.entities[ent].fullName));
@@ -255,12 +295,16 @@ Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Va
   uint32_t sid = attrSid(inst, uint32_t(slot));
   const SlotMeta& m = meta_[sid];
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = exts_[m.ext].values[0]; return Status::Ok; }
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
+      out = exts_[m.ext].values[0];
+      return Status::Ok;
+    }
     if (m.state == kFrozen) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, consumer, DiagKind::OptionalValue,
                       fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, strings_.str(name).str(), describeInst(inst)));
+                                  prog_.entities[a.owner].fullName, strings_.str(name).str(),
+                                  describeInst(inst)));
     }
     return blockOn(ctx, sid);
   }
@@ -276,11 +320,12 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
     // An unknown has no attributes: like any non-instance this is an error (spec 5.7), not an unknown.
     if (base.kind == ValueKind::List)
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("can not get attribute {}, {} is not an entity but a list", strings_.str(e.name).str(),
-                              model_.display(base, true)));
+                  fmt::format("can not get attribute {}, {} is not an entity but a list",
+                              strings_.str(e.name).str(), model_.display(base, true)));
     return fail(ctx, id, DiagKind::Runtime,
                 fmt::format("can not get attribute {}, {} is not an entity but a {} with value {}",
-                            strings_.str(e.name).str(), model_.display(base, true), typeName(base), model_.repr(base)));
+                            strings_.str(e.name).str(), model_.display(base, true), typeName(base),
+                            model_.repr(base)));
   }
   return readAttr(ctx, base.inst, e.name, id, out, nullptr, consumer);
 }
@@ -291,7 +336,10 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   if (t.kind == ExprKind::AttrRef) {
     Value base;
     TRY(eval(ctx, t.a, base));
-    if (base.isUnknown()) { out = base; return Status::Ok; }
+    if (base.isUnknown()) {
+      out = base;
+      return Status::Ok;
+    }
     if (base.kind != ValueKind::Instance)
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("can not get attribute {}, {} is not an entity", strings_.str(t.name).str(),
@@ -306,9 +354,13 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     Value self;
     bool isSelf = false;
     sid = lookupVar(ctx.scope, t.name, &self, &isSelf);
-    if (isSelf) { out = Value::boolean(true); return Status::Ok; }
+    if (isSelf) {
+      out = Value::boolean(true);
+      return Status::Ok;
+    }
     if (sid == kNone)
-      return fail(ctx, id, DiagKind::NotFound, fmt::format("variable {} not found", strings_.str(t.name).str()));
+      return fail(ctx, id, DiagKind::NotFound,
+                  fmt::format("variable {} not found", strings_.str(t.name).str()));
   } else {
     // map lookup form is rewritten by the parser; anything else: evaluate and test
     Value v;
@@ -329,7 +381,10 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) { out = Value::boolean(true); return Status::Ok; }
+    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
+      out = Value::boolean(true);
+      return Status::Ok;
+    }
     if (m.state == kFrozen) {
       // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
       out = m.ext != kNone && exts_[m.ext].sawUnknown ? Value::unknown() : Value::boolean(false);
@@ -346,7 +401,10 @@ Status Evaluator::evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   Value d, k;
   TRY(eval(ctx, e.a, d));
   TRY(eval(ctx, e.b, k));
-  if (d.isUnknown() || k.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  if (d.isUnknown() || k.isUnknown()) {
+    out = Value::unknown();
+    return Status::Ok;
+  }
   if (d.kind != ValueKind::Dict)
     return fail(ctx, id, DiagKind::Typing,
                 fmt::format("dict lookup is only possible on dicts, {} is not a dict", model_.repr(d)));
@@ -377,13 +435,19 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
     Value it;
     ctx.hintAttr = kNone;
     TRY(eval(ctx, loop.iterable, it));
-    if (it.isUnknown()) { unknownResult = true; return Status::Ok; }
+    if (it.isUnknown()) {
+      unknownResult = true;
+      return Status::Ok;
+    }
     if (it.kind != ValueKind::List)
-      return fail(ctx, id, DiagKind::Typing,
-                  scopes_[ctx.scope].isStatic
-                      ? fmt::format("A list comprehension in a direct execute context can only be applied to lists, got {}",
-                                    typeName(it))
-                      : fmt::format("A list comprehension can only be applied to lists and relations, got {}", typeName(it)));
+      return fail(
+          ctx, id, DiagKind::Typing,
+          scopes_[ctx.scope].isStatic
+              ? fmt::format(
+                    "A list comprehension in a direct execute context can only be applied to lists, got {}",
+                    typeName(it))
+              : fmt::format("A list comprehension can only be applied to lists and relations, got {}",
+                            typeName(it)));
     uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
     uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
     uint32_t outer = ctx.scope;
@@ -422,7 +486,10 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
   for (uint32_t g = e.begin; g < e.end && keep; ++g) {
     Value gv;
     TRY(eval(ctx, ast.exprLists[g], gv));
-    if (gv.isUnknown()) { unknownGuard = true; continue; }
+    if (gv.isUnknown()) {
+      unknownGuard = true;
+      continue;
+    }
     if (gv.kind != ValueKind::Bool)
       return fail(ctx, ast.exprLists[g], DiagKind::Runtime,
                   fmt::format("Invalid value `{}`: the guard of a list comprehension must be a boolean",
@@ -440,26 +507,40 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
   Status st = eval(ctx, e.a, v);
   ctx.hintAttr = saved;
   if (st != Status::Ok) return st;
-  if (v.kind == ValueKind::List) result.append(v.items().begin(), v.items().end());
-  else result.push_back(v);
+  if (v.kind == ValueKind::List)
+    result.append(v.items().begin(), v.items().end());
+  else
+    result.push_back(v);
   return Status::Ok;
 }
 
 // ---------------------------------------------------------------- calls
 
 Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id, Value& out) {
-  if (v.isUnknown()) { out = v; return Status::Ok; }
+  if (v.isUnknown()) {
+    out = v;
+    return Status::Ok;
+  }
   auto failCast = [&](const char* tn) {
-    return fail(ctx, id, DiagKind::Runtime, fmt::format("Failed to cast '{}' to {}", model_.display(v, true), tn));
+    return fail(ctx, id, DiagKind::Runtime,
+                fmt::format("Failed to cast '{}' to {}", model_.display(v, true), tn));
   };
   switch (to) {
   case ir::BaseType::String:
-    if (v.kind == ValueKind::Bool) out = model_.arena().str(v.b ? "true" : "false");
-    else out = model_.arena().str(model_.display(v, true));
+    if (v.kind == ValueKind::Bool)
+      out = model_.arena().str(v.b ? "true" : "false");
+    else
+      out = model_.arena().str(model_.display(v, true));
     return Status::Ok;
   case ir::BaseType::Int:
-    if (v.isInt()) { out = v; return Status::Ok; }
-    if (v.kind == ValueKind::Bool) { out = Value::integer(v.b); return Status::Ok; }
+    if (v.isInt()) {
+      out = v;
+      return Status::Ok;
+    }
+    if (v.kind == ValueKind::Bool) {
+      out = Value::integer(v.b);
+      return Status::Ok;
+    }
     if (v.kind == ValueKind::Float) {
       if (!floatToIntValue(model_.arena(), v.f, out)) return failCast("int");
       return Status::Ok;
@@ -467,7 +548,8 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     if (v.kind == ValueKind::String) {
       llvm::StringRef s = v.str().trim();
       std::string clean, err;
-      for (char c : s) if (c != '_') clean += c;
+      for (char c : s)
+        if (c != '_') clean += c;
       if (!parseInt(model_.arena(), clean, 10, out, err)) {
         if (!err.empty()) return fail(ctx, id, DiagKind::LimitExceeded, "int(): " + err);
         return failCast("int");
@@ -477,9 +559,18 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     return failCast("int");
   case ir::BaseType::Float:
   case ir::BaseType::Number:
-    if (to == ir::BaseType::Number && v.isInt()) { out = v; return Status::Ok; }
-    if (v.kind == ValueKind::Float) { out = v; return Status::Ok; }
-    if (v.kind == ValueKind::Int) { out = Value::real(double(v.i)); return Status::Ok; }
+    if (to == ir::BaseType::Number && v.isInt()) {
+      out = v;
+      return Status::Ok;
+    }
+    if (v.kind == ValueKind::Float) {
+      out = v;
+      return Status::Ok;
+    }
+    if (v.kind == ValueKind::Int) {
+      out = Value::real(double(v.i));
+      return Status::Ok;
+    }
     if (v.kind == ValueKind::BigInt) {
       double d;
       if (!intToDouble(v, d))
@@ -487,12 +578,16 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
       out = Value::real(d);
       return Status::Ok;
     }
-    if (v.kind == ValueKind::Bool) { out = Value::real(v.b ? 1.0 : 0.0); return Status::Ok; }
+    if (v.kind == ValueKind::Bool) {
+      out = Value::real(v.b ? 1.0 : 0.0);
+      return Status::Ok;
+    }
     if (v.kind == ValueKind::String) {
       std::string s = v.str().trim().str();
       char* end = nullptr;
       double d = std::strtod(s.c_str(), &end);
-      if (s.empty() || end != s.c_str() + s.size()) return failCast(to == ir::BaseType::Float ? "float" : "number");
+      if (s.empty() || end != s.c_str() + s.size())
+        return failCast(to == ir::BaseType::Float ? "float" : "number");
       out = Value::real(d);
       return Status::Ok;
     }
@@ -511,7 +606,8 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     }
     return Status::Ok;
   default:
-    return fail(ctx, id, DiagKind::Runtime, "Can not call this type, can only call plugin or primitive type cast");
+    return fail(ctx, id, DiagKind::Runtime,
+                "Can not call this type, can only call plugin or primitive type cast");
   }
 }
 
@@ -545,17 +641,21 @@ static bool pluginTypeOk(const ir::Program& prog, const Model& model, const ir::
 static std::string pluginTypeText(const ir::Program& prog, const ir::Type& t) {
   static const char* names[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
   std::string s;
-  if (t.base == ir::BaseType::Entity) s = prog.entities[t.entity].fullName;
-  else if (t.base == ir::BaseType::Typedef) s = prog.typedefs[t.typedefId].fullName;
-  else s = names[int(t.base)];
+  if (t.base == ir::BaseType::Entity)
+    s = prog.entities[t.entity].fullName;
+  else if (t.base == ir::BaseType::Typedef)
+    s = prog.typedefs[t.typedefId].fullName;
+  else
+    s = names[int(t.base)];
   if (t.isList) s += "[]";
   if (t.nullable) s += "?";
   return s;
 }
 
 Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
-  const ir::Resolved r = prog_.files[ctx.file].resolved.size() > id.index ? prog_.files[ctx.file].resolved[id.index]
-                                                                           : ir::Resolved{};
+  const ir::Resolved r = prog_.files[ctx.file].resolved.size() > id.index
+                             ? prog_.files[ctx.file].resolved[id.index]
+                             : ir::Resolved{};
   if (r.kind == ir::Resolved::Cast) {
     uint32_t n = e.argEnd - e.argBegin;
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
@@ -577,7 +677,8 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return castValue(ctx, ir::BaseType(r.index), v, id, out);
   }
   if (r.kind != ir::Resolved::Plugin)
-    return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(), prog_.namespaces[prog_.files[ctx.file].ns].name);
+    return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(),
+                prog_.namespaces[prog_.files[ctx.file].ns].name);
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Plugin& p = prog_.plugins[ir::PluginId{r.index}];
   // Evaluate every argument fully.
@@ -589,15 +690,19 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     const frontend::Arg& a = ctx.ast->args[i];
     Value v;
     Status st = eval(ctx, a.value, v);
-    if (st != Status::Ok) { ctx.hintAttr = savedAttr; return st; }
-    if (a.kind == frontend::ArgKind::Positional) positional.push_back(v);
+    if (st != Status::Ok) {
+      ctx.hintAttr = savedAttr;
+      return st;
+    }
+    if (a.kind == frontend::ArgKind::Positional)
+      positional.push_back(v);
     else if (a.kind == frontend::ArgKind::Keyword) {
       for (auto& [k, _] : keywords)
         if (k == strings_.str(a.name)) {
           ctx.hintAttr = savedAttr;
           return fail(ctx, id, DiagKind::Runtime,
-                      fmt::format("Keyword argument {} repeated in function call {}()", strings_.str(a.name).str(),
-                                  p.fullName));
+                      fmt::format("Keyword argument {} repeated in function call {}()",
+                                  strings_.str(a.name).str(), p.fullName));
         }
       keywords.emplace_back(strings_.str(a.name), v);
     } else {
@@ -621,11 +726,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   llvm::SmallVector<Value, 4> extra;
   for (const Value& v : positional) {
-    while (pi < p.params.size() && (p.params[pi].isVarArgs || p.params[pi].isKwArgs || p.params[pi].keywordOnly)) {
+    while (pi < p.params.size() &&
+           (p.params[pi].isVarArgs || p.params[pi].isKwArgs || p.params[pi].keywordOnly)) {
       if (p.params[pi].isVarArgs) break;
       ++pi;
     }
-    if (pi < p.params.size() && !p.params[pi].isVarArgs && !p.params[pi].isKwArgs && !p.params[pi].keywordOnly) {
+    if (pi < p.params.size() && !p.params[pi].isVarArgs && !p.params[pi].isKwArgs &&
+        !p.params[pi].keywordOnly) {
       bound[pi] = v;
       have[pi] = 1;
       ++pi;
@@ -633,11 +740,14 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       extra.push_back(v);
     } else {
       return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("{}() takes {} positional arguments but {} were given", strings_.str(p.name).str(),
-                              pi, positional.size()));
+                  fmt::format("{}() takes {} positional arguments but {} were given",
+                              strings_.str(p.name).str(), pi, positional.size()));
     }
   }
-  if (varArgs >= 0) { bound[size_t(varArgs)] = model_.arena().list(extra); have[size_t(varArgs)] = 1; }
+  if (varArgs >= 0) {
+    bound[size_t(varArgs)] = model_.arena().list(extra);
+    have[size_t(varArgs)] = 1;
+  }
   llvm::SmallVector<std::pair<llvm::StringRef, Value>, 4> extraKw;
   for (auto& [k, v] : keywords) {
     bool placed = false;
@@ -657,7 +767,10 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       extraKw.emplace_back(k, v);
     }
   }
-  if (kwArgs >= 0) { bound[size_t(kwArgs)] = model_.arena().dict(extraKw); have[size_t(kwArgs)] = 1; }
+  if (kwArgs >= 0) {
+    bound[size_t(kwArgs)] = model_.arena().dict(extraKw);
+    have[size_t(kwArgs)] = 1;
+  }
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (have[i] || p.params[i].hasDefault || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
     return fail(ctx, id, DiagKind::Runtime,
@@ -675,10 +788,11 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   for (size_t i = 0; i < bound.size(); ++i) {
     if (!have[i] || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
     if (!pluginTypeOk(prog_, model_, p.params[i].type, bound[i]))
-      return fail(ctx, id, DiagKind::PluginType,
-                  fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
-                              model_.repr(bound[i]), strings_.str(p.params[i].name).str(), p.fullName,
-                              pluginTypeText(prog_, p.params[i].type)));
+      return fail(
+          ctx, id, DiagKind::PluginType,
+          fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
+                      model_.repr(bound[i]), strings_.str(p.params[i].name).str(), p.fullName,
+                      pluginTypeText(prog_, p.params[i].type)));
   }
   const PluginFn* fn = pluginFns_[r.index];
   if (!fn)
@@ -689,16 +803,19 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   PluginResult res = (*fn)(pctx, bound);
   if (res.kind == PluginResult::Retry) {
     if (pctx.blockedOn == kNone)
-      return fail(ctx, id, DiagKind::Runtime, fmt::format("plugin {} asked to be retried without a reason", p.fullName));
+      return fail(ctx, id, DiagKind::Runtime,
+                  fmt::format("plugin {} asked to be retried without a reason", p.fullName));
     return blockOn(ctx, pctx.blockedOn);
   }
   if (res.kind == PluginResult::Error) {
     if (res.errorKind == DiagKind::External || res.errorKind == DiagKind::ExplicitPlugin ||
         res.errorKind == DiagKind::WrappingRuntime) {
       Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind,
-                            res.errorKind == DiagKind::ExplicitPlugin ? res.message
-                                                                      : fmt::format("Exception in plugin {}", p.fullName));
-      if (res.errorKind != DiagKind::ExplicitPlugin) d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
+                            res.errorKind == DiagKind::ExplicitPlugin
+                                ? res.message
+                                : fmt::format("Exception in plugin {}", p.fullName));
+      if (res.errorKind != DiagKind::ExplicitPlugin)
+        d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
       return failDiag(std::move(d));
     }
     if (!res.cause.empty()) {

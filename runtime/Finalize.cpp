@@ -18,8 +18,8 @@ void Evaluator::finalize() {
   for (const PendingLookup& p : pendingLookups_) {
     if (units_[p.unit].done || !reported.insert(p.unit).second) continue;
     errors.push_back(diagAt(p.file, p.node, false, DiagKind::NotFound,
-                            fmt::format("No match in index on type {} with key {}", prog_.entities[p.entity].fullName,
-                                        p.keyText)));
+                            fmt::format("No match in index on type {} with key {}",
+                                        prog_.entities[p.entity].fullName, p.keyText)));
   }
 
   // 2. every instance: an implementation, every attribute complete
@@ -28,8 +28,9 @@ void Evaluator::finalize() {
     const Instance& inst = model_.instance(id);
     const ir::Entity& e = prog_.entities[inst.entity];
     if (!instHasImpl_[i]) {
-      Diagnostic d = makeDiag(DiagKind::Runtime, inst.createdAt,
-                              fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
+      Diagnostic d =
+          makeDiag(DiagKind::Runtime, inst.createdAt,
+                   fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
       d.reportedIn = describeInst(i);
       errors.push_back(std::move(d));
     }
@@ -48,17 +49,19 @@ void Evaluator::finalize() {
       size_t n = m.ext == kNone ? 0 : exts_[m.ext].values.size();
       if (n < a.mult.low) {
         std::string attrLoc = diags_.formatLoc(a.range, true);
-        errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
-                                  fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
-                                              "only {} are set",
-                                              describeInst(i), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
+        errors.push_back(
+            makeDiag(DiagKind::Unset, inst.createdAt,
+                     fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
+                                 "only {} are set",
+                                 describeInst(i), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
         continue;
       }
       m.state = kFrozen;
     }
   }
-  // 3. relation annotations are evaluated now (names resolved statically by passes); an unknown one is an error.
-  llvm::DenseSet<uint64_t, PairKeyInfo> seenAnnotation;  // both ends share their annotations
+  // 3. relation annotations are evaluated now (names resolved statically by passes); an unknown one is an
+  // error.
+  llvm::DenseSet<uint64_t, PairKeyInfo> seenAnnotation; // both ends share their annotations
   for (uint32_t ai = 0; ai < prog_.attrs.size(); ++ai) {
     const ir::Attribute& a = prog_.attrs[ir::AttrId{ai}];
     for (const ir::CodeRef& c : a.annotations) {
@@ -97,8 +100,7 @@ void Evaluator::finalize() {
     bool isStmt = un.kind == UnitKind::Stmt;
     bool forwardStmt = un.kind == UnitKind::Forward && !un.originIsExpr;
     Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign || un.originIsExpr ? un.origin : un.node,
-                          isStmt || forwardStmt,
-                          DiagKind::Runtime, "not all statements executed");
+                          isStmt || forwardStmt, DiagKind::Runtime, "not all statements executed");
     d.message = fmt::format("not all statements executed: {} could not be evaluated", d.reportedIn);
     failDiag(std::move(d));
     return;

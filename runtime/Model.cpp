@@ -10,7 +10,6 @@
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
-
 #include <cmath>
 #include <cstring>
 
@@ -96,8 +95,6 @@ std::vector<InstanceId> Model::instancesOf(ir::EntityId e) const {
   return out;
 }
 
-
-
 std::string Model::describe(InstanceId id) const {
   const Instance& inst = instances_[id];
   std::string s = program_->entities[inst.entity].fullName + " (instantiated at ";
@@ -153,8 +150,8 @@ void Model::dump(llvm::raw_ostream& os, const SourceManager& sm) const {
     InstanceId id{i};
     const Instance& inst = instances_[id];
     const ir::Entity& e = program_->entities[inst.entity];
-    os << "instance " << i << " " << e.fullName << " at " << llvm::sys::path::filename(sm.path(inst.createdAt.file))
-       << ":" << inst.createdAt.line << "\n";
+    os << "instance " << i << " " << e.fullName << " at "
+       << llvm::sys::path::filename(sm.path(inst.createdAt.file)) << ":" << inst.createdAt.line << "\n";
     // attributes in name order for determinism
     std::vector<std::pair<std::string, uint32_t>> names;
     for (uint32_t s = 0; s < e.slots.size(); ++s)
@@ -162,14 +159,19 @@ void Model::dump(llvm::raw_ostream& os, const SourceManager& sm) const {
     std::sort(names.begin(), names.end());
     for (auto& [name, s] : names) {
       os << "  " << name << " = ";
-      if (!isSet(id, s)) { os << "<unset>\n"; continue; }
+      if (!isSet(id, s)) {
+        os << "<unset>\n";
+        continue;
+      }
       const Value& v = slot(id, s);
-      if (v.kind == ValueKind::Instance) os << "#" << v.inst << " " << program_->entities[entityOf(v.instanceId())].fullName;
+      if (v.kind == ValueKind::Instance)
+        os << "#" << v.inst << " " << program_->entities[entityOf(v.instanceId())].fullName;
       else if (v.kind == ValueKind::List && v.l->size && v.l->items[0].kind == ValueKind::Instance) {
         os << "[";
         for (uint32_t k = 0; k < v.l->size; ++k) os << (k ? ", #" : "#") << v.l->items[k].inst;
         os << "]";
-      } else os << repr(v);
+      } else
+        os << repr(v);
       os << "\n";
     }
   }

@@ -2,7 +2,6 @@
 // division, floor modulo, left-associative power), membership, `{{ }}` interpolation and f-strings (a
 // subset of Python's format-spec mini-language). Unknown operands make unknown results (spec §5.10).
 #include "Evaluator.h"
-
 #include "runtime/BigInt.h"
 #include "support/CheckedMath.h"
 #include "support/Limits.h"
@@ -50,7 +49,10 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (st == Status::Ok) st = eval(ctx, e.b, r);
   ctx.hintAttr = savedAttr;
   if (st != Status::Ok) return st;
-  if (l.isUnknown() || r.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  if (l.isUnknown() || r.isUnknown()) {
+    out = Value::unknown();
+    return Status::Ok;
+  }
   using frontend::BinaryOp;
   switch (e.op) {
   case BinaryOp::Eq: out = Value::boolean(valuesEqual(l, r)); return Status::Ok;
@@ -64,12 +66,20 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     bool lf = l.kind == ValueKind::Float, rf = r.kind == ValueKind::Float;
     if (lf && rf) {
       double a = l.f, b = r.f;
-      res = e.op == BinaryOp::Lt ? a < b : e.op == BinaryOp::Gt ? a > b : e.op == BinaryOp::Le ? a <= b : a >= b;
+      res = e.op == BinaryOp::Lt   ? a < b
+            : e.op == BinaryOp::Gt ? a > b
+            : e.op == BinaryOp::Le ? a <= b
+                                   : a >= b;
     } else {
       // Ints of any size, and ints against floats, compare exactly as in Python (no rounding to double).
       int c = lf ? -compareIntFloat(r, l.f) : rf ? compareIntFloat(l, r.f) : compareInts(l, r);
-      if (c == 2 || c == -2) res = false;  // NaN
-      else res = e.op == BinaryOp::Lt ? c < 0 : e.op == BinaryOp::Gt ? c > 0 : e.op == BinaryOp::Le ? c <= 0 : c >= 0;
+      if (c == 2 || c == -2)
+        res = false; // NaN
+      else
+        res = e.op == BinaryOp::Lt   ? c < 0
+              : e.op == BinaryOp::Gt ? c > 0
+              : e.op == BinaryOp::Le ? c <= 0
+                                     : c >= 0;
     }
     out = Value::boolean(res);
     return Status::Ok;
@@ -78,28 +88,32 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   if (e.op == BinaryOp::Add && l.kind == ValueKind::String) {
     if (r.kind != ValueKind::String)
-      return fail(ctx, id, DiagKind::Typing,
-                  fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
+      return fail(
+          ctx, id, DiagKind::Typing,
+          fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
     if (uint64_t(l.str().size()) + r.str().size() > limits().maxStringBytes)
-      return fail(ctx, id, DiagKind::LimitExceeded,
-                  fmt::format("concatenating strings of {} and {} bytes exceeds the limit of {} (--max-string-bytes)",
-                              l.str().size(), r.str().size(), limits().maxStringBytes));
+      return fail(
+          ctx, id, DiagKind::LimitExceeded,
+          fmt::format("concatenating strings of {} and {} bytes exceeds the limit of {} (--max-string-bytes)",
+                      l.str().size(), r.str().size(), limits().maxStringBytes));
     out = model_.arena().str((l.str() + r.str()).str());
     return Status::Ok;
   }
   if (!l.isNumber() || !r.isNumber())
     return fail(ctx, id, DiagKind::Typing,
-                fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op), typeName(l),
-                            model_.repr(l), typeName(r), model_.repr(r)));
+                fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op),
+                            typeName(l), model_.repr(l), typeName(r), model_.repr(r)));
   bool isFloat = l.kind == ValueKind::Float || r.kind == ValueKind::Float;
-  if (l.kind == ValueKind::BigInt || r.kind == ValueKind::BigInt) return evalBigBinary(ctx, e, id, l, r, isFloat, out);
+  if (l.kind == ValueKind::BigInt || r.kind == ValueKind::BigInt)
+    return evalBigBinary(ctx, e, id, l, r, isFloat, out);
   // Ints are exact (Python ints): the fast path is one overflow-checked int64 operation; on overflow the
   // operation is redone exactly (runtime/BigInt.h). Float results must stay finite (docs/limits.md).
   auto exact = [&]() { return evalBigBinary(ctx, e, id, l, r, false, out); };
   auto real = [&](double d) {
     if (!std::isfinite(d) && std::isfinite(num(l)) && std::isfinite(num(r)))
       return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op), model_.repr(r)));
+                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
+                              model_.repr(r)));
     out = Value::real(d);
     return Status::Ok;
   };
@@ -130,7 +144,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       if (m != 0 && ((m < 0) != (b < 0))) m += b;
       return real(m);
     } else {
-      out = Value::integer(floorMod(inum(l), inum(r)));  // INT64_MIN % -1 is 0, never a trap
+      out = Value::integer(floorMod(inum(l), inum(r))); // INT64_MIN % -1 is 0, never a trap
     }
     return Status::Ok;
   case BinaryOp::Pow:
@@ -138,7 +152,8 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       if (!checkedPow(inum(l), inum(r), res)) return exact();
       out = Value::integer(res);
     } else {
-      if (num(l) == 0 && num(r) < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      if (num(l) == 0 && num(r) < 0)
+        return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
       if (num(l) < 0 && num(r) != std::floor(num(r)))
         return fail(ctx, id, DiagKind::Runtime,
                     fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
@@ -150,11 +165,14 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
 }
 
-Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r, bool isFloat,
-                                Value& out) {
+Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r,
+                                bool isFloat, Value& out) {
   using frontend::BinaryOp;
   auto toFloat = [&](const Value& v, double& d) {
-    if (v.kind == ValueKind::Float) { d = v.f; return true; }
+    if (v.kind == ValueKind::Float) {
+      d = v.f;
+      return true;
+    }
     return intToDouble(v, d);
   };
   if (isFloat || e.op == BinaryOp::Div || (e.op == BinaryOp::Pow && intIsNegative(r))) {
@@ -179,16 +197,19 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
       if (d != 0 && ((d < 0) != (b < 0))) d += b;
       break;
     case BinaryOp::Pow:
-      if (a == 0 && b < 0) return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      if (a == 0 && b < 0)
+        return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
       if (a < 0 && b != std::floor(b))
-        return fail(ctx, id, DiagKind::Runtime, fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
+        return fail(ctx, id, DiagKind::Runtime,
+                    fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
       d = std::pow(a, b);
       break;
     default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
     }
     if (!std::isfinite(d))
       return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op), model_.repr(r)));
+                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
+                              model_.repr(r)));
     out = Value::real(d);
     return Status::Ok;
   }
@@ -214,7 +235,8 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
 std::string Evaluator::reprShort(const Value& v) {
   std::string s = model_.repr(v);
   if (s.size() <= 60) return s;
-  return fmt::format("{}...{} ({} digits)", s.substr(0, 20), s.substr(s.size() - 20), s.size() - (s[0] == '-'));
+  return fmt::format("{}...{} ({} digits)", s.substr(0, 20), s.substr(s.size() - 20),
+                     s.size() - (s[0] == '-'));
 }
 
 Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -226,7 +248,10 @@ Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   ctx.hintAttr = savedAttr;
   if (st != Status::Ok) return st;
   bool negate = e.kind == ExprKind::NotIn;
-  if (needle.isUnknown() || hay.isUnknown()) { out = Value::unknown(); return Status::Ok; }
+  if (needle.isUnknown() || hay.isUnknown()) {
+    out = Value::unknown();
+    return Status::Ok;
+  }
   if (hay.kind == ValueKind::Dict) {
     bool found = needle.kind == ValueKind::String && hay.d->find(needle.str()) != nullptr;
     out = Value::boolean(found != negate);
@@ -236,7 +261,10 @@ Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return fail(ctx, id, DiagKind::Typing, "Operand two of 'in' can only be a list or dict");
   bool sawUnknown = false;
   for (const Value& v : hay.items()) {
-    if (v.isUnknown()) { sawUnknown = true; continue; }
+    if (v.isUnknown()) {
+      sawUnknown = true;
+      continue;
+    }
     if (valuesEqual(v, needle)) {
       out = Value::boolean(!negate);
       return Status::Ok;
@@ -276,8 +304,10 @@ Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       ctx.hintAttr = savedAttr;
       return st;
     }
-    if (v.isUnknown()) unknown = true;
-    else s += formatValue(v);
+    if (v.isUnknown())
+      unknown = true;
+    else
+      s += formatValue(v);
   }
   ctx.hintAttr = savedAttr;
   out = unknown ? Value::unknown() : model_.arena().str(s);
@@ -291,17 +321,33 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
   char fill = ' ', align = 0, sign = '-';
   size_t i = 0;
   auto isAlign = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
-  if (spec.size() >= 2 && isAlign(spec[1])) { fill = spec[0]; align = spec[1]; i = 2; }
-  else if (!spec.empty() && isAlign(spec[0])) { align = spec[0]; i = 1; }
+  if (spec.size() >= 2 && isAlign(spec[1])) {
+    fill = spec[0];
+    align = spec[1];
+    i = 2;
+  } else if (!spec.empty() && isAlign(spec[0])) {
+    align = spec[0];
+    i = 1;
+  }
   if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) sign = spec[i++];
   bool alt = false;
-  if (i < spec.size() && spec[i] == '#') { alt = true; ++i; }
-  if (i < spec.size() && spec[i] == '0') { if (!align) { fill = '0'; align = '='; } ++i; }
+  if (i < spec.size() && spec[i] == '#') {
+    alt = true;
+    ++i;
+  }
+  if (i < spec.size() && spec[i] == '0') {
+    if (!align) {
+      fill = '0';
+      align = '=';
+    }
+    ++i;
+  }
   // Width and precision are capped (Limits::maxFormatWidth): `{x:>99999999999}` would otherwise overflow or
   // allocate gigabytes.
   const uint64_t maxWidth = limits().maxFormatWidth;
   auto tooWide = [&]() {
-    err = fmt::format("format width or precision in '{}' exceeds the limit of {} (--max-format-width)", spec.str(), maxWidth);
+    err = fmt::format("format width or precision in '{}' exceeds the limit of {} (--max-format-width)",
+                      spec.str(), maxWidth);
     return false;
   };
   size_t width = 0;
@@ -310,7 +356,10 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
     if (width > maxWidth) return tooWide();
   }
   bool comma = false;
-  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) { comma = true; ++i; }
+  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) {
+    comma = true;
+    ++i;
+  }
   int precision = -1;
   if (i < spec.size() && spec[i] == '.') {
     ++i;
@@ -322,8 +371,11 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
   }
   char type = 0;
   if (i < spec.size()) type = spec[i++];
-  const char* typeName = v.kind == ValueKind::String ? "str" : v.isInt() ? "int"
-                         : v.kind == ValueKind::Float ? "float" : v.kind == ValueKind::Bool ? "bool" : "object";
+  const char* typeName = v.kind == ValueKind::String  ? "str"
+                         : v.isInt()                  ? "int"
+                         : v.kind == ValueKind::Float ? "float"
+                         : v.kind == ValueKind::Bool  ? "bool"
+                                                      : "object";
   if (i != spec.size()) {
     err = fmt::format("Invalid format specifier '{}' for object of type '{}'", spec.str(), typeName);
     return false;
@@ -339,16 +391,20 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
     if (precision >= 0 && body.size() > size_t(precision)) body.resize(size_t(precision));
   } else if (numeric) {
     double d = 0;
-    if (v.kind == ValueKind::Float) d = v.f;
+    if (v.kind == ValueKind::Float)
+      d = v.f;
     else if (!intToDouble(v, d) && type && strchr("fFeEgG%", type)) {
       err = "int too large to convert to float";
       return false;
     }
     switch (type) {
-    case 'f': case 'F': body = fmt::format("{:.{}f}", std::fabs(d), precision < 0 ? 6 : precision); break;
-    case 'e': case 'E': body = fmt::format("{:.{}e}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case 'f':
+    case 'F': body = fmt::format("{:.{}f}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case 'e':
+    case 'E': body = fmt::format("{:.{}e}", std::fabs(d), precision < 0 ? 6 : precision); break;
     case '%': body = fmt::format("{:.{}f}%", std::fabs(d) * 100, precision < 0 ? 6 : precision); break;
-    case 'g': case 'G': body = fmt::format("{:.{}g}", std::fabs(d), precision < 0 ? 6 : precision); break;
+    case 'g':
+    case 'G': body = fmt::format("{:.{}g}", std::fabs(d), precision < 0 ? 6 : precision); break;
     case 'd':
       if (v.kind == ValueKind::Float) {
         err = "Unknown format code 'd' for object of type 'float'";
@@ -356,7 +412,10 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
       }
       body = intMagnitudeText(v, 10);
       break;
-    case 'x': case 'X': case 'o': case 'b': {
+    case 'x':
+    case 'X':
+    case 'o':
+    case 'b': {
       if (v.kind == ValueKind::Float) {
         err = fmt::format("Unknown format code '{}' for object of type 'float'", type);
         return false;
@@ -367,7 +426,8 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
     }
     case 0:
       if (v.kind == ValueKind::Float) {
-        body = precision >= 0 ? fmt::format("{:.{}g}", std::fabs(d), precision) : model.display(Value::real(std::fabs(d)), true);
+        body = precision >= 0 ? fmt::format("{:.{}g}", std::fabs(d), precision)
+                              : model.display(Value::real(std::fabs(d)), true);
       } else {
         body = intMagnitudeText(v, 10);
       }
@@ -401,9 +461,12 @@ bool applySpec(const Model& model, const Value& v, llvm::StringRef spec, std::st
   if (body.size() < width) {
     size_t pad = width - body.size();
     char a = align ? align : (numeric ? '>' : '<');
-    if (a == '<') body += std::string(pad, fill);
-    else if (a == '>') body = std::string(pad, fill) + body;
-    else body = std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
+    if (a == '<')
+      body += std::string(pad, fill);
+    else if (a == '>')
+      body = std::string(pad, fill) + body;
+    else
+      body = std::string(pad / 2, fill) + body + std::string(pad - pad / 2, fill);
   }
   out = body;
   return true;
@@ -416,7 +479,7 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   uint32_t savedAttr = ctx.hintAttr;
   ctx.hintAttr = kNone;
   std::function<Status(uint32_t, uint32_t, std::string&)> render = [&](uint32_t b, uint32_t en,
-                                                                         std::string& into) -> Status {
+                                                                       std::string& into) -> Status {
     for (uint32_t i = b; i < en; ++i) {
       const frontend::FormatPart& p = ctx.ast->formatParts[i];
       if (!p.expr.valid()) {
@@ -425,7 +488,10 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       }
       Value v;
       TRY(eval(ctx, p.expr, v));
-      if (v.isUnknown()) { unknown = true; continue; }
+      if (v.isUnknown()) {
+        unknown = true;
+        continue;
+      }
       std::string spec;
       if (p.specBegin != p.specEnd) TRY(render(p.specBegin, p.specEnd, spec));
       if (p.conversion == 'r') v = model_.arena().str(model_.repr(v));

@@ -3,7 +3,9 @@
 
 namespace inm::runtime {
 
-void PluginRegistry::add(std::string fullName, PluginFn fn) { fns_.emplace_back(std::move(fullName), std::move(fn)); }
+void PluginRegistry::add(std::string fullName, PluginFn fn) {
+  fns_.emplace_back(std::move(fullName), std::move(fn));
+}
 
 const PluginFn* PluginRegistry::find(llvm::StringRef fullName) const {
   for (const auto& [name, fn] : fns_)

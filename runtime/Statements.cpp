@@ -81,11 +81,13 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& m
     // `[e for x in src]`, src a relation or itself such a comprehension (`[a for a in [b for b in r]]`)
     ExprId iterable = ctx.ast->loops[e.loopBegin].iterable;
     uint32_t inner = kNone;
-    if (ctx.ast->exprs[iterable].kind == ExprKind::ListComprehension) TRY(gradualFeed(ctx, iterable, sidOut, inner));
-    else TRY(gradualSource(ctx, iterable, sidOut));
+    if (ctx.ast->exprs[iterable].kind == ExprKind::ListComprehension)
+      TRY(gradualFeed(ctx, iterable, sidOut, inner));
+    else
+      TRY(gradualSource(ctx, iterable, sidOut));
     if (sidOut == kNone) return Status::Ok;
     mapOut = id.index;
-    if (inner != kNone) innerMaps_[id.index] = inner;  // keyed by the (immutable) outer comprehension's ExprId
+    if (inner != kNone) innerMaps_[id.index] = inner; // keyed by the (immutable) outer comprehension's ExprId
     return Status::Ok;
   }
   return gradualSource(ctx, id, sidOut);
@@ -109,7 +111,7 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
     ExprId item = ctx.ast->exprLists[i];
     Item it;
     TRY(gradualFeed(ctx, item, it.src, it.map));
-    if (it.src == sid) return Status::Ok;  // feeds itself: leave it to the eager path
+    if (it.src == sid) return Status::Ok; // feeds itself: leave it to the eager path
     if (it.src != kNone) {
       anyFeed = true;
     } else {
@@ -143,8 +145,8 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
   return Status::Ok;
 }
 
-void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src, uint32_t mapExpr,
-                             uint32_t origin, bool originIsExpr) {
+void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src,
+                             uint32_t mapExpr, uint32_t origin, bool originIsExpr) {
   // The promise on the target moves to the forwarding unit, which holds it until the source is frozen.
   uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
   units_[fw].inst = inst;
@@ -174,16 +176,21 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
       const Scope& sc = scopes_[ctx.scope];
       for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
         if (scopeVars_[i].first == t.name.index) sid = scopeVars_[i].second;
-      if (sid == kNone)  // not declared in this block (should not happen): treat as not found
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, fmt::format("variable {} not found", name.str()));
+      if (sid == kNone) // not declared in this block (should not happen): treat as not found
+        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
+                        fmt::format("variable {} not found", name.str()));
     }
     Value v;
     Status st = eval(ctx, s.value, v);
     if (st != Status::Ok) return st;
     SourceRange at = ctx.ast->exprs[s.value].range;
     switch (ctx.ast->exprs[s.value].kind) {
-    case ExprKind::Int: case ExprKind::Float: case ExprKind::String: case ExprKind::Bool: case ExprKind::Null:
-      at.col = 0;  // the reference locates literals by line only
+    case ExprKind::Int:
+    case ExprKind::Float:
+    case ExprKind::String:
+    case ExprKind::Bool:
+    case ExprKind::Null:
+      at.col = 0; // the reference locates literals by line only
       break;
     default: break;
     }
@@ -206,8 +213,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   int slot = prog_.slotOf(ent, t.name);
   if (slot < 0)
     return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
-                    fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
-                                prog_.entities[ent].fullName));
+                    fmt::format("could not find attribute with name: {} in type {}",
+                                strings_.str(t.name).str(), prog_.entities[ent].fullName));
   const ir::Attribute& attr = prog_.attrs[prog_.entities[ent].slots[uint32_t(slot)]];
   uint32_t sid = attrSid(inst, uint32_t(slot));
   SlotKind kind = meta_[sid].kind;
@@ -230,7 +237,7 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
       startForward(ctx, unitId, inst, uint32_t(slot), src, map, units_[unitId].node, false);
       return Status::Ok;
     }
-    if (src == sid && map == kNone) return Status::Ok;  // a.rel = a.rel adds nothing
+    if (src == sid && map == kNone) return Status::Ok; // a.rel = a.rel adds nothing
     bool handled = false;
     TRY(feedListLiteral(ctx, unitId, inst, uint32_t(slot), s.value, units_[unitId].node, false, handled));
     if (handled) return Status::Ok;
@@ -282,7 +289,8 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
           const Expr& ce = ctx.ast->exprs[ExprId{chain[level]}];
           llvm::SmallVector<Value, 4> next;
           for (size_t pos = 0; pos < values.size() && st == Status::Ok; ++pos) {
-            uint32_t scope = newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
+            uint32_t scope =
+                newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
             uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
             vals_[var] = values[pos];
             meta_[var].state = kSet;
@@ -308,27 +316,28 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
     }
   }
   if (meta_[src].state == kFrozen) return Status::Ok;
-  ctx.blockedOn = kNone;  // already subscribed to every change of the source
+  ctx.blockedOn = kNone; // already subscribed to every change of the source
   return Status::Blocked;
 }
 
-Status Evaluator::setVariable(Ctx& ctx, uint32_t sid, const Value& v, SourceRange at, uint32_t node, bool isStmt) {
+Status Evaluator::setVariable(Ctx& ctx, uint32_t sid, const Value& v, SourceRange at, uint32_t node,
+                              bool isStmt) {
   std::string err;
   DiagKind kind = DiagKind::DoubleSet;
   if (setSingle(sid, v, at, err, kind) == Status::Ok) return Status::Ok;
   return failDiag(diagAt(ctx.file, node, isStmt, kind, err));
 }
 
-Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::string& err, DiagKind& errKind) {
+Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::string& err,
+                            DiagKind& errKind) {
   SlotMeta& m = meta_[sid];
   if (m.state == kSet) {
     if (valuesEqual(vals_[sid], v) || (vals_[sid].isUnknown() && v.isUnknown())) return Status::Ok;
     const PackedLoc old = m.setAt == kNone ? PackedLoc{} : setLocs_[m.setAt];
-    std::string oldAt = old.file == UINT32_MAX
-                            ? std::string("<unknown>")
-                            : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(),
-                                                    old.line, old.col)
-                                      : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
+    std::string oldAt =
+        old.file == UINT32_MAX ? std::string("<unknown>")
+        : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line, old.col)
+                  : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
     std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
     err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
                       model_.display(vals_[sid], true), oldAt, model_.display(v, true), newAt);
@@ -343,7 +352,8 @@ Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::s
 }
 
 uint32_t Evaluator::internSetLoc(const SourceRange& at) {
-  // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored uninterned.
+  // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored
+  // uninterned.
   bool fits = at.file.index < (1u << 19) && at.line < (1u << 28) && at.col < (1u << 16);
   uint64_t key = (uint64_t(at.file.index) << 44) | (uint64_t(at.line) << 16) | at.col;
   // Mixed (a bijection) before it meets DenseMap's hash for integers (x * 37), which only looks at the low
@@ -353,7 +363,7 @@ uint32_t Evaluator::internSetLoc(const SourceRange& at) {
   key ^= key >> 27;
   key *= 0x94d049bb133111ebULL;
   key ^= key >> 31;
-  fits = fits && key < ~uint64_t(0) - 1;  // DenseMap's empty and tombstone keys
+  fits = fits && key < ~uint64_t(0) - 1; // DenseMap's empty and tombstone keys
   if (fits && key == lastSetLocKey_) return lastSetLoc_;
   if (fits) {
     auto [it, added] = setLocIndex_.try_emplace(key, uint32_t(setLocs_.size()));
@@ -370,14 +380,14 @@ Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t
                                 DiagKind kind, std::string message) {
   const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
-  Diagnostic outer =
-      diagAt(ctx.file, node, nodeIsStmt, makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
+  Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
+                            makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
   outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
   return failDiag(std::move(outer));
 }
 
-Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, uint32_t node,
-                             bool nodeIsStmt) {
+Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+                             uint32_t node, bool nodeIsStmt) {
   uint32_t sid = attrSid(inst, slot);
   std::string err;
   DiagKind kind = DiagKind::Runtime;
@@ -396,9 +406,10 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
     capture_ = saved;
     if (!captured.empty()) {
       const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
-      Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
-                                makeDiag(DiagKind::Attribute, SourceRange{},
-                                         strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
+      Diagnostic outer =
+          diagAt(ctx.file, node, nodeIsStmt,
+                 makeDiag(DiagKind::Attribute, SourceRange{},
+                          strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
       outer.causedBy(std::move(captured.front()));
       return failDiag(std::move(outer));
     }
@@ -424,8 +435,8 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
   return st;
 }
 
-Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, bool reverse,
-                                std::string& err, DiagKind& errKind) {
+Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+                                bool reverse, std::string& err, DiagKind& errKind) {
   uint32_t sid = attrSid(inst, slot);
   const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
   if (v.kind == ValueKind::List) {
@@ -443,13 +454,16 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
   if (v.isNull()) {
     if (!x.values.empty()) {
       if (meta_[sid].kind == SlotKind::Optional) {
-        err = fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n", model_.display(x.values[0], true));
+        err = fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
+                          model_.display(x.values[0], true));
         errKind = DiagKind::DoubleSet;
         return Status::Error;
       }
       std::string vals;
-      for (size_t i = 0; i < x.values.size(); ++i) vals += (i ? ", " : "") + model_.display(x.values[i], false);
-      err = fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] assigned already",
+      for (size_t i = 0; i < x.values.size(); ++i)
+        vals += (i ? ", " : "") + model_.display(x.values[i], false);
+      err = fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
+                        "assigned already",
                         strings_.str(attr.name).str(), describeInst(inst), vals);
       errKind = DiagKind::Runtime;
       return Status::Error;
@@ -471,19 +485,19 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
   }
   SlotExt& x2 = ext(sid);
   for (const Value& have : x2.values)
-    if (have.inst == v.inst) return Status::Ok;  // already present (also fine after freeze)
+    if (have.inst == v.inst) return Status::Ok; // already present (also fine after freeze)
   SlotMeta& m = meta_[sid];
   if (m.state == kFrozen) {
     if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
         x2.values.size() >= attr.mult.high) {
-      err = fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'", strings_.str(attr.name).str(),
-                        describeInst(inst));
+      err = fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
+                        strings_.str(attr.name).str(), describeInst(inst));
       errKind = DiagKind::Runtime;
       return Status::Error;
     }
     if (m.kind == SlotKind::Optional && !x2.values.empty()) {
-      err = fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n", model_.display(x2.values[0], true),
-                        model_.display(v, true));
+      err = fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
+                        model_.display(x2.values[0], true), model_.display(v, true));
       errKind = DiagKind::DoubleSet;
       return Status::Error;
     }
@@ -497,8 +511,10 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
       (attr.mult.high != frontend::Multiplicity::kUnbounded && x2.values.size() >= attr.mult.high)) {
     freeze(sid);
   } else {
-    if (wasEmpty) wake(sid);
-    else wakeGradual(sid);
+    if (wasEmpty)
+      wake(sid);
+    else
+      wakeGradual(sid);
     maybeQueueForFreeze(sid);
   }
   if (!reverse && attr.inverse.valid()) {
@@ -508,8 +524,10 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
       uint32_t osid = attrSid(other, uint32_t(oslot));
       Value me = Value::instance(InstanceId{inst});
       Status st;
-      if (meta_[osid].kind == SlotKind::Single) st = setSingle(osid, me, at, err, errKind);
-      else st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, errKind);
+      if (meta_[osid].kind == SlotKind::Single)
+        st = setSingle(osid, me, at, err, errKind);
+      else
+        st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, errKind);
       if (st != Status::Ok) return st;
     }
   }
@@ -517,7 +535,9 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
 }
 
 static std::string typeText(const ir::Program& prog, const ir::Type& t) {
-  if (t.base == ir::BaseType::Typedef) return prog.typedefs[t.typedefId].name.valid() ? prog.strings->str(prog.typedefs[t.typedefId].name).str() : "?";
+  if (t.base == ir::BaseType::Typedef)
+    return prog.typedefs[t.typedefId].name.valid() ? prog.strings->str(prog.typedefs[t.typedefId].name).str()
+                                                   : "?";
   if (t.base == ir::BaseType::Entity) return prog.entities[t.entity].fullName;
   return kTypeNames[int(t.base)];
 }
@@ -552,7 +572,9 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
     return false;
   }
   if (r.isUnknown()) return true;
-  bool truthy = r.kind == ValueKind::Bool ? r.b : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0));  // a BigInt is never 0
+  bool truthy = r.kind == ValueKind::Bool
+                    ? r.b
+                    : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0)); // a BigInt is never 0
   if (truthy) return true;
   err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
                     frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_));
@@ -622,7 +644,8 @@ bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, Di
       return false;
     }
     if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
-      err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst), prog_.entities[t.entity].fullName);
+      err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                        prog_.entities[t.entity].fullName);
       errKind = DiagKind::Runtime;
       return false;
     }
@@ -661,16 +684,20 @@ void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uin
     bool isSelf = false;
     uint32_t vsid = lookupVar(ctx.scope, b.name, &self, &isSelf);
     Value base;
-    if (isSelf) base = self;
-    else if (vsid != kNone && slotReady(vsid)) base = slotValue(vsid);
-    else continue;
+    if (isSelf)
+      base = self;
+    else if (vsid != kNone && slotReady(vsid))
+      base = slotValue(vsid);
+    else
+      continue;
     if (base.kind != ValueKind::Instance) continue;
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
     if (slot < 0) {
       // The reference resolves eager promises when the block is reached: a missing attribute fails there.
-      failDiag(diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
-                      fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
-                                  prog_.entities[model_.entityOf(base.instanceId())].fullName)));
+      failDiag(
+          diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
+                 fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
+                             prog_.entities[model_.entityOf(base.instanceId())].fullName)));
       return;
     }
     uint32_t sid = attrSid(base.inst, uint32_t(slot));
@@ -698,10 +725,10 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId,
   const frontend::ComprehensionLoop& loop = ctx.ast->loops[e.loopBegin];
   uint32_t iterSrc = kNone;
   TRY(gradualSource(ctx, loop.iterable, iterSrc));
-  if (iterSrc != kNone) return Status::Ok;  // over a relation: eager as before
+  if (iterSrc != kNone) return Status::Ok; // over a relation: eager as before
   Value it;
   TRY(eval(ctx, loop.iterable, it));
-  if (it.kind != ValueKind::List) return Status::Ok;  // unknown or an error: the eager path reports it
+  if (it.kind != ValueKind::List) return Status::Ok; // unknown or an error: the eager path reports it
   // Pass 1 (nothing emitted, so a Blocked element can simply be retried): guards, and each element either a
   // relation (its slot) or values.
   struct Piece {
@@ -727,7 +754,7 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId,
       Value gv;
       st = eval(ctx, ctx.ast->exprLists[g], gv);
       if (st != Status::Ok) break;
-      if (gv.kind != ValueKind::Bool) {  // unknown or not a boolean: the eager path decides / reports
+      if (gv.kind != ValueKind::Bool) { // unknown or not a boolean: the eager path decides / reports
         ctx.scope = outer;
         ctx.iterKey = outerKey;
         return Status::Ok;
@@ -806,13 +833,13 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   Status st = eval(ctx, s.value, v);
   if (st != Status::Ok) return st;
   if (v.isUnknown()) return Status::Ok;
-  if (v.kind != ValueKind::List)
-  {
+  if (v.kind != ValueKind::List) {
     // The hint names the reference when the loop runs over a variable or attribute.
     frontend::ExprKind k = ctx.ast->exprs[s.value].kind;
     std::string msg = "A for loop can only be applied to lists and relations.";
     if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
-      msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_), msgValue(v));
+      msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_),
+                         msgValue(v));
     else
       msg += fmt::format(" Hint: '{}' is not a list.", msgValue(v));
     // The reference raises this on the loop statement: "reported in For(x)".
@@ -840,9 +867,10 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   if (st != Status::Ok) return st;
   if (c.isUnknown()) return Status::Ok;
   if (c.kind != ValueKind::Bool)
-    return failStmt(ctx, units_[unitId].node, DiagKind::Runtime,
-                    fmt::format("Invalid value `{}`: the condition for an if statement can only be a boolean expression",
-                                msgValue(c)));
+    return failStmt(
+        ctx, units_[unitId].node, DiagKind::Runtime,
+        fmt::format("Invalid value `{}`: the condition for an if statement can only be a boolean expression",
+                    msgValue(c)));
   uint32_t b = c.b ? s.bodyBegin : s.elseBegin;
   uint32_t e = c.b ? s.bodyEnd : s.elseEnd;
   if (b != e) emitBlock(newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
@@ -892,10 +920,11 @@ Status Evaluator::runImplement(Ctx& ctx, uint32_t unitId) {
     if (st != Status::Ok) return st;
     if (c.isUnknown()) return Status::Ok;
     if (c.kind != ValueKind::Bool) {
-      Diagnostic d = diagAt(ctx.file, imp.when.expr.index, false, DiagKind::Runtime,
-                            fmt::format("Invalid value `{}`: the condition for a conditional implementation can only "
-                                        "be a boolean expression",
-                                        model_.display(c, true)));
+      Diagnostic d =
+          diagAt(ctx.file, imp.when.expr.index, false, DiagKind::Runtime,
+                 fmt::format("Invalid value `{}`: the condition for a conditional implementation can only "
+                             "be a boolean expression",
+                             model_.display(c, true)));
       return failDiag(std::move(d));
     }
     if (!c.b) return Status::Ok;

@@ -10,7 +10,7 @@ namespace inm::runtime {
 bool valuesEqual(const Value& a, const Value& b) {
   if (a.isNumber() && b.isNumber()) {
     if (a.kind == ValueKind::Float && b.kind == ValueKind::Float) return a.f == b.f;
-    if (a.kind == ValueKind::Float) return compareIntFloat(b, a.f) == 0;  // exact, as Python compares
+    if (a.kind == ValueKind::Float) return compareIntFloat(b, a.f) == 0; // exact, as Python compares
     if (b.kind == ValueKind::Float) return compareIntFloat(a, b.f) == 0;
     if (a.kind == ValueKind::BigInt || b.kind == ValueKind::BigInt) return compareInts(a, b) == 0;
     int64_t x = a.kind == ValueKind::Bool ? int64_t(a.b) : a.i;

@@ -26,10 +26,16 @@ const DiagKindInfo& diagKindInfo(DiagKind kind) { return kInfos[size_t(kind)]; }
 
 Diagnostic& DiagnosticEngine::report(Diagnostic d) {
   static Diagnostic sink;
-  if (d.severity == Severity::Warning && !warnings_) { sink = std::move(d); return sink; }
+  if (d.severity == Severity::Warning && !warnings_) {
+    sink = std::move(d);
+    return sink;
+  }
   if (d.severity == Severity::Error) {
     ++errors_;
-    if (errors_ > cap_) { sink = std::move(d); return sink; }
+    if (errors_ > cap_) {
+      sink = std::move(d);
+      return sink;
+    }
   }
   diags_.push_back(std::move(d));
   return diags_.back();
@@ -152,8 +158,10 @@ std::string DiagnosticEngine::toJson(const Diagnostic& d) const { return toJsonV
 
 void DiagnosticEngine::render(llvm::raw_ostream& os, DiagFormat format, bool color) const {
   for (const Diagnostic& d : diags_) {
-    if (format == DiagFormat::Json) os << toJson(d) << "\n";
-    else renderOne(os, d, color);
+    if (format == DiagFormat::Json)
+      os << toJson(d) << "\n";
+    else
+      renderOne(os, d, color);
   }
   if (errors_ > cap_ && format == DiagFormat::Text)
     os << fmt::format("note: {} more errors not shown\n", errors_ - cap_);

@@ -12,7 +12,7 @@ namespace inm {
 
 namespace {
 Limits gLimits;
-uintptr_t gStackFloor = 0;  // lowest address a recursive walk may reach (0: guard not initialised)
+uintptr_t gStackFloor = 0; // lowest address a recursive walk may reach (0: guard not initialised)
 
 struct LimitField {
   const char* name;
@@ -68,7 +68,8 @@ std::string setLimit(const std::string& name, const std::string& value) {
 }
 
 const char* limitNames() {
-  return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, memory-mib, "
+  return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, "
+         "memory-mib, "
          "metadata-bytes, int-digits";
 }
 
@@ -76,7 +77,8 @@ void initStackGuard() {
   uintptr_t here = uintptr_t(__builtin_frame_address(0));
   struct rlimit rl;
   uint64_t size = 8ull << 20;
-  if (getrlimit(RLIMIT_STACK, &rl) == 0) size = rl.rlim_cur == RLIM_INFINITY ? (1ull << 30) : uint64_t(rl.rlim_cur);
+  if (getrlimit(RLIMIT_STACK, &rl) == 0)
+    size = rl.rlim_cur == RLIM_INFINITY ? (1ull << 30) : uint64_t(rl.rlim_cur);
   if (size > (1ull << 30)) size = 1ull << 30;
   // Keep a reserve for the frames below the check (diagnostic rendering, libraries, sanitizer frames): an
   // eighth of the stack, at least 256 KiB (a half under AddressSanitizer, whose frames are much larger).

@@ -33,7 +33,7 @@ std::string pyStrRepr(llvm::StringRef s) {
 std::string pyFloatRepr(double f) {
   if (std::isnan(f)) return "nan";
   if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
-  std::string s = fmt::format("{}", f);  // shortest round-trip, as Python; 1e+16 as Python writes it
+  std::string s = fmt::format("{}", f); // shortest round-trip, as Python; 1e+16 as Python writes it
   if (s.find_first_of(".eE") == std::string::npos) s += ".0";
   return s;
 }

@@ -1,4 +1,5 @@
-// `inmanta agent --server H --port P -e ENV --agent NAME [--agent NAME2 …] [--token T] [--ssl] [--ssl-ca-cert F]
+// `inmanta agent --server H --port P -e ENV --agent NAME [--agent NAME2 …] [--token T] [--ssl] [--ssl-ca-cert
+// F]
 // [-c FILE]…`: an external agent (docs/deploy.md "External agents"). It connects to the server
 // (`GET /api/v2/agent/connect` with `Upgrade: inmanta-executor`), which relays its claim to the environment's
 // scheduler; once claimed, the connection carries the executor protocol and this process is an executor host
@@ -6,10 +7,10 @@
 // socketpair and the (plain or TLS) server connection. A lost connection or a refused claim is retried with
 // exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends the process with code 1.
 // SIGTERM/SIGINT end the current session (running actions finish and report) and exit 0.
+#include "Verbs.h"
 #include "api/Splice.h"
 #include "config/Config.h"
 #include "executor/ExecutorHost.h"
-#include "Verbs.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -20,25 +21,24 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <nlohmann/json.hpp>
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
+#include <nlohmann/json.hpp>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
-#include <cstring>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <signal.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace inm::tools {
@@ -86,8 +86,10 @@ std::string percentEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += char(c);
-    else out += {'%', hex[c >> 4], hex[c & 15]};
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += char(c);
+    else
+      out += {'%', hex[c >> 4], hex[c & 15]};
   }
   return out;
 }
@@ -103,7 +105,8 @@ void enableKeepalive(int fd) {
 
 /// The upgrade request, the 101 answer, then the session until either side closes.
 template <typename Stream>
-asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o, const executor::HandlerRegistry& registry) {
+asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o,
+                                    const executor::HandlerRegistry& registry) {
   auto& lowest = beast::get_lowest_layer(stream);
   char hostName[256] = "unknown-host";
   gethostname(hostName, sizeof hostName - 1);
@@ -132,9 +135,11 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o, const
   if (status != 101) {
     std::string message = res.body();
     auto j = nlohmann::json::parse(message, nullptr, false);
-    if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
+    if (j.is_object() && j.contains("message") && j["message"].is_string())
+      message = j["message"].get<std::string>();
     std::string text = "the server refused the connection (HTTP " + std::to_string(status) + "): " + message;
-    // A bad request or a rejected token does not get better by retrying; a held agent or a missing scheduler may.
+    // A bad request or a rejected token does not get better by retrying; a held agent or a missing scheduler
+    // may.
     bool fatal = status == 400 || status == 401 || status == 403 || status == 404 || status == 405;
     co_return Attempt{fatal ? Attempt::Fatal : Attempt::Retry, text};
   }
@@ -175,7 +180,7 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o, const
     tick.async_wait(onTick);
   };
   onTick({});
-  if (buffer.size() > 0) {  // protocol bytes that arrived with the 101 answer
+  if (buffer.size() > 0) { // protocol bytes that arrived with the 101 answer
     co_await asio::async_write(hostSide, buffer.data(), asio::redirect_error(asio::use_awaitable, ec));
     buffer.consume(buffer.size());
   }
@@ -215,14 +220,15 @@ asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls,
 
 int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta agent: " << msg << "\n";
-  std::cerr << "usage: inmanta agent --server HOST [--port PORT] -e ENV --agent NAME [--agent NAME…] [--token T]\n"
-               "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [-c FILE]…\n"
-               "Config keys (flags win): [config] environment, agent-names (comma separated);\n"
-               "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file.\n";
+  std::cerr
+      << "usage: inmanta agent --server HOST [--port PORT] -e ENV --agent NAME [--agent NAME…] [--token T]\n"
+         "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [-c FILE]…\n"
+         "Config keys (flags win): [config] environment, agent-names (comma separated);\n"
+         "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file.\n";
   return msg.empty() ? 0 : 2;
 }
 
-}  // namespace
+} // namespace
 
 int agentMain(const std::vector<std::string>& args, int verbose) {
   (void)verbose;
@@ -278,7 +284,8 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
   std::string portText = port.value_or(cfg->getString("agent_rest_transport", "port", "8888"));
   char* end = nullptr;
   long p = std::strtol(portText.c_str(), &end, 10);
-  if (portText.empty() || *end || p < 1 || p > 65535) return usage("the port must be 1-65535, got '" + portText + "'");
+  if (portText.empty() || *end || p < 1 || p > 65535)
+    return usage("the port must be 1-65535, got '" + portText + "'");
   o.port = int(p);
   o.environment = env.value_or(cfg->getString("config", "environment", ""));
   if (o.environment.empty()) return usage("-e ENV (or [config] environment) is required");
@@ -307,7 +314,8 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
   o.caCert = caCert.value_or(cfg->getString("agent_rest_transport", "ssl_ca_cert_file", ""));
   if (threads) {
     long n = std::strtol(threads->c_str(), &end, 10);
-    if (threads->empty() || *end || n < 1 || n > 256) return usage("--threads must be 1-256, got '" + *threads + "'");
+    if (threads->empty() || *end || n < 1 || n > 256)
+      return usage("--threads must be 1-256, got '" + *threads + "'");
     o.threads = int(n);
   }
 
@@ -316,10 +324,13 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
     tls.emplace(ssl::context::tls_client);
     boost::system::error_code ec;
     tls->set_verify_mode(ssl::verify_peer, ec);
-    if (!o.caCert.empty()) tls->load_verify_file(o.caCert, ec);
-    else tls->set_default_verify_paths(ec);
+    if (!o.caCert.empty())
+      tls->load_verify_file(o.caCert, ec);
+    else
+      tls->set_default_verify_paths(ec);
     if (ec) {
-      std::cerr << "inmanta agent: cannot load the CA certificate " << o.caCert << ": " << ec.message() << "\n";
+      std::cerr << "inmanta agent: cannot load the CA certificate " << o.caCert << ": " << ec.message()
+                << "\n";
       return 2;
     }
   }
@@ -356,11 +367,12 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
     if (gStop) break;
     if (result.kind == Attempt::Session) backoff = 1;
     say(result.message + "; retrying in " + std::to_string(backoff) + " s");
-    for (int i = 0; i < backoff * 10 && !gStop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < backoff * 10 && !gStop; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (result.kind != Attempt::Session) backoff = std::min(30, backoff * 2);
   }
   say("stopped");
   return 0;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

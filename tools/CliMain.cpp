@@ -1,17 +1,15 @@
 // `inmanta-cli`: the command-line API client, with the reference's command groups, verbs and flags (project,
 // environment [+ setting], agent, version, param, token, monitor, action-log) over the same REST calls its
 // 11.5.5 client makes (orchestrator.md §18). Connection settings come from [cmdline_rest_transport] and
-// [config] environment, overridden by --host/--port/--token/--ssl/--ssl-ca-cert. Output: aligned tables, or the
-// fetched JSON with --json. Invariant: every failure prints one `Error: …` line (the server's message when it
-// answered) on stderr and exits 1; bad usage exits 2.
+// [config] environment, overridden by --host/--port/--token/--ssl/--ssl-ca-cert. Output: aligned tables, or
+// the fetched JSON with --json. Invariant: every failure prints one `Error: …` line (the server's message
+// when it answered) on stderr and exits 1; bad usage exits 2.
+#include "Verbs.h"
 #include "client/Client.h"
 #include "client/Token.h"
 #include "config/Config.h"
-#include "Verbs.h"
 
 #include <llvm/Support/raw_ostream.h>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,6 +20,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <unistd.h>
 
 using namespace inm;
 using nlohmann::json;
@@ -191,7 +190,8 @@ struct Cli {
 
 std::string seg(const std::string& s) { return client::encodeSegment(s); }
 
-// ---- project ------------------------------------------------------------------------------------------------
+// ---- project
+// ------------------------------------------------------------------------------------------------
 
 void projectTable(Cli& cli, const json& p) {
   if (cli.printedJson(p)) return;
@@ -228,7 +228,8 @@ int project(Cli& cli, const std::string& verb, Args& a) {
     std::string name = a.required({"--name", "-n"});
     std::string id = cli.projectId(a.positionals(1, "PROJECT")[0]);
     json body = {{"id", id}, {"name", name}};
-    projectTable(cli, Cli::key(cli.call("POST", "/api/v1/project/" + seg(id), &body), "project", "modify project"));
+    projectTable(
+        cli, Cli::key(cli.call("POST", "/api/v1/project/" + seg(id), &body), "project", "modify project"));
     return 0;
   }
   if (verb == "delete") {
@@ -240,13 +241,15 @@ int project(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: project " + verb + " (create, list, show, modify, delete)");
 }
 
-// ---- environment --------------------------------------------------------------------------------------------
+// ---- environment
+// --------------------------------------------------------------------------------------------
 
 /// Writes `.inmanta` in the current directory: the environment and both transport sections.
 void saveConfig(Cli& cli, const std::string& envId) {
   const client::Endpoint& ep = cli.client->endpoint();
   if (access(".inmanta", F_OK) == 0) {
-    if (!isatty(0)) failure(".inmanta exists: not overwriting it (remove it first, or run in a terminal to confirm)");
+    if (!isatty(0))
+      failure(".inmanta exists: not overwriting it (remove it first, or run in a terminal to confirm)");
     llvm::outs() << ".inmanta exists, do you want to overwrite it? [y/N]: ";
     llvm::outs().flush();
     std::string answer;
@@ -260,8 +263,9 @@ void saveConfig(Cli& cli, const std::string& envId) {
   if (ep.ssl) transport += "ssl=true\n";
   if (!ep.caCertFile.empty()) transport += "ssl_ca_cert_file=" + ep.caCertFile + "\n";
   std::ofstream f(".inmanta");
-  f << "[config]\nenvironment=" << envId << "\n\n[compiler_rest_transport]\n" << transport
-    << "\n[cmdline_rest_transport]\n" << transport;
+  f << "[config]\nenvironment=" << envId << "\n\n[compiler_rest_transport]\n"
+    << transport << "\n[cmdline_rest_transport]\n"
+    << transport;
   if (!f) failure("cannot write .inmanta");
 }
 
@@ -343,8 +347,8 @@ int environment(Cli& cli, const std::string& verb, Args& a) {
     for (const json& e : envs) {
       std::string pid = e.contains("project") ? field(e, "project") : field(e, "project_id");
       if (!projectNames.count(pid))
-        projectNames[pid] = field(Cli::key(cli.call("GET", "/api/v1/project/" + seg(pid)), "project", "get project"),
-                                  "name");
+        projectNames[pid] =
+            field(Cli::key(cli.call("GET", "/api/v1/project/" + seg(pid)), "project", "get project"), "name");
       rows.push_back({projectNames[pid], pid, field(e, "name"), field(e, "id")});
     }
     printTable({"Project name", "Project ID", "Environment", "Environment ID"}, rows);
@@ -409,10 +413,12 @@ int environment(Cli& cli, const std::string& verb, Args& a) {
                  {"update", update},
                  {"metadata", {{"type", "cli"}, {"message", "Compile triggered from the cli"}}}};
     json r = cli.call("POST", "/api/v1/notify/" + seg(id), &body);
-    if (r.is_object() && r.contains("metadata") && r["metadata"].is_object() && r["metadata"].contains("warnings")) {
+    if (r.is_object() && r.contains("metadata") && r["metadata"].is_object() &&
+        r["metadata"].contains("warnings")) {
       for (const json& w : r["metadata"]["warnings"]) llvm::outs() << show(w) << "\n";
     } else {
-      llvm::outs() << (update ? "Update & Recompile triggered successfully\n" : "Recompile triggered successfully\n");
+      llvm::outs() << (update ? "Update & Recompile triggered successfully\n"
+                              : "Recompile triggered successfully\n");
     }
     return 0;
   }
@@ -420,7 +426,8 @@ int environment(Cli& cli, const std::string& verb, Args& a) {
              " (create, list, show, save, modify, delete, clear, recompile, setting)");
 }
 
-// ---- agent --------------------------------------------------------------------------------------------------
+// ---- agent
+// --------------------------------------------------------------------------------------------------
 
 int agent(Cli& cli, const std::string& verb, Args& a) {
   std::string env = cli.environmentId(a.required({"--environment", "-e"}));
@@ -430,7 +437,8 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
     if (cli.printedJson(agents)) return 0;
     std::vector<std::vector<std::string>> rows;
     for (const json& ag : agents)
-      rows.push_back({field(ag, "name"), field(ag, "environment"), field(ag, "paused"), field(ag, "last_failover")});
+      rows.push_back(
+          {field(ag, "name"), field(ag, "environment"), field(ag, "paused"), field(ag, "last_failover")});
     printTable({"Agent", "Environment", "Paused", "Last fail over"}, rows);
     return 0;
   }
@@ -439,7 +447,8 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
     bool all = a.flag({"--all"});
     a.done();
     if (name && all) usageError("The --agent option and the --all flag cannot be used simultaneously.");
-    if (!name && !all) usageError("Either set --agent or use --all to " + verb + " all agents of the environment.");
+    if (!name && !all)
+      usageError("Either set --agent or use --all to " + verb + " all agents of the environment.");
     json body = json::object();
     if (name)
       cli.call("POST", "/api/v2/agent/" + seg(*name) + "/" + verb, &body, {}, env);
@@ -450,20 +459,22 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: agent " + verb + " (list, pause, unpause)");
 }
 
-// ---- version ------------------------------------------------------------------------------------------------
+// ---- version
+// ------------------------------------------------------------------------------------------------
 
 std::vector<std::string> versionRow(const json& x) {
-  return {field(x, "date"), field(x, "version"), field(x, "released"), field(x, "deployed"),
-          field(x, "total"), field(x, "done"), field(x, "result")};
+  return {field(x, "date"),  field(x, "version"), field(x, "released"), field(x, "deployed"),
+          field(x, "total"), field(x, "done"),    field(x, "result")};
 }
-const std::vector<std::string> kVersionHeader = {"Created at", "Version", "Released", "Deployed",
-                                                 "# Resources", "# Done", "State"};
+const std::vector<std::string> kVersionHeader = {"Created at",  "Version", "Released", "Deployed",
+                                                 "# Resources", "# Done",  "State"};
 
 int version(Cli& cli, const std::string& verb, Args& a) {
   std::string env = cli.environmentId(a.required({"--environment", "-e"}));
   if (verb == "list") {
     a.done();
-    json versions = Cli::key(cli.call("GET", "/api/v1/version", nullptr, {}, env), "versions", "list versions");
+    json versions =
+        Cli::key(cli.call("GET", "/api/v1/version", nullptr, {}, env), "versions", "list versions");
     if (cli.printedJson(versions)) return 0;
     std::vector<std::vector<std::string>> rows;
     for (const json& x : versions) rows.push_back(versionRow(x));
@@ -494,7 +505,8 @@ int version(Cli& cli, const std::string& verb, Args& a) {
     std::map<std::string, std::map<std::string, std::vector<json>>> agents;
     for (const json& res : r.value("resources", json::array())) {
       json actions = res.value("actions", json::array());
-      if (!actions.empty() || detailed) agents[field(res, "agent")][field(res, "resource_type")].push_back(res);
+      if (!actions.empty() || detailed)
+        agents[field(res, "agent")][field(res, "resource_type")].push_back(res);
     }
     for (auto& [ag, types] : agents) {
       llvm::outs() << "Agent: " << ag << "\n" << std::string(72, '=') << "\n";
@@ -504,7 +516,8 @@ int version(Cli& cli, const std::string& verb, Args& a) {
           std::string rvid = field(res, "resource_version_id");
           size_t eq = rvid.find('=', rvid.find(','));
           size_t end = rvid.rfind(']');
-          std::string value = eq == std::string::npos || end == std::string::npos ? rvid : rvid.substr(eq + 1, end - eq - 1);
+          std::string value =
+              eq == std::string::npos || end == std::string::npos ? rvid : rvid.substr(eq + 1, end - eq - 1);
           llvm::outs() << value << " (#actions=" << res.value("actions", json::array()).size() << ")\n";
         }
         llvm::outs() << "\n";
@@ -515,7 +528,8 @@ int version(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: version " + verb + " (list, release, report)");
 }
 
-// ---- param --------------------------------------------------------------------------------------------------
+// ---- param
+// --------------------------------------------------------------------------------------------------
 
 void paramTable(Cli& cli, const json& p) {
   if (cli.printedJson(p)) return;
@@ -541,8 +555,8 @@ int param(Cli& cli, const std::string& verb, Args& a) {
   if (verb == "get") {
     std::string resource = a.option({"--resource"}).value_or("");
     a.done();
-    paramTable(cli, Cli::key(cli.call("GET", "/api/v1/parameter/" + seg(name), nullptr, {{"resource_id", resource}},
-                                      env),
+    paramTable(cli, Cli::key(cli.call("GET", "/api/v1/parameter/" + seg(name), nullptr,
+                                      {{"resource_id", resource}}, env),
                              "parameter", "get parameter"));
     return 0;
   }
@@ -563,7 +577,8 @@ int param(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: param " + verb + " (list, get, set)");
 }
 
-// ---- token, monitor, action-log -----------------------------------------------------------------------------
+// ---- token, monitor, action-log
+// -----------------------------------------------------------------------------
 
 int token(Cli& cli, const std::string& verb, Args& a) {
   if (verb == "create") {
@@ -582,8 +597,10 @@ int token(Cli& cli, const std::string& verb, Args& a) {
     a.done();
     auto key = client::signingKeyFromConfig(cli.cfg);
     if (!key) failure(llvm::toString(key.takeError()));
-    auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-    llvm::outs() << "Token: " << client::signToken(*key, {"api", "compiler", "agent"}, "", 3600, now.count()) << "\n";
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    llvm::outs() << "Token: " << client::signToken(*key, {"api", "compiler", "agent"}, "", 3600, now.count())
+                 << "\n";
     return 0;
   }
   usageError("unknown command: token " + verb + " (create, bootstrap)");
@@ -597,7 +614,8 @@ int monitor(Cli& cli, Args& a) {
   json versions = Cli::key(cli.call("GET", "/api/v1/version", nullptr, {}, env), "versions", "list versions");
   const json* first = nullptr;
   for (const json& v : versions)
-    if (field(v, "result") != "pending" && (!first || v.value("version", 0) > first->value("version", 0))) first = &v;
+    if (field(v, "result") != "pending" && (!first || v.value("version", 0) > first->value("version", 0)))
+      first = &v;
   if (!first) failure("Environment " + ref + " doesn't contain a released configuration model");
   int64_t ident = first->value("version", int64_t(0));
   json model = *first;
@@ -614,7 +632,8 @@ int monitor(Cli& cli, Args& a) {
     model = Cli::key(r, "model", "get version");
   }
   if (tty) llvm::outs() << "\n";
-  llvm::outs() << "Complete: " << model.value("done", int64_t(0)) << "/" << model.value("total", int64_t(0)) << "\n";
+  llvm::outs() << "Complete: " << model.value("done", int64_t(0)) << "/" << model.value("total", int64_t(0))
+               << "\n";
   std::string result = field(model, "result");
   if (result == "failed") {
     llvm::errs() << "Error: version " << ident << " finished with failures\n";
@@ -633,7 +652,8 @@ int actionLog(Cli& cli, const std::string& verb, Args& a) {
     a.done();
     client::Query q = {{"logs", "True"}};
     if (action) q.push_back({"log_action", *action});
-    json logs = Cli::key(cli.call("GET", "/api/v1/resource/" + seg(rvid), nullptr, q, env), "logs", "get resource");
+    json logs =
+        Cli::key(cli.call("GET", "/api/v1/resource/" + seg(rvid), nullptr, q, env), "logs", "get resource");
     if (cli.printedJson(logs)) return 0;
     if (logs.empty()) {
       llvm::outs() << "No resource action log entry found.\n";
@@ -649,8 +669,8 @@ int actionLog(Cli& cli, const std::string& verb, Args& a) {
   if (verb == "show-messages") {
     std::string actionId = a.required({"--action-id"});
     a.done();
-    json logs = Cli::key(cli.call("GET", "/api/v1/resource/" + seg(rvid), nullptr, {{"logs", "True"}}, env), "logs",
-                         "get resource");
+    json logs = Cli::key(cli.call("GET", "/api/v1/resource/" + seg(rvid), nullptr, {{"logs", "True"}}, env),
+                         "logs", "get resource");
     for (const json& l : logs)
       if (field(l, "action_id") == actionId) {
         if (cli.printedJson(l)) return 0;
@@ -665,7 +685,8 @@ int actionLog(Cli& cli, const std::string& verb, Args& a) {
 }
 
 const char* kHelp =
-    "usage: inmanta-cli [--host H] [--port P] [--token T] [--ssl] [--ssl-ca-cert F] [-c FILE] [--json] COMMAND\n\n"
+    "usage: inmanta-cli [--host H] [--port P] [--token T] [--ssl] [--ssl-ca-cert F] [-c FILE] [--json] "
+    "COMMAND\n\n"
     "  project create -n NAME | list | show P | modify -n NAME P | delete P\n"
     "  environment create -n NAME -p PROJECT [-r URL] [-b BRANCH] [-s] | list | show ENV [--format F]\n"
     "              | save ENV | modify -n NAME [-r URL] [-b BRANCH] ENV | delete ENV | clear ENV\n"
@@ -696,7 +717,8 @@ int run(const std::vector<std::string>& argv) {
   Cli cli;
   cli.jsonOutput = globals.flag({"--json"});
   std::vector<std::string> words = globals.rest();
-  if (words.empty() || words[0][0] == '-') usageError(words.empty() ? "missing command" : "unknown option " + words[0]);
+  if (words.empty() || words[0][0] == '-')
+    usageError(words.empty() ? "missing command" : "unknown option " + words[0]);
 
   auto cfg = config::Config::load(configFiles, ".");
   if (!cfg) failure(llvm::toString(cfg.takeError()));
@@ -736,7 +758,7 @@ int run(const std::vector<std::string>& argv) {
   usageError("unknown command " + group);
 }
 
-}  // namespace
+} // namespace
 
 namespace inm::tools {
 int cliMain(const std::vector<std::string>& args);

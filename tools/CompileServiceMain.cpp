@@ -1,9 +1,9 @@
 // `inmanta compile-service-run`: runs the compile service (orchestrator/compile) without the HTTP server, for
 // integration tests, benchmarks and operators who want to drain a queue by hand. It recovers unfinished runs,
-// optionally queues one request, keeps the auto_full_compile crons running for --serve seconds, and exits once
-// every queue is idle. Invariant: it never leaves a run claimed: it waits for runs in progress before exiting.
+// optionally queues one request, keeps the auto_full_compile crons running for --serve seconds, and exits
+// once every queue is idle. Invariant: it never leaves a run claimed: it waits for runs in progress before
+// exiting.
 #include "Verbs.h"
-
 #include "compile/CompileService.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -22,7 +22,8 @@ namespace {
 namespace asio = boost::asio;
 
 const char* kUsage =
-    "usage: inmanta compile-service-run --db CONNINFO --state-dir DIR [-e ENV --request [--update] [--no-export]\n"
+    "usage: inmanta compile-service-run --db CONNINFO --state-dir DIR [-e ENV --request [--update] "
+    "[--no-export]\n"
     "         [--metadata JSON] [--env-var K=V]...] [--serve SECONDS] [--timeout SECONDS] [--compiler PATH]\n"
     "         [--server-address H --server-port P] [--token T] [--git-username U] [--git-token T]\n"
     "         [--git-ssh-key FILE] [--retention SECONDS]\n"
@@ -39,7 +40,7 @@ std::string selfPath() {
   return n > 0 ? std::string(buf, size_t(n)) : "inmanta";
 }
 
-}  // namespace
+} // namespace
 
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
   compile::CompileServiceOptions opts;
@@ -56,13 +57,34 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
       return true;
     };
     std::string v;
-    if (a == "--help" || a == "-h") { llvm::outs() << kUsage; return 0; }
-    if (a == "--db") { if (!value(opts.dbConnection)) return usageError("--db needs a connection string"); continue; }
-    if (a == "--state-dir") { if (!value(opts.stateDir)) return usageError("--state-dir needs a directory"); continue; }
-    if (a == "-e") { if (!value(req.environment)) return usageError("-e needs an environment id"); continue; }
-    if (a == "--request") { doRequest = true; continue; }
-    if (a == "--update") { req.forceUpdate = true; continue; }
-    if (a == "--no-export") { req.doExport = false; continue; }
+    if (a == "--help" || a == "-h") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    if (a == "--db") {
+      if (!value(opts.dbConnection)) return usageError("--db needs a connection string");
+      continue;
+    }
+    if (a == "--state-dir") {
+      if (!value(opts.stateDir)) return usageError("--state-dir needs a directory");
+      continue;
+    }
+    if (a == "-e") {
+      if (!value(req.environment)) return usageError("-e needs an environment id");
+      continue;
+    }
+    if (a == "--request") {
+      doRequest = true;
+      continue;
+    }
+    if (a == "--update") {
+      req.forceUpdate = true;
+      continue;
+    }
+    if (a == "--no-export") {
+      req.doExport = false;
+      continue;
+    }
     if (a == "--metadata") {
       if (!value(v)) return usageError("--metadata needs JSON");
       req.metadata = nlohmann::json::parse(v, nullptr, false);
@@ -79,31 +101,58 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
       char* end = nullptr;
       double n = std::strtod(v.c_str(), &end);
       if (!end || *end || n < 0) return usageError(a + ": not a number: " + v);
-      if (a == "--serve") serveSeconds = n;
-      else if (a == "--timeout") opts.compileTimeout = std::chrono::seconds(long(n));
-      else if (a == "--retention") retention = long(n);
-      else opts.serverPort = int(n);
+      if (a == "--serve")
+        serveSeconds = n;
+      else if (a == "--timeout")
+        opts.compileTimeout = std::chrono::seconds(long(n));
+      else if (a == "--retention")
+        retention = long(n);
+      else
+        opts.serverPort = int(n);
       continue;
     }
-    if (a == "--compiler") { if (!value(opts.compilerBinary)) return usageError("--compiler needs a path"); continue; }
-    if (a == "--server-address") { if (!value(opts.serverAddress)) return usageError("--server-address needs a host"); continue; }
-    if (a == "--token") { if (!value(opts.internalToken)) return usageError("--token needs a token"); continue; }
-    if (a == "--git-username") { if (!value(opts.git.username)) return usageError("--git-username needs a value"); continue; }
-    if (a == "--git-token") { if (!value(opts.git.password)) return usageError("--git-token needs a value"); continue; }
-    if (a == "--git-ssh-key") { if (!value(opts.git.sshKey)) return usageError("--git-ssh-key needs a file"); continue; }
+    if (a == "--compiler") {
+      if (!value(opts.compilerBinary)) return usageError("--compiler needs a path");
+      continue;
+    }
+    if (a == "--server-address") {
+      if (!value(opts.serverAddress)) return usageError("--server-address needs a host");
+      continue;
+    }
+    if (a == "--token") {
+      if (!value(opts.internalToken)) return usageError("--token needs a token");
+      continue;
+    }
+    if (a == "--git-username") {
+      if (!value(opts.git.username)) return usageError("--git-username needs a value");
+      continue;
+    }
+    if (a == "--git-token") {
+      if (!value(opts.git.password)) return usageError("--git-token needs a value");
+      continue;
+    }
+    if (a == "--git-ssh-key") {
+      if (!value(opts.git.sshKey)) return usageError("--git-ssh-key needs a file");
+      continue;
+    }
     return usageError("unknown argument " + a);
   }
   if (opts.dbConnection.empty()) return usageError("--db is required");
   if (opts.stateDir.empty()) return usageError("--state-dir is required");
   if (doRequest && req.environment.empty()) return usageError("--request needs -e ENV");
   if (auto ec = llvm::sys::fs::create_directories(opts.stateDir))
-    return llvm::errs() << "inmanta compile-service-run: cannot create " << opts.stateDir << ": " << ec.message() << "\n", 1;
+    return llvm::errs() << "inmanta compile-service-run: cannot create " << opts.stateDir << ": "
+                        << ec.message() << "\n",
+           1;
   llvm::SmallString<256> abs(opts.stateDir);
   (void)llvm::sys::fs::make_absolute(abs);
   opts.stateDir = abs.str().str();
-  if (req.metadata.empty()) req.metadata = {{"type", "api"}, {"message", "Recompile trigger through compile-service-run"}};
+  if (req.metadata.empty())
+    req.metadata = {{"type", "api"}, {"message", "Recompile trigger through compile-service-run"}};
 
-  opts.warn = [](const std::string& msg) { llvm::errs() << "inmanta compile-service-run: warning: " << msg << "\n"; };
+  opts.warn = [](const std::string& msg) {
+    llvm::errs() << "inmanta compile-service-run: warning: " << msg << "\n";
+  };
   asio::io_context ioc;
   asio::thread_pool pool(2);
   compile::CompileService service(ioc.get_executor(), pool, opts);
@@ -122,8 +171,10 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
         if (*failed) llvm::outs() << "marked " << *failed << " unfinished compile(s) as failed\n";
         if (retention >= 0) {
           auto purged = co_await service.purgeReports(std::chrono::seconds(retention));
-          if (!purged) llvm::errs() << "inmanta compile-service-run: " << llvm::toString(purged.takeError()) << "\n";
-          else llvm::outs() << "purged " << *purged << " compile(s) past retention\n";
+          if (!purged)
+            llvm::errs() << "inmanta compile-service-run: " << llvm::toString(purged.takeError()) << "\n";
+          else
+            llvm::outs() << "purged " << *purged << " compile(s) past retention\n";
         }
         if (doRequest) {
           auto id = co_await service.request(req);
@@ -153,4 +204,4 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
   return rc;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

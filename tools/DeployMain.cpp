@@ -1,33 +1,33 @@
 // `inmanta deploy [--dry-run] [--project DIR]`: the embedded mode (seeds 000/002). In a project directory it
-// starts a private PostgreSQL (initdb on first use under data/deploy, reused after), `inmanta server` (which starts
-// the environment's scheduler, which starts executors), creates the project/environment once, compiles and
-// exports the project, lets auto_deploy release it, shows a live progress line, prints a table of the final
-// resource states, and stops everything it started — also on Ctrl-C/SIGTERM and on failure. Exit 1 if any
-// resource failed. As root, PostgreSQL runs as the `postgres` user and its cluster lives in a postgres-accessible
-// folder recorded in data/deploy/cluster (the project may sit where postgres cannot traverse, e.g. /root).
+// starts a private PostgreSQL (initdb on first use under data/deploy, reused after), `inmanta server` (which
+// starts the environment's scheduler, which starts executors), creates the project/environment once, compiles
+// and exports the project, lets auto_deploy release it, shows a live progress line, prints a table of the
+// final resource states, and stops everything it started — also on Ctrl-C/SIGTERM and on failure. Exit 1 if
+// any resource failed. As root, PostgreSQL runs as the `postgres` user and its cluster lives in a
+// postgres-accessible folder recorded in data/deploy/cluster (the project may sit where postgres cannot
+// traverse, e.g. /root).
 #include "Verbs.h"
-
 #include "client/Client.h"
 
+#include <netinet/in.h>
 #include <pqxx/pqxx>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <grp.h>
 #include <iostream>
 #include <map>
-#include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
-#include <sstream>
 #include <random>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <netinet/in.h>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -95,8 +95,8 @@ struct Child {
   }
 };
 
-Child spawn(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd, uid_t uid = 0,
-            gid_t gid = 0, const std::vector<std::string>& env = {}) {
+Child spawn(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd,
+            uid_t uid = 0, gid_t gid = 0, const std::vector<std::string>& env = {}) {
   Child c;
   c.what = argv[0];
   pid_t pid = ::fork();
@@ -124,8 +124,8 @@ Child spawn(const std::vector<std::string>& argv, const std::string& log, const 
   return c;
 }
 
-int runToEnd(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd, uid_t uid = 0,
-             gid_t gid = 0) {
+int runToEnd(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd,
+             uid_t uid = 0, gid_t gid = 0) {
   Child c = spawn(argv, log, cwd, uid, gid);
   int st = 0;
   while (::waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
@@ -140,14 +140,16 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace
+} // namespace
 
 int deployMain(const std::vector<std::string>& args, int verbose) {
   bool dryRun = false;
   std::string projectDir = ".";
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--dry-run") dryRun = true;
-    else if (args[i] == "--project" && i + 1 < args.size()) projectDir = args[++i];
+    if (args[i] == "--dry-run")
+      dryRun = true;
+    else if (args[i] == "--project" && i + 1 < args.size())
+      projectDir = args[++i];
     else if (args[i] == "-h" || args[i] == "--help") {
       std::cout << "usage: inmanta deploy [--dry-run] [--project DIR]\n";
       return 0;
@@ -159,7 +161,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
   std::error_code ec;
   fs::path project = fs::weakly_canonical(fs::absolute(projectDir, ec), ec);
   if (!fs::exists(project / "main.cf")) {
-    std::cerr << "inmanta deploy: " << (project / "main.cf").string() << " does not exist: run it in a project directory\n";
+    std::cerr << "inmanta deploy: " << (project / "main.cf").string()
+              << " does not exist: run it in a project directory\n";
     return 2;
   }
   std::string bindir = pgBindir();
@@ -194,7 +197,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       cluster = recorded;
     } else {
       std::hash<std::string> h;
-      cluster = fs::path("/var/tmp") / ("inmanta-deploy-" + std::to_string(h(project.string()) % 1000000000ULL));
+      cluster =
+          fs::path("/var/tmp") / ("inmanta-deploy-" + std::to_string(h(project.string()) % 1000000000ULL));
       fs::create_directories(cluster);
       ::chown(cluster.c_str(), pgUid, pgGid);
       std::ofstream(data / "cluster") << cluster.string() << "\n";
@@ -213,15 +217,15 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
   fs::path pgdata = cluster / "data";
   if (!fs::exists(pgdata / "PG_VERSION")) {
     std::cout << "initializing PostgreSQL in " << pgdata.string() << "\n";
-    if (runToEnd({bindir + "/initdb", "-D", pgdata.string(), "-U", "postgres", "--auth=trust", "-E", "UTF8"}, pgLog,
-                 cluster.string(), pgUid, pgGid) != 0) {
+    if (runToEnd({bindir + "/initdb", "-D", pgdata.string(), "-U", "postgres", "--auth=trust", "-E", "UTF8"},
+                 pgLog, cluster.string(), pgUid, pgGid) != 0) {
       std::cerr << "inmanta deploy: initdb failed (log: " << pgLog << ")\n";
       return 1;
     }
   }
   int pgPort = freePort();
-  Child pg = spawn({bindir + "/postgres", "-D", pgdata.string(), "-p", std::to_string(pgPort), "-k", cluster.string(),
-                    "-c", "listen_addresses=127.0.0.1"},
+  Child pg = spawn({bindir + "/postgres", "-D", pgdata.string(), "-p", std::to_string(pgPort), "-k",
+                    cluster.string(), "-c", "listen_addresses=127.0.0.1"},
                    pgLog, cluster.string(), pgUid, pgGid);
   Child server;
   int exitCode = 1;
@@ -251,15 +255,17 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     {
       pqxx::connection c(conn + "postgres");
       pqxx::nontransaction tx(c);
-      if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'inmanta'").empty()) tx.exec("CREATE DATABASE inmanta");
+      if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'inmanta'").empty())
+        tx.exec("CREATE DATABASE inmanta");
     }
     // ---- the server (it runs the scheduler and the executors)
     int port = freePort();
     std::string cfg = (data / "server.cfg").string();
     fs::create_directories(data / "state");
-    std::ofstream(cfg) << "[database]\nhost = 127.0.0.1\nport = " << pgPort
-                       << "\nname = inmanta\nusername = postgres\n[server]\nbind-address = 127.0.0.1\nbind-port = "
-                       << port << "\n[config]\nstate-dir = " << (data / "state").string() << "\n";
+    std::ofstream(cfg)
+        << "[database]\nhost = 127.0.0.1\nport = " << pgPort
+        << "\nname = inmanta\nusername = postgres\n[server]\nbind-address = 127.0.0.1\nbind-port = " << port
+        << "\n[config]\nstate-dir = " << (data / "state").string() << "\n";
     server = spawn({selfExe(), "server", "-c", cfg}, (data / "server.log").string(), project.string());
     client::Endpoint ep;
     ep.host = "127.0.0.1";
@@ -275,7 +281,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       llvm::consumeError(r.takeError());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (!up) throw std::runtime_error("the server did not start (log: " + (data / "server.log").string() + ")");
+    if (!up)
+      throw std::runtime_error("the server did not start (log: " + (data / "server.log").string() + ")");
     // ---- project + environment (created once, reused)
     std::string env = slurp((data / "environment").string());
     while (!env.empty() && (env.back() == '\n' || env.back() == ' ')) env.pop_back();
@@ -296,10 +303,10 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     epEnv.environment = env;
     client::Client api(epEnv);
     // The embedded mode's timers (§2): deploy interval off, repair every 600 s; dry-run = no auto release.
-    for (auto [k, v] : std::vector<std::pair<std::string, nlohmann::json>>{
-             {"autostart_agent_deploy_interval", "0"}, {"autostart_agent_repair_interval", "600"},
-             {"auto_deploy", !dryRun}})
-    {
+    for (auto [k, v] :
+         std::vector<std::pair<std::string, nlohmann::json>>{{"autostart_agent_deploy_interval", "0"},
+                                                             {"autostart_agent_repair_interval", "600"},
+                                                             {"auto_deploy", !dryRun}}) {
       nlohmann::json body{{"value", v}};
       jsonOf(api.call("POST", "/api/v2/environment_settings/" + k, &body), "setting " + k);
     }
@@ -307,7 +314,10 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     int before = 0;
     {
       pqxx::read_transaction tx(db);
-      before = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid", env)[0][0].as<int>();
+      before = tx.exec_params(
+                     "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid",
+                     env)[0][0]
+                   .as<int>();
     }
     // Everything from here on counts for the progress and the "changed" total.
     std::string since;
@@ -340,7 +350,10 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     int version = 0;
     {
       pqxx::read_transaction tx(db);
-      version = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid", env)[0][0].as<int>();
+      version = tx.exec_params(
+                      "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid",
+                      env)[0][0]
+                    .as<int>();
     }
     if (version <= before) throw std::runtime_error("the export stored no new version");
     if (dryRun) {
@@ -348,11 +361,13 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       {
         std::mt19937_64 rng{std::random_device{}()};
         char buf[40];
-        std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012llx", unsigned(rng()), unsigned(rng() & 0xffff),
-                      unsigned(rng() & 0xfff), unsigned(rng() & 0xfff), (unsigned long long)(rng() & 0xffffffffffffULL));
+        std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012llx", unsigned(rng()),
+                      unsigned(rng() & 0xffff), unsigned(rng() & 0xfff), unsigned(rng() & 0xfff),
+                      (unsigned long long)(rng() & 0xffffffffffffULL));
         id = buf;
         pqxx::work tx(db);
-        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'dryrun', $2::jsonb)",
+        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, "
+                       "'dryrun', $2::jsonb)",
                        env, nlohmann::json{{"id", id}, {"version", version}}.dump());
         tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
         tx.commit();
@@ -376,7 +391,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
         std::printf("  %-14s %s\n", st.c_str(), rvid.c_str());
         if (entry.contains("changes"))
           for (const auto& [attr, ch] : entry["changes"].items()) {
-            std::printf("      %s: %s -> %s\n", attr.c_str(), ch.value("current", nlohmann::json()).dump().c_str(),
+            std::printf("      %s: %s -> %s\n", attr.c_str(),
+                        ch.value("current", nlohmann::json()).dump().c_str(),
                         ch.value("desired", nlohmann::json()).dump().c_str());
           }
         changed += st != "unmodified";
@@ -386,12 +402,13 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       cleanup();
       return exitCode;
     }
-    // ---- a full deploy (repair) of everything: unchanged resources are checked too, so a file changed by hand
-    // is put back; handlers that find nothing to do report `nochange`.
+    // ---- a full deploy (repair) of everything: unchanged resources are checked too, so a file changed by
+    // hand is put back; handlers that find nothing to do report `nochange`.
     {
       pqxx::work tx(db);
-      tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'deploy', $2::jsonb)",
-                     env, nlohmann::json{{"repair", true}}.dump());
+      tx.exec_params(
+          "INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'deploy', $2::jsonb)",
+          env, nlohmann::json{{"repair", true}}.dump());
       tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
       tx.commit();
     }
@@ -401,21 +418,27 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     auto started = std::chrono::steady_clock::now();
     for (;;) {
       if (gStop) throw std::runtime_error("interrupted");
-      if (!server.alive()) throw std::runtime_error("the server exited (log: " + (data / "server.log").string() + ")");
+      if (!server.alive())
+        throw std::runtime_error("the server exited (log: " + (data / "server.log").string() + ")");
       pqxx::read_transaction tx(db);
-      auto processed = tx.exec_params("SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid", env);
+      auto processed = tx.exec_params(
+          "SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid",
+          env);
       int lp = processed.empty() ? 0 : processed[0][0].as<int>();
       auto rows = tx.exec_params(
-          "SELECT s.resource_id, s.agent, CASE WHEN s.is_deploying THEN 'deploying' WHEN s.is_undefined THEN 'undefined' "
+          "SELECT s.resource_id, s.agent, CASE WHEN s.is_deploying THEN 'deploying' WHEN s.is_undefined THEN "
+          "'undefined' "
           "WHEN s.blocked = 'BLOCKED' THEN 'skipped_for_undefined' WHEN s.current_intent_attribute_hash <> "
           "coalesce(s.last_deployed_attribute_hash, '') OR s.last_handler_run_at IS NULL OR "
           "(s.last_handler_run_at < $3::timestamptz AND s.blocked = 'NOT_BLOCKED') THEN 'available' "
           "ELSE s.last_non_deploying_status END, "
-          "(SELECT count(*) FROM resourceaction a JOIN resourceaction_resource x ON x.resource_action_id = a.action_id "
+          "(SELECT count(*) FROM resourceaction a JOIN resourceaction_resource x ON x.resource_action_id = "
+          "a.action_id "
           " WHERE x.environment = s.environment AND x.resource_id = s.resource_id AND a.action = 'deploy' "
           " AND a.started >= $3::timestamptz AND a.change IS NOT NULL AND a.change <> 'nochange') "
           "FROM resource_persistent_state s JOIN resource r ON r.environment = s.environment AND "
-          "r.resource_id = s.resource_id AND r.model = $2 WHERE s.environment = $1::uuid ORDER BY s.resource_id",
+          "r.resource_id = s.resource_id AND r.model = $2 WHERE s.environment = $1::uuid ORDER BY "
+          "s.resource_id",
           env, version, since);
       int done = 0, failed = 0;
       changedCount = 0;
@@ -434,7 +457,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       }
       std::string line = "deploying version " + std::to_string(version) + ": " + std::to_string(done) + "/" +
                          std::to_string(rows.size()) + " done, " + std::to_string(failed) + " failed |";
-      for (const auto& [a, p] : perAgent) line += " " + a + " " + std::to_string(p.first) + "/" + std::to_string(p.second);
+      for (const auto& [a, p] : perAgent)
+        line += " " + a + " " + std::to_string(p.first) + "/" + std::to_string(p.second);
       std::cout << "\r" << line << "   " << std::flush;
       if (lp >= version && done == static_cast<int>(rows.size())) break;
       if (std::chrono::steady_clock::now() - started > std::chrono::minutes(30))
@@ -450,7 +474,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
     std::cout << changedCount << " of " << final.size() << " resources changed\n";
     exitCode = bad ? 1 : 0;
-    if (bad) std::cout << bad << " resource(s) did not deploy; logs: " << (data / "server.log").string() << "\n";
+    if (bad)
+      std::cout << bad << " resource(s) did not deploy; logs: " << (data / "server.log").string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "\ninmanta deploy: " << e.what() << "\n";
     exitCode = 1;
@@ -460,4 +485,4 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
   return exitCode;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

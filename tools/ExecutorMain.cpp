@@ -1,12 +1,13 @@
-// `inmanta executor [--threads N] [--file-timeout S]`: the executor process the scheduler starts (orchestrator.md
-// §7). It speaks the framed protocol of docs/deploy.md ("Executor protocol") on stdin/stdout and runs the std
-// handlers; stdout carries frames only, diagnostics go to stderr. Not meant to be run by hand.
+// `inmanta executor [--threads N] [--file-timeout S]`: the executor process the scheduler starts
+// (orchestrator.md §7). It speaks the framed protocol of docs/deploy.md ("Executor protocol") on stdin/stdout
+// and runs the std handlers; stdout carries frames only, diagnostics go to stderr. Not meant to be run by
+// hand.
 // `--python-artifact FILE` (the version's artifact: its `python_code` is written to a private directory) or
-// `--python-code DIR` (modules laid out as DIR/<module>/plugins/) adds the `@provider` handlers of that Python
-// code (pybridge/, docs/pybridge.md); without them no interpreter starts.
+// `--python-code DIR` (modules laid out as DIR/<module>/plugins/) adds the `@provider` handlers of that
+// Python code (pybridge/, docs/pybridge.md); without them no interpreter starts.
+#include "Verbs.h"
 #include "executor/ExecutorHost.h"
 #include "pybridge/PyHandlers.h"
-#include "Verbs.h"
 
 #include <llvm/Support/FileSystem.h>
 
@@ -46,7 +47,8 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
       char* end = nullptr;
       double s = std::strtod(v->c_str(), &end);
       if (*end || s <= 0) {
-        std::cerr << "inmanta executor: --file-timeout must be a positive number of seconds, got '" << *v << "'\n";
+        std::cerr << "inmanta executor: --file-timeout must be a positive number of seconds, got '" << *v
+                  << "'\n";
         return 2;
       }
       options.fileTimeoutSeconds = s;
@@ -71,7 +73,8 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
   llvm::SmallString<128> tmpDir;
   if (!pythonArtifact.empty()) {
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("inmanta-executor-code", tmpDir)) {
-      std::cerr << "inmanta executor: cannot create a directory for the Python code: " << ec.message() << "\n";
+      std::cerr << "inmanta executor: cannot create a directory for the Python code: " << ec.message()
+                << "\n";
       return 2;
     }
     codeDir = std::string(tmpDir.str());
@@ -79,8 +82,9 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
   int rc = 0;
   if (!codeDir.empty()) {
     llvm::Expected<std::vector<pybridge::PythonModule>> modules =
-        pythonArtifact.empty() ? llvm::Expected<std::vector<pybridge::PythonModule>>(pybridge::modulesInDir(codeDir))
-                               : pybridge::materializeCode(pythonArtifact, codeDir);
+        pythonArtifact.empty()
+            ? llvm::Expected<std::vector<pybridge::PythonModule>>(pybridge::modulesInDir(codeDir))
+            : pybridge::materializeCode(pythonArtifact, codeDir);
     llvm::Error err = modules ? pybridge::registerPythonHandlers(*modules, registry) : modules.takeError();
     if (err) {
       std::cerr << "inmanta executor: " << llvm::toString(std::move(err)) << "\n";
@@ -95,4 +99,4 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
   return rc;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

@@ -3,9 +3,8 @@
 
 #include "config/Config.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
+#include <unistd.h>
 
 namespace inm::tools {
 
@@ -24,10 +23,10 @@ nlohmann::json defaultMetadata() {
           {"type", "manual"}};
 }
 
-}  // namespace
+} // namespace
 
-llvm::Expected<std::unique_ptr<PushSession>> openPushSession(const PushFlags& flags, const std::string& projectDir,
-                                                             const std::string& compilerVersion) {
+llvm::Expected<std::unique_ptr<PushSession>>
+openPushSession(const PushFlags& flags, const std::string& projectDir, const std::string& compilerVersion) {
   auto cfg = config::Config::load(flags.configFiles, projectDir);
   if (!cfg) return cfg.takeError();
   const char* section = "compiler_rest_transport";
@@ -64,8 +63,9 @@ llvm::Expected<std::unique_ptr<PushSession>> openPushSession(const PushFlags& fl
     if (o.exportMetadata.is_discarded() || !o.exportMetadata.is_object())
       return fail("--metadata must be a JSON object, got: " + flags.metadata);
   }
-  if (!o.exportMetadata.contains("inmanta:compile:state")) o.exportMetadata["inmanta:compile:state"] = "success";
+  if (!o.exportMetadata.contains("inmanta:compile:state"))
+    o.exportMetadata["inmanta:compile:state"] = "success";
   return session;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

@@ -1,31 +1,32 @@
-// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, then the connection is
-// handed to an attached ExecutorProcess, which speaks the executor protocol exactly as with a local child.
+// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, then the connection
+// is handed to an attached ExecutorProcess, which speaks the executor protocol exactly as with a local child.
 #include "ExternalAgents.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-
 #include <pqxx/pqxx>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 using local = asio::local::stream_protocol;
 
 namespace inm::tools {
 
-std::string resetExternalAgents(const std::string& connString, const std::string& env, std::vector<std::string>& names) {
+std::string resetExternalAgents(const std::string& connString, const std::string& env,
+                                std::vector<std::string>& names) {
   try {
     pqxx::connection c(connString);
     pqxx::work tx(c);
     tx.exec_params("UPDATE external_agent SET connected = false, disconnected_at = now() "
                    "WHERE environment = $1 AND connected",
                    env);
-    for (const auto& row : tx.exec_params("SELECT name FROM external_agent WHERE environment = $1 ORDER BY name", env))
+    for (const auto& row :
+         tx.exec_params("SELECT name FROM external_agent WHERE environment = $1 ORDER BY name", env))
       names.push_back(row[0].as<std::string>());
     tx.commit();
     return "";
@@ -35,7 +36,8 @@ std::string resetExternalAgents(const std::string& connString, const std::string
 }
 
 std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<std::string>& agents, const std::string& holder, bool connected) {
+                                 const std::vector<std::string>& agents, const std::string& holder,
+                                 bool connected) {
   try {
     pqxx::connection c(connString);
     pqxx::work tx(c);
@@ -63,7 +65,7 @@ std::string joined(const std::vector<std::string>& names) {
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
 }
-}  // namespace
+} // namespace
 
 struct ExternalAgents::Conn {
   explicit Conn(local::socket s) : socket(std::move(s)), deadline(socket.get_executor()) {}
@@ -74,16 +76,12 @@ struct ExternalAgents::Conn {
   std::string out;
 };
 
-ExternalAgents::ExternalAgents(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
-                               Persist persist, std::function<void(const std::string&)> log,
+ExternalAgents::ExternalAgents(asio::io_context& ioc, executor::ExecutorOptions options,
+                               executor::FileProvider files, Persist persist,
+                               std::function<void(const std::string&)> log,
                                std::function<void(const std::vector<std::string>&)> onClaim)
-    : ioc_(ioc),
-      options_(std::move(options)),
-      files_(std::move(files)),
-      persist_(std::move(persist)),
-      log_(std::move(log)),
-      onClaimed_(std::move(onClaim)),
-      acceptor_(ioc) {}
+    : ioc_(ioc), options_(std::move(options)), files_(std::move(files)), persist_(std::move(persist)),
+      log_(std::move(log)), onClaimed_(std::move(onClaim)), acceptor_(ioc) {}
 
 ExternalAgents::~ExternalAgents() {
   boost::system::error_code ec;
@@ -100,10 +98,11 @@ void ExternalAgents::setKnown(const std::vector<std::string>& agents) {
 std::string ExternalAgents::listen(const std::string& path) {
   // sun_path holds 107 bytes plus the terminating NUL.
   if (path.size() > 107)
-    return "the external agent socket path " + path + " is longer than 107 bytes; use a shorter [config] state-dir";
+    return "the external agent socket path " + path +
+           " is longer than 107 bytes; use a shorter [config] state-dir";
   std::error_code fec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), fec);
-  ::unlink(path.c_str());  // a socket left behind by a killed scheduler
+  ::unlink(path.c_str()); // a socket left behind by a killed scheduler
   boost::system::error_code ec;
   acceptor_.open(local(), ec);
   if (!ec) acceptor_.bind(local::endpoint(path), ec);
@@ -128,32 +127,36 @@ void ExternalAgents::accept() {
       boost::system::error_code ignored;
       conn->socket.close(ignored);
     });
-    asio::async_read(conn->socket, asio::buffer(conn->length), [this, conn](boost::system::error_code e, size_t) {
-      if (e) return;
-      uint32_t n = (uint32_t(conn->length[0]) << 24) | (uint32_t(conn->length[1]) << 16) |
-                   (uint32_t(conn->length[2]) << 8) | uint32_t(conn->length[3]);
-      if (n > (1u << 20)) {
-        log_("warning: dropped an external agent connection: its claim frame of " + std::to_string(n) +
-             " bytes is too large");
-        return;
-      }
-      conn->body.resize(n);
-      asio::async_read(conn->socket, asio::buffer(conn->body), [this, conn](boost::system::error_code e2, size_t) {
-        if (e2) return;
-        conn->deadline.cancel();
-        executor::Json claim = executor::Json::parse(conn->body, nullptr, false);
-        onClaim(conn, claim);
-      });
-    });
+    asio::async_read(
+        conn->socket, asio::buffer(conn->length), [this, conn](boost::system::error_code e, size_t) {
+          if (e) return;
+          uint32_t n = (uint32_t(conn->length[0]) << 24) | (uint32_t(conn->length[1]) << 16) |
+                       (uint32_t(conn->length[2]) << 8) | uint32_t(conn->length[3]);
+          if (n > (1u << 20)) {
+            log_("warning: dropped an external agent connection: its claim frame of " + std::to_string(n) +
+                 " bytes is too large");
+            return;
+          }
+          conn->body.resize(n);
+          asio::async_read(conn->socket, asio::buffer(conn->body),
+                           [this, conn](boost::system::error_code e2, size_t) {
+                             if (e2) return;
+                             conn->deadline.cancel();
+                             executor::Json claim = executor::Json::parse(conn->body, nullptr, false);
+                             onClaim(conn, claim);
+                           });
+        });
     accept();
   });
 }
 
-void ExternalAgents::reply(std::shared_ptr<Conn> conn, const executor::Json& answer, std::function<void()> then) {
+void ExternalAgents::reply(std::shared_ptr<Conn> conn, const executor::Json& answer,
+                           std::function<void()> then) {
   conn->out = executor::encodeFrame(answer);
-  asio::async_write(conn->socket, asio::buffer(conn->out), [conn, then](boost::system::error_code ec, size_t) {
-    if (!ec && then) then();
-  });
+  asio::async_write(conn->socket, asio::buffer(conn->out),
+                    [conn, then](boost::system::error_code ec, size_t) {
+                      if (!ec && then) then();
+                    });
 }
 
 void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& claim) {
@@ -169,7 +172,8 @@ void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& c
                   ", this scheduler speaks version " + std::to_string(executor::kProtocolVersion));
   std::vector<std::string> agents;
   for (const auto& a : claim["agents"]) {
-    if (!a.is_string() || a.get<std::string>().empty()) return refuse("agent names must be non-empty strings");
+    if (!a.is_string() || a.get<std::string>().empty())
+      return refuse("agent names must be non-empty strings");
     agents.push_back(a.get<std::string>());
   }
   std::string holder = claim.value("holder", std::string("an unnamed agent process"));
@@ -188,8 +192,8 @@ void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& c
     std::string label = "external agent " + joined(agents);
     std::shared_ptr<executor::ExecutorProcess> session;
     if (fd >= 0)
-      session = executor::ExecutorProcess::attach(ioc_.get_executor(), "external-" + std::to_string(nextSession_++),
-                                                  fd, options_, files_, label);
+      session = executor::ExecutorProcess::attach(
+          ioc_.get_executor(), "external-" + std::to_string(nextSession_++), fd, options_, files_, label);
     if (!session) {
       for (const auto& a : agents) claims_.erase(a);
       log_("warning: cannot attach " + label + " (dup failed)");
@@ -227,7 +231,8 @@ std::shared_ptr<executor::ExecutorProcess> ExternalAgents::session(const std::st
   auto it = claims_.find(agent);
   if (it != claims_.end() && it->second.session && it->second.session->alive()) return it->second.session;
   if (error)
-    *error = "external agent " + agent + " is not connected; its resources wait until `inmanta agent` claims it again";
+    *error = "external agent " + agent +
+             " is not connected; its resources wait until `inmanta agent` claims it again";
   return nullptr;
 }
 
@@ -251,4 +256,4 @@ void ExternalAgents::shutdown(std::function<void()> done) {
     });
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

@@ -1,10 +1,11 @@
-// The scheduler's side of external agents (docs/deploy.md "External agents"): a Unix socket under the state dir
-// on which the server relays `inmanta agent` connections. A connection starts with one `claim` frame (agent names
-// and the holder's description); the claim is granted (`claimed`) or refused (`refused`, naming the holder), and
-// a granted connection then speaks the executor protocol as an attached executor::ExecutorProcess. Claims are
-// persistent: an agent once claimed stays external (its work answers `unavailable` while no session holds it)
-// until its row in `external_agent` is deleted. Invariants: at most one live session per agent; every claim and
-// disconnect is reported through `persist` in the order they happened; everything runs on the io_context thread.
+// The scheduler's side of external agents (docs/deploy.md "External agents"): a Unix socket under the state
+// dir on which the server relays `inmanta agent` connections. A connection starts with one `claim` frame
+// (agent names and the holder's description); the claim is granted (`claimed`) or refused (`refused`, naming
+// the holder), and a granted connection then speaks the executor protocol as an attached
+// executor::ExecutorProcess. Claims are persistent: an agent once claimed stays external (its work answers
+// `unavailable` while no session holds it) until its row in `external_agent` is deleted. Invariants: at most
+// one live session per agent; every claim and disconnect is reported through `persist` in the order they
+// happened; everything runs on the io_context thread.
 #pragma once
 
 #include "executor/ExecutorClient.h"
@@ -21,27 +22,31 @@
 
 namespace inm::tools {
 
-/// The `external_agent` rows of `env` (blocking libpqxx calls; run them on a DB thread). `resetExternalAgents`
-/// marks every row disconnected (a scheduler starts without sessions) and returns the names; `recordExternalAgents`
-/// upserts a claim (connected, holder) or marks a disconnect. Both return their error as text ("" = done).
-std::string resetExternalAgents(const std::string& connString, const std::string& env, std::vector<std::string>& names);
+/// The `external_agent` rows of `env` (blocking libpqxx calls; run them on a DB thread).
+/// `resetExternalAgents` marks every row disconnected (a scheduler starts without sessions) and returns the
+/// names; `recordExternalAgents` upserts a claim (connected, holder) or marks a disconnect. Both return their
+/// error as text ("" = done).
+std::string resetExternalAgents(const std::string& connString, const std::string& env,
+                                std::vector<std::string>& names);
 std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<std::string>& agents, const std::string& holder, bool connected);
-
+                                 const std::vector<std::string>& agents, const std::string& holder,
+                                 bool connected);
 
 class ExternalAgents {
  public:
   /// A claim (connected=true, with its holder) or a disconnect (connected=false) to record in the database.
-  using Persist = std::function<void(const std::vector<std::string>& agents, const std::string& holder, bool connected)>;
+  using Persist =
+      std::function<void(const std::vector<std::string>& agents, const std::string& holder, bool connected)>;
 
-  ExternalAgents(boost::asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
-                 Persist persist, std::function<void(const std::string&)> log,
+  ExternalAgents(boost::asio::io_context& ioc, executor::ExecutorOptions options,
+                 executor::FileProvider files, Persist persist, std::function<void(const std::string&)> log,
                  std::function<void(const std::vector<std::string>&)> onClaim);
   ~ExternalAgents();
 
   /// Agents recorded as external by an earlier run (their work waits for a claim).
   void setKnown(const std::vector<std::string>& agents);
-  /// Binds the socket (an existing stale socket file is replaced) and starts accepting. Returns "" or the error.
+  /// Binds the socket (an existing stale socket file is replaced) and starts accepting. Returns "" or the
+  /// error.
   std::string listen(const std::string& path);
 
   bool isExternal(const std::string& agent) const { return external_.count(agent) != 0; }
@@ -69,8 +74,8 @@ class ExternalAgents {
     std::string holder;
     std::shared_ptr<executor::ExecutorProcess> session;
   };
-  std::map<std::string, Claim> claims_;  ///< live claims only
+  std::map<std::string, Claim> claims_; ///< live claims only
   uint64_t nextSession_ = 1;
 };
 
-}  // namespace inm::tools
+} // namespace inm::tools

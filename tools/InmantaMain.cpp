@@ -4,6 +4,8 @@
 // Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
 // reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
 // any model error, 2 on bad usage.
+#include "ExportPush.h"
+#include "Verbs.h"
 #include "exporter/Exporter.h"
 #include "frontend/Frontend.h"
 #include "frontend/Project.h"
@@ -11,15 +13,13 @@
 #include "passes/Pipeline.h"
 #include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
-#include "ExportPush.h"
-#include "Verbs.h"
 #include "support/Limits.h"
 
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
-
-#include <llvm/Support/ErrorHandling.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <csignal>
@@ -28,9 +28,8 @@
 #include <cstring>
 #include <new>
 #include <optional>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace inm;
@@ -43,9 +42,9 @@ struct Options {
   std::string command;
   std::string mainFile = "main.cf";
   std::string projectDir = ".";
-  std::string exportFile;       // export -j FILE (--export-json FILE)
-  bool compileData = false;     // --export-compile-data: write the diagnostics as JSON
-  std::string compileDataFile;  // --export-compile-data-file FILE (default compile_data.json)
+  std::string exportFile;      // export -j FILE (--export-json FILE)
+  bool compileData = false;    // --export-compile-data: write the diagnostics as JSON
+  std::string compileDataFile; // --export-compile-data-file FILE (default compile_data.json)
   bool syntaxOnly = false;
   bool dumpAst = false;
   bool dumpIr = false;
@@ -54,18 +53,19 @@ struct Options {
   bool warningsOff = false;
   bool deploy = false;
   int verbose = 0;
-  tools::PushFlags push;      // export to a server (no -j)
+  tools::PushFlags push; // export to a server (no -j)
   // Testing switches of the stages, read from the environment only here (docs/testing.md):
-  frontend::ParseOptions parse;     // INM_PARSER=antlr|fast-strict|fast-check
-  frontend::DumpOptions dump;       // INM_DUMP_RANGES=1: --dump-ast appends every store, field and range
-  bool evalStats = false;           // INM_EVAL_STATS=1: evaluation statistics on stderr
+  frontend::ParseOptions parse; // INM_PARSER=antlr|fast-strict|fast-check
+  frontend::DumpOptions dump;   // INM_DUMP_RANGES=1: --dump-ast appends every store, field and range
+  bool evalStats = false;       // INM_EVAL_STATS=1: evaluation statistics on stderr
 };
 
 /// The stages' testing switches from the environment (compatibility: they were read inside the libraries).
 std::string readEnvSwitches(Options& opts) {
   if (const char* v = std::getenv("INM_PARSER")) {
     std::optional<frontend::ParserMode> mode = frontend::parserModeFromName(v);
-    if (!mode) return std::string("INM_PARSER: unknown parser '") + v + "' (antlr, fast-strict or fast-check)";
+    if (!mode)
+      return std::string("INM_PARSER: unknown parser '") + v + "' (antlr, fast-strict or fast-check)";
     opts.parse.mode = *mode;
   }
   if (const char* v = std::getenv("INM_DUMP_RANGES"); v && *v && *v != '0') opts.dump.ranges = true;
@@ -92,7 +92,8 @@ void printHelp(llvm::raw_ostream& os) {
         "  -j FILE            (export) write the artifact JSON to FILE\n"
         "  --export-json FILE the same as -j; `inmanta-compile --export-json F` compiles and writes F\n"
         "  --export-compile-data [--export-compile-data-file FILE]\n"
-        "                     write the errors as JSON ({\"errors\": [...]}) to FILE (default compile_data.json)\n"
+        "                     write the errors as JSON ({\"errors\": [...]}) to FILE (default "
+        "compile_data.json)\n"
         "  -d                 (export) release the pushed version\n"
         "  -e ENV             (export) push to this environment (else [config] environment)\n"
         "  --server_address H, --server_port P, --token T, --ssl|--no-ssl, --ssl-ca-cert F\n"
@@ -100,12 +101,16 @@ void printHelp(llvm::raw_ostream& os) {
         "  -m, --metadata JSON  (export) version_info.export_metadata\n"
         "  --partial, --delete-resource-set S  (export) partial export\n"
         "  -c FILE            read this configuration file too\n"
-        "  --max-NAME=N       resource limit NAME (see docs/limits.md; env INM_MAX_NAME): nesting, inheritance,\n"
-        "                     instances, string-bytes, list-items, template-steps, format-width, memory-mib,\n"
+        "  --max-NAME=N       resource limit NAME (see docs/limits.md; env INM_MAX_NAME): nesting, "
+        "inheritance,\n"
+        "                     instances, string-bytes, list-items, template-steps, format-width, "
+        "memory-mib,\n"
         "                     metadata-bytes\n"
         "  --version, --help\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
-    os << "  " << v->name << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1, ' ')
+    os << "  " << v->name
+       << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1,
+                      ' ')
        << v->help << "\n";
 }
 
@@ -127,11 +132,13 @@ long rssMiB() {
 /// Seconds since t0 in fixed notation ("0.123456"): logs are parsed by tools expecting plain decimals.
 std::string secondsSince(std::chrono::steady_clock::time_point t0) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6f", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::snprintf(buf, sizeof buf, "%.6f",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return buf;
 }
 
-/// Writes the errors as {"errors": [diagnostic JSON…]} for --export-compile-data (the server's compile report).
+/// Writes the errors as {"errors": [diagnostic JSON…]} for --export-compile-data (the server's compile
+/// report).
 void writeCompileData(const DiagnosticEngine& diags, const Options& opts) {
   if (!opts.compileData) return;
   std::string path = opts.compileDataFile.empty() ? "compile_data.json" : opts.compileDataFile;
@@ -169,14 +176,15 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 }
 
 /// Ends the process without running destructors: the compiler's stores hold millions of small objects whose
-/// teardown costs a tenth of a second at 100k resources and achieves nothing. Everything written is flushed first.
-/// A failed write to stdout (closed, a broken pipe, a full disk) turns the exit code into 1 with a message on
-/// stderr; a failed write to stderr can only be signalled by the exit code.
+/// teardown costs a tenth of a second at 100k resources and achieves nothing. Everything written is flushed
+/// first. A failed write to stdout (closed, a broken pipe, a full disk) turns the exit code into 1 with a
+/// message on stderr; a failed write to stderr can only be signalled by the exit code.
 [[noreturn]] void exitNow(int rc) {
   llvm::outs().flush();
   std::fflush(stdout);
   if (llvm::outs().has_error() || std::ferror(stdout)) {
-    std::error_code ec = llvm::outs().has_error() ? llvm::outs().error() : std::error_code(errno, std::generic_category());
+    std::error_code ec =
+        llvm::outs().has_error() ? llvm::outs().error() : std::error_code(errno, std::generic_category());
     llvm::errs() << "inmanta: error: cannot write to standard output: " << ec.message() << "\n";
     llvm::outs().clear_error();
     rc = 1;
@@ -190,7 +198,8 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
   _exit(rc);
 }
 
-/// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version, release).
+/// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version,
+/// release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
                DiagnosticEngine& diags, std::chrono::steady_clock::time_point t0,
                const pybridge::PythonSetup& python, std::unique_ptr<tools::PushSession> opened) {
@@ -256,18 +265,19 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   return finish(diags, opts, banner);
 }
 
-/// Out of memory (the heap limit of Limits::maxMemoryMiB, or the machine's): one clear line and exit 1 instead
-/// of an abort with a core dump. Only async-signal-safe calls: the heap is exhausted.
+/// Out of memory (the heap limit of Limits::maxMemoryMiB, or the machine's): one clear line and exit 1
+/// instead of an abort with a core dump. Only async-signal-safe calls: the heap is exhausted.
 [[noreturn]] void outOfMemory() {
-  static const char msg[] = "inmanta: error: out of memory (the limit is --max-memory-mib / INM_MAX_MEMORY_MIB, see docs/limits.md)\n";
+  static const char msg[] = "inmanta: error: out of memory (the limit is --max-memory-mib / "
+                            "INM_MAX_MEMORY_MIB, see docs/limits.md)\n";
   ssize_t n = write(2, msg, sizeof msg - 1);
   (void)n;
   _exit(1);
 }
 
 /// Writes the artifact atomically: into a temporary file in the target's folder, renamed over the target only
-/// when everything was written. A failed export leaves an existing file as it was. A target that exists and is
-/// not a regular file (a device such as /dev/full or /dev/stdout, a pipe) is written directly.
+/// when everything was written. A failed export leaves an existing file as it was. A target that exists and
+/// is not a regular file (a device such as /dev/full or /dev/stdout, a pipe) is written directly.
 class ArtifactFile {
  public:
   explicit ArtifactFile(std::string target) : target_(std::move(target)) {}
@@ -407,7 +417,8 @@ int runPipeline(const Options& opts) {
     if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   }
 
-  // Push mode with Python plugins: the server is reachable from plugins (Context.get_client()) during the compile.
+  // Push mode with Python plugins: the server is reachable from plugins (Context.get_client()) during the
+  // compile.
   std::unique_ptr<tools::PushSession> session;
   if (python.active && isExport && opts.exportFile.empty()) session = openPluginServer(opts, project.dir);
 
@@ -424,8 +435,8 @@ int runPipeline(const Options& opts) {
 
   runtime::EvalOptions eo;
   eo.projectDir = project.dir;
-  eo.skipTeardown = true;  // the process ends through exitNow()
-  runtime::StreamOutputSink stdoutSink(llvm::outs());  // std::print
+  eo.skipTeardown = true;                             // the process ends through exitNow()
+  runtime::StreamOutputSink stdoutSink(llvm::outs()); // std::print
   eo.output = &stdoutSink;
   eo.stats = opts.evalStats;
   if (python.active) eo.extraPlugins = &python.plugins;
@@ -436,11 +447,13 @@ int runPipeline(const Options& opts) {
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
 
-  if (isExport && opts.exportFile.empty()) exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
+  if (isExport && opts.exportFile.empty())
+    exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
   if (isExport) {
     if (isSourceFile(sm, opts.exportFile)) {
       diags.error(DiagKind::Export, SourceRange{},
-                  "refusing to write the artifact to " + opts.exportFile + ": it is a source file of the model");
+                  "refusing to write the artifact to " + opts.exportFile +
+                      ": it is a source file of the model");
       exitNow(finish(diags, opts, banner));
     }
     ArtifactFile file(opts.exportFile);
@@ -457,11 +470,12 @@ int runPipeline(const Options& opts) {
     auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, file.stream());
     if (opts.verbose >= 3) {
-      llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t2) << " seconds\n";
+      llvm::errs() << "Generating resources from the compiled model took " << secondsSince(t2)
+                   << " seconds\n";
       llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
     }
     if (diags.hasErrors()) {
-      file.discard();  // the existing artifact, if any, stays as it was
+      file.discard(); // the existing artifact, if any, stays as it was
       exitNow(finish(diags, opts, banner));
     }
     if (std::string err = file.commit(); !err.empty()) {
@@ -469,8 +483,8 @@ int runPipeline(const Options& opts) {
       exitNow(finish(diags, opts, banner));
     }
     llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
-                 << " files, " << s.agents << " agents) to " << opts.exportFile << " in "
-                 << secondsSince(t0) << " s\n";
+                 << " files, " << s.agents << " agents) to " << opts.exportFile << " in " << secondsSince(t0)
+                 << " s\n";
   }
   exitNow(finish(diags, opts, banner));
 }
@@ -493,7 +507,8 @@ static void reexecConfigured(char** argv) {
   if (!std::getenv("INM_NO_HUGEPAGES")) {
     const char* old = std::getenv("GLIBC_TUNABLES");
     if (!old || std::string(old).find("glibc.malloc.hugetlb") == std::string::npos) {
-      std::string tunables = old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
+      std::string tunables =
+          old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
       change |= setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0;
     }
   }
@@ -507,8 +522,9 @@ static void reexecConfigured(char** argv) {
   execv("/proc/self/exe", argv);
 }
 
-/// Applies the heap limit (RLIMIT_DATA; not under AddressSanitizer, whose shadow memory counts against it) and
-/// the out-of-memory handlers, and makes a closed pipe an EPIPE write error instead of a silent SIGPIPE death.
+/// Applies the heap limit (RLIMIT_DATA; not under AddressSanitizer, whose shadow memory counts against it)
+/// and the out-of-memory handlers, and makes a closed pipe an EPIPE write error instead of a silent SIGPIPE
+/// death.
 static void installSafetyNets() {
   std::signal(SIGPIPE, SIG_IGN);
   std::set_new_handler(outOfMemory);
@@ -541,7 +557,8 @@ int main(int argc, char** argv) {
   llvm::outs().flush();
   std::fflush(stdout);
   if (llvm::outs().has_error()) {
-    llvm::errs() << "inmanta: error: cannot write to standard output: " << llvm::outs().error().message() << "\n";
+    llvm::errs() << "inmanta: error: cannot write to standard output: " << llvm::outs().error().message()
+                 << "\n";
     llvm::outs().clear_error();
     rc = 1;
   }
@@ -569,11 +586,15 @@ static int driverMain(int argc, char** argv) {
     return tools::kCliMain(args);
   }
   // Orchestrator verbs: the first non-option argument names one. Global -v flags and the reference's global
-  // `-c FILE` / `--config FILE` may precede it; the config flags are handed on to the verb in front of its own.
+  // `-c FILE` / `--config FILE` may precede it; the config flags are handed on to the verb in front of its
+  // own.
   std::vector<std::string> globalConfig;
   for (size_t i = 0; i < args.size() && opts.command.empty(); ++i) {
     const std::string& a = args[i];
-    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") {
+      opts.verbose += int(a.size()) - 1;
+      continue;
+    }
     if ((a == "-c" || a == "--config") && i + 1 < args.size()) {
       globalConfig.insert(globalConfig.end(), {"-c", args[++i]});
       continue;
@@ -596,28 +617,67 @@ static int driverMain(int argc, char** argv) {
       (void)flag;
       return args[++i];
     };
-    if (a == "--help" || a == "-h") { printHelp(llvm::outs()); return 0; }
-    if (a == "--version") { llvm::outs() << "inmanta " << kVersion << "\n"; return 0; }
-    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") { opts.verbose += int(a.size()) - 1; continue; }
+    if (a == "--help" || a == "-h") {
+      printHelp(llvm::outs());
+      return 0;
+    }
+    if (a == "--version") {
+      llvm::outs() << "inmanta " << kVersion << "\n";
+      return 0;
+    }
+    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") {
+      opts.verbose += int(a.size()) - 1;
+      continue;
+    }
     if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
-    if (a == "--syntax-only") { opts.syntaxOnly = true; continue; }
-    if (a == "--dump-ast") { opts.dumpAst = true; continue; }
-    if (a == "--dump-ir") { opts.dumpIr = true; continue; }
-    if (a == "--dump-model") { opts.dumpModel = true; continue; }
-    if (a == "--diagnostics-format=json") { opts.json = true; continue; }
-    if (a == "--diagnostics-format=text") { opts.json = false; continue; }
-    if (a == "--warnings=ignore") { opts.warningsOff = true; continue; }
+    if (a == "--syntax-only") {
+      opts.syntaxOnly = true;
+      continue;
+    }
+    if (a == "--dump-ast") {
+      opts.dumpAst = true;
+      continue;
+    }
+    if (a == "--dump-ir") {
+      opts.dumpIr = true;
+      continue;
+    }
+    if (a == "--dump-model") {
+      opts.dumpModel = true;
+      continue;
+    }
+    if (a == "--diagnostics-format=json") {
+      opts.json = true;
+      continue;
+    }
+    if (a == "--diagnostics-format=text") {
+      opts.json = false;
+      continue;
+    }
+    if (a == "--warnings=ignore") {
+      opts.warningsOff = true;
+      continue;
+    }
     if (a.rfind("--warnings=", 0) == 0) continue;
-    if (a == "-d") { opts.deploy = opts.push.release = true; continue; }
+    if (a == "-d") {
+      opts.deploy = opts.push.release = true;
+      continue;
+    }
     // export push flags (and the value-taking flags of the reference that we accept and ignore)
-    auto need = [&](std::string& into) -> bool { into = value(a.c_str()); return !into.empty(); };
+    auto need = [&](std::string& into) -> bool {
+      into = value(a.c_str());
+      return !into.empty();
+    };
     if (a == "-c" || a == "--config") {
       std::string f;
       if (!need(f)) return usage(a + " needs a file");
       opts.push.configFiles.push_back(f);
       continue;
     }
-    if (a == "-e") { if (!need(opts.push.environment)) return usage("-e needs an environment id"); continue; }
+    if (a == "-e") {
+      if (!need(opts.push.environment)) return usage("-e needs an environment id");
+      continue;
+    }
     if (a == "--server_address" || a == "--server-address") {
       if (!need(opts.push.serverAddress)) return usage(a + " needs a host");
       continue;
@@ -626,12 +686,30 @@ static int driverMain(int argc, char** argv) {
       if (!need(opts.push.serverPort)) return usage(a + " needs a port");
       continue;
     }
-    if (a == "--token") { if (!need(opts.push.token)) return usage("--token needs a token"); continue; }
-    if (a == "--ssl-ca-cert") { if (!need(opts.push.sslCaCert)) return usage("--ssl-ca-cert needs a file"); continue; }
-    if (a == "--ssl") { opts.push.ssl = 1; continue; }
-    if (a == "--no-ssl") { opts.push.ssl = 0; continue; }
-    if (a == "-m" || a == "--metadata") { if (!need(opts.push.metadata)) return usage(a + " needs JSON"); continue; }
-    if (a == "--partial") { opts.push.partial = true; continue; }
+    if (a == "--token") {
+      if (!need(opts.push.token)) return usage("--token needs a token");
+      continue;
+    }
+    if (a == "--ssl-ca-cert") {
+      if (!need(opts.push.sslCaCert)) return usage("--ssl-ca-cert needs a file");
+      continue;
+    }
+    if (a == "--ssl") {
+      opts.push.ssl = 1;
+      continue;
+    }
+    if (a == "--no-ssl") {
+      opts.push.ssl = 0;
+      continue;
+    }
+    if (a == "-m" || a == "--metadata") {
+      if (!need(opts.push.metadata)) return usage(a + " needs JSON");
+      continue;
+    }
+    if (a == "--partial") {
+      opts.push.partial = true;
+      continue;
+    }
     if (a == "--delete-resource-set") {
       std::string set;
       if (!need(set)) return usage("--delete-resource-set needs a set name");
@@ -644,13 +722,38 @@ static int driverMain(int argc, char** argv) {
       llvm::errs() << "inmanta: note: ignoring option " << a << "\n";
       continue;
     }
-    if (a == "-f") { opts.mainFile = value("-f"); if (opts.mainFile.empty()) return usage("-f needs a file"); continue; }
-    if (a == "-j") { opts.exportFile = value("-j"); if (opts.exportFile.empty()) return usage("-j needs a file"); continue; }
-    if (a == "--export-json") { opts.exportFile = value(""); if (opts.exportFile.empty()) return usage("--export-json needs a file"); continue; }
-    if (a.rfind("--export-json=", 0) == 0) { opts.exportFile = a.substr(14); continue; }
-    if (a == "--export-compile-data") { opts.compileData = true; continue; }
-    if (a == "--export-compile-data-file") { opts.compileDataFile = value(""); if (opts.compileDataFile.empty()) return usage("--export-compile-data-file needs a file"); continue; }
-    if (a == "--project") { opts.projectDir = value("--project"); continue; }
+    if (a == "-f") {
+      opts.mainFile = value("-f");
+      if (opts.mainFile.empty()) return usage("-f needs a file");
+      continue;
+    }
+    if (a == "-j") {
+      opts.exportFile = value("-j");
+      if (opts.exportFile.empty()) return usage("-j needs a file");
+      continue;
+    }
+    if (a == "--export-json") {
+      opts.exportFile = value("");
+      if (opts.exportFile.empty()) return usage("--export-json needs a file");
+      continue;
+    }
+    if (a.rfind("--export-json=", 0) == 0) {
+      opts.exportFile = a.substr(14);
+      continue;
+    }
+    if (a == "--export-compile-data") {
+      opts.compileData = true;
+      continue;
+    }
+    if (a == "--export-compile-data-file") {
+      opts.compileDataFile = value("");
+      if (opts.compileDataFile.empty()) return usage("--export-compile-data-file needs a file");
+      continue;
+    }
+    if (a == "--project") {
+      opts.projectDir = value("--project");
+      continue;
+    }
     if (a.rfind("--max-", 0) == 0) {
       size_t eq = a.find('=');
       std::string name = a.substr(6, eq == std::string::npos ? std::string::npos : eq - 6);
@@ -658,15 +761,25 @@ static int driverMain(int argc, char** argv) {
       if (std::string err = setLimit(name, v); !err.empty()) return usage(err);
       continue;
     }
-    if (!a.empty() && a[0] != '-' && opts.command.empty()) { opts.command = a; continue; }
+    if (!a.empty() && a[0] != '-' && opts.command.empty()) {
+      opts.command = a;
+      continue;
+    }
     if (!a.empty() && a[0] == '-' && opts.command.empty()) return usage("unknown option " + a);
     // Unknown options of the reference's compile/export are accepted and ignored, with a note.
-    if (!a.empty() && a[0] == '-') { llvm::errs() << "inmanta: note: ignoring option " << a << "\n"; continue; }
+    if (!a.empty() && a[0] == '-') {
+      llvm::errs() << "inmanta: note: ignoring option " << a << "\n";
+      continue;
+    }
     return usage("unexpected argument " + a);
   }
-  if (opts.command.empty()) { printHelp(llvm::errs()); return 2; }
+  if (opts.command.empty()) {
+    printHelp(llvm::errs());
+    return 2;
+  }
   if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
-  // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export -j.
+  // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export
+  // -j.
   if (opts.command == "compile" && !opts.exportFile.empty()) opts.command = "export";
   installSafetyNets();
   return runPipeline(opts);

@@ -1,19 +1,20 @@
-// `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md). It
-// wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind scheduler::Executor.
-// Threads: the state machine lives on the main thread's io_context (its strand); a bounded pool of four threads
-// runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads requests (and what they need:
-// versions, agents, settings) and hands the results to the strand, one reads files for executors, one writes
-// effects in order, batch after batch (a batch's deploy records split by resource over two connections, plus a
-// short-lived thread for the second). Invariant: effects reach the writer in the order the state machine produced
-// them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+// `inmanta scheduler --environment <uuid> [-c cfg]`: the per-environment scheduler process (docs/deploy.md).
+// It wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind
+// scheduler::Executor. Threads: the state machine lives on the main thread's io_context (its strand); a
+// bounded pool of four threads runs the blocking libpqxx work: one LISTENs on `inmanta_scheduler`, one reads
+// requests (and what they need: versions, agents, settings) and hands the results to the strand, one reads
+// files for executors, one writes effects in order, batch after batch (a batch's deploy records split by
+// resource over two connections, plus a short-lived thread for the second). Invariant: effects reach the
+// writer in the order the state machine produced them, and a SIGTERM/SIGINT stops after the writer has
+// flushed what it was given.
+#include "ExternalAgents.h"
+#include "Verbs.h"
+#include "api/HttpServer.h"
+#include "config/Config.h"
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
-#include "ExternalAgents.h"
-#include "api/HttpServer.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
-#include "config/Config.h"
-#include "Verbs.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -21,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -33,9 +35,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <thread>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 using namespace inm;
@@ -59,8 +60,8 @@ void processLog(const std::string& env, const std::string& msg) {
 }
 
 /// TEST DOUBLE, not a real executor (`--executor null`): runs std::testing::NullResource in-process (the
-/// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact timing
-/// and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
+/// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact
+/// timing and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
 class InProcessNullExecutor : public Executor {
  public:
   InProcessNullExecutor(asio::io_context& ioc, std::function<void(std::vector<WorkResult>)> deliver)
@@ -73,7 +74,8 @@ class InProcessNullExecutor : public Executor {
     for (const auto& w : batch) results.push_back(run(w));
     if (delayMs_ > 0) {
       auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(delayMs_));
-      timer->async_wait([this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
+      timer->async_wait(
+          [this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
     } else {
       asio::post(ioc_, [this, results = std::move(results)]() mutable { deliver_(std::move(results)); });
     }
@@ -109,8 +111,8 @@ class InProcessNullExecutor : public Executor {
     bool fail = w.attributes && w.attributes->is_object() && w.attributes->value("fail", false);
     if (fail) {
       r.status = "failed";
-      r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " + w.resourceId +
-                                                            " (NullResource with fail=true)"));
+      r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
+                                                           w.resourceId + " (NullResource with fail=true)"));
     } else {
       r.status = "deployed";
     }
@@ -123,18 +125,21 @@ class InProcessNullExecutor : public Executor {
 
 /// Where the handler code of a version comes from (the scheduler's pg layer, on the state machine's thread).
 struct CodeSource {
-  std::function<llvm::Expected<std::vector<pg::SchedulerStore::CodeFile>>(int version, const std::string& agent)> load;
+  std::function<llvm::Expected<std::vector<pg::SchedulerStore::CodeFile>>(int version,
+                                                                          const std::string& agent)>
+      load;
   std::function<llvm::Expected<std::optional<std::string>>(const std::string& hash)> readFile;
-  std::string dir;  ///< <state dir>/executor-code: one directory per blueprint
+  std::string dir; ///< <state dir>/executor-code: one directory per blueprint
 };
 
 /// The real executors: work goes to `inmanta executor` child processes through executor::ExecutorPool, one
 /// process per code blueprint. A blueprint is the set of (module, path, file hash) of the Python handler code
-/// registered with the work item's version for its agent (docs/deploy.md "Blueprints"): no code is the blueprint
-/// "builtin-handlers" (std's C++ handlers only, no interpreter); other code is laid out once under
-/// <state dir>/executor-code/<blueprint>/<module>/plugins/ and its executor starts with `--python-code` of it, so
-/// new code means a new executor and the deploys of version V run V's code. Agents with the same code share a
-/// process; a dead process fails its in-flight work as `unavailable` and is restarted on the next batch.
+/// registered with the work item's version for its agent (docs/deploy.md "Blueprints"): no code is the
+/// blueprint "builtin-handlers" (std's C++ handlers only, no interpreter); other code is laid out once under
+/// <state dir>/executor-code/<blueprint>/<module>/plugins/ and its executor starts with `--python-code` of
+/// it, so new code means a new executor and the deploys of version V run V's code. Agents with the same code
+/// share a process; a dead process fails its in-flight work as `unavailable` and is restarted on the next
+/// batch.
 class ProcessExecutor : public Executor {
  public:
   ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
@@ -145,7 +150,7 @@ class ProcessExecutor : public Executor {
   /// Work of external agents goes to their sessions instead of the pool (docs/deploy.md "External agents").
   void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
   void submit(std::vector<WorkItem> batch) override {
-    std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts;  // by blueprint
+    std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts; // by blueprint
     std::vector<executor::ActionResult> failed;
     std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
         remoteFacts;
@@ -206,7 +211,8 @@ class ProcessExecutor : public Executor {
       if (auto p = pool_.get(key, &error)) {
         p->facts(std::move(reqs), onResult);
       } else {
-        for (const auto& f : reqs) onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
+        for (const auto& f : reqs)
+          onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
       }
     }
   }
@@ -215,8 +221,9 @@ class ProcessExecutor : public Executor {
     retention_ = std::chrono::milliseconds(0);
     pool_.shutdown(std::move(done));
   }
-  /// Retires executors idle for `retention` (the reference's executor-retention-time): an executor of code that
-  /// no longer runs stops; the next work for its blueprint starts it again. Checked every retention/2 (≥ 50 ms).
+  /// Retires executors idle for `retention` (the reference's executor-retention-time): an executor of code
+  /// that no longer runs stops; the next work for its blueprint starts it again. Checked every retention/2 (≥
+  /// 50 ms).
   void retireIdle(std::chrono::milliseconds retention, std::function<void(const std::string&)> log) {
     retention_ = retention;
     log_ = std::move(log);
@@ -232,7 +239,8 @@ class ProcessExecutor : public Executor {
     retireTimer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec || retention_.count() <= 0) return;
       if (size_t n = pool_.stopIdle(retention_); n > 0 && log_)
-        log_("stopped " + std::to_string(n) + " executor(s) idle for " + std::to_string(retention_.count()) + " ms");
+        log_("stopped " + std::to_string(n) + " executor(s) idle for " + std::to_string(retention_.count()) +
+             " ms");
       armRetirement();
     });
   }
@@ -271,9 +279,10 @@ class ProcessExecutor : public Executor {
     return key;
   }
 
-  /// Writes the files of a blueprint to <code dir>/<key>/<module>/<path> (into a temporary directory renamed into
-  /// place, so a half-written tree is never used); an existing complete tree is reused.
-  std::optional<std::string> materialise(const std::string& key, const std::vector<pg::SchedulerStore::CodeFile>& files,
+  /// Writes the files of a blueprint to <code dir>/<key>/<module>/<path> (into a temporary directory renamed
+  /// into place, so a half-written tree is never used); an existing complete tree is reused.
+  std::optional<std::string> materialise(const std::string& key,
+                                         const std::vector<pg::SchedulerStore::CodeFile>& files,
                                          std::string* error) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -288,12 +297,13 @@ class ProcessExecutor : public Executor {
     };
     for (const auto& f : files) {
       fs::path rel = fs::path(f.path).lexically_normal();
-      bool bad = f.module.empty() || f.module.find('/') != std::string::npos || f.module == "." || f.module == ".." ||
-                 f.path.empty() || rel.is_absolute() || rel.string().rfind("..", 0) == 0;
+      bool bad = f.module.empty() || f.module.find('/') != std::string::npos || f.module == "." ||
+                 f.module == ".." || f.path.empty() || rel.is_absolute() || rel.string().rfind("..", 0) == 0;
       if (bad) return fail("file '" + f.path + "' of module '" + f.module + "' has no safe relative path");
       auto content = code_.readFile(f.hash);
       if (!content) return fail(llvm::toString(content.takeError()));
-      if (!*content) return fail("file " + f.hash + " (" + f.module + "/" + f.path + ") is not in the file store");
+      if (!*content)
+        return fail("file " + f.hash + " (" + f.module + "/" + f.path + ") is not in the file store");
       fs::path out = tmp / f.module / rel;
       fs::create_directories(out.parent_path(), ec);
       if (ec) return fail(out.parent_path().string() + ": " + ec.message());
@@ -303,15 +313,16 @@ class ProcessExecutor : public Executor {
       if (!o) return fail("writing " + out.string() + " failed");
     }
     fs::rename(tmp, target, ec);
-    if (ec && !fs::is_directory(target)) return fail("renaming into " + target.string() + ": " + ec.message());
+    if (ec && !fs::is_directory(target))
+      return fail("renaming into " + target.string() + ": " + ec.message());
     fs::remove_all(tmp, ec);
     return target.string();
   }
 
   asio::io_context& ioc_;
   CodeSource code_;
-  std::map<std::pair<int, std::string>, std::string> blueprints_;  ///< (version, agent) -> blueprint key
-  std::map<std::string, std::string> codeDirs_;                     ///< blueprint key -> its --python-code dir
+  std::map<std::pair<int, std::string>, std::string> blueprints_; ///< (version, agent) -> blueprint key
+  std::map<std::string, std::string> codeDirs_;                   ///< blueprint key -> its --python-code dir
   executor::ExecutorPool pool_;
   ExternalAgents* externals_ = nullptr;
   std::function<void(std::vector<WorkResult>)> deliver_;
@@ -331,8 +342,7 @@ class ExecutorRef : public Executor {
 
 int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta scheduler: " << msg;
-  std::cerr
-            << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
+  std::cerr << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
                "[--executor-threads N]\n";
   return 2;
 }
@@ -343,7 +353,7 @@ long peakRssKiB() {
   return ru.ru_maxrss;
 }
 
-}  // namespace
+} // namespace
 
 namespace inm::tools {
 
@@ -386,7 +396,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   }
   if (env.empty()) return usage("--environment is required");
   if (executorKind != "null" && executorKind != "process")
-    return usage("unknown --executor '" + executorKind + "' (process: `inmanta executor` children; null: the "
+    return usage("unknown --executor '" + executorKind +
+                 "' (process: `inmanta executor` children; null: the "
                  "in-process NullResource test double)");
 
   auto cfg = config::Config::load(cfgFiles);
@@ -406,8 +417,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   }
   db.port = static_cast<int>(*port);
 
-  // Five connections: start-up reads and handler code on the strand, the ordered writer's two (a batch is split
-  // by resource and written by both in parallel), the listener, the request reader.
+  // Five connections: start-up reads and handler code on the strand, the ordered writer's two (a batch is
+  // split by resource and written by both in parallel), the listener, the request reader.
   std::unique_ptr<pg::SchedulerStore> conns[5];
   for (auto& c : conns) {
     auto s = pg::SchedulerStore::connect(db, env);
@@ -424,7 +435,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   pg::SchedulerStore* readStore = conns[4].get();
 
   asio::io_context ioc;
-  asio::thread_pool pool(4);  // the listener loop, the ordered writer, file reads for executors, request reads
+  asio::thread_pool pool(4); // the listener loop, the ordered writer, file reads for executors, request reads
   auto writer = asio::make_strand(pool);
   auto reader = asio::make_strand(pool);
   std::atomic<bool> stopping{false};
@@ -456,9 +467,10 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     Effects e = state.takeEffects();
     for (const auto& l : e.log)
       if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);
-    if (e.version) say("processed version " + std::to_string(e.version->version) + " (" +
-                       std::to_string(e.version->rows.size()) + " new or changed, " +
-                       std::to_string(e.version->orphans.size()) + " orphaned)");
+    if (e.version)
+      say("processed version " + std::to_string(e.version->version) + " (" +
+          std::to_string(e.version->rows.size()) + " new or changed, " +
+          std::to_string(e.version->orphans.size()) + " orphaned)");
     if (e.empty()) return;
     writeInFlight = true;
     pendingWrites++;
@@ -469,17 +481,21 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
           auto t0 = std::chrono::steady_clock::now();
           auto err = (*conn)->write(part);
           if (verbose > 1)
-            say("wrote " + std::to_string(part.starts.size()) + " starts, " + std::to_string(part.finishes.size()) +
-                " finishes in " +
-                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) +
+            say("wrote " + std::to_string(part.starts.size()) + " starts, " +
+                std::to_string(part.finishes.size()) + " finishes in " +
+                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count()) +
                 " ms");
           if (!err) break;
           say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
           if (stopping && attempt > 3) break;
           std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));
           // Reconnect: the connection may be gone.
-          if (auto fresh = pg::SchedulerStore::connect(db, env)) *conn = std::move(*fresh);
-          else llvm::consumeError(fresh.takeError());
+          if (auto fresh = pg::SchedulerStore::connect(db, env))
+            *conn = std::move(*fresh);
+          else
+            llvm::consumeError(fresh.takeError());
         }
       };
       // The version part first and alone (it resets new resources' deploy columns), then the deploy records
@@ -532,7 +548,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     return 1;
   }
   auto fileStrand = asio::make_strand(pool);
-  executor::FileProvider files = [&](const std::string& hash, std::function<void(std::optional<std::string>)> reply) {
+  executor::FileProvider files = [&](const std::string& hash,
+                                     std::function<void(std::optional<std::string>)> reply) {
     asio::post(fileStrand, [&, hash, reply] {
       auto content = (*fileStore)->readFile(hash);
       if (!content) {
@@ -556,7 +573,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     code.readFile = [&](const std::string& hash) { return store.readFile(hash); };
     std::error_code ec;
     std::filesystem::path codeDir =
-        std::filesystem::absolute(cfg->getString("config", "state-dir", "/var/lib/inmanta"), ec) / "executor-code";
+        std::filesystem::absolute(cfg->getString("config", "state-dir", "/var/lib/inmanta"), ec) /
+        "executor-code";
     code.dir = codeDir.string();
     procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
     execRef.target = procExec.get();
@@ -576,12 +594,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
         },
         say,
         [&](const std::vector<std::string>& agents) {
-          state.userDeploy(agents, false);  // a (re)claimed agent catches up at once
+          state.userDeploy(agents, false); // a (re)claimed agent catches up at once
           step();
         });
     externals->setKnown(known);
-    std::string socketPath = api::agentSocketPath(cfg->getString("config", "state-dir", "/var/lib/inmanta"), env);
-    if (auto err = externals->listen(socketPath); !err.empty()) say("warning: " + err + " (no external agents)");
+    std::string socketPath =
+        api::agentSocketPath(cfg->getString("config", "state-dir", "/var/lib/inmanta"), env);
+    if (auto err = externals->listen(socketPath); !err.empty())
+      say("warning: " + err + " (no external agents)");
     procExec->setExternalAgents(externals.get());
     // [agent] executor-retention-time: seconds (fractions allowed) an idle executor is kept; 0 keeps them.
     std::string retention = cfg->getString("agent", "executor-retention-time", "60");
@@ -597,12 +617,12 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     execRef.target = &nullExec;
   }
 
-  // Requests: the blocking reads (requests, versions, agents, settings, dry-run preparation) run on the reader
-  // connection off the state machine's thread; what they found is applied on the strand, in request order.
-  // `collectRequests` runs on the reader; the closures it returns run on the strand. One collection at a time
-  // (readerBusy), so the managed version it reads after stays the one the state machine has.
+  // Requests: the blocking reads (requests, versions, agents, settings, dry-run preparation) run on the
+  // reader connection off the state machine's thread; what they found is applied on the strand, in request
+  // order. `collectRequests` runs on the reader; the closures it returns run on the strand. One collection at
+  // a time (readerBusy), so the managed version it reads after stays the one the state machine has.
   using Apply = std::function<void()>;
-  std::map<std::string, bool> agentsPausedSnapshot;  // for dry-run preparation on the reader (copy per round)
+  std::map<std::string, bool> agentsPausedSnapshot; // for dry-run preparation on the reader (copy per round)
   auto applyAgents = [&](std::map<std::string, bool> agents) {
     for (const auto& [name, paused] : agents) {
       auto it = agentsPaused.find(name);
@@ -669,7 +689,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       } else if (q.kind == "dryrun") {
         if (!p.is_object() || !p.contains("id") || !p.contains("version") || !p["id"].is_string() ||
             !p["version"].is_number_integer()) {
-          say("error: dryrun request " + std::to_string(q.id) + " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
+          say("error: dryrun request " + std::to_string(q.id) +
+              " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
           continue;
         }
         auto todo = from.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), paused);
@@ -685,7 +706,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
         if (p.is_object() && p.contains("resource_id") && p["resource_id"].is_string())
           out.push_back([&, id = p["resource_id"].get<std::string>()] { state.requestFacts(id); });
         else
-          say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " + p.dump());
+          say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " +
+              p.dump());
       } else if (q.kind == "settings_changed") {
         out.push_back(readSettings(from));
       } else if (q.kind == "halt") {
@@ -754,8 +776,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     state.restore(*managed, *intents, *persisted);
   }
   readAgents(store)();
-  say("started; managing version " + std::to_string(*managed) + " with " + std::to_string(state.resourceCount()) +
-      " resources");
+  say("started; managing version " + std::to_string(*managed) + " with " +
+      std::to_string(state.resourceCount()) + " resources");
   if (auto err = (*listenStore)->listen()) {
     std::cerr << "inmanta scheduler: " << llvm::toString(std::move(err)) << "\n";
     return 1;
@@ -804,10 +826,12 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   if (writeInFlight || drainWanted || true) {
     ioc.restart();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline)
+      ioc.run_one_for(std::chrono::milliseconds(100));
     drainWanted = false;
     drain();
-    while (writeInFlight && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(std::chrono::milliseconds(100));
+    while (writeInFlight && std::chrono::steady_clock::now() < deadline)
+      ioc.run_one_for(std::chrono::milliseconds(100));
   }
   if (procExec) {
     // Reap the executors (in-flight work dies with them; restart redeploys it, §17.6).
@@ -820,7 +844,8 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       bool gone = false;
       externals->shutdown([&] { gone = true; });
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (!gone && std::chrono::steady_clock::now() < deadline && ioc.run_one_for(std::chrono::seconds(1)) > 0) {
+      while (!gone && std::chrono::steady_clock::now() < deadline &&
+             ioc.run_one_for(std::chrono::seconds(1)) > 0) {
       }
     }
   }
@@ -831,4 +856,4 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   return exitCode;
 }
 
-}  // namespace inm::tools
+} // namespace inm::tools

@@ -3,10 +3,11 @@
 
 #include "service/Log.h"
 
-#include <csignal>
-#include <cstdlib>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+
+#include <csignal>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace inm::tools {
@@ -34,7 +35,7 @@ void SchedulerSupervisor::waitForChildren() {
 void SchedulerSupervisor::ensureRunning(const std::string& env) {
   Child& c = children_[env];
   c.wanted = true;
-  if (c.pid > 0 || (c.timer && c.failures > 0)) return;  // running, or a restart is already scheduled
+  if (c.pid > 0 || (c.timer && c.failures > 0)) return; // running, or a restart is already scheduled
   spawn(env);
 }
 
@@ -83,21 +84,25 @@ void SchedulerSupervisor::onExit(pid_t pid, int status) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     auto ran = std::chrono::steady_clock::now() - c.started;
     if (!c.wanted) {
-      logLine("info", "scheduler_stopped", {{"environment", env}, {"pid", std::to_string(pid)}, {"status", std::to_string(code)}});
+      logLine("info", "scheduler_stopped",
+              {{"environment", env}, {"pid", std::to_string(pid)}, {"status", std::to_string(code)}});
       return;
     }
     std::chrono::seconds delay;
     if (code == 2 && ran < std::chrono::seconds(2)) {
       if (!c.verbMissingLogged)
         logLine("warning", "scheduler_verb_unavailable",
-                {{"environment", env}, {"detail", "'inmanta scheduler' exited with status 2 at once; retrying every 60 s"}});
+                {{"environment", env},
+                 {"detail", "'inmanta scheduler' exited with status 2 at once; retrying every 60 s"}});
       c.verbMissingLogged = true;
       delay = std::chrono::seconds(60);
     } else {
       if (ran > std::chrono::seconds(30)) c.failures = 0;
       delay = std::chrono::seconds(std::min(60, 1 << std::min(c.failures, 6)));
-      logLine("warning", "scheduler_exited", {{"environment", env}, {"status", std::to_string(code)},
-                                              {"restart_in_s", std::to_string(delay.count())}});
+      logLine("warning", "scheduler_exited",
+              {{"environment", env},
+               {"status", std::to_string(code)},
+               {"restart_in_s", std::to_string(delay.count())}});
     }
     ++c.failures;
     c.timer = std::make_unique<boost::asio::steady_timer>(io_, delay);

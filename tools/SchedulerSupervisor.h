@@ -1,9 +1,9 @@
 // The server's supervisor of scheduler processes (orchestrator.md §1, §6.10): one child
 // `<own binary> scheduler --environment <uuid> -c <config files…>` per running environment, with the server's
 // database settings in INMANTA_DATABASE_* variables. A child that exits is restarted with an exponential
-// backoff (1 s doubling to 60 s); one that exits with status 2 within 2 s (the verb is unknown to this binary)
-// is logged once and retried only every 60 s. stop() sends SIGTERM then SIGKILL after 10 s; every child is
-// reaped (SIGCHLD on the io_context). Invariant: all state is touched on the io_context thread only.
+// backoff (1 s doubling to 60 s); one that exits with status 2 within 2 s (the verb is unknown to this
+// binary) is logged once and retried only every 60 s. stop() sends SIGTERM then SIGKILL after 10 s; every
+// child is reaped (SIGCHLD on the io_context). Invariant: all state is touched on the io_context thread only.
 #pragma once
 
 #include "service/Service.h"
@@ -12,12 +12,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sys/types.h>
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace inm::tools {

@@ -3,23 +3,22 @@
 // ([database] connection_pool_max_size threads, one connection each). SIGTERM/SIGINT stop accepting, let
 // in-flight requests finish (each version write is one transaction, so nothing is half-written), stop the
 // scheduler children, and exit 0. Exit 1 on a configuration, database or bind error (message on stderr).
-#include "Verbs.h"
-
 #include "SchedulerSupervisor.h"
-#include "jwt/Jwt.h"
+#include "Verbs.h"
 #include "api/HttpServer.h"
 #include "compile/CompileService.h"
 #include "config/Config.h"
+#include "jwt/Jwt.h"
 #include "service/Log.h"
 #include "service/Service.h"
 #include "store/Store.h"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <llvm/Support/raw_ostream.h>
 
 #include <filesystem>
@@ -66,18 +65,22 @@ std::string pqQuote(const std::string& v) {
 }
 
 /// The compile service's options from the configuration (docs/autonomous.md, "Configuration").
-llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& db, const api::HttpOptions& http,
-                           compile::CompileServiceOptions& co) {
-  co.dbConnection = "host=" + pqQuote(db.host) + " port=" + std::to_string(db.port) + " dbname=" + pqQuote(db.name) +
-                    " user=" + pqQuote(db.username) + (db.password.empty() ? "" : " password=" + pqQuote(db.password));
+llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& db,
+                           const api::HttpOptions& http, compile::CompileServiceOptions& co) {
+  co.dbConnection = "host=" + pqQuote(db.host) + " port=" + std::to_string(db.port) +
+                    " dbname=" + pqQuote(db.name) + " user=" + pqQuote(db.username) +
+                    (db.password.empty() ? "" : " password=" + pqQuote(db.password));
   co.dbConnections = 2;
   co.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");
-  std::string bind = http.bindAddress == "0.0.0.0" || http.bindAddress == "::" ? "localhost" : http.bindAddress;
+  std::string bind =
+      http.bindAddress == "0.0.0.0" || http.bindAddress == "::" ? "localhost" : http.bindAddress;
   co.serverAddress = cfg.getString("server", "server-address", bind);
   co.serverPort = http.port;
   llvm::Expected<int64_t> timeout = cfg.getInt("server", "compile-timeout", 600);
   if (!timeout) return timeout.takeError();
-  if (*timeout < 1) return llvm::createStringError(llvm::inconvertibleErrorCode(), "[server] compile-timeout must be at least 1 second");
+  if (*timeout < 1)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "[server] compile-timeout must be at least 1 second");
   co.compileTimeout = std::chrono::seconds(*timeout);
   co.git.username = cfg.getString("compiler", "git_username", "");
   co.git.password = cfg.getString("compiler", "git_token", "");
@@ -105,10 +108,13 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   std::vector<std::string> configFiles;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if ((a == "-c" || a == "--config") && i + 1 < args.size()) configFiles.push_back(args[++i]);
-    else if (a.rfind("--config=", 0) == 0) configFiles.push_back(a.substr(9));
+    if ((a == "-c" || a == "--config") && i + 1 < args.size())
+      configFiles.push_back(args[++i]);
+    else if (a.rfind("--config=", 0) == 0)
+      configFiles.push_back(a.substr(9));
     else if (a == "-h" || a == "--help") {
-      llvm::outs() << "usage: inmanta server [-c FILE]...\n  runs the orchestrator server (see docs/server.md)\n";
+      llvm::outs()
+          << "usage: inmanta server [-c FILE]...\n  runs the orchestrator server (see docs/server.md)\n";
       return 0;
     } else {
       llvm::errs() << "inmanta server: unknown argument '" << a << "'\n";
@@ -146,9 +152,12 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   int64_t port = 5432, poolMax = 10, timeout = 60, bindPort = 8888, maxRequest = int64_t(512) << 20;
   bool auth = false, startSchedulers = true;
   int64_t spoolRequest = int64_t(1) << 20;
-  if (!intOpt("database", "port", 5432, port) || !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
-      !intOpt("database", "connection_timeout", 60, timeout) || !intOpt("server", "bind-port", 8888, bindPort) ||
-      !intOpt("server", "max_request_size", maxRequest, maxRequest) || !boolOpt("server", "auth", false, auth) ||
+  if (!intOpt("database", "port", 5432, port) ||
+      !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
+      !intOpt("database", "connection_timeout", 60, timeout) ||
+      !intOpt("server", "bind-port", 8888, bindPort) ||
+      !intOpt("server", "max_request_size", maxRequest, maxRequest) ||
+      !boolOpt("server", "auth", false, auth) ||
       !boolOpt("server", "start_schedulers", true, startSchedulers) ||
       !intOpt("server", "request_spool_size", spoolRequest, spoolRequest))
     return 1;
@@ -160,7 +169,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
 
   api::HttpOptions http;
   http.bindAddress = cfg.getString("server", "bind-address", "127.0.0.1");
-  if (http.bindAddress.find(',') != std::string::npos) http.bindAddress = http.bindAddress.substr(0, http.bindAddress.find(','));
+  if (http.bindAddress.find(',') != std::string::npos)
+    http.bindAddress = http.bindAddress.substr(0, http.bindAddress.find(','));
   http.port = int(bindPort);
   http.maxRequestSize = uint64_t(maxRequest);
   http.spoolRequestSize = uint64_t(spoolRequest);
@@ -168,7 +178,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   http.sslKeyFile = cfg.getString("server", "ssl_key_file", "");
   http.consoleDir = cfg.getString("server", "console_dir", defaultConsoleDir());
   http.auth = auth;
-  http.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");  // external agent relay sockets
+  http.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta"); // external agent relay sockets
   for (const std::string& sec : cfg.sectionNames()) {
     if (sec.rfind("auth_jwt_", 0) != 0) continue;
     auto values = cfg.section(sec);
@@ -181,7 +191,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     if (k.algorithm == "HS256" && !values["key"].empty() && key->size() < 32)
       return fail("[" + sec + "] key: HS256 needs a key of at least 32 bytes (256 bits), base64-encoded");
     k.key = std::move(*key);
-    k.sign = values.count("sign") && (values["sign"] == "true" || values["sign"] == "True" || values["sign"] == "1");
+    k.sign = values.count("sign") &&
+             (values["sign"] == "true" || values["sign"] == "True" || values["sign"] == "1");
     if (values.count("expire")) k.expire = std::atoll(values["expire"].c_str());
     if (values.count("issuer")) k.issuer = values["issuer"];
     if (values.count("audience")) k.audience = values["audience"];
@@ -199,7 +210,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     if (k.algorithm == "HS256" && k.key.empty()) return fail("[" + sec + "] needs a key for HS256");
     http.jwtKeys.push_back(std::move(k));
   }
-  if (auth && http.jwtKeys.empty()) return fail("[server] auth is on but no [auth_jwt_<id>] section is configured");
+  if (auth && http.jwtKeys.empty())
+    return fail("[server] auth is on but no [auth_jwt_<id>] section is configured");
 
   // Schema first: wait for the database up to connection_timeout seconds, then migrate in one transaction.
   auto started = std::chrono::steady_clock::now();
@@ -221,8 +233,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   llvm::Expected<bool> locked = lock->acquire();
   if (!locked) return fail(llvm::toString(locked.takeError()));
   if (!*locked)
-    return fail("another inmanta server is already running on database '" + db.name + "' at " + db.host + ":" +
-                std::to_string(db.port) + "; refusing to start a second one");
+    return fail("another inmanta server is already running on database '" + db.name + "' at " + db.host +
+                ":" + std::to_string(db.port) + "; refusing to start a second one");
 
   asio::io_context io{1};
   asio::thread_pool pool{size_t(poolMax)};
@@ -252,66 +264,86 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   if (llvm::Error e = server.start()) return fail(llvm::toString(std::move(e)));
   compiles.setServerPort(server.port());
   asio::steady_timer retentionTimer(io);
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    auto failed = co_await compiles.start();
-    if (!failed) logLine("error", "compile_service_start_failed", {{"error", llvm::toString(failed.takeError())}});
-    else if (*failed) logLine("warning", "compiles_interrupted", {{"count", std::to_string(*failed)}});
-    for (;;) {  // server.compiler-report-retention: purge at start, then hourly
-      auto purged = co_await compiles.purgeReports(std::chrono::seconds(reportRetention));
-      if (!purged) llvm::consumeError(purged.takeError());
-      retentionTimer.expires_after(std::chrono::hours(1));
-      boost::system::error_code ec;
-      co_await retentionTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return;
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto failed = co_await compiles.start();
+        if (!failed)
+          logLine("error", "compile_service_start_failed", {{"error", llvm::toString(failed.takeError())}});
+        else if (*failed)
+          logLine("warning", "compiles_interrupted", {{"count", std::to_string(*failed)}});
+        for (;;) { // server.compiler-report-retention: purge at start, then hourly
+          auto purged = co_await compiles.purgeReports(std::chrono::seconds(reportRetention));
+          if (!purged) llvm::consumeError(purged.takeError());
+          retentionTimer.expires_after(std::chrono::hours(1));
+          boost::system::error_code ec;
+          co_await retentionTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          if (ec) co_return;
+        }
+      },
+      asio::detached);
   // server.purge-versions-interval: version retention for every non-halted environment (orchestrator.md §4).
   int64_t purgeInterval = 3600;
   if (!intOpt("server", "purge-versions-interval", 3600, purgeInterval)) return 1;
   asio::steady_timer purgeTimer(io);
   if (purgeInterval > 0)
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      for (;;) {
-        purgeTimer.expires_after(std::chrono::seconds(purgeInterval));
-        boost::system::error_code ec;
-        co_await purgeTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) co_return;
-        service::Result r = co_await svc.purgeAllVersions();
-        if (!r.ok) logLine("warning", "version_purge_failed", {{"error", r.message}});
-      }
-    }, asio::detached);
-  logLine("info", "server_started", {{"address", http.bindAddress}, {"port", std::to_string(server.port())},
-                                     {"tls", http.sslCertFile.empty() ? "false" : "true"},
-                                     {"auth", auth ? "true" : "false"}, {"pid", std::to_string(::getpid())}});
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (;;) {
+            purgeTimer.expires_after(std::chrono::seconds(purgeInterval));
+            boost::system::error_code ec;
+            co_await purgeTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) co_return;
+            service::Result r = co_await svc.purgeAllVersions();
+            if (!r.ok) logLine("warning", "version_purge_failed", {{"error", r.message}});
+          }
+        },
+        asio::detached);
+  logLine("info", "server_started",
+          {{"address", http.bindAddress},
+           {"port", std::to_string(server.port())},
+           {"tls", http.sslCertFile.empty() ? "false" : "true"},
+           {"auth", auth ? "true" : "false"},
+           {"pid", std::to_string(::getpid())}});
 
   if (supervisor) {
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      auto envs = co_await svc.blocking([&] { return store->listEnvironments(); });
-      if (!envs) {
-        logLine("warning", "scheduler_autostart_skipped", {{"error", llvm::toString(envs.takeError())}});
-        co_return;
-      }
-      for (const auto& e : *envs) {
-        bool autostart = !e["settings"].contains("autostart_on_start") || e["settings"]["autostart_on_start"] == true;
-        if (!e["halted"].get<bool>() && autostart) supervisor->ensureRunning(e["id"]);
-      }
-    }, asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          auto envs = co_await svc.blocking([&] { return store->listEnvironments(); });
+          if (!envs) {
+            logLine("warning", "scheduler_autostart_skipped", {{"error", llvm::toString(envs.takeError())}});
+            co_return;
+          }
+          for (const auto& e : *envs) {
+            bool autostart =
+                !e["settings"].contains("autostart_on_start") || e["settings"]["autostart_on_start"] == true;
+            if (!e["halted"].get<bool>() && autostart) supervisor->ensureRunning(e["id"]);
+          }
+        },
+        asio::detached);
   }
 
   // Keep the server lock (re-taken after a database restart); lose it to another server = stop.
   bool stopping = false;
   asio::steady_timer lockTimer(io);
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    for (;;) {
-      lockTimer.expires_after(std::chrono::seconds(5));
-      boost::system::error_code ec;
-      co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      if (ec || stopping) co_return;
-      llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
-      if (!held) llvm::consumeError(held.takeError());
-      else if (!*held) logLine("error", "server_lock_lost", {{"database", db.name}});
-    }
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          lockTimer.expires_after(std::chrono::seconds(5));
+          boost::system::error_code ec;
+          co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          if (ec || stopping) co_return;
+          llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
+          if (!held)
+            llvm::consumeError(held.takeError());
+          else if (!*held)
+            logLine("error", "server_lock_lost", {{"database", db.name}});
+        }
+      },
+      asio::detached);
 
   asio::signal_set signals(io, SIGTERM, SIGINT);
   asio::steady_timer forceTimer(io);
@@ -326,7 +358,9 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     if (supervisor) supervisor->stopAll();
     server.shutdown([&] { io.stop(); });
     forceTimer.expires_after(std::chrono::seconds(60));
-    forceTimer.async_wait([&](const boost::system::error_code& e) { if (!e) io.stop(); });
+    forceTimer.async_wait([&](const boost::system::error_code& e) {
+      if (!e) io.stop();
+    });
   });
   io.run();
   if (supervisor) supervisor->killAll();

@@ -1,7 +1,8 @@
 // The `inmanta` binary's orchestrator verbs (server, scheduler, executor, agent, deploy, …) and the
 // `inmanta-cli` program. Each verb lives in its own tools/<Verb>Main.cpp and is listed once in Verbs.cpp;
 // InmantaMain.cpp dispatches to it when the first non-option argument names it. Invariant: a verb gets the
-// arguments after its name (global -v flags before the verb are passed as `verbose`) and returns the exit code.
+// arguments after its name (global -v flags before the verb are passed as `verbose`) and returns the exit
+// code.
 #pragma once
 
 #include <string>
@@ -22,4 +23,4 @@ extern const Verb kVerbs[];
 /// `inmanta-cli` (also `inmanta cli …`): the API client (tools/CliMain.cpp); nullptr until it exists.
 extern int (*const kCliMain)(const std::vector<std::string>& args);
 
-}  // namespace inm::tools
+} // namespace inm::tools

@@ -17,10 +17,14 @@ int main(int argc, char** argv) {
   int reps = 1;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--dump")) dump = true;
-    else if (!std::strcmp(argv[i], "--diags")) showDiags = true;
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else paths.push_back(argv[i]);
+    if (!std::strcmp(argv[i], "--dump"))
+      dump = true;
+    else if (!std::strcmp(argv[i], "--diags"))
+      showDiags = true;
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else
+      paths.push_back(argv[i]);
   }
   if (paths.empty()) {
     llvm::errs() << "usage: inmanta-parse-bench [--dump] [--diags] [--reps N] file.cf...\n";
@@ -50,8 +54,8 @@ int main(int argc, char** argv) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (showDiags) diags.render(llvm::errs(), inm::DiagFormat::Text);
   double mb = double(bytes) * reps / 1e6;
-  llvm::errs() << "parsed " << files.size() * size_t(reps) << " files, " << bytes * size_t(reps) << " bytes in "
-               << llvm::format("%.3f", secs) << " s: " << llvm::format("%.2f", mb / secs) << " MB/s, "
-               << diags.errorCount() << " errors\n";
+  llvm::errs() << "parsed " << files.size() * size_t(reps) << " files, " << bytes * size_t(reps)
+               << " bytes in " << llvm::format("%.3f", secs) << " s: " << llvm::format("%.2f", mb / secs)
+               << " MB/s, " << diags.errorCount() << " errors\n";
   return diags.hasErrors() ? 1 : 0;
 }

@@ -1,5 +1,5 @@
-// The claim half of the external agent relay (AgentRelay.h): request checks, auth, and the claim exchange with
-// the scheduler (one length-prefixed JSON frame each way, the executor protocol's framing).
+// The claim half of the external agent relay (AgentRelay.h): request checks, auth, and the claim exchange
+// with the scheduler (one length-prefixed JSON frame each way, the executor protocol's framing).
 #include "AgentRelay.h"
 
 #include "Auth.h"
@@ -49,7 +49,7 @@ std::string frame(const nlohmann::json& message) {
   return out + body;
 }
 
-}  // namespace
+} // namespace
 
 bool isAgentConnect(const http::request<http::string_body>& raw) {
   std::string target(raw.target());
@@ -60,14 +60,16 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
                                         const http::request<http::string_body>& raw, std::string peer) {
   AgentClaim out;
   if (raw.method() != http::verb::get) {
-    out.error = relayError(ErrorCode::MethodNotAllowed, std::string("method ") + std::string(raw.method_string()) +
-                                                      " is not allowed on " + kPath);
+    out.error =
+        relayError(ErrorCode::MethodNotAllowed,
+                   std::string("method ") + std::string(raw.method_string()) + " is not allowed on " + kPath);
     co_return out;
   }
   auto upgrade = raw.find(http::field::upgrade);
   if (upgrade == raw.end() || !boost::beast::iequals(upgrade->value(), "inmanta-executor")) {
-    out.error = relayError(ErrorCode::BadRequest, std::string(kPath) + " needs the header `Upgrade: inmanta-executor` "
-                                            "(it is the connection of `inmanta agent`)");
+    out.error = relayError(ErrorCode::BadRequest, std::string(kPath) +
+                                                      " needs the header `Upgrade: inmanta-executor` "
+                                                      "(it is the connection of `inmanta agent`)");
     co_return out;
   }
   std::map<std::string, std::string> query;
@@ -78,14 +80,18 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
     size_t j = std::min(qs.find('&', i), qs.size());
     std::string kv = qs.substr(i, j - i);
     size_t e = kv.find('=');
-    if (!kv.empty()) query[percentDecode(kv.substr(0, e), true)] = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
+    if (!kv.empty())
+      query[percentDecode(kv.substr(0, e), true)] =
+          e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
     i = j + 1;
   }
   std::string env = query["environment"];
   std::transform(env.begin(), env.end(), env.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (!isUuid(env)) {
-    out.error = relayError(ErrorCode::BadRequest, "the query parameter environment must be an environment id (a uuid), "
-                                            "got '" + query["environment"] + "'");
+    out.error = relayError(ErrorCode::BadRequest,
+                           "the query parameter environment must be an environment id (a uuid), "
+                           "got '" +
+                               query["environment"] + "'");
     co_return out;
   }
   nlohmann::json agents = nlohmann::json::array();
@@ -96,14 +102,16 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
     i = j + 1;
   }
   if (agents.empty()) {
-    out.error = relayError(ErrorCode::BadRequest, "the query parameter agents must name at least one agent (agents=a,b)");
+    out.error = relayError(ErrorCode::BadRequest,
+                           "the query parameter agents must name at least one agent (agents=a,b)");
     co_return out;
   }
   if (opts.auth) {
     try {
       auto h = raw.find(http::field::authorization);
       Caller caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
-      if (std::find(caller.clientTypes.begin(), caller.clientTypes.end(), "agent") == caller.clientTypes.end())
+      if (std::find(caller.clientTypes.begin(), caller.clientTypes.end(), "agent") ==
+          caller.clientTypes.end())
         throw ApiError{ErrorCode::Forbidden, "an external agent needs a token with client type agent"};
       if (caller.environment && *caller.environment != env)
         throw ApiError{ErrorCode::Forbidden,
@@ -114,7 +122,8 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
     }
   }
   if (opts.stateDir.empty()) {
-    out.error = relayError(ErrorCode::Unavailable, "this server relays no external agents (no [config] state-dir)");
+    out.error =
+        relayError(ErrorCode::Unavailable, "this server relays no external agents (no [config] state-dir)");
     co_return out;
   }
   std::string path = agentSocketPath(opts.stateDir, env);
@@ -123,13 +132,14 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
   co_await sock->async_connect(local::endpoint(path), asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     out.error = relayError(ErrorCode::Unavailable, "the scheduler of environment " + env +
-                                                 " does not accept external agents now (" + path + ": " +
-                                                 ec.message() + ")");
+                                                       " does not accept external agents now (" + path +
+                                                       ": " + ec.message() + ")");
     co_return out;
   }
   std::string holder = query.count("holder") ? query["holder"] : "an agent";
   holder += " via " + peer;
-  std::string claim = frame(nlohmann::json{{"type", "claim"}, {"protocol", 1}, {"agents", agents}, {"holder", holder}});
+  std::string claim =
+      frame(nlohmann::json{{"type", "claim"}, {"protocol", 1}, {"agents", agents}, {"holder", holder}});
   // The scheduler answers at once; a stuck one is cut off.
   asio::steady_timer deadline(io);
   deadline.expires_after(std::chrono::seconds(15));
@@ -144,29 +154,35 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
   co_await asio::async_write(*sock, asio::buffer(claim), asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) co_await asio::async_read(*sock, asio::buffer(len), asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) {
-    uint32_t n = (uint32_t(len[0]) << 24) | (uint32_t(len[1]) << 16) | (uint32_t(len[2]) << 8) | uint32_t(len[3]);
-    if (n > (1u << 20)) ec = asio::error::message_size;
-    else body.resize(n);
+    uint32_t n =
+        (uint32_t(len[0]) << 24) | (uint32_t(len[1]) << 16) | (uint32_t(len[2]) << 8) | uint32_t(len[3]);
+    if (n > (1u << 20))
+      ec = asio::error::message_size;
+    else
+      body.resize(n);
   }
-  if (!ec) co_await asio::async_read(*sock, asio::buffer(body), asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec)
+    co_await asio::async_read(*sock, asio::buffer(body), asio::redirect_error(asio::use_awaitable, ec));
   deadline.cancel();
   if (ec) {
-    out.error = relayError(ErrorCode::Unavailable, "the scheduler of environment " + env + " did not answer the claim: " +
-                                                 ec.message());
+    out.error = relayError(ErrorCode::Unavailable, "the scheduler of environment " + env +
+                                                       " did not answer the claim: " + ec.message());
     co_return out;
   }
   nlohmann::json answer = nlohmann::json::parse(body, nullptr, false);
   std::string type = answer.is_object() ? answer.value("type", std::string()) : std::string();
   if (type == "refused") {
-    out.error = relayError(ErrorCode::Conflict, answer.value("message", std::string("the scheduler refused the claim")));
+    out.error = relayError(ErrorCode::Conflict,
+                           answer.value("message", std::string("the scheduler refused the claim")));
     co_return out;
   }
   if (type != "claimed") {
-    out.error = relayError(ErrorCode::Internal, "the scheduler answered the claim with an unexpected frame: " + body);
+    out.error =
+        relayError(ErrorCode::Internal, "the scheduler answered the claim with an unexpected frame: " + body);
     co_return out;
   }
   out.scheduler = std::move(sock);
   co_return out;
 }
 
-}  // namespace inm::api
+} // namespace inm::api

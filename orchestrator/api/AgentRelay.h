@@ -1,8 +1,9 @@
 // Private to api/: the external agent relay (docs/deploy.md "External agents"). `GET /api/v2/agent/connect
-// ?environment=ENV&agents=A,B&holder=TEXT` with `Upgrade: inmanta-executor` is authenticated (a token of client
-// type `agent` scoped to ENV when auth is on), its claim is forwarded to ENV's scheduler over the scheduler's Unix
-// socket, and on `claimed` the server answers 101 and splices bytes between the two sockets until either closes.
-// Invariant: the server never reads or changes a relayed byte; a refusal is an HTTP error naming the cause.
+// ?environment=ENV&agents=A,B&holder=TEXT` with `Upgrade: inmanta-executor` is authenticated (a token of
+// client type `agent` scoped to ENV when auth is on), its claim is forwarded to ENV's scheduler over the
+// scheduler's Unix socket, and on `claimed` the server answers 101 and splices bytes between the two sockets
+// until either closes. Invariant: the server never reads or changes a relayed byte; a refusal is an HTTP
+// error naming the cause.
 #pragma once
 
 #include "Request.h"
@@ -32,7 +33,8 @@ struct AgentClaim {
 asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions& opts,
                                         const http::request<http::string_body>& raw, std::string peer);
 
-/// Answers 101, forwards bytes `buffer` already holds, then splices `stream` and `scheduler` until one closes.
+/// Answers 101, forwards bytes `buffer` already holds, then splices `stream` and `scheduler` until one
+/// closes.
 template <typename Stream>
 asio::awaitable<void> relayAgent(Stream& stream, boost::beast::flat_buffer& buffer,
                                  asio::local::stream_protocol::socket& scheduler) {
@@ -59,4 +61,4 @@ asio::awaitable<void> relayAgent(Stream& stream, boost::beast::flat_buffer& buff
   });
 }
 
-}  // namespace inm::api
+} // namespace inm::api

@@ -25,26 +25,31 @@ bool unb64url(const std::string& in, std::string& out) {
 }
 
 int64_t nowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 } // namespace
 
 Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>& keys) {
-  if (authorization.empty()) throw ApiError{ErrorCode::Unauthorized, "no bearer token given (Authorization header)"};
+  if (authorization.empty())
+    throw ApiError{ErrorCode::Unauthorized, "no bearer token given (Authorization header)"};
   if (authorization.size() < 7 || strncasecmp(authorization.c_str(), "Bearer ", 7) != 0)
     throw ApiError{ErrorCode::Unauthorized, "the Authorization header is not a bearer token"};
   std::string token = authorization.substr(7);
   size_t d1 = token.find('.'), d2 = token.rfind('.');
-  if (d1 == std::string::npos || d1 == d2) throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
+  if (d1 == std::string::npos || d1 == d2)
+    throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
   std::string headerText, payloadText, sig;
-  if (!unb64url(token.substr(0, d1), headerText) || !unb64url(token.substr(d1 + 1, d2 - d1 - 1), payloadText) ||
-      !unb64url(token.substr(d2 + 1), sig))
+  if (!unb64url(token.substr(0, d1), headerText) ||
+      !unb64url(token.substr(d1 + 1, d2 - d1 - 1), payloadText) || !unb64url(token.substr(d2 + 1), sig))
     throw ApiError{ErrorCode::Unauthorized, "the bearer token is not valid base64url"};
   nlohmann::json header = nlohmann::json::parse(headerText, nullptr, false);
   nlohmann::json payload = nlohmann::json::parse(payloadText, nullptr, false);
-  if (!header.is_object() || !payload.is_object()) throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
-  if (header.value("alg", "") != "HS256") throw ApiError{ErrorCode::Unauthorized, "unsupported token algorithm (only HS256)"};
+  if (!header.is_object() || !payload.is_object())
+    throw ApiError{ErrorCode::Unauthorized, "the bearer token is not a JWT"};
+  if (header.value("alg", "") != "HS256")
+    throw ApiError{ErrorCode::Unauthorized, "unsupported token algorithm (only HS256)"};
   std::string signingInput = token.substr(0, d2);
   const JwtKey* matched = nullptr;
   for (const auto& k : keys) {
@@ -57,13 +62,16 @@ Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>&
   }
   if (!matched) throw ApiError{ErrorCode::Unauthorized, "the bearer token's signature is invalid"};
   if (payload.contains("exp")) {
-    if (!payload["exp"].is_number()) throw ApiError{ErrorCode::Unauthorized, "the token's exp claim is not a number"};
-    if (payload["exp"].get<double>() < double(nowSeconds())) throw ApiError{ErrorCode::Unauthorized, "the bearer token has expired"};
+    if (!payload["exp"].is_number())
+      throw ApiError{ErrorCode::Unauthorized, "the token's exp claim is not a number"};
+    if (payload["exp"].get<double>() < double(nowSeconds()))
+      throw ApiError{ErrorCode::Unauthorized, "the bearer token has expired"};
   }
   Caller c;
   c.authenticated = true;
   auto ct = payload.find("urn:inmanta:ct");
-  if (ct == payload.end()) c.clientTypes = {"api"};
+  if (ct == payload.end())
+    c.clientTypes = {"api"};
   else if (ct->is_string()) {
     std::string s = ct->get<std::string>();
     size_t i = 0;
@@ -80,25 +88,30 @@ Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>&
     for (const auto& x : *ct)
       if (x.is_string()) c.clientTypes.push_back(x.get<std::string>());
   }
-  if (auto env = payload.find("urn:inmanta:env"); env != payload.end() && env->is_string() && !env->get<std::string>().empty()) {
+  if (auto env = payload.find("urn:inmanta:env");
+      env != payload.end() && env->is_string() && !env->get<std::string>().empty()) {
     std::string e = env->get<std::string>();
     for (char& ch : e) ch = char(std::tolower(static_cast<unsigned char>(ch)));
     c.environment = e;
   }
   if (auto jti = payload.find("jti"); jti != payload.end()) {
-    if (!jti->is_string() || jti->get<std::string>().empty()) throw ApiError{ErrorCode::Unauthorized, "the token's jti claim is not a string"};
+    if (!jti->is_string() || jti->get<std::string>().empty())
+      throw ApiError{ErrorCode::Unauthorized, "the token's jti claim is not a string"};
     c.jti = jti->get<std::string>();
   }
   return c;
 }
 
-llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std::vector<std::string>& clientTypes,
+llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys,
+                                      const std::vector<std::string>& clientTypes,
                                       const std::optional<std::string>& environment, int64_t expireSeconds,
                                       const std::optional<std::string>& jti) {
   const JwtKey* signer = nullptr;
   for (const auto& k : keys)
     if (k.sign && k.algorithm == "HS256") signer = &k;
-  if (!signer) return model::fail(ErrorCode::BadRequest, "no [auth_jwt_*] section with sign=true and algorithm=HS256 is configured");
+  if (!signer)
+    return model::fail(ErrorCode::BadRequest,
+                       "no [auth_jwt_*] section with sign=true and algorithm=HS256 is configured");
   std::string ct;
   for (const auto& t : clientTypes) ct += (ct.empty() ? "" : ",") + t;
   nlohmann::json payload = {{"iss", signer->issuer}, {"iat", nowSeconds()}, {"urn:inmanta:ct", ct}};
@@ -112,44 +125,50 @@ llvm::Expected<std::string> mintToken(const std::vector<JwtKey>& keys, const std
 
 void addAuthRoutes(std::vector<Route>& routes, const HttpOptions& options, service::Service& svc) {
   const HttpOptions* opts = &options;
-  // Tokens are idempotent by default (no jti: valid until they expire); `idempotent: false` records a jti in the
-  // token table, which DELETE /api/v2/environment_auth/<jti> revokes.
-  routes.push_back(Route{http::verb::post, splitPattern("/api/v2/environment_auth"), [opts, &svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    auto types = findParam(req, "client_types");
-    std::vector<std::string> clientTypes;
-    if (!types || !types->is_array() || types->empty())
-      throw ApiError{ErrorCode::BadRequest, "'client_types' must be a non-empty list of api, agent, compiler"};
-    for (const auto& t : *types) {
-      if (!t.is_string() || (t != "api" && t != "agent" && t != "compiler"))
-        throw ApiError{ErrorCode::BadRequest, "'client_types' holds " + t.dump() + ": expected api, agent or compiler"};
-      clientTypes.push_back(t.get<std::string>());
-    }
-    int64_t expire = intParam(req, "expire", 0);
-    bool idempotent = boolParam(req, "idempotent", true);
-    std::optional<std::string> jti;
-    if (!idempotent) {
-      int64_t recorded = expire;
-      for (const auto& k : opts->jwtKeys)
-        if (k.sign && k.algorithm == "HS256" && recorded <= 0) recorded = k.expire;
-      jti = unwrap(co_await svc.issueToken(env, clientTypes, recorded)).get<std::string>();
-    }
-    llvm::Expected<std::string> token = mintToken(opts->jwtKeys, clientTypes, env, expire, jti);
-    if (!token) {
-      auto [code, msg] = model::describe(token.takeError());
-      throw ApiError{code, msg};
-    }
-    co_return okData(*token);
-  }});
-  routes.push_back(Route{http::verb::get, splitPattern("/api/v2/environment_auth"), [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    co_return okData(unwrap(co_await svc.listTokens(env)));
-  }});
-  routes.push_back(Route{http::verb::delete_, splitPattern("/api/v2/environment_auth/<jti>"), [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    unwrap(co_await svc.revokeToken(env, stringParam(req, "jti")));
-    co_return Reply{};
-  }});
+  // Tokens are idempotent by default (no jti: valid until they expire); `idempotent: false` records a jti in
+  // the token table, which DELETE /api/v2/environment_auth/<jti> revokes.
+  routes.push_back(
+      Route{http::verb::post, splitPattern("/api/v2/environment_auth"),
+            [opts, &svc](Request& req) -> asio::awaitable<Reply> {
+              std::string env = environmentOf(req);
+              auto types = findParam(req, "client_types");
+              std::vector<std::string> clientTypes;
+              if (!types || !types->is_array() || types->empty())
+                throw ApiError{ErrorCode::BadRequest,
+                               "'client_types' must be a non-empty list of api, agent, compiler"};
+              for (const auto& t : *types) {
+                if (!t.is_string() || (t != "api" && t != "agent" && t != "compiler"))
+                  throw ApiError{ErrorCode::BadRequest,
+                                 "'client_types' holds " + t.dump() + ": expected api, agent or compiler"};
+                clientTypes.push_back(t.get<std::string>());
+              }
+              int64_t expire = intParam(req, "expire", 0);
+              bool idempotent = boolParam(req, "idempotent", true);
+              std::optional<std::string> jti;
+              if (!idempotent) {
+                int64_t recorded = expire;
+                for (const auto& k : opts->jwtKeys)
+                  if (k.sign && k.algorithm == "HS256" && recorded <= 0) recorded = k.expire;
+                jti = unwrap(co_await svc.issueToken(env, clientTypes, recorded)).get<std::string>();
+              }
+              llvm::Expected<std::string> token = mintToken(opts->jwtKeys, clientTypes, env, expire, jti);
+              if (!token) {
+                auto [code, msg] = model::describe(token.takeError());
+                throw ApiError{code, msg};
+              }
+              co_return okData(*token);
+            }});
+  routes.push_back(Route{http::verb::get, splitPattern("/api/v2/environment_auth"),
+                         [&svc](Request& req) -> asio::awaitable<Reply> {
+                           std::string env = environmentOf(req);
+                           co_return okData(unwrap(co_await svc.listTokens(env)));
+                         }});
+  routes.push_back(Route{http::verb::delete_, splitPattern("/api/v2/environment_auth/<jti>"),
+                         [&svc](Request& req) -> asio::awaitable<Reply> {
+                           std::string env = environmentOf(req);
+                           unwrap(co_await svc.revokeToken(env, stringParam(req, "jti")));
+                           co_return Reply{};
+                         }});
 }
 
 } // namespace inm::api

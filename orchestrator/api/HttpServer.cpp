@@ -17,16 +17,15 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <zlib.h>
-
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
 
 namespace inm::api {
 
@@ -206,8 +205,10 @@ struct HttpServer::Impl {
         if (stopping || ec == asio::error::operation_aborted) co_return;
         continue;
       }
-      if (tls) asio::co_spawn(io, serveTls(std::move(sock)), asio::detached);
-      else asio::co_spawn(io, servePlain(std::move(sock)), asio::detached);
+      if (tls)
+        asio::co_spawn(io, serveTls(std::move(sock)), asio::detached);
+      else
+        asio::co_spawn(io, servePlain(std::move(sock)), asio::detached);
     }
   }
 
@@ -231,12 +232,15 @@ struct HttpServer::Impl {
   }
 
   template <typename Stream>
-  asio::awaitable<void> writeReply(Stream& stream, const Reply& reply, unsigned version, bool keepAlive, bool head) {
+  asio::awaitable<void> writeReply(Stream& stream, const Reply& reply, unsigned version, bool keepAlive,
+                                   bool head) {
     http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
     res.set(http::field::server, "inmanta-cpp");
     res.set(http::field::content_type, reply.json ? std::string("application/json") : reply.contentType);
-    if (reply.json) res.body() = reply.json->dump();
-    else res.body() = reply.raw;
+    if (reply.json)
+      res.body() = reply.json->dump();
+    else
+      res.body() = reply.raw;
     res.keep_alive(keepAlive);
     res.prepare_payload();
     if (head) {
@@ -269,7 +273,8 @@ struct HttpServer::Impl {
     lowest.expires_after(std::chrono::seconds(2));
     std::vector<char> sink(1 << 16);
     for (size_t total = 0; total < (64u << 20);) {
-      size_t n = co_await lowest.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+      size_t n =
+          co_await lowest.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
       total += n;
     }
@@ -284,7 +289,8 @@ struct HttpServer::Impl {
       boost::system::error_code ec;
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
       co_await http::async_read_header(stream, buffer, head, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec && ec != http::error::body_limit) co_return;  // Beast reports an announced length over the limit here
+      if (ec && ec != http::error::body_limit)
+        co_return; // Beast reports an announced length over the limit here
       // In flight from its header on: a shutdown waits for a body still arriving (spooling can take a while).
       ++inFlight;
       if (head.content_length() && *head.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
@@ -296,10 +302,14 @@ struct HttpServer::Impl {
         std::string path = spool.make();
         spooled.emplace(std::move(head));
         spooled->body_limit(opts.maxRequestSize);
-        if (path.empty()) ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
-        else spooled->get().body().open(path.c_str(), beast::file_mode::write, ec);
+        if (path.empty())
+          ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+        else
+          spooled->get().body().open(path.c_str(), beast::file_mode::write, ec);
         if (ec) {
-          co_await writeReply(stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11, false, false);
+          co_await writeReply(
+              stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11,
+              false, false);
           --inFlight;
           checkDrained();
           co_return;
@@ -328,15 +338,19 @@ struct HttpServer::Impl {
       }
       const http::request_header<>& raw = spooled ? spooled->get().base() : text->get().base();
       bool keepAlive = spooled ? spooled->get().keep_alive() : text->get().keep_alive();
-      if (text && isAgentConnect(text->get())) {  // external agents: the connection becomes a relay (AgentRelay.h)
-        --inFlight;  // a relay is a long-lived connection, not a request a shutdown waits for
+      if (text &&
+          isAgentConnect(text->get())) { // external agents: the connection becomes a relay (AgentRelay.h)
+        --inFlight; // a relay is a long-lived connection, not a request a shutdown waits for
         checkDrained();
         boost::system::error_code pec;
         auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
-        std::string peer = pec ? std::string("?") : endpoint.address().to_string();  // no temporaries in co_await
+        std::string peer =
+            pec ? std::string("?") : endpoint.address().to_string(); // no temporaries in co_await
         AgentClaim claim = co_await claimAgents(io, opts, text->get(), peer);
-        if (claim.error) co_await writeReply(stream, *claim.error, text->get().version(), false, false);
-        else co_await relayAgent(stream, buffer, *claim.scheduler);
+        if (claim.error)
+          co_await writeReply(stream, *claim.error, text->get().version(), false, false);
+        else
+          co_await relayAgent(stream, buffer, *claim.scheduler);
         co_return;
       }
       auto started = std::chrono::steady_clock::now();
@@ -348,7 +362,8 @@ struct HttpServer::Impl {
                         {"path", target.substr(0, target.find('?'))},
                         {"status", std::to_string(reply.status)},
                         {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                  std::chrono::steady_clock::now() - started).count())}});
+                                                  std::chrono::steady_clock::now() - started)
+                                                  .count())}});
       bool keep = keepAlive && !stopping;
       co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
       checkDrained();
@@ -356,14 +371,16 @@ struct HttpServer::Impl {
     }
   }
 
-  asio::awaitable<Reply> handle(const http::request_header<>& raw, const std::string* body, SpoolFiles& spool) {
+  asio::awaitable<Reply> handle(const http::request_header<>& raw, const std::string* body,
+                                SpoolFiles& spool) {
     Request req;
     req.method = raw.method();
     req.headers = &raw;
     std::string target(raw.target());
     size_t q = target.find('?');
     std::string path = target.substr(0, q);
-    if (path.empty() || path[0] != '/') co_return errorReply(ErrorCode::BadRequest, "the request target must start with '/'");
+    if (path.empty() || path[0] != '/')
+      co_return errorReply(ErrorCode::BadRequest, "the request target must start with '/'");
     for (const std::string& seg : splitPattern(path)) req.segments.push_back(percentDecode(seg, false));
     if (!req.segments.empty() && req.segments.back().empty()) req.segments.pop_back();
     if (q != std::string::npos) {
@@ -383,7 +400,8 @@ struct HttpServer::Impl {
         i = j + 1;
       }
     }
-    if (!req.segments.empty() && req.segments[0] == "console" && (req.method == http::verb::get || req.method == http::verb::head))
+    if (!req.segments.empty() && req.segments[0] == "console" &&
+        (req.method == http::verb::get || req.method == http::verb::head))
       co_return console(req);
 
     const Route* route = nullptr;
@@ -403,8 +421,11 @@ struct HttpServer::Impl {
     }
     if (!route) {
       if (pathMatched)
-        co_return errorReply(ErrorCode::MethodNotAllowed, std::string("method ") + std::string(raw.method_string()) + " is not allowed on " + path);
-      co_return errorReply(ErrorCode::NotFound, "no API endpoint at " + std::string(raw.method_string()) + " " + path);
+        co_return errorReply(ErrorCode::MethodNotAllowed, std::string("method ") +
+                                                              std::string(raw.method_string()) +
+                                                              " is not allowed on " + path);
+      co_return errorReply(ErrorCode::NotFound,
+                           "no API endpoint at " + std::string(raw.method_string()) + " " + path);
     }
     for (size_t i = 0; i < route->pattern.size(); ++i) {
       const std::string& p = route->pattern[i];
@@ -414,15 +435,17 @@ struct HttpServer::Impl {
       if (opts.auth && !route->open) {
         auto h = raw.find(http::field::authorization);
         req.caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
-        if (req.caller.jti) {  // revocable token: one cached lookup (service::Service::kTokenCacheTtl)
+        if (req.caller.jti) { // revocable token: one cached lookup (service::Service::kTokenCacheTtl)
           std::string jti = *req.caller.jti;
           service::Result usable = co_await svc.tokenUsable(jti);
           if (!usable.ok) throw ApiError{usable.code, usable.message};
-          if (!usable.value.get<bool>()) throw ApiError{ErrorCode::Unauthorized, "the bearer token " + jti + " was revoked or is unknown"};
+          if (!usable.value.get<bool>())
+            throw ApiError{ErrorCode::Unauthorized, "the bearer token " + jti + " was revoked or is unknown"};
         }
         bool allowed = false;
         for (const auto& t : req.caller.clientTypes)
-          if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end()) allowed = true;
+          if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end())
+            allowed = true;
         if (!allowed) {
           std::string need;
           for (const auto& t : route->clientTypes) need += (need.empty() ? "" : ", ") + t;
@@ -434,23 +457,28 @@ struct HttpServer::Impl {
           std::string id = req.params["id"];
           for (char& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
           if (id != *req.caller.environment)
-            throw ApiError{ErrorCode::Forbidden, "the token is scoped to environment " + *req.caller.environment + ", not " + id};
+            throw ApiError{ErrorCode::Forbidden,
+                           "the token is scoped to environment " + *req.caller.environment + ", not " + id};
         }
       }
       req.body = std::make_shared<nlohmann::json>(nlohmann::json::object());
       auto enc = raw.find(http::field::content_encoding);
-      bool gzip = enc != raw.end() && (beast::iequals(enc->value(), "gzip") || beast::iequals(enc->value(), "deflate"));
+      bool gzip = enc != raw.end() &&
+                  (beast::iequals(enc->value(), "gzip") || beast::iequals(enc->value(), "deflate"));
       if (!spool.paths.empty()) {
         // A spooled put_version: inflated file to file when compressed, then parsed streaming by the service.
         req.bodyFile = spool.paths.front();
         if (gzip) {
           std::string out = spool.make();
-          if (out.empty()) throw ApiError{ErrorCode::Internal, "cannot create a temporary file for the request body"};
+          if (out.empty())
+            throw ApiError{ErrorCode::Internal, "cannot create a temporary file for the request body"};
           std::string error;
           uint64_t limit = opts.maxRequestSize;
           bool ok = co_await svc.blocking([&] { return inflateFile(req.bodyFile, out, limit, error); });
           if (!ok)
-            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge : ErrorCode::BadRequest, error};
+            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge
+                                                                      : ErrorCode::BadRequest,
+                           error};
           req.bodyFile = out;
         }
       } else if (body && !body->empty()) {
@@ -459,15 +487,21 @@ struct HttpServer::Impl {
         if (gzip) {
           std::string error;
           if (!inflateBody(*body, inflated, opts.maxRequestSize, error))
-            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge : ErrorCode::BadRequest, error};
+            throw ApiError{error.find("exceeds") != std::string::npos ? ErrorCode::PayloadTooLarge
+                                                                      : ErrorCode::BadRequest,
+                           error};
           text = &inflated;
         }
         // Large bodies are parsed on the blocking pool, not on the io_context.
         nlohmann::json parsed;
-        if (text->size() > (1u << 20)) parsed = co_await svc.blocking([text] { return nlohmann::json::parse(*text, nullptr, false); });
-        else parsed = nlohmann::json::parse(*text, nullptr, false);
-        if (parsed.is_discarded()) throw ApiError{ErrorCode::BadRequest, "the request body is not valid JSON"};
-        if (!parsed.is_object()) throw ApiError{ErrorCode::BadRequest, "the request body must be a JSON object"};
+        if (text->size() > (1u << 20))
+          parsed = co_await svc.blocking([text] { return nlohmann::json::parse(*text, nullptr, false); });
+        else
+          parsed = nlohmann::json::parse(*text, nullptr, false);
+        if (parsed.is_discarded())
+          throw ApiError{ErrorCode::BadRequest, "the request body is not valid JSON"};
+        if (!parsed.is_object())
+          throw ApiError{ErrorCode::BadRequest, "the request body must be a JSON object"};
         *req.body = std::move(parsed);
       }
       co_return co_await route->handler(req);
@@ -479,16 +513,19 @@ struct HttpServer::Impl {
   }
 
   Reply console(const Request& req) {
-    if (opts.consoleDir.empty()) return errorReply(ErrorCode::NotFound, "the web console is not installed (server.console_dir)");
+    if (opts.consoleDir.empty())
+      return errorReply(ErrorCode::NotFound, "the web console is not installed (server.console_dir)");
     std::filesystem::path p = opts.consoleDir;
     for (size_t i = 1; i < req.segments.size(); ++i) {
-      if (req.segments[i] == ".." || req.segments[i].find('/') != std::string::npos) return errorReply(ErrorCode::NotFound, "not found");
+      if (req.segments[i] == ".." || req.segments[i].find('/') != std::string::npos)
+        return errorReply(ErrorCode::NotFound, "not found");
       p /= req.segments[i];
     }
     std::error_code ec;
     if (!std::filesystem::is_regular_file(p, ec)) p = std::filesystem::path(opts.consoleDir) / "index.html";
     std::ifstream in(p, std::ios::binary);
-    if (!in) return errorReply(ErrorCode::NotFound, "the web console has no index.html in " + opts.consoleDir);
+    if (!in)
+      return errorReply(ErrorCode::NotFound, "the web console has no index.html in " + opts.consoleDir);
     std::ostringstream ss;
     ss << in.rdbuf();
     Reply r;
@@ -518,7 +555,8 @@ llvm::Error HttpServer::start() {
   try {
     if (!s.opts.sslCertFile.empty() || !s.opts.sslKeyFile.empty()) {
       if (s.opts.sslCertFile.empty() || s.opts.sslKeyFile.empty())
-        return model::fail(ErrorCode::BadRequest, "[server] ssl_cert_file and ssl_key_file must be set together");
+        return model::fail(ErrorCode::BadRequest,
+                           "[server] ssl_cert_file and ssl_key_file must be set together");
       s.tls.emplace(ssl::context::tls_server);
       s.tls->use_certificate_chain_file(s.opts.sslCertFile);
       s.tls->use_private_key_file(s.opts.sslKeyFile, ssl::context::pem);
@@ -529,7 +567,8 @@ llvm::Error HttpServer::start() {
     s.acceptor.bind(ep);
     s.acceptor.listen(asio::socket_base::max_listen_connections);
   } catch (const boost::system::system_error& e) {
-    return model::fail(ErrorCode::Internal, "cannot listen on " + s.opts.bindAddress + ":" + std::to_string(s.opts.port) + ": " + e.what());
+    return model::fail(ErrorCode::Internal, "cannot listen on " + s.opts.bindAddress + ":" +
+                                                std::to_string(s.opts.port) + ": " + e.what());
   }
   asio::co_spawn(s.io, s.acceptLoop(), asio::detached);
   return llvm::Error::success();

@@ -50,10 +50,12 @@ std::string environmentOf(const Request& req) {
   if (it == req.headers->end() || it->value().empty())
     throw ApiError{ErrorCode::BadRequest, "this call needs the environment in the X-Inmanta-tid header"};
   std::string env(it->value());
-  if (!isUuidText(env)) throw ApiError{ErrorCode::BadRequest, "the X-Inmanta-tid header is not a uuid: " + env};
+  if (!isUuidText(env))
+    throw ApiError{ErrorCode::BadRequest, "the X-Inmanta-tid header is not a uuid: " + env};
   for (char& c : env) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (req.caller.environment && *req.caller.environment != env)
-    throw ApiError{ErrorCode::Forbidden, "the token is scoped to environment " + *req.caller.environment + ", not " + env};
+    throw ApiError{ErrorCode::Forbidden,
+                   "the token is scoped to environment " + *req.caller.environment + ", not " + env};
   return env;
 }
 
@@ -107,7 +109,8 @@ int64_t intParam(const Request& req, const std::string& name) {
   // A path parameter wins, but a body that repeats it with another value is a contradiction.
   if (req.params.count(name) && req.body && req.body->contains(name) && !(*req.body)[name].is_null() &&
       toInt((*req.body)[name], name) != x)
-    throw ApiError{ErrorCode::BadRequest, "'" + name + "' in the body (" + (*req.body)[name].dump() + ") differs from the path"};
+    throw ApiError{ErrorCode::BadRequest,
+                   "'" + name + "' in the body (" + (*req.body)[name].dump() + ") differs from the path"};
   return x;
 }
 

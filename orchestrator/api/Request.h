@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace inm::compile { class CompileService; }
+namespace inm::compile {
+class CompileService;
+}
 
 namespace inm::api {
 
@@ -35,26 +37,27 @@ struct ApiError {
 struct Caller {
   bool authenticated = false;
   std::vector<std::string> clientTypes;
-  std::optional<std::string> environment;  ///< the token's scope (urn:inmanta:env)
-  std::optional<std::string> jti;          ///< a revocable token's id (checked against the token table)
+  std::optional<std::string> environment; ///< the token's scope (urn:inmanta:env)
+  std::optional<std::string> jti;         ///< a revocable token's id (checked against the token table)
 };
 
 struct Request {
   http::verb method = http::verb::get;
-  std::vector<std::string> segments;             ///< percent-decoded path segments
-  std::map<std::string, std::string> query;      ///< percent-decoded; later duplicates win
-  std::multimap<std::string, std::string> queryAll;  ///< every query pair, repeated keys kept (list parameters)
-  std::map<std::string, std::string> params;     ///< bound by the route pattern
+  std::vector<std::string> segments;        ///< percent-decoded path segments
+  std::map<std::string, std::string> query; ///< percent-decoded; later duplicates win
+  std::multimap<std::string, std::string>
+      queryAll;                              ///< every query pair, repeated keys kept (list parameters)
+  std::map<std::string, std::string> params; ///< bound by the route pattern
   const http::fields* headers = nullptr;
-  std::shared_ptr<nlohmann::json> body;          ///< an object (empty when there was no body)
-  std::string bodyFile;                          ///< a large put_version body spooled to disk (body stays empty)
+  std::shared_ptr<nlohmann::json> body; ///< an object (empty when there was no body)
+  std::string bodyFile;                 ///< a large put_version body spooled to disk (body stays empty)
   Caller caller;
 };
 
 struct Reply {
   int status = 200;
-  std::optional<nlohmann::json> json;            ///< JSON body (none = empty body)
-  std::string raw;                               ///< a non-JSON body (console files)
+  std::optional<nlohmann::json> json; ///< JSON body (none = empty body)
+  std::string raw;                    ///< a non-JSON body (console files)
   std::string contentType = "application/json";
 };
 
@@ -91,7 +94,7 @@ struct Route {
   std::vector<std::string> pattern;
   Handler handler;
   std::vector<std::string> clientTypes = {"api"};
-  bool open = false;  ///< no authentication needed (health)
+  bool open = false; ///< no authentication needed (health)
 };
 
 /// Appends the routes of each family.

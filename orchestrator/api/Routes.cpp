@@ -2,7 +2,6 @@
 // v1 answers use the method-specific keys and field names the 11.5.5 CLI reads (`project`, `repo_url`);
 // v2 answers wrap the service's values in {"data": …}.
 #include "Request.h"
-
 #include "model/Settings.h"
 
 namespace inm::api {
@@ -13,9 +12,15 @@ using V = http::verb;
 namespace {
 
 nlohmann::json envV1(const nlohmann::json& e) {
-  return {{"id", e["id"]}, {"name", e["name"]}, {"project", e["project_id"]}, {"repo_url", e["repo_url"]},
-          {"repo_branch", e["repo_branch"]}, {"description", e["description"]}, {"icon", e["icon"]},
-          {"halted", e["halted"]}, {"settings", e["settings"]}};
+  return {{"id", e["id"]},
+          {"name", e["name"]},
+          {"project", e["project_id"]},
+          {"repo_url", e["repo_url"]},
+          {"repo_branch", e["repo_branch"]},
+          {"description", e["description"]},
+          {"icon", e["icon"]},
+          {"halted", e["halted"]},
+          {"settings", e["settings"]}};
 }
 
 nlohmann::json projectV1(const nlohmann::json& p) {
@@ -29,7 +34,9 @@ nlohmann::json bodyOf(const Request& req) { return req.body ? *req.body : nlohma
 } // namespace
 
 void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
-  auto add = [&](V method, const char* pattern, Handler h) { routes.push_back(Route{method, splitPattern(pattern), std::move(h)}); };
+  auto add = [&](V method, const char* pattern, Handler h) {
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h)});
+  };
 
   Route health{V::get, splitPattern("/api/v2/health"), [&svc](Request&) -> asio::awaitable<Reply> {
                  co_return okData(unwrap(co_await svc.health()));
@@ -38,10 +45,15 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
   routes.push_back(health);
   add(V::get, "/api/v1/serverstatus", [&svc](Request&) -> asio::awaitable<Reply> {
     unwrap(co_await svc.health());
-    co_return ok({{"data", {{"product", "inmanta-cpp"}, {"edition", "community"}, {"version", INM_VERSION},
-                            {"license", "Apache Software License 2"}, {"extensions", nlohmann::json::array()},
-                            {"slices", nlohmann::json::array()}, {"features", nlohmann::json::array()},
-                            {"status", "up"}}}});
+    co_return ok({{"data",
+                   {{"product", "inmanta-cpp"},
+                    {"edition", "community"},
+                    {"version", INM_VERSION},
+                    {"license", "Apache Software License 2"},
+                    {"extensions", nlohmann::json::array()},
+                    {"slices", nlohmann::json::array()},
+                    {"features", nlohmann::json::array()},
+                    {"status", "up"}}}});
   });
 
   // Projects.
@@ -59,9 +71,8 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
     for (const auto& p : unwrap(co_await svc.listProjects())) out.push_back(projectV1(p));
     co_return ok({{"projects", out}});
   });
-  add(V::get, "/api/v2/project", [&svc](Request&) -> asio::awaitable<Reply> {
-    co_return okData(unwrap(co_await svc.listProjects()));
-  });
+  add(V::get, "/api/v2/project",
+      [&svc](Request&) -> asio::awaitable<Reply> { co_return okData(unwrap(co_await svc.listProjects())); });
   add(V::get, "/api/v1/project/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     nlohmann::json value = unwrap(co_await svc.getProject(uuidParam(req, "id")));
     co_return ok({{"project", projectV1(value)}});
@@ -150,7 +161,8 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
   for (const char* p : {"/api/v1/environment_settings/<id>", "/api/v2/environment_settings/<id>"}) {
     add(V::post, p, [&svc](Request& req) -> asio::awaitable<Reply> {
       std::string env = environmentOf(req), key = stringParam(req, "id");
-      if (!req.body || !req.body->contains("value")) throw ApiError{ErrorCode::BadRequest, "'value' is required"};
+      if (!req.body || !req.body->contains("value"))
+        throw ApiError{ErrorCode::BadRequest, "'value' is required"};
       unwrap(co_await svc.setSetting(env, key, (*req.body)["value"]));
       co_return Reply{};
     });

@@ -1,5 +1,6 @@
-// Routes for the action log query, the handler helpers, the compliance report, the scheduler's status and single
-// facts (orchestrator.md §6.6, §13, §15). Versioned resource ids arrive percent-encoded as one path segment.
+// Routes for the action log query, the handler helpers, the compliance report, the scheduler's status and
+// single facts (orchestrator.md §6.6, §13, §15). Versioned resource ids arrive percent-encoded as one path
+// segment.
 #include "Request.h"
 
 namespace inm::api {
@@ -28,7 +29,9 @@ std::vector<std::string> listParam(const Request& req, const std::string& name) 
     if (it != req.body->end() && !it->is_null()) {
       if (!it->is_array()) throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a list of strings"};
       for (const auto& x : *it) {
-        if (!x.is_string()) throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a list of strings, holds " + x.dump()};
+        if (!x.is_string())
+          throw ApiError{ErrorCode::BadRequest,
+                         "'" + name + "' must be a list of strings, holds " + x.dump()};
         out.push_back(x.get<std::string>());
       }
     }
@@ -50,14 +53,18 @@ void addActionRoutes(std::vector<Route>& routes, service::Service& svc) {
     co_return ok(unwrap(co_await svc.resourceActions(env, std::move(query), std::move(exclude))));
   });
   // The handler helpers (§6.6) are called by executors with agent tokens.
-  add(V::get, "/api/v2/resource/<rvid>/events", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req), rvid = stringParam(req, "rvid");
-    co_return okData(unwrap(co_await svc.resourceEvents(env, rvid)));
-  }, {"api", "agent"});
-  add(V::get, "/api/v2/resource/<rvid>/did_dependency_change", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req), rvid = stringParam(req, "rvid");
-    co_return okData(unwrap(co_await svc.didDependencyChange(env, rvid)));
-  }, {"api", "agent"});
+  add(V::get, "/api/v2/resource/<rvid>/events",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req), rvid = stringParam(req, "rvid");
+        co_return okData(unwrap(co_await svc.resourceEvents(env, rvid)));
+      },
+      {"api", "agent"});
+  add(V::get, "/api/v2/resource/<rvid>/did_dependency_change",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req), rvid = stringParam(req, "rvid");
+        co_return okData(unwrap(co_await svc.didDependencyChange(env, rvid)));
+      },
+      {"api", "agent"});
   for (V method : {V::post, V::get})
     add(method, "/api/v2/compliance_report", [&svc](Request& req) -> asio::awaitable<Reply> {
       std::string env = environmentOf(req);

@@ -3,7 +3,6 @@
 // service::Service (404 for an unknown one) and calls compile::CompileService.
 #include "Auth.h"
 #include "Request.h"
-
 #include "compile/CompileService.h"
 
 namespace inm::api {
@@ -18,7 +17,7 @@ nlohmann::json expectJson(llvm::Expected<nlohmann::json> v) {
   return std::move(*v);
 }
 
-}  // namespace
+} // namespace
 
 void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const HttpOptions& options,
                       compile::CompileService& compiles) {
@@ -62,7 +61,8 @@ void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const H
     std::string env = environmentOf(req);
     unwrap(co_await svc.getEnvironment(env));
     int64_t limit = intParam(req, "limit", 1000);
-    if (limit < 1 || limit > 1000) throw ApiError{ErrorCode::BadRequest, "'limit' must be between 1 and 1000"};
+    if (limit < 1 || limit > 1000)
+      throw ApiError{ErrorCode::BadRequest, "'limit' must be between 1 and 1000"};
     auto compilesOr = co_await compiles.listCompiles(env, int(limit));
     nlohmann::json list = expectJson(std::move(compilesOr));
     for (auto& c : list) c.erase("handled");
@@ -110,4 +110,4 @@ void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const H
   }
 }
 
-}  // namespace inm::api
+} // namespace inm::api

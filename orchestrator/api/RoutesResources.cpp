@@ -1,17 +1,19 @@
-// Routes for resources, parameters/facts, agents, deploys and dry runs (orchestrator.md §13, §18). Resource ids
-// arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
+// Routes for resources, parameters/facts, agents, deploys and dry runs (orchestrator.md §13, §18). Resource
+// ids arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
 #include "Request.h"
 
 namespace inm::api {
 
 namespace {
 
-// orchestrator.md §6.11 step 5: the report shape `{summary: {id, model, date, total, todo}, diff: [{resource_id,
-// status, attributes: {a: {from_value, to_value, from_value_compare, to_value_compare}}}]}`, added next to the
-// stored row's own fields (kept for existing readers).
+// orchestrator.md §6.11 step 5: the report shape `{summary: {id, model, date, total, todo}, diff:
+// [{resource_id, status, attributes: {a: {from_value, to_value, from_value_compare, to_value_compare}}}]}`,
+// added next to the stored row's own fields (kept for existing readers).
 void addDryrunReport(nlohmann::json& row) {
-  row["summary"] = {{"id", row.value("id", nlohmann::json())}, {"model", row.value("model", nlohmann::json())},
-                    {"date", row.value("date", nlohmann::json())}, {"total", row.value("total", nlohmann::json())},
+  row["summary"] = {{"id", row.value("id", nlohmann::json())},
+                    {"model", row.value("model", nlohmann::json())},
+                    {"date", row.value("date", nlohmann::json())},
+                    {"total", row.value("total", nlohmann::json())},
                     {"todo", row.value("todo", nlohmann::json())}};
   auto compare = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(4); };
   nlohmann::json diff = nlohmann::json::array();
@@ -22,19 +24,24 @@ void addDryrunReport(nlohmann::json& row) {
       nlohmann::json attributes = nlohmann::json::object();
       if (entry.contains("changes") && entry["changes"].is_object())
         for (const auto& [name, change] : entry["changes"].items()) {
-          nlohmann::json from = change.is_object() ? change.value("current", nlohmann::json()) : nlohmann::json();
-          nlohmann::json to = change.is_object() ? change.value("desired", nlohmann::json()) : nlohmann::json();
-          attributes[name] = {{"from_value", from}, {"to_value", to}, {"from_value_compare", compare(from)},
+          nlohmann::json from =
+              change.is_object() ? change.value("current", nlohmann::json()) : nlohmann::json();
+          nlohmann::json to =
+              change.is_object() ? change.value("desired", nlohmann::json()) : nlohmann::json();
+          attributes[name] = {{"from_value", from},
+                              {"to_value", to},
+                              {"from_value_compare", compare(from)},
                               {"to_value_compare", compare(to)}};
         }
       auto v = rvid.rfind(",v=");
       diff.push_back({{"resource_id", v == std::string::npos ? rvid : rvid.substr(0, v)},
-                      {"status", entry.value("diff_status", "unmodified")}, {"attributes", std::move(attributes)}});
+                      {"status", entry.value("diff_status", "unmodified")},
+                      {"attributes", std::move(attributes)}});
     }
   row["diff"] = std::move(diff);
 }
 
-}  // namespace
+} // namespace
 
 using model::ErrorCode;
 using V = http::verb;
@@ -73,11 +80,18 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     nlohmann::json lines = unwrap(co_await svc.resourceLogs(env, stringParam(req, "rid")));
     nlohmann::json kept = nlohmann::json::array();
     for (auto& l : lines) {
-      if (auto a = req.query.find("filter.action"); a != req.query.end() && l["action"] != a->second) continue;
-      if (auto m = req.query.find("filter.message"); m != req.query.end() && l["msg"].get<std::string>().find(m->second) == std::string::npos) continue;
+      if (auto a = req.query.find("filter.action"); a != req.query.end() && l["action"] != a->second)
+        continue;
+      if (auto m = req.query.find("filter.message");
+          m != req.query.end() && l["msg"].get<std::string>().find(m->second) == std::string::npos)
+        continue;
       if (auto lv = req.query.find("filter.minimal_log_level"); lv != req.query.end()) {
         static const char* order[] = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
-        auto rank = [&](const std::string& s) { for (int i = 0; i < 6; ++i) if (s == order[i]) return i; return 2; };
+        auto rank = [&](const std::string& s) {
+          for (int i = 0; i < 6; ++i)
+            if (s == order[i]) return i;
+          return 2;
+        };
         if (rank(l["level"].get<std::string>()) < rank(lv->second)) continue;
       }
       kept.push_back(std::move(l));
@@ -96,44 +110,54 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
 
   // Parameters and facts.
-  add(V::get, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req), name = stringParam(req, "id");
-    std::string rid = optStringParam(req, "resource_id").value_or("");
-    nlohmann::json all = unwrap(co_await svc.parameters(env, rid));
-    for (const auto& p : all)
-      if (p["name"] == name) co_return ok({{"parameter", p}});
-    throw ApiError{ErrorCode::NotFound, "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
-  }, {"api", "agent", "compiler"});
-  add(V::put, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    nlohmann::json p = paramValue(req);
-    p["name"] = stringParam(req, "id");
-    nlohmann::json stored = unwrap(co_await svc.setParameter(env, p));
-    co_return ok({{"parameter", stored}});
-  }, {"api", "agent", "compiler"});
+  add(V::get, "/api/v1/parameter/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req), name = stringParam(req, "id");
+        std::string rid = optStringParam(req, "resource_id").value_or("");
+        nlohmann::json all = unwrap(co_await svc.parameters(env, rid));
+        for (const auto& p : all)
+          if (p["name"] == name) co_return ok({{"parameter", p}});
+        throw ApiError{ErrorCode::NotFound,
+                       "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
+      },
+      {"api", "agent", "compiler"});
+  add(V::put, "/api/v1/parameter/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        nlohmann::json p = paramValue(req);
+        p["name"] = stringParam(req, "id");
+        nlohmann::json stored = unwrap(co_await svc.setParameter(env, p));
+        co_return ok({{"parameter", stored}});
+      },
+      {"api", "agent", "compiler"});
   add(V::delete_, "/api/v1/parameter/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req), name = stringParam(req, "id");
     std::string rid = optStringParam(req, "resource_id").value_or("");
     unwrap(co_await svc.deleteParameter(env, name, rid));
     co_return Reply{};
   });
-  add(V::post, "/api/v1/parameter", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    nlohmann::json all = unwrap(co_await svc.parameters(env, std::nullopt));
-    co_return ok({{"parameters", all}, {"expire", 1800}, {"now", nullptr}});
-  }, {"api", "compiler"});
-  add(V::put, "/api/v1/parameters", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    auto list = findParam(req, "parameters");
-    if (!list || !list->is_array()) throw ApiError{ErrorCode::BadRequest, "'parameters' must be a list"};
-    for (const auto& p : *list) {
-      if (!p.is_object() || !p.contains("id")) throw ApiError{ErrorCode::BadRequest, "each parameter needs an 'id' (its name)"};
-      nlohmann::json q = p;
-      q["name"] = p["id"];
-      unwrap(co_await svc.setParameter(env, q));
-    }
-    co_return Reply{};
-  }, {"api", "agent", "compiler"});
+  add(V::post, "/api/v1/parameter",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        nlohmann::json all = unwrap(co_await svc.parameters(env, std::nullopt));
+        co_return ok({{"parameters", all}, {"expire", 1800}, {"now", nullptr}});
+      },
+      {"api", "compiler"});
+  add(V::put, "/api/v1/parameters",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        auto list = findParam(req, "parameters");
+        if (!list || !list->is_array()) throw ApiError{ErrorCode::BadRequest, "'parameters' must be a list"};
+        for (const auto& p : *list) {
+          if (!p.is_object() || !p.contains("id"))
+            throw ApiError{ErrorCode::BadRequest, "each parameter needs an 'id' (its name)"};
+          nlohmann::json q = p;
+          q["name"] = p["id"];
+          unwrap(co_await svc.setParameter(env, q));
+        }
+        co_return Reply{};
+      },
+      {"api", "agent", "compiler"});
   for (const char* path : {"/api/v2/parameters", "/api/v2/facts"}) {
     bool facts = std::string(path).find("facts") != std::string::npos;
     add(V::get, path, [&svc, facts](Request& req) -> asio::awaitable<Reply> {
@@ -154,7 +178,7 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
   // The v1 listing Inmanta 11.5.5's `inmanta-cli agent list` reads: {"agents": [...]}.
   add(V::get, "/api/v1/agent", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    nlohmann::json body = nlohmann::json::object();  // (no braced init around co_await: GCC 12 rejects it)
+    nlohmann::json body = nlohmann::json::object(); // (no braced init around co_await: GCC 12 rejects it)
     body["agents"] = unwrap(co_await svc.agents(env));
     co_return ok(std::move(body));
   });
@@ -174,7 +198,8 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     std::string env = environmentOf(req);
     std::string method = optStringParam(req, "agent_trigger_method").value_or("push_full_deploy");
     if (method != "push_full_deploy" && method != "push_incremental_deploy")
-      throw ApiError{ErrorCode::BadRequest, "'agent_trigger_method' must be push_full_deploy or push_incremental_deploy"};
+      throw ApiError{ErrorCode::BadRequest,
+                     "'agent_trigger_method' must be push_full_deploy or push_incremental_deploy"};
     auto agents = findParam(req, "agents");
     nlohmann::json agentList = agents ? *agents : nlohmann::json();
     bool repair = method == "push_full_deploy";
@@ -208,7 +233,8 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     std::string env = environmentOf(req);
     nlohmann::json row = unwrap(co_await svc.dryrun(env, stringParam(req, "id")));
     if (row["model"].get<int64_t>() != intParam(req, "version"))
-      throw ApiError{ErrorCode::NotFound, "dry run " + stringParam(req, "id") + " is not of version " + std::to_string(intParam(req, "version"))};
+      throw ApiError{ErrorCode::NotFound, "dry run " + stringParam(req, "id") + " is not of version " +
+                                              std::to_string(intParam(req, "version"))};
     addDryrunReport(row);
     co_return okData(std::move(row));
   });

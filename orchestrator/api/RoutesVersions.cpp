@@ -26,25 +26,39 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
     routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients)});
   };
 
-  add(V::post, "/api/v2/reserve_version", [&svc](Request& req) -> asio::awaitable<Reply> {
-    co_return okData(unwrap(co_await svc.reserveVersion(environmentOf(req))));
-  }, exportClients);
-  add(V::put, "/api/v1/version", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    if (!req.bodyFile.empty()) unwrap(co_await svc.putVersionFile(env, req.bodyFile));
-    else unwrap(co_await svc.putVersion(env, req.body));
-    co_return ok(nlohmann::json::object());
-  }, exportClients);
-  add(V::put, "/api/v2/version/partial", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    co_return okData(unwrap(co_await svc.putPartialVersion(env, req.body)));
-  }, exportClients);
-  add(V::post, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    nlohmann::json value = unwrap(co_await svc.release(env, intParam(req, "id")));
-    co_await retainAfterRelease(svc, env);
-    co_return ok({{"model", value}});
-  }, exportClients);
+  add(
+      V::post, "/api/v2/reserve_version",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        co_return okData(unwrap(co_await svc.reserveVersion(environmentOf(req))));
+      },
+      exportClients);
+  add(
+      V::put, "/api/v1/version",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        if (!req.bodyFile.empty())
+          unwrap(co_await svc.putVersionFile(env, req.bodyFile));
+        else
+          unwrap(co_await svc.putVersion(env, req.body));
+        co_return ok(nlohmann::json::object());
+      },
+      exportClients);
+  add(
+      V::put, "/api/v2/version/partial",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        co_return okData(unwrap(co_await svc.putPartialVersion(env, req.body)));
+      },
+      exportClients);
+  add(
+      V::post, "/api/v1/version/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        nlohmann::json value = unwrap(co_await svc.release(env, intParam(req, "id")));
+        co_await retainAfterRelease(svc, env);
+        co_return ok({{"model", value}});
+      },
+      exportClients);
   add(V::post, "/api/v2/desiredstate/<version>/promote", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     unwrap(co_await svc.release(env, intParam(req, "version")));
@@ -53,11 +67,13 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v1/version", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return ok(unwrap(co_await svc.listVersions(env, intParam(req, "start", 0), intParam(req, "limit", 1000000))));
+    co_return ok(
+        unwrap(co_await svc.listVersions(env, intParam(req, "start", 0), intParam(req, "limit", 1000000))));
   });
   add(V::get, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return ok(unwrap(co_await svc.getVersion(env, intParam(req, "id"), boolParam(req, "include_logs", false))));
+    co_return ok(
+        unwrap(co_await svc.getVersion(env, intParam(req, "id"), boolParam(req, "include_logs", false))));
   });
   add(V::delete_, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
@@ -71,7 +87,8 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
     if (limit <= 0) throw ApiError{ErrorCode::BadRequest, "'limit' must be positive"};
     nlohmann::json page = nlohmann::json::array();
     for (const auto& v : all) {
-      if (auto s = req.query.find("filter.status"); s != req.query.end() && v["status"] != s->second) continue;
+      if (auto s = req.query.find("filter.status"); s != req.query.end() && v["status"] != s->second)
+        continue;
       if ((int64_t)page.size() < limit) page.push_back(v);
     }
     Reply r = okPage(page);
@@ -89,35 +106,49 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
 
   // Files.
-  add(V::post, "/api/v1/file", [&svc](Request& req) -> asio::awaitable<Reply> {
-    auto files = findParam(req, "files");
-    if (!files) throw ApiError{ErrorCode::BadRequest, "'files' is required"};
-    nlohmann::json value = unwrap(co_await svc.missingFiles(*files));
-    co_return ok({{"files", value}});
-  }, exportClients);
-  add(V::put, "/api/v1/file/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string id = stringParam(req, "id");
-    if (req.body && req.body->contains("id") && (*req.body)["id"] != id)
-      throw ApiError{ErrorCode::BadRequest, "'id' in the body differs from the path"};
-    unwrap(co_await svc.uploadFile(id, stringParam(req, "content")));
-    co_return Reply{};
-  }, exportClients);
-  add(V::head, "/api/v1/file/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    if (!unwrap(co_await svc.fileExists(stringParam(req, "id"))).get<bool>())
-      throw ApiError{ErrorCode::NotFound, "file " + stringParam(req, "id") + " not found"};
-    co_return Reply{};
-  }, exportClients);
-  add(V::get, "/api/v1/file/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    nlohmann::json value = unwrap(co_await svc.getFile(stringParam(req, "id")));
-    co_return ok({{"content", value}});
-  }, {"api", "compiler", "agent"});
-  add(V::put, "/api/v1/codebatched/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
-    std::string env = environmentOf(req);
-    auto resources = findParam(req, "resources");
-    if (!resources) throw ApiError{ErrorCode::BadRequest, "'resources' is required"};
-    unwrap(co_await svc.uploadCode(env, intParam(req, "id"), *resources));
-    co_return Reply{};
-  }, exportClients);
+  add(
+      V::post, "/api/v1/file",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        auto files = findParam(req, "files");
+        if (!files) throw ApiError{ErrorCode::BadRequest, "'files' is required"};
+        nlohmann::json value = unwrap(co_await svc.missingFiles(*files));
+        co_return ok({{"files", value}});
+      },
+      exportClients);
+  add(
+      V::put, "/api/v1/file/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string id = stringParam(req, "id");
+        if (req.body && req.body->contains("id") && (*req.body)["id"] != id)
+          throw ApiError{ErrorCode::BadRequest, "'id' in the body differs from the path"};
+        unwrap(co_await svc.uploadFile(id, stringParam(req, "content")));
+        co_return Reply{};
+      },
+      exportClients);
+  add(
+      V::head, "/api/v1/file/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        if (!unwrap(co_await svc.fileExists(stringParam(req, "id"))).get<bool>())
+          throw ApiError{ErrorCode::NotFound, "file " + stringParam(req, "id") + " not found"};
+        co_return Reply{};
+      },
+      exportClients);
+  add(V::get, "/api/v1/file/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        nlohmann::json value = unwrap(co_await svc.getFile(stringParam(req, "id")));
+        co_return ok({{"content", value}});
+      },
+      {"api", "compiler", "agent"});
+  add(
+      V::put, "/api/v1/codebatched/<id>",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        auto resources = findParam(req, "resources");
+        if (!resources) throw ApiError{ErrorCode::BadRequest, "'resources' is required"};
+        unwrap(co_await svc.uploadCode(env, intParam(req, "id"), *resources));
+        co_return Reply{};
+      },
+      exportClients);
 }
 
 } // namespace inm::api

@@ -1,5 +1,5 @@
-// The artifact rewrite of ArtifactText.h: a small JSON scanner (strings with escapes, nested values skipped by
-// bracket depth) that records byte ranges, and a builder that copies those ranges. Small values (files,
+// The artifact rewrite of ArtifactText.h: a small JSON scanner (strings with escapes, nested values skipped
+// by bracket depth) that records byte ranges, and a builder that copies those ranges. Small values (files,
 // resource_sets, ids of undefined resources) are parsed with nlohmann.
 #include "client/ArtifactText.h"
 
@@ -43,7 +43,8 @@ class Scanner {
     ws();
     if (i_ >= s_.size() || s_[i_] != '"') return fail("expected a string");
     size_t b = i_++;
-    // The closing quote is the first '"' preceded by an even number of backslashes (memchr: this is the hot loop).
+    // The closing quote is the first '"' preceded by an even number of backslashes (memchr: this is the hot
+    // loop).
     for (;;) {
       const void* q = i_ < s_.size() ? std::memchr(s_.data() + i_, '"', s_.size() - i_) : nullptr;
       if (!q) return fail("unterminated string");
@@ -80,7 +81,8 @@ class Scanner {
       }
       return fail("unterminated object or array");
     }
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ' && s_[i_] != '\n')
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']' && s_[i_] != ' ' &&
+           s_[i_] != '\n')
       ++i_;
     if (i_ == b) return fail("expected a value");
     raw = s_.substr(b, i_ - b);
@@ -161,7 +163,7 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
   return true;
 }
 
-}  // namespace
+} // namespace
 
 llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version) {
   ArtifactParts parts;
@@ -187,8 +189,8 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
             std::string err;
             if (!rewriteResource(obj, suffix, parts, out, err))
               return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                             "the export artifact is malformed: resource %zu: %s", parts.resources,
-                                             err.c_str());
+                                             "the export artifact is malformed: resource %zu: %s",
+                                             parts.resources, err.c_str());
           } while (sc.accept(','));
           if (!sc.expect(']')) return malformed(sc);
         }
@@ -201,8 +203,8 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
           key == "\"python_code\"") {
         nlohmann::json j = nlohmann::json::parse(val, nullptr, false);
         if (j.is_discarded())
-          return llvm::createStringError(llvm::inconvertibleErrorCode(), "the export artifact's %s is not JSON",
-                                         std::string(key).c_str());
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "the export artifact's %s is not JSON", std::string(key).c_str());
         if (key == "\"format_version\"") parts.formatVersion = j.is_number_integer() ? j.get<int64_t>() : -1;
         if (key == "\"files\"") parts.files = std::move(j);
         if (key == "\"resource_sets\"") parts.resourceSets = std::move(j);
@@ -216,7 +218,8 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
                                    "the export artifact has format_version %lld, this client reads 1",
                                    (long long)parts.formatVersion);
   if (!sawResources)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the export artifact has no `resources` array");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the export artifact has no `resources` array");
   if (!parts.files.is_object() || !parts.resourceSets.is_object())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the export artifact's files and resource_sets must be objects");
@@ -226,17 +229,20 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
 nlohmann::json codeSources(const nlohmann::json& pythonCode) {
   nlohmann::json sources = nlohmann::json::object();
   for (const nlohmann::json& m : pythonCode) {
-    if (!m.is_object() || !m.value("module", nlohmann::json()).is_string() || !m.value("files", nlohmann::json()).is_object())
+    if (!m.is_object() || !m.value("module", nlohmann::json()).is_string() ||
+        !m.value("files", nlohmann::json()).is_object())
       continue;
     std::string module = m["module"].get<std::string>();
     nlohmann::json requirements = m.value("requirements", nlohmann::json::array());
     for (auto it = m["files"].begin(); it != m["files"].end(); ++it) {
       if (!it.value().is_string()) continue;
-      std::string path = it.key();  // "plugins/sub/x.py"
+      std::string path = it.key(); // "plugins/sub/x.py"
       std::string name = path.rfind("plugins/", 0) == 0 ? path.substr(8) : path;
       if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0) name.resize(name.size() - 3);
-      if (name == "__init__") name.clear();
-      else if (name.size() > 9 && name.compare(name.size() - 9, 9, "/__init__") == 0) name.resize(name.size() - 9);
+      if (name == "__init__")
+        name.clear();
+      else if (name.size() > 9 && name.compare(name.size() - 9, 9, "/__init__") == 0)
+        name.resize(name.size() - 9);
       for (char& c : name)
         if (c == '/') c = '.';
       std::string pyModule = "inmanta_plugins." + module + (name.empty() ? "" : "." + name);
@@ -246,4 +252,4 @@ nlohmann::json codeSources(const nlohmann::json& pythonCode) {
   return sources;
 }
 
-}  // namespace inm::client::detail
+} // namespace inm::client::detail

@@ -1,7 +1,7 @@
 // The HTTP transport of client::Client (see include/client/Client.h): one io_context owned by the client, one
-// coroutine per connection slot, Beast for HTTP/1.1 and OpenSSL for TLS. Blocking calls run the io_context until
-// their coroutines finish. Invariant: Beast/Asio errors are error codes here (redirect_error), never exceptions,
-// and each becomes one llvm::Error naming host:port and the request.
+// coroutine per connection slot, Beast for HTTP/1.1 and OpenSSL for TLS. Blocking calls run the io_context
+// until their coroutines finish. Invariant: Beast/Asio errors are error codes here (redirect_error), never
+// exceptions, and each becomes one llvm::Error naming host:port and the request.
 #include "client/Client.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -14,7 +14,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-
 #include <llvm/Support/raw_ostream.h>
 
 #include <limits>
@@ -90,11 +89,9 @@ struct Outcome {
   bool retry = false;
 };
 
-std::string describe(const error_code& ec) {
-  return ec.message();
-}
+std::string describe(const error_code& ec) { return ec.message(); }
 
-}  // namespace
+} // namespace
 
 struct Client::Impl {
   asio::io_context ioc;
@@ -144,7 +141,8 @@ struct Client::Impl {
       }
       c.tls->set_verify_callback(ssl::host_name_verification(ep.host));
       c.lowest().expires_after(ep.timeout);
-      co_await c.tls->async_handshake(ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+      co_await c.tls->async_handshake(ssl::stream_base::client,
+                                      asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {
         c.close();
         co_return "TLS handshake with " + ep.address() + " failed: " + describe(ec);
@@ -154,15 +152,17 @@ struct Client::Impl {
   }
 
   template <class Stream>
-  asio::awaitable<void> roundTrip(Stream& s, Conn& c, const Endpoint& ep, http::request<http::string_body>& req,
-                                  bool reused, Outcome& out) {
+  asio::awaitable<void> roundTrip(Stream& s, Conn& c, const Endpoint& ep,
+                                  http::request<http::string_body>& req, bool reused, Outcome& out) {
     error_code ec;
     c.lowest().expires_after(ep.timeout);
     co_await http::async_write(s, req, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       out.retry = reused;
-      out.error = (ec == beast::error::timeout ? "timed out after " + std::to_string(ep.timeout.count()) + " s"
-                                               : describe(ec)) + " while sending to " + ep.address();
+      out.error =
+          (ec == beast::error::timeout ? "timed out after " + std::to_string(ep.timeout.count()) + " s"
+                                       : describe(ec)) +
+          " while sending to " + ep.address();
       co_return;
     }
     http::response_parser<http::string_body> parser;
@@ -171,8 +171,10 @@ struct Client::Impl {
     co_await http::async_read(s, c.buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       out.retry = reused && !parser.got_some();
-      out.error = (ec == beast::error::timeout ? "no answer within " + std::to_string(ep.timeout.count()) + " s"
-                                               : describe(ec)) + " from " + ep.address();
+      out.error =
+          (ec == beast::error::timeout ? "no answer within " + std::to_string(ep.timeout.count()) + " s"
+                                       : describe(ec)) +
+          " from " + ep.address();
       co_return;
     }
     auto& res = parser.get();
@@ -273,7 +275,7 @@ llvm::Expected<Response> finish(const Endpoint& ep, const Request& r, Outcome o)
   return res;
 }
 
-}  // namespace
+} // namespace
 
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)), impl_(std::make_unique<Impl>()) {
   impl_->conns.resize(1);
@@ -335,4 +337,4 @@ llvm::Error Client::sendAll(const std::vector<Request>& requests, unsigned paral
   return res ? llvm::Error::success() : res.takeError();
 }
 
-}  // namespace inm::client
+} // namespace inm::client

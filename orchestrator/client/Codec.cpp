@@ -56,13 +56,15 @@ llvm::Expected<std::string> gunzip(const std::string& data) {
     rc = inflate(&zs, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
       inflateEnd(&zs);
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "corrupt gzip data in the server's answer");
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "corrupt gzip data in the server's answer");
     }
     out.append(buf, sizeof buf - zs.avail_out);
   } while (rc != Z_STREAM_END && (zs.avail_in > 0 || zs.avail_out == 0));
   inflateEnd(&zs);
   if (rc != Z_STREAM_END)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "truncated gzip data in the server's answer");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "truncated gzip data in the server's answer");
   return out;
 }
 
@@ -117,4 +119,4 @@ llvm::Expected<Endpoint> endpointFromConfig(const config::Config& cfg, const std
   return ep;
 }
 
-}  // namespace inm::client
+} // namespace inm::client

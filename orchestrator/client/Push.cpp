@@ -1,6 +1,7 @@
 // The export push sequence (see include/client/Push.h). The artifact text is rewritten in one pass
-// (ArtifactText.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix the
-// 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed into a tree.
+// (ArtifactText.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix
+// the 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed into a
+// tree.
 // TODO(#10): read the artifact through the shared artifact/ library once it lands on main.
 #include "client/Push.h"
 
@@ -24,7 +25,6 @@ std::string stripVersion(const std::string& id) {
   return p == std::string::npos ? id : id.substr(0, p + 1);
 }
 
-
 /// "<what> took N.NNN s" on `log`, for the -vv/-vvv phase log.
 class PhaseLog {
  public:
@@ -44,7 +44,7 @@ class PhaseLog {
   std::chrono::steady_clock::time_point t_;
 };
 
-}  // namespace
+} // namespace
 
 llvm::Expected<int64_t> reserveVersion(Client& client) {
   nlohmann::json body = nlohmann::json::object();
@@ -104,12 +104,13 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     if (!uploads.empty())
       if (llvm::Error e = client.sendAll(uploads, options.parallelUploads)) return e;
   }
-  phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" + std::to_string(result.filesKnown) +
-             " already on the server)");
+  phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" +
+             std::to_string(result.filesKnown) + " already on the server)");
 
-  // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with the
-  // files above), registered for every resource type like the reference; without Python code the types get empty
-  // sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has its rows.
+  // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with
+  // the files above), registered for every resource type like the reference; without Python code the types
+  // get empty sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has
+  // its rows.
   if (!options.partial) {
     nlohmann::json sources = detail::codeSources(parts->pythonCode);
     nlohmann::json code = {{"id", version}, {"resources", nlohmann::json::object()}};
@@ -138,10 +139,12 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   } else {
     tail["compiler_version"] = options.compilerVersion;
   }
-  tail["pip_config"] = {{"index_url", nullptr}, {"extra_index_url", nlohmann::json::array()},
-                        {"pre", nullptr}, {"use_system_config", false}};
+  tail["pip_config"] = {{"index_url", nullptr},
+                        {"extra_index_url", nlohmann::json::array()},
+                        {"pre", nullptr},
+                        {"use_system_config", false}};
   auto assemble = [&]() {
-    std::string rest = tail.dump();  // "{...}": splice its members after the resources
+    std::string rest = tail.dump(); // "{...}": splice its members after the resources
     std::string body;
     body.reserve(parts->resourcesJson.size() + rest.size() + 64);
     body += '{';
@@ -192,4 +195,4 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   return result;
 }
 
-}  // namespace inm::client
+} // namespace inm::client

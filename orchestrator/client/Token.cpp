@@ -1,6 +1,7 @@
-// HS256 token minting for `inmanta-cli token bootstrap` (see include/client/Token.h): the claims of a server-minted
-// token, signed with the primitives the server verifies with (orchestrator/jwt).
+// HS256 token minting for `inmanta-cli token bootstrap` (see include/client/Token.h): the claims of a
+// server-minted token, signed with the primitives the server verifies with (orchestrator/jwt).
 #include "client/Token.h"
+
 #include "config/Config.h"
 #include "jwt/Jwt.h"
 
@@ -44,10 +45,11 @@ std::string signToken(const SigningKey& key, const std::vector<std::string>& cli
                       const std::string& environment, int64_t expireSeconds, int64_t now) {
   std::string types;
   for (const std::string& t : clientTypes) types += (types.empty() ? "" : ",") + t;
-  nlohmann::json claims = {{"iss", key.issuer}, {"aud", {key.audience}}, {"iat", now}, {"urn:inmanta:ct", types}};
+  nlohmann::json claims = {
+      {"iss", key.issuer}, {"aud", {key.audience}}, {"iat", now}, {"urn:inmanta:ct", types}};
   if (expireSeconds > 0) claims["exp"] = now + expireSeconds;
   if (!environment.empty()) claims["urn:inmanta:env"] = environment;
   return jwt::signHs256(key.key, claims.dump());
 }
 
-}  // namespace inm::client
+} // namespace inm::client

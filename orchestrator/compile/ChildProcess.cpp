@@ -1,6 +1,9 @@
-// posix_spawn-based child runner (see ChildProcess.h). posix_spawn instead of fork: the server is multithreaded,
-// and spawn with a chdir file action and POSIX_SPAWN_SETPGROUP needs no code between fork and exec.
+// posix_spawn-based child runner (see ChildProcess.h). posix_spawn instead of fork: the server is
+// multithreaded, and spawn with a chdir file action and POSIX_SPAWN_SETPGROUP needs no code between fork and
+// exec.
 #include "ChildProcess.h"
+
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
@@ -8,7 +11,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -16,22 +18,28 @@ extern char** environ;
 namespace inm::compile {
 namespace {
 
-constexpr size_t kOutputCap = 4 << 20;  // per stream
+constexpr size_t kOutputCap = 4 << 20; // per stream
 
 void appendCapped(std::string& s, const char* data, size_t n, bool& truncated) {
-  if (s.size() >= kOutputCap) { truncated = true; return; }
+  if (s.size() >= kOutputCap) {
+    truncated = true;
+    return;
+  }
   s.append(data, std::min(n, kOutputCap - s.size()));
   if (s.size() >= kOutputCap) truncated = true;
 }
 
-}  // namespace
+} // namespace
 
 std::string renderCommand(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {
     if (!out.empty()) out += ' ';
     bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`{}") == std::string::npos;
-    if (plain) { out += a; continue; }
+    if (plain) {
+      out += a;
+      continue;
+    }
     out += '\'';
     for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     out += '\'';
@@ -44,7 +52,10 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
                      const std::atomic<bool>* cancel) {
   ChildResult r;
   int outPipe[2], errPipe[2];
-  if (pipe2(outPipe, O_CLOEXEC) != 0) { r.spawnError = std::strerror(errno); return r; }
+  if (pipe2(outPipe, O_CLOEXEC) != 0) {
+    r.spawnError = std::strerror(errno);
+    return r;
+  }
   if (pipe2(errPipe, O_CLOEXEC) != 0) {
     r.spawnError = std::strerror(errno);
     close(outPipe[0]), close(outPipe[1]);
@@ -98,7 +109,8 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
   bool outOpen = true, errOpen = true, truncOut = false, truncErr = false;
   char buf[65536];
   while (outOpen || errOpen) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timedOut = true;
       kill(-pid, SIGKILL);
@@ -117,8 +129,10 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t got = read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) appendCapped(i == 0 ? r.out : r.err, buf, size_t(got), i == 0 ? truncOut : truncErr);
-      else if (got == 0 || errno != EINTR) (i == 0 ? outOpen : errOpen) = false;
+      if (got > 0)
+        appendCapped(i == 0 ? r.out : r.err, buf, size_t(got), i == 0 ? truncOut : truncErr);
+      else if (got == 0 || errno != EINTR)
+        (i == 0 ? outOpen : errOpen) = false;
     }
   }
   close(outPipe[0]);
@@ -137,14 +151,17 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
     }
     usleep(20000);
   }
-  kill(-pid, SIGKILL);  // anything left in its process group
+  kill(-pid, SIGKILL); // anything left in its process group
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(status)) r.returncode = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status))
+    r.returncode = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.signal = WTERMSIG(status);
   if (truncOut) r.out += "\n[output truncated]\n";
   if (truncErr) r.err += "\n[output truncated]\n";
   return r;
 }
 
-}  // namespace inm::compile
+} // namespace inm::compile

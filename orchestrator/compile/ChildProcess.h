@@ -1,7 +1,7 @@
-// Runs the compiler as a child process for the "Recompiling configuration model" stage (private to the compile
-// service; blocking, so it runs on the bounded pool). The child gets its own process group so a timeout kills
-// the compiler and anything it started. Invariant: runChild always returns — the child is reaped on every path
-// and its output is capped, so a runaway or crashing compiler cannot wedge the queue.
+// Runs the compiler as a child process for the "Recompiling configuration model" stage (private to the
+// compile service; blocking, so it runs on the bounded pool). The child gets its own process group so a
+// timeout kills the compiler and anything it started. Invariant: runChild always returns — the child is
+// reaped on every path and its output is capped, so a runaway or crashing compiler cannot wedge the queue.
 #pragma once
 
 #include <atomic>
@@ -14,12 +14,12 @@ namespace inm::compile {
 
 /// The result of one child run.
 struct ChildResult {
-  int returncode = -1;     ///< exit status; -1 when it did not exit normally
-  int signal = 0;          ///< the terminating signal, 0 if it exited
-  bool timedOut = false;   ///< killed after the timeout
-  bool cancelled = false;  ///< killed because `cancel` was set (server shutdown)
-  std::string out, err;    ///< captured stdout / stderr (capped)
-  std::string spawnError;  ///< non-empty when it could not be started
+  int returncode = -1;    ///< exit status; -1 when it did not exit normally
+  int signal = 0;         ///< the terminating signal, 0 if it exited
+  bool timedOut = false;  ///< killed after the timeout
+  bool cancelled = false; ///< killed because `cancel` was set (server shutdown)
+  std::string out, err;   ///< captured stdout / stderr (capped)
+  std::string spawnError; ///< non-empty when it could not be started
 };
 
 /// Runs `argv` in `cwd` with the current environment plus `extraEnv`, for at most `timeout`; killed within a
@@ -31,4 +31,4 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
 /// A shell-style rendering of argv for reports.
 std::string renderCommand(const std::vector<std::string>& argv);
 
-}  // namespace inm::compile
+} // namespace inm::compile

@@ -24,9 +24,9 @@
 namespace inm::compile {
 
 struct CompileService::EnvState {
-  bool draining = false;  // a drain() coroutine owns the queue
-  bool wake = false;      // a request arrived since drain() last looked
-  bool running = false;   // a run is between claim and finish
+  bool draining = false; // a drain() coroutine owns the queue
+  bool wake = false;     // a request arrived since drain() last looked
+  bool running = false;  // a run is between claim and finish
   std::shared_ptr<bool> cronCancelled;
   std::string cronExpr;
 };
@@ -57,8 +57,10 @@ asio::awaitable<llvm::Expected<T>> onPool(asio::thread_pool& pool, F&& fIn) {
       pool.get_executor(),
       [fp, vp, ep]() -> asio::awaitable<void> {
         llvm::Expected<T> r = (*fp)();
-        if (r) *vp = std::move(*r);
-        else *ep = llvm::toString(r.takeError());
+        if (r)
+          *vp = std::move(*r);
+        else
+          *ep = llvm::toString(r.takeError());
         co_return;
       },
       asio::use_awaitable);
@@ -75,7 +77,8 @@ nlohmann::json setting(const nlohmann::json& settings, const char* key) {
 }
 
 /// The value of a blocking call that reports failures inside its result; a pool failure becomes `onError`.
-template <typename T> T valueOr(llvm::Expected<T> e, T onError) {
+template <typename T>
+T valueOr(llvm::Expected<T> e, T onError) {
   if (e) return std::move(*e);
   llvm::consumeError(e.takeError());
   return onError;
@@ -88,13 +91,11 @@ std::optional<int> parseVersion(const std::string& text) {
   return std::nullopt;
 }
 
-}  // namespace
+} // namespace
 
 CompileService::CompileService(asio::any_io_executor executor, asio::thread_pool& blocking,
                                CompileServiceOptions options)
-    : strand_(asio::make_strand(executor)),
-      blocking_(blocking),
-      options_(std::move(options)),
+    : strand_(asio::make_strand(executor)), blocking_(blocking), options_(std::move(options)),
       store_(std::make_unique<CompileStore>(options_.dbConnection, options_.dbConnections)) {
   initGit();
 }
@@ -121,7 +122,8 @@ void CompileService::kick(const std::string& env) {
 asio::awaitable<llvm::Expected<int>> CompileService::start() {
   auto failed = co_await onPool<int>(blocking_, [&] { return store_->failUnfinished(); });
   if (!failed) co_return failed.takeError();
-  auto queued = co_await onPool<std::vector<std::string>>(blocking_, [this] { return store_->environmentsWithQueue(); });
+  auto queued = co_await onPool<std::vector<std::string>>(blocking_,
+                                                          [this] { return store_->environmentsWithQueue(); });
   if (!queued) co_return queued.takeError();
   co_await asio::co_spawn(
       strand_,
@@ -150,7 +152,8 @@ asio::awaitable<void> CompileService::sweep() {
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (stopped_) co_return;
-    auto queued = co_await onPool<std::vector<std::string>>(blocking_, [&] { return store_->environmentsWithQueue(); });
+    auto queued =
+        co_await onPool<std::vector<std::string>>(blocking_, [&] { return store_->environmentsWithQueue(); });
     if (queued) {
       for (const std::string& env : *queued) kick(env);
     } else {
@@ -172,13 +175,14 @@ asio::awaitable<void> CompileService::sweep() {
       if (auto err = co_await refreshCron(env)) {
         std::string msg = llvm::toString(std::move(err));
         if (options_.warn && !warnedCron_.count(env + "\n" + msg)) options_.warn(msg);
-        warnedCron_.insert(env + "\n" + msg);  // warn once per environment and message
+        warnedCron_.insert(env + "\n" + msg); // warn once per environment and message
       }
     }
   }
 }
 
-asio::awaitable<llvm::Expected<nlohmann::json>> CompileService::listCompiles(const std::string& env, int limit) {
+asio::awaitable<llvm::Expected<nlohmann::json>> CompileService::listCompiles(const std::string& env,
+                                                                             int limit) {
   co_return co_await onPool<nlohmann::json>(blocking_, [&] { return store_->listCompiles(env, limit); });
 }
 
@@ -195,8 +199,13 @@ asio::awaitable<llvm::Expected<std::string>> CompileService::request(const Compi
   auto id = co_await onPool<std::string>(blocking_, [&] { return store_->insertRequest(req); });
   if (!id) co_return id.takeError();
   std::string env = req.environment;
-  co_await asio::co_spawn(strand_, [this, &env]() -> asio::awaitable<void> { kick(env); co_return; },
-                          asio::use_awaitable);
+  co_await asio::co_spawn(
+      strand_,
+      [this, &env]() -> asio::awaitable<void> {
+        kick(env);
+        co_return;
+      },
+      asio::use_awaitable);
   co_return *id;
 }
 
@@ -213,8 +222,13 @@ asio::awaitable<bool> CompileService::isCompiling(const std::string& envIn) {
 
 asio::awaitable<void> CompileService::wake(const std::string& envIn) {
   std::string env = envIn;
-  co_await asio::co_spawn(strand_, [this, &env]() -> asio::awaitable<void> { kick(env); co_return; },
-                          asio::use_awaitable);
+  co_await asio::co_spawn(
+      strand_,
+      [this, &env]() -> asio::awaitable<void> {
+        kick(env);
+        co_return;
+      },
+      asio::use_awaitable);
 }
 
 asio::awaitable<size_t> CompileService::activeQueues() {
@@ -241,7 +255,8 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
   if (!expr.empty()) {
     auto parsed = cron::CronSpec::parse(expr);
     if (!parsed)
-      co_return makeError("environment " + env + ": auto_full_compile: " + llvm::toString(parsed.takeError()));
+      co_return makeError("environment " + env +
+                          ": auto_full_compile: " + llvm::toString(parsed.takeError()));
   }
   co_await asio::co_spawn(
       strand_,
@@ -260,10 +275,11 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
   co_return llvm::Error::success();
 }
 
-asio::awaitable<void> CompileService::runCron(std::string env, std::string expr, std::shared_ptr<bool> cancelled) {
+asio::awaitable<void> CompileService::runCron(std::string env, std::string expr,
+                                              std::shared_ptr<bool> cancelled) {
   auto cron = cron::CronSpec::parse(expr);
   if (!cron) {
-    llvm::consumeError(cron.takeError());  // refreshCron validated it
+    llvm::consumeError(cron.takeError()); // refreshCron validated it
     co_return;
   }
   asio::system_timer timer(strand_);
@@ -276,9 +292,10 @@ asio::awaitable<void> CompileService::runCron(std::string env, std::string expr,
     if (*cancelled || stopped_) co_return;
     CompileRequest req;
     req.environment = env;
-    req.metadata = {{"type", "schedule"}, {"message", "Recompile model because a full compile was scheduled"}};
+    req.metadata = {{"type", "schedule"},
+                    {"message", "Recompile model because a full compile was scheduled"}};
     auto id = co_await request(req);
-    if (!id) llvm::consumeError(id.takeError());  // the environment may be gone; the next tick tries again
+    if (!id) llvm::consumeError(id.takeError()); // the environment may be gone; the next tick tries again
   }
 }
 
@@ -305,16 +322,18 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     auto claimed = co_await onPool<ClaimedRun>(blocking_, [&] { return store_->claimNext(env); });
     if (!claimed) {
       llvm::consumeError(claimed.takeError());
-      break;  // the database is unavailable: the next request or restart resumes the queue
+      break; // the database is unavailable: the next request or restart resumes the queue
     }
-    if (!claimed->found) break;  // another run is in progress (another server) or the queue emptied
+    if (!claimed->found) break; // another run is in progress (another server) or the queue emptied
     envs_[env].running = true;
     ClaimedRun run = std::move(*claimed);
 
-    // A stage's report row is inserted when it starts (so a stage in progress is visible and a restart can tell
-    // where a run stopped) and completed when it ends. Failing to write a report does not stop the run.
-    auto beginStage = [this, &run](const std::string& name, const std::string& command) -> asio::awaitable<std::string> {
-      auto id = co_await onPool<std::string>(blocking_, [&] { return store_->beginStage(run.id, name, command); });
+    // A stage's report row is inserted when it starts (so a stage in progress is visible and a restart can
+    // tell where a run stopped) and completed when it ends. Failing to write a report does not stop the run.
+    auto beginStage = [this, &run](const std::string& name,
+                                   const std::string& command) -> asio::awaitable<std::string> {
+      auto id =
+          co_await onPool<std::string>(blocking_, [&] { return store_->beginStage(run.id, name, command); });
       if (!id) {
         llvm::consumeError(id.takeError());
         co_return std::string();
@@ -325,7 +344,8 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     auto endStage = [this](const std::string& reportId, const std::string& command, const std::string& out,
                            const std::string& err, int rc) -> asio::awaitable<bool> {
       if (!reportId.empty()) {
-        auto done = co_await onPool<bool>(blocking_, [&] { return store_->endStage(reportId, command, out, err, rc); });
+        auto done = co_await onPool<bool>(blocking_,
+                                          [&] { return store_->endStage(reportId, command, out, err, rc); });
         if (!done) llvm::consumeError(done.takeError());
       }
       co_return rc == 0;
@@ -336,10 +356,9 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       std::string reportId = co_await beginStage(name, command);
       co_return co_await endStage(reportId, "", out, err, rc);
     };
-    auto finish = [this, &run](bool ok, std::optional<int> version, const nlohmann::json& data) -> asio::awaitable<void> {
-      auto r = co_await onPool<bool>(blocking_, [&] {
-        return store_->finish(run, ok, version, data);
-      });
+    auto finish = [this, &run](bool ok, std::optional<int> version,
+                               const nlohmann::json& data) -> asio::awaitable<void> {
+      auto r = co_await onPool<bool>(blocking_, [&] { return store_->finish(run, ok, version, data); });
       if (!r) llvm::consumeError(r.takeError());
     };
     auto failWith = [](const std::string& type, const std::string& msg) {
@@ -347,10 +366,12 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     };
 
     // Init
-    std::string initOut = "Compile " + run.id + " of environment " + env + " requested at " + run.requested + "\n";
+    std::string initOut =
+        "Compile " + run.id + " of environment " + env + " requested at " + run.requested + "\n";
     if (!run.absorbed.empty())
       initOut += "Merged " + std::to_string(run.absorbed.size()) + " queued request(s) into this run\n";
-    if (!run.envVars.empty()) initOut += "Using extra environment variables during compile " + run.envVars.dump() + "\n";
+    if (!run.envVars.empty())
+      initOut += "Using extra environment variables during compile " + run.envVars.dump() + "\n";
     std::string initErr;
     nlohmann::json serverCompile = setting(info->settings, "server_compile");
     if (serverCompile.is_boolean() && !serverCompile.get<bool>())
@@ -374,14 +395,17 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       gitStage = "Cloning repository";
     } else {
       std::string current = currentBranch(dir);
-      if (current != branch) gitStage = "Switching branch from " + current + " to " + branch;
-      else if (run.forceUpdate) gitStage = "Pulling updates";
+      if (current != branch)
+        gitStage = "Switching branch from " + current + " to " + branch;
+      else if (run.forceUpdate)
+        gitStage = "Pulling updates";
     }
     std::string gitReportId;
     if (!gitStage.empty()) {
       gitReportId = co_await beginStage(gitStage, "");
       auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
-        return clone ? cloneRepository(url, branch, dir, options_.git) : pullBranch(url, branch, dir, options_.git);
+        return clone ? cloneRepository(url, branch, dir, options_.git)
+                     : pullBranch(url, branch, dir, options_.git);
       });
       git = valueOr(std::move(r), StageResult{"git", "", "internal error running git\n", 1, ""});
     }
@@ -394,15 +418,18 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     }
     std::string commit = git ? git->commit : headCommit(dir);
 
-    // A notify that arrived while an equal run compiled this very commit (a webhook delivered twice, two pushes
-    // of one commit): that run's result stands, the compiler does not run again.
+    // A notify that arrived while an equal run compiled this very commit (a webhook delivered twice, two
+    // pushes of one commit): that run's result stands, the compiler does not run again.
     if (run.forceUpdate && !commit.empty()) {
-      auto dup = co_await onPool<Duplicate>(blocking_, [&] { return store_->findDuplicate(env, run, commit); });
-      if (!dup) llvm::consumeError(dup.takeError());
+      auto dup =
+          co_await onPool<Duplicate>(blocking_, [&] { return store_->findDuplicate(env, run, commit); });
+      if (!dup)
+        llvm::consumeError(dup.takeError());
       else if (dup->found) {
-        std::string out = "commit " + commit + " was compiled by compile " + dup->compileId +
-                          ", which was running when this request arrived; its result is reused" +
-                          (dup->version ? " (version " + std::to_string(*dup->version) + ")" : std::string()) + "\n";
+        std::string out =
+            "commit " + commit + " was compiled by compile " + dup->compileId +
+            ", which was running when this request arrived; its result is reused" +
+            (dup->version ? " (version " + std::to_string(*dup->version) + ")" : std::string()) + "\n";
         co_await stage("Already compiled", "", out, "", 0);
         auto r = co_await onPool<bool>(blocking_, [&] { return store_->finishAsDuplicate(run, *dup); });
         if (!r) llvm::consumeError(r.takeError());
@@ -438,7 +465,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     for (auto it = run.envVars.begin(); run.envVars.is_object() && it != run.envVars.end(); ++it)
       extraEnv[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
     auto timeout = options_.compileTimeout;
-    std::vector<std::string> shown = argv;  // the report never shows the token
+    std::vector<std::string> shown = argv; // the report never shows the token
     for (size_t i = 0; i + 1 < shown.size(); ++i)
       if (shown[i] == "--token") shown[i + 1] = "<token>";
     std::string command = renderCommand(shown);
@@ -452,10 +479,16 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     int rc = child.returncode;
     std::string err = child.err;
     std::string failure;
-    if (!child.spawnError.empty()) failure = "the compiler could not be started: " + child.spawnError;
-    else if (child.cancelled) failure = "the server stopped during the compile";
-    else if (child.timedOut) failure = "the compiler ran past the timeout of " + std::to_string(timeout.count()) + " s and was killed";
-    else if (child.signal) failure = "the compiler crashed: killed by signal " + std::to_string(child.signal) + " (" + strsignal(child.signal) + ")";
+    if (!child.spawnError.empty())
+      failure = "the compiler could not be started: " + child.spawnError;
+    else if (child.cancelled)
+      failure = "the server stopped during the compile";
+    else if (child.timedOut)
+      failure =
+          "the compiler ran past the timeout of " + std::to_string(timeout.count()) + " s and was killed";
+    else if (child.signal)
+      failure = "the compiler crashed: killed by signal " + std::to_string(child.signal) + " (" +
+                strsignal(child.signal) + ")";
     if (!failure.empty()) {
       err += (err.empty() || err.back() == '\n' ? "" : "\n") + failure + "\n";
       rc = rc == 0 ? 1 : rc;
@@ -470,12 +503,15 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       if (data.is_discarded()) data = nullptr;
     }
     (void)llvm::sys::fs::remove(dataFile);
-    if (!failure.empty()) data = failWith(child.timedOut ? "CompilerTimeout" : "CompilerCrash", failure);
+    if (!failure.empty())
+      data = failWith(child.timedOut ? "CompilerTimeout" : "CompilerCrash", failure);
     else if (!ok && (data.is_null() || data.value("errors", nlohmann::json::array()).empty()))
       data = failWith("CompilerError", "the compiler exited with status " + std::to_string(rc));
     if (ok && run.doExport && !version) {
       ok = false;
-      data = failWith("ExportError", "the compiler succeeded but reported no version (no \"Committed resources with version N\")");
+      data = failWith(
+          "ExportError",
+          "the compiler succeeded but reported no version (no \"Committed resources with version N\")");
     }
     co_await finish(ok, version, data);
     envs_[env].running = false;
@@ -484,4 +520,4 @@ asio::awaitable<void> CompileService::drain(std::string env) {
   envs_[env].running = false;
 }
 
-}  // namespace inm::compile
+} // namespace inm::compile

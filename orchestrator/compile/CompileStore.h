@@ -5,12 +5,12 @@
 
 #include "compile/CompileService.h"
 
+#include <pqxx/connection>
+
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <vector>
-
-#include <pqxx/connection>
 
 namespace inm::compile {
 
@@ -20,8 +20,8 @@ struct EnvInfo {
   bool halted = false;
   std::string repoUrl, repoBranch;
   nlohmann::json settings = nlohmann::json::object();
-  bool hasQueued = false;           ///< a request waits (started IS NULL)
-  double secondsSinceLast = 1e9;    ///< since the last run completed (for recompile_backoff)
+  bool hasQueued = false;        ///< a request waits (started IS NULL)
+  double secondsSinceLast = 1e9; ///< since the last run completed (for recompile_backoff)
 };
 
 /// A claimed run: its head request and the ones it absorbed.
@@ -31,7 +31,7 @@ struct ClaimedRun {
   std::vector<std::string> absorbed;
   bool forceUpdate = false, doExport = true, partial = false;
   nlohmann::json metadata, envVars;
-  std::string requested;            ///< when the head was requested (text)
+  std::string requested; ///< when the head was requested (text)
 };
 
 /// An earlier run whose result a duplicate request reuses.
@@ -52,18 +52,20 @@ class CompileStore {
   /// In one transaction: if no run of `env` is in progress, starts the oldest queued request and the ones it
   /// absorbs (Merge.h); `found` is false when nothing was claimed.
   llvm::Expected<ClaimedRun> claimNext(const std::string& env);
-  llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name, const std::string& command);
+  llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name,
+                                         const std::string& command);
   /// Completes a stage row; a non-empty `command` replaces the one recorded at its start.
-  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& command, const std::string& out,
-                                const std::string& err, int rc);
+  llvm::Expected<bool> endStage(const std::string& reportId, const std::string& command,
+                                const std::string& out, const std::string& err, int rc);
   /// Completes the run and the requests it absorbed with one outcome.
   llvm::Expected<bool> finish(const ClaimedRun& run, bool success, std::optional<int> version,
                               const nlohmann::json& compileData);
   /// Writes the commit a run compiles into its metadata (and that of the requests it absorbed).
   llvm::Expected<bool> recordCommit(const ClaimedRun& run, const std::string& commit);
-  /// A completed, successful, equal (do_export, partial, environment variables) run of `commit` that was still
-  /// running when `run`'s request arrived.
-  llvm::Expected<Duplicate> findDuplicate(const std::string& env, const ClaimedRun& run, const std::string& commit);
+  /// A completed, successful, equal (do_export, partial, environment variables) run of `commit` that was
+  /// still running when `run`'s request arrived.
+  llvm::Expected<Duplicate> findDuplicate(const std::string& env, const ClaimedRun& run,
+                                          const std::string& commit);
   /// Completes `run` (and its absorbed requests) with the result of `dup`.
   llvm::Expected<bool> finishAsDuplicate(const ClaimedRun& run, const Duplicate& dup);
   /// Marks runs started but never completed as failed, each with a report row explaining why.
@@ -83,7 +85,8 @@ class CompileStore {
   llvm::Expected<nlohmann::json> queue(const std::string& env);
 
  private:
-  template <typename F> auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
+  template <typename F>
+  auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
 
   std::string conninfo_;
   unsigned max_;
@@ -93,4 +96,4 @@ class CompileStore {
   unsigned open_ = 0;
 };
 
-}  // namespace inm::compile
+} // namespace inm::compile

@@ -1,13 +1,13 @@
-// libgit2 adapter for the compile service's clone and pull stages (see Git.h). Credentials are offered once per
-// kind: libgit2 calls the credential callback again after a rejection, and a second offer of the same secret
-// would only loop, so the callback refuses and the stage fails with "authentication failed".
+// libgit2 adapter for the compile service's clone and pull stages (see Git.h). Credentials are offered once
+// per kind: libgit2 calls the credential callback again after a rejection, and a second offer of the same
+// secret would only loop, so the callback refuses and the stage fails with "authentication failed".
 #include "compile/Git.h"
 
-#include <git2.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
 #include <cstring>
+#include <git2.h>
 
 namespace inm::compile {
 namespace {
@@ -28,27 +28,29 @@ int credentialCallback(git_credential** out, const char* url, const char* userFr
   auto* st = static_cast<CredentialState*>(payload);
   const GitCredentials& c = *st->creds;
   if (++st->attempts > 1) {
-    git_error_set_str(GIT_ERROR_NET, "authentication failed: the repository rejected the configured credentials");
+    git_error_set_str(GIT_ERROR_NET,
+                      "authentication failed: the repository rejected the configured credentials");
     return GIT_EUSER;
   }
   if ((allowed & GIT_CREDENTIAL_SSH_KEY) && !c.sshKey.empty()) {
     st->tried = "ssh key " + c.sshKey;
-    return git_credential_ssh_key_new(out, userFromUrl ? userFromUrl : "git",
-                                      c.sshPublicKey.empty() ? nullptr : c.sshPublicKey.c_str(), c.sshKey.c_str(),
-                                      c.sshPassphrase.empty() ? nullptr : c.sshPassphrase.c_str());
+    return git_credential_ssh_key_new(
+        out, userFromUrl ? userFromUrl : "git", c.sshPublicKey.empty() ? nullptr : c.sshPublicKey.c_str(),
+        c.sshKey.c_str(), c.sshPassphrase.empty() ? nullptr : c.sshPassphrase.c_str());
   }
   if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && !c.password.empty()) {
     st->tried = "password/token";
     std::string user = !c.username.empty() ? c.username : (userFromUrl && *userFromUrl ? userFromUrl : "git");
     return git_credential_userpass_plaintext_new(out, user.c_str(), c.password.c_str());
   }
-  git_error_set_str(GIT_ERROR_NET, "the repository asks for credentials and none are configured "
-                                   "(set [compiler] git_token / git_ssh_key, or put user:token in the https URL)");
+  git_error_set_str(GIT_ERROR_NET,
+                    "the repository asks for credentials and none are configured "
+                    "(set [compiler] git_token / git_ssh_key, or put user:token in the https URL)");
   return GIT_EUSER;
 }
 
-/// Splits `https://user:secret@host/...` into a URL without the secret plus credentials, so the password never
-/// lands in reports or in .git/config.
+/// Splits `https://user:secret@host/...` into a URL without the secret plus credentials, so the password
+/// never lands in reports or in .git/config.
 std::string stripUrlCredentials(const std::string& url, GitCredentials& creds) {
   auto scheme = url.find("://");
   if (scheme == std::string::npos) return url;
@@ -60,7 +62,7 @@ std::string stripUrlCredentials(const std::string& url, GitCredentials& creds) {
   auto colon = userinfo.find(':');
   if (colon == std::string::npos) {
     if (creds.username.empty()) creds.username = userinfo;
-    return url;  // ssh://user@host keeps its user
+    return url; // ssh://user@host keeps its user
   }
   if (creds.username.empty()) creds.username = userinfo.substr(0, colon);
   if (creds.password.empty()) creds.password = userinfo.substr(colon + 1);
@@ -74,15 +76,15 @@ std::string oidHex(const git_oid* oid) {
 }
 
 /// Recursively removes `dir`'s contents (a failed clone must not leave a broken checkout behind).
-void removeTree(const std::string& dir) { (void)llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true); }
+void removeTree(const std::string& dir) {
+  (void)llvm::sys::fs::remove_directories(dir, /*IgnoreErrors=*/true);
+}
 
-}  // namespace
+} // namespace
 
 void initGit() { git_libgit2_init(); }
 
-bool isCheckout(const std::string& dir) {
-  return llvm::sys::fs::exists(dir + "/.git");
-}
+bool isCheckout(const std::string& dir) { return llvm::sys::fs::exists(dir + "/.git"); }
 
 std::string headCommit(const std::string& dir) {
   git_repository* repo = nullptr;
@@ -99,7 +101,8 @@ std::string currentBranch(const std::string& dir) {
   if (git_repository_open(&repo, dir.c_str()) != 0) return "";
   std::string out;
   git_reference* head = nullptr;
-  if (git_repository_head(&head, repo) == 0 && git_reference_is_branch(head)) out = git_reference_shorthand(head);
+  if (git_repository_head(&head, repo) == 0 && git_reference_is_branch(head))
+    out = git_reference_shorthand(head);
   git_reference_free(head);
   git_repository_free(repo);
   return out;
@@ -126,7 +129,8 @@ StageResult cloneRepository(const std::string& urlIn, const std::string& branch,
   int rc = git_clone(&repo, url.c_str(), dir.c_str(), &opts);
   if (rc != 0) {
     std::string msg = lastGitError();
-    if (msg.find("refs/remotes/origin/" + branch) != std::string::npos || msg.find("'" + branch + "'") != std::string::npos)
+    if (msg.find("refs/remotes/origin/" + branch) != std::string::npos ||
+        msg.find("'" + branch + "'") != std::string::npos)
       msg = "branch '" + branch + "' does not exist in the repository (" + msg + ")";
     r.returncode = 1;
     r.err = "cloning " + url + " (branch " + branch + ") failed: " + msg + "\n";
@@ -195,10 +199,11 @@ StageResult pullBranch(const std::string& urlIn, const std::string& branch, cons
   if (rc != 0) return fail("checking out " + branch);
   r.commit = headCommit(dir);
   r.out = "Fetched " + url + "\n";
-  r.out += before == r.commit ? "Already up to date: " + r.commit + "\n"
-                              : "Updated " + (before.empty() ? std::string("(none)") : before) + " -> " + r.commit + "\n";
+  r.out += before == r.commit
+               ? "Already up to date: " + r.commit + "\n"
+               : "Updated " + (before.empty() ? std::string("(none)") : before) + " -> " + r.commit + "\n";
   r.out += "HEAD is now at " + r.commit + "\n";
   return r;
 }
 
-}  // namespace inm::compile
+} // namespace inm::compile

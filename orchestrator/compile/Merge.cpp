@@ -22,4 +22,4 @@ Batch planBatch(llvm::ArrayRef<QueuedCompile> queue) {
   return b;
 }
 
-}  // namespace inm::compile
+} // namespace inm::compile

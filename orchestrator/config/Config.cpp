@@ -30,7 +30,7 @@ std::string envName(const std::string& section, const std::string& option) {
   return n;
 }
 
-}  // namespace
+} // namespace
 
 std::string Config::fold(const std::string& name) {
   std::string out = name;
@@ -48,7 +48,7 @@ llvm::Error Config::mergeText(const std::string& text, const std::string& origin
       return makeError(origin + ":" + std::to_string(lineNo) + ": NUL byte in configuration file");
     std::string t = trim(line);
     if (t.empty() || t[0] == '#' || t[0] == ';') continue;
-    if (!lastKey.empty() && (line[0] == ' ' || line[0] == '\t')) {  // continuation of the previous value
+    if (!lastKey.empty() && (line[0] == ' ' || line[0] == '\t')) { // continuation of the previous value
       values_[section][lastKey] += "\n" + t;
       continue;
     }
@@ -75,7 +75,7 @@ llvm::Error Config::mergeText(const std::string& text, const std::string& origin
 llvm::Expected<Config> Config::load(const std::vector<std::string>& extraFiles, const std::string& cwd) {
   namespace fs = std::filesystem;
   Config cfg;
-  std::vector<std::pair<std::string, bool>> candidates;  // path, must exist
+  std::vector<std::pair<std::string, bool>> candidates; // path, must exist
   candidates.push_back({"/etc/inmanta/inmanta.cfg", false});
   std::error_code ec;
   if (fs::is_directory("/etc/inmanta/inmanta.d", ec)) {
@@ -85,7 +85,8 @@ llvm::Expected<Config> Config::load(const std::vector<std::string>& extraFiles, 
     std::sort(dropIns.begin(), dropIns.end());
     for (auto& p : dropIns) candidates.push_back({p, false});
   }
-  if (const char* home = std::getenv("HOME")) candidates.push_back({std::string(home) + "/.inmanta.cfg", false});
+  if (const char* home = std::getenv("HOME"))
+    candidates.push_back({std::string(home) + "/.inmanta.cfg", false});
   candidates.push_back({cwd + "/.inmanta", false});
   candidates.push_back({cwd + "/.inmanta.cfg", false});
   for (const auto& f : extraFiles) candidates.push_back({f, true});
@@ -133,7 +134,8 @@ llvm::Expected<int64_t> Config::getInt(const std::string& section, const std::st
   return int64_t(n);
 }
 
-llvm::Expected<bool> Config::getBool(const std::string& section, const std::string& option, bool fallback) const {
+llvm::Expected<bool> Config::getBool(const std::string& section, const std::string& option,
+                                     bool fallback) const {
   auto v = get(section, option);
   if (!v) return fallback;
   std::string t = fold(trim(*v));
@@ -157,4 +159,4 @@ std::vector<std::string> Config::sectionNames() const {
   return out;
 }
 
-}  // namespace inm::config
+} // namespace inm::config

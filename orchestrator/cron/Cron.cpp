@@ -1,6 +1,6 @@
 // Cron parsing and next-fire computation for the timer settings (see include/cron/Cron.h). The search walks
-// forward field by field (month, day, hour, minute, second), jumping to the start of the next unit on a mismatch,
-// so it needs at most a few thousand steps for any satisfiable expression.
+// forward field by field (month, day, hour, minute, second), jumping to the start of the next unit on a
+// mismatch, so it needs at most a few thousand steps for any satisfiable expression.
 #include "cron/Cron.h"
 
 #include <cctype>
@@ -20,16 +20,19 @@ llvm::Error fieldError(const std::string& field, const std::string& text, const 
 int nameValue(const std::string& s, const char* const* names, int first) {
   for (int i = 0; names[i]; ++i) {
     std::string n = names[i];
-    if (s.size() == 3 && std::tolower(s[0]) == n[0] && std::tolower(s[1]) == n[1] && std::tolower(s[2]) == n[2])
+    if (s.size() == 3 && std::tolower(s[0]) == n[0] && std::tolower(s[1]) == n[1] &&
+        std::tolower(s[2]) == n[2])
       return first + i;
   }
   return -1;
 }
 
-const char* const kMonths[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec", nullptr};
+const char* const kMonths[] = {"jan", "feb", "mar", "apr", "may", "jun",  "jul",
+                               "aug", "sep", "oct", "nov", "dec", nullptr};
 const char* const kDays[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", nullptr};
 
-llvm::Expected<int> number(const std::string& field, const std::string& s, const char* const* names, int first) {
+llvm::Expected<int> number(const std::string& field, const std::string& s, const char* const* names,
+                           int first) {
   if (s.empty()) return fieldError(field, s, "empty value");
   bool digits = true;
   for (char c : s) digits &= bool(std::isdigit(static_cast<unsigned char>(c)));
@@ -45,8 +48,8 @@ llvm::Expected<int> number(const std::string& field, const std::string& s, const
 }
 
 // Sets bits [lo, hi] of a field from its text; `offset` maps value -> bit index.
-llvm::Error parseField(const std::string& field, const std::string& text, int lo, int hi, const char* const* names,
-                       int nameFirst, std::vector<bool>& out, bool* star) {
+llvm::Error parseField(const std::string& field, const std::string& text, int lo, int hi,
+                       const char* const* names, int nameFirst, std::vector<bool>& out, bool* star) {
   out.assign(hi + 1, false);
   if (star) *star = text == "*" || text == "?";
   std::stringstream ss(text);
@@ -85,7 +88,7 @@ llvm::Error parseField(const std::string& field, const std::string& text, int lo
   return llvm::Error::success();
 }
 
-}  // namespace
+} // namespace
 
 llvm::Expected<CronSpec> CronSpec::parse(const std::string& text) {
   static const std::pair<const char*, const char*> kShorthands[] = {
@@ -99,10 +102,11 @@ llvm::Expected<CronSpec> CronSpec::parse(const std::string& text) {
   std::stringstream ss(expanded);
   for (std::string w; ss >> w;) f.push_back(w);
   if (f.size() < 5 || f.size() > 7)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cron expression '%s' has %zu fields; expected 5 (min hour dom month dow), 6 "
-                                   "(sec first) or 7 (sec first, year last)",
-                                   text.c_str(), f.size());
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "cron expression '%s' has %zu fields; expected 5 (min hour dom month dow), 6 "
+        "(sec first) or 7 (sec first, year last)",
+        text.c_str(), f.size());
   if (f.size() == 5) f.insert(f.begin(), "0");
   CronSpec c;
   c.text_ = text;
@@ -206,4 +210,4 @@ llvm::Expected<TimerSetting> TimerSetting::parse(const std::string& name, const 
   return s;
 }
 
-}  // namespace inm::cron
+} // namespace inm::cron

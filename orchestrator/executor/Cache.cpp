@@ -1,6 +1,7 @@
-// HandlerCache (include/executor/Cache.h): a map of shared futures under one mutex. A missing key gets a promise
-// inserted before the computation starts, so concurrent callers find it and wait on its future instead of
-// computing again. Evicted entries are moved out under the lock and their callOnDelete runs after unlocking.
+// HandlerCache (include/executor/Cache.h): a map of shared futures under one mutex. A missing key gets a
+// promise inserted before the computation starts, so concurrent callers find it and wait on its future
+// instead of computing again. Evicted entries are moved out under the lock and their callOnDelete runs after
+// unlocking.
 #include "executor/Cache.h"
 
 #include "executor/HandlerContext.h"
@@ -23,7 +24,7 @@ void runOnDelete(std::vector<std::pair<CacheOptions, std::shared_future<std::any
     }
   }
 }
-}  // namespace
+} // namespace
 
 double HandlerCache::steadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -76,7 +77,7 @@ std::any HandlerCache::get(const std::string& key, const CacheOptions& options,
     }
   }
   runOnDelete(evicted);
-  if (existing.valid()) return existing.get();  // rethrows the computation's exception, if any
+  if (existing.valid()) return existing.get(); // rethrows the computation's exception, if any
 
   std::any value;
   try {
@@ -135,4 +136,4 @@ size_t HandlerCache::size() const {
   return entries_.size();
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

@@ -1,7 +1,8 @@
-// ExecutorProcess / ExecutorPool (include/executor/ExecutorClient.h). The child is started with fork+exec (the
-// child sets PR_SET_PDEATHSIG first and exits if its parent is already gone); its stdin/stdout pipes are asio
-// stream descriptors read and written on one strand. Death is detected by EOF on the child's stdout, hangs by the
-// heartbeat timer (which then SIGKILLs, so the EOF path is the single place that fails in-flight requests).
+// ExecutorProcess / ExecutorPool (include/executor/ExecutorClient.h). The child is started with fork+exec
+// (the child sets PR_SET_PDEATHSIG first and exits if its parent is already gone); its stdin/stdout pipes are
+// asio stream descriptors read and written on one strand. Death is detected by EOF on the child's stdout,
+// hangs by the heartbeat timer (which then SIGKILLs, so the EOF path is the single place that fails in-flight
+// requests).
 #include "executor/ExecutorClient.h"
 
 #include "executor/Handler.h"
@@ -9,18 +10,17 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-
-#include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
+#include <signal.h>
 #include <thread>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 
@@ -46,25 +46,20 @@ std::string describeStatus(int status) {
   return "ended with status " + std::to_string(status);
 }
 
-}  // namespace
+} // namespace
 
 ExecutorProcess::ExecutorProcess(asio::any_io_executor executor, std::string key, ExecutorOptions options,
                                  FileProvider files)
-    : strand_(asio::make_strand(executor)),
-      key_(std::move(key)),
-      options_(std::move(options)),
-      files_(std::move(files)),
-      in_(strand_),
-      out_(strand_),
-      heartbeat_(strand_),
-      grace_(strand_) {}
+    : strand_(asio::make_strand(executor)), key_(std::move(key)), options_(std::move(options)),
+      files_(std::move(files)), in_(strand_), out_(strand_), heartbeat_(strand_), grace_(strand_) {}
 
 std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor executor, std::string key,
                                                         const ExecutorOptions& options, FileProvider files,
                                                         std::string* error) {
   // A write to a dead child's stdin must be an EPIPE error, not a fatal SIGPIPE for the scheduler.
   signal(SIGPIPE, SIG_IGN);
-  std::shared_ptr<ExecutorProcess> p(new ExecutorProcess(executor, std::move(key), options, std::move(files)));
+  std::shared_ptr<ExecutorProcess> p(
+      new ExecutorProcess(executor, std::move(key), options, std::move(files)));
   std::string exe = options.executable.empty() ? selfExecutable() : options.executable;
   std::vector<std::string> args = {exe};
   args.insert(args.end(), options.arguments.begin(), options.arguments.end());
@@ -93,7 +88,7 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
     if (getppid() != parent) _exit(1);
     dup2(toChild[0], 0);
     dup2(fromChild[1], 1);
-    close_range(3, ~0U, 0);  // no scheduler socket or file leaks into the executor
+    close_range(3, ~0U, 0); // no scheduler socket or file leaks into the executor
     execv(argv[0], argv.data());
     const char msg[] = "inmanta executor: exec failed\n";
     (void)!write(2, msg, sizeof msg - 1);
@@ -126,11 +121,12 @@ void ExecutorProcess::begin(int writeFd, int readFd) {
   });
 }
 
-std::shared_ptr<ExecutorProcess> ExecutorProcess::attach(asio::any_io_executor executor, std::string key, int fd,
-                                                         const ExecutorOptions& options, FileProvider files,
-                                                         std::string label) {
+std::shared_ptr<ExecutorProcess> ExecutorProcess::attach(asio::any_io_executor executor, std::string key,
+                                                         int fd, const ExecutorOptions& options,
+                                                         FileProvider files, std::string label) {
   signal(SIGPIPE, SIG_IGN);
-  std::shared_ptr<ExecutorProcess> p(new ExecutorProcess(executor, std::move(key), options, std::move(files)));
+  std::shared_ptr<ExecutorProcess> p(
+      new ExecutorProcess(executor, std::move(key), options, std::move(files)));
   p->label_ = std::move(label);
   int writeFd = ::dup(fd);
   if (writeFd < 0) {
@@ -146,7 +142,7 @@ void ExecutorProcess::forceStop() {
     ::kill(pid_, SIGKILL);
   } else if (alive_) {
     boost::system::error_code ignored;
-    out_.cancel(ignored);  // the pending read completes with an error: the death path
+    out_.cancel(ignored); // the pending read completes with an error: the death path
     ::shutdown(out_.native_handle(), SHUT_RDWR);
   }
 }
@@ -192,7 +188,7 @@ void ExecutorProcess::writeNext() {
     self->writeQueue_.pop_front();
     if (ec) {
       self->writing_ = false;
-      return;  // the read side reports the death
+      return; // the read side reports the death
     }
     self->writeNext();
   });
@@ -262,7 +258,8 @@ void ExecutorProcess::onMessage(const Json& msg) {
     std::string hash = msg.value("hash", std::string());
     try {
       std::string content = base64Decode(msg.value("content_base64", std::string()));
-      if (sink_ && sha1Hex(content) == hash) sink_(hash, content);  // unverified content never reaches the store
+      if (sink_ && sha1Hex(content) == hash)
+        sink_(hash, content); // unverified content never reaches the store
     } catch (const std::exception& e) {
       std::cerr << "executor " << pid_ << ": ignoring a malformed put_file: " << e.what() << "\n";
     }
@@ -310,7 +307,8 @@ void ExecutorProcess::onDeath(const std::string&) {
   std::map<std::string, Pending> pending;
   pending.swap(inFlight_);
   inFlightCount_ = 0;
-  for (auto& [actionId, p] : pending) (*p.callback)(ActionResult::unavailable(actionId, p.resourceId, message));
+  for (auto& [actionId, p] : pending)
+    (*p.callback)(ActionResult::unavailable(actionId, p.resourceId, message));
   std::vector<std::function<void()>> waiters;
   waiters.swap(onReaped_);
   for (auto& w : waiters) w();
@@ -328,7 +326,7 @@ void ExecutorProcess::armHeartbeat() {
       std::snprintf(buf, sizeof buf, "hung: no heartbeat answer for %.1f s (timeout %.1f s), killed", secs,
                     std::chrono::duration<double>(self->options_.heartbeatTimeout).count());
       self->killCause_ = buf;
-      self->forceStop();  // EOF follows; onDeath fails the in-flight requests
+      self->forceStop(); // EOF follows; onDeath fails the in-flight requests
       return;
     }
     self->send(Json{{"type", "heartbeat"}, {"seq", ++self->heartbeatSeq_}});
@@ -342,7 +340,8 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
   asio::post(strand_, [self, type, requests = std::move(requests), cb] {
     if (!self->alive_) {
       std::string message = self->who() + " " + self->deathCause_ + " before the request was sent";
-      for (const DeployRequest& r : requests) (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
+      for (const DeployRequest& r : requests)
+        (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
       return;
     }
     Json frame{{"type", type}, {"requests", Json::array()}};
@@ -400,7 +399,7 @@ ExecutorPool::~ExecutorPool() {
 std::shared_ptr<ExecutorProcess> ExecutorPool::get(const std::string& key, std::string* error) {
   auto it = processes_.find(key);
   if (it != processes_.end() && it->second->alive()) return it->second;
-  if (it != processes_.end()) processes_.erase(it);  // dead: its death path already reaped it
+  if (it != processes_.end()) processes_.erase(it); // dead: its death path already reaped it
   std::shared_ptr<ExecutorProcess> p;
   if (options_.keyArguments) {
     ExecutorOptions opts = options_;
@@ -416,23 +415,27 @@ std::shared_ptr<ExecutorProcess> ExecutorPool::get(const std::string& key, std::
   return p;
 }
 
-void ExecutorPool::deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult) {
+void ExecutorPool::deploy(const std::string& key, std::vector<DeployRequest> requests,
+                          ResultCallback onResult) {
   std::string error;
   std::shared_ptr<ExecutorProcess> p = get(key, &error);
   if (!p) {
     for (const DeployRequest& r : requests)
-      onResult(ActionResult::unavailable(r.actionId, r.resourceId, "cannot start an executor for " + key + ": " + error));
+      onResult(ActionResult::unavailable(r.actionId, r.resourceId,
+                                         "cannot start an executor for " + key + ": " + error));
     return;
   }
   p->deploy(std::move(requests), std::move(onResult));
 }
 
-void ExecutorPool::facts(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult) {
+void ExecutorPool::facts(const std::string& key, std::vector<DeployRequest> requests,
+                         ResultCallback onResult) {
   std::string error;
   std::shared_ptr<ExecutorProcess> p = get(key, &error);
   if (!p) {
     for (const DeployRequest& r : requests)
-      onResult(ActionResult::unavailable(r.actionId, r.resourceId, "cannot start an executor for " + key + ": " + error));
+      onResult(ActionResult::unavailable(r.actionId, r.resourceId,
+                                         "cannot start an executor for " + key + ": " + error));
     return;
   }
   p->facts(std::move(requests), std::move(onResult));
@@ -469,4 +472,4 @@ void ExecutorPool::shutdown(std::function<void()> done) {
     });
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

@@ -1,14 +1,12 @@
-// The executor process loop (include/executor/ExecutorHost.h). The calling thread reads frames (poll with a 1 s
-// tick that also runs the caches' idle cleanup) and answers `hello`/`heartbeat` at once, so a busy worker pool
-// never delays a heartbeat; actions go to a fixed pool of worker threads (this process runs blocking handler
-// code, hence plain threads rather than the orchestrator's asio pool). Output frames are written whole under one
-// mutex. `get_file` calls block their worker on a promise that the reader fulfils when the `file` frame arrives.
+// The executor process loop (include/executor/ExecutorHost.h). The calling thread reads frames (poll with a 1
+// s tick that also runs the caches' idle cleanup) and answers `hello`/`heartbeat` at once, so a busy worker
+// pool never delays a heartbeat; actions go to a fixed pool of worker threads (this process runs blocking
+// handler code, hence plain threads rather than the orchestrator's asio pool). Output frames are written
+// whole under one mutex. `get_file` calls block their worker on a promise that the reader fulfils when the
+// `file` frame arrives.
 #include "executor/ExecutorHost.h"
 
 #include "executor/Protocol.h"
-
-#include <poll.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -20,11 +18,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <poll.h>
 #include <thread>
+#include <unistd.h>
 
 namespace inm::executor {
 
-ActionResult runAction(const DeployRequest& request, const HandlerRegistry& registry, const HandlerServices& services) {
+ActionResult runAction(const DeployRequest& request, const HandlerRegistry& registry,
+                       const HandlerServices& services) {
   ActionResult result;
   result.actionId = request.actionId;
   result.resourceId = request.resourceId;
@@ -42,13 +43,15 @@ ActionResult runAction(const DeployRequest& request, const HandlerRegistry& regi
   handler->attach(&services);
   HandlerContext ctx(request.actionId, request.dryRun);
   ctx.info("Start run for resource %(resource)s because %(reason)s",
-           {{"resource", request.resourceId}, {"reason", request.reason.empty() ? "a deploy was requested" : request.reason}});
+           {{"resource", request.resourceId},
+            {"reason", request.reason.empty() ? "a deploy was requested" : request.reason}});
   if (request.dryRun) {
     try {
       handler->execute(ctx, resource, true);
     } catch (const std::exception& e) {
       ctx.setResourceState(ResourceState::Failed);
-      ctx.error("Dry run of %(resource)s failed: %(error)s", {{"resource", request.resourceId}, {"error", e.what()}});
+      ctx.error("Dry run of %(resource)s failed: %(error)s",
+                {{"resource", request.resourceId}, {"error", e.what()}});
     }
     if (ctx.status() == ResourceState::Failed) {
       // §6.11: a failing handler shows in the diff as the pseudo attribute "handler".
@@ -70,8 +73,9 @@ ActionResult runAction(const DeployRequest& request, const HandlerRegistry& regi
     ctx.warning("closing the handler failed: %(error)s", {{"error", e.what()}});
   }
   ResourceState state = ctx.status().value_or(ResourceState::Deployed);
-  ctx.info("End run for resource %(resource)s: %(status)s, %(change)s",
-           {{"resource", request.resourceId}, {"status", stateName(state)}, {"change", changeName(ctx.change())}});
+  ctx.info(
+      "End run for resource %(resource)s: %(status)s, %(change)s",
+      {{"resource", request.resourceId}, {"status", stateName(state)}, {"change", changeName(ctx.change())}});
   result.status = stateName(state);
   result.change = changeName(ctx.change());
   result.changes = ctx.changes();
@@ -94,7 +98,7 @@ class FrameWriter {
     std::string bytes = encodeFrame(msg);
     std::unique_lock<std::mutex> lock(mutex_);
     drained_.wait(lock, [this] { return pending_.size() < kMaxQueued || broken_ || closing_; });
-    if (broken_) return;  // the scheduler is gone; the reader sees EOF next
+    if (broken_) return; // the scheduler is gone; the reader sees EOF next
     pending_ += bytes;
     ready_.notify_one();
   }
@@ -165,8 +169,8 @@ class RemoteFiles : public FileSource {
     if (fut.wait_for(std::chrono::duration<double>(timeout_)) != std::future_status::ready) {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_.erase(id);
-      throw std::runtime_error("timed out after " + std::to_string(int(timeout_)) + " s waiting for file " + hash +
-                               " from the scheduler");
+      throw std::runtime_error("timed out after " + std::to_string(int(timeout_)) + " s waiting for file " +
+                               hash + " from the scheduler");
     }
     return fut.get();
   }
@@ -182,7 +186,7 @@ class RemoteFiles : public FileSource {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = pending_.find(id);
-      if (it == pending_.end()) return;  // timed out meanwhile
+      if (it == pending_.end()) return; // timed out meanwhile
       p = std::move(it->second);
       pending_.erase(it);
     }
@@ -190,7 +194,8 @@ class RemoteFiles : public FileSource {
       if (msg.value("found", false))
         p.set_value(base64Decode(msg.value("content_base64", std::string())));
       else if (msg.contains("error"))
-        throw std::runtime_error("the scheduler could not read the file: " + msg.value("error", std::string()));
+        throw std::runtime_error("the scheduler could not read the file: " +
+                                 msg.value("error", std::string()));
       else
         p.set_value(std::nullopt);
     } catch (...) {
@@ -272,7 +277,7 @@ struct AgentSlot {
   HandlerServices services;
 };
 
-}  // namespace
+} // namespace
 
 int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOptions options) {
   FrameWriter out(outFd);
@@ -301,7 +306,9 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
   bool helloSeen = false;
   char buf[65536];
   for (bool running = true; running;) {
-    struct pollfd pfd{inFd, POLLIN, 0};
+    struct pollfd pfd {
+      inFd, POLLIN, 0
+    };
     int ready = poll(&pfd, 1, 1000);
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -313,7 +320,7 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
     }
     ssize_t n = read(inFd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the scheduler is gone
+    if (n <= 0) break; // EOF: the scheduler is gone
     decoder.feed(buf, static_cast<size_t>(n));
     try {
       while (running) {
@@ -323,15 +330,17 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
         if (type == "hello") {
           int version = msg->value("protocol", 0);
           if (version != kProtocolVersion) {
-            out.write(Json{{"type", "error"},
-                           {"message", "executor speaks protocol version " + std::to_string(kProtocolVersion) +
-                                           ", the scheduler asked for version " + std::to_string(version)}});
+            out.write(
+                Json{{"type", "error"},
+                     {"message", "executor speaks protocol version " + std::to_string(kProtocolVersion) +
+                                     ", the scheduler asked for version " + std::to_string(version)}});
             rc = 2;
             running = false;
             break;
           }
           helloSeen = true;
-          out.write(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"pid", static_cast<int>(getpid())}});
+          out.write(
+              Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"pid", static_cast<int>(getpid())}});
         } else if (!helloSeen) {
           throw std::runtime_error("executor protocol: the first frame must be hello, got " + type);
         } else if (type == "heartbeat") {
@@ -340,7 +349,8 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
           files.answer(*msg);
         } else if (type == "deploy" || type == "facts") {
           Json& reqs = (*msg)["requests"];
-          if (!reqs.is_array()) throw std::runtime_error("executor protocol: \"" + type + "\" needs a requests array");
+          if (!reqs.is_array())
+            throw std::runtime_error("executor protocol: \"" + type + "\" needs a requests array");
           bool facts = type == "facts";
           for (Json& rj : reqs) {
             DeployRequest req;
@@ -353,7 +363,7 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
               out.write(bad.toJson());
               continue;
             }
-            rj = nullptr;  // free the parsed request as we go
+            rj = nullptr; // free the parsed request as we go
             pool->post([&, req = std::move(req), facts] {
               std::string agent;
               try {
@@ -375,7 +385,8 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
                 } catch (const std::exception&) {
                 }
                 if (!h) {
-                  r = ActionResult::unavailable(req.actionId, req.resourceId, "no handler for " + req.resourceId);
+                  r = ActionResult::unavailable(req.actionId, req.resourceId,
+                                                "no handler for " + req.resourceId);
                 } else {
                   h->attach(&slot.services);
                   HandlerContext ctx(req.actionId, false);
@@ -383,7 +394,8 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
                   h->close();
                   r.status = stateName(ctx.status().value_or(ResourceState::Deployed));
                   for (auto& [k, v] : facts.items())
-                    r.facts[k] = ctx.facts().contains(k) ? ctx.facts()[k] : Json{{"value", v}, {"expires", true}};
+                    r.facts[k] =
+                        ctx.facts().contains(k) ? ctx.facts()[k] : Json{{"value", v}, {"expires", true}};
                   for (const LogLine& l : ctx.logs()) r.logs.push_back(l.toJson());
                 }
               }
@@ -395,7 +407,8 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
         } else if (type == "shutdown") {
           running = false;
         } else {
-          out.write(Json{{"type", "error"}, {"message", "executor protocol: unknown frame type '" + type + "'"}});
+          out.write(
+              Json{{"type", "error"}, {"message", "executor protocol: unknown frame type '" + type + "'"}});
         }
       }
     } catch (const std::exception& e) {
@@ -417,4 +430,4 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
   return rc;
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

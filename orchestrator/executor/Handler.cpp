@@ -1,14 +1,14 @@
-// The framework side of the handler API (include/executor/Handler.h): the §6.5 dependency gate in `deploy`, the
-// §8.2 CRUD algorithm, fact checks, the registry and verified file fetches. Every handler exception ends here:
-// the signals become skipped / skipped_for_dependency / purged handling, anything else `failed` with an ERROR line
-// whose kwarg `traceback` names the step, the exception type and its message.
+// The framework side of the handler API (include/executor/Handler.h): the §6.5 dependency gate in `deploy`,
+// the §8.2 CRUD algorithm, fact checks, the registry and verified file fetches. Every handler exception ends
+// here: the signals become skipped / skipped_for_dependency / purged handling, anything else `failed` with an
+// ERROR line whose kwarg `traceback` names the step, the exception type and its message.
 #include "executor/Handler.h"
 
-#include <cxxabi.h>
 #include <openssl/evp.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <memory>
 #include <typeinfo>
 #include <vector>
@@ -21,7 +21,8 @@ std::string currentExceptionType() {
   std::type_info* t = abi::__cxa_current_exception_type();
   if (!t) return "unknown exception";
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t->name(), nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t->name(), nullptr, nullptr, &status),
+                                              std::free);
   return status == 0 && name ? name.get() : t->name();
 }
 
@@ -38,10 +39,12 @@ bool guarded(HandlerContext& ctx, const Resource& r, const std::string& step, Fn
     return true;
   } catch (const SkipResourceForDependencies& e) {
     ctx.setResourceState(ResourceState::SkippedForDependency);
-    ctx.warning("Resource %(resource_id)s was skipped: %(reason)s", {{"resource_id", r.id}, {"reason", e.what()}});
+    ctx.warning("Resource %(resource_id)s was skipped: %(reason)s",
+                {{"resource_id", r.id}, {"reason", e.what()}});
   } catch (const SkipResource& e) {
     ctx.setResourceState(ResourceState::Skipped);
-    ctx.warning("Resource %(resource_id)s was skipped: %(reason)s", {{"resource_id", r.id}, {"reason", e.what()}});
+    ctx.warning("Resource %(resource_id)s was skipped: %(reason)s",
+                {{"resource_id", r.id}, {"reason", e.what()}});
   } catch (const std::exception& e) {
     ctx.setResourceState(ResourceState::Failed);
     ctx.exception("An error occurred during deployment of %(resource_id)s (exception: %(exception)s)",
@@ -64,12 +67,12 @@ void runPost(HandlerAPI& h, HandlerContext& ctx, const Resource& r) {
                   describeCurrentException("post", e.what()),
                   {{"resource_id", r.id}, {"exception", currentExceptionType() + "('" + e.what() + "')"}});
   } catch (...) {
-    ctx.exception("An error occurred after deployment of %(resource_id)s", describeCurrentException("post", ""),
-                  {{"resource_id", r.id}});
+    ctx.exception("An error occurred after deployment of %(resource_id)s",
+                  describeCurrentException("post", ""), {{"resource_id", r.id}});
   }
 }
 
-}  // namespace
+} // namespace
 
 void HandlerAPI::deploy(HandlerContext& ctx, const Resource& resource, const DependencyStates& dependencies,
                         bool dependencyChanged) {
@@ -90,9 +93,10 @@ void HandlerAPI::deploy(HandlerContext& ctx, const Resource& resource, const Dep
         ctx.warning("Resource %(resource)s skipped because a dependency is undefined: %(dependencies)s",
                     {{"resource", resource.id}, {"dependencies", undefinedDeps}});
       if (!staleDeps.empty())
-        ctx.info("Resource %(resource)s skipped because a dependency has a new desired state that is not deployed "
-                 "yet: %(dependencies)s",
-                 {{"resource", resource.id}, {"dependencies", staleDeps}});
+        ctx.info(
+            "Resource %(resource)s skipped because a dependency has a new desired state that is not deployed "
+            "yet: %(dependencies)s",
+            {{"resource", resource.id}, {"dependencies", staleDeps}});
       if (!failedDeps.empty())
         ctx.info("Resource %(resource)s skipped due to failed dependencies: %(failed)s",
                  {{"resource", resource.id}, {"failed", failedDeps}});
@@ -132,7 +136,8 @@ std::string HandlerAPI::getFile(const std::string& sha1hex) const {
   if (!content) throw std::runtime_error("file " + sha1hex + " is not stored on the server");
   std::string actual = sha1Hex(*content);
   if (actual != sha1hex)
-    throw std::runtime_error("file " + sha1hex + " from the server is corrupt: its content hashes to " + actual);
+    throw std::runtime_error("file " + sha1hex + " from the server is corrupt: its content hashes to " +
+                             actual);
   return *content;
 }
 
@@ -146,7 +151,7 @@ Json CRUDHandler::calculateDiff(HandlerContext& ctx, const Resource& current, co
 }
 
 void CRUDHandler::execute(HandlerContext& ctx, const Resource& desired, bool dryRun) {
-  std::string step = "pre";  // read by the catch in `guarded`: names where a failure happened
+  std::string step = "pre"; // read by the catch in `guarded`: names where a failure happened
   guarded(ctx, desired, step, [&] {
     pre(ctx, desired);
     Resource current = desired;
@@ -210,4 +215,4 @@ std::string sha1Hex(const std::string& bytes) {
   return out;
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

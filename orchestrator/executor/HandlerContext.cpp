@@ -27,7 +27,7 @@ std::string pyRepr(const Json& v) {
 }
 
 std::string pyStr(const Json& v) { return v.is_string() ? v.get<std::string>() : pyRepr(v); }
-}  // namespace
+} // namespace
 
 Resource Resource::fromId(const std::string& versionedId, Json attributes) {
   Resource r;
@@ -36,7 +36,8 @@ Resource Resource::fromId(const std::string& versionedId, Json attributes) {
   size_t comma = open == std::string::npos ? std::string::npos : versionedId.find(',', open);
   if (open == std::string::npos || open == 0 || comma == std::string::npos ||
       versionedId.find("::") == std::string::npos || versionedId.find("::") > open)
-    throw InvalidOperation("malformed resource id '" + versionedId + "': expected <ns>::<type>[<agent>,<attr>=<value>]");
+    throw InvalidOperation("malformed resource id '" + versionedId +
+                           "': expected <ns>::<type>[<agent>,<attr>=<value>]");
   r.type = versionedId.substr(0, open);
   // The agent ends at the first unescaped ',' (docs/artifact.md: '\' escapes in the agent part).
   std::string agent;
@@ -90,13 +91,13 @@ bool Resource::reportOnly() const {
 
 const char* stateName(ResourceState s) {
   switch (s) {
-    case ResourceState::Deployed: return "deployed";
-    case ResourceState::Failed: return "failed";
-    case ResourceState::Skipped: return "skipped";
-    case ResourceState::SkippedForDependency: return "skipped_for_dependency";
-    case ResourceState::Unavailable: return "unavailable";
-    case ResourceState::NonCompliant: return "non_compliant";
-    case ResourceState::Dry: return "dry";
+  case ResourceState::Deployed: return "deployed";
+  case ResourceState::Failed: return "failed";
+  case ResourceState::Skipped: return "skipped";
+  case ResourceState::SkippedForDependency: return "skipped_for_dependency";
+  case ResourceState::Unavailable: return "unavailable";
+  case ResourceState::NonCompliant: return "non_compliant";
+  case ResourceState::Dry: return "dry";
   }
   return "failed";
 }
@@ -111,16 +112,17 @@ std::optional<ResourceState> parseState(const std::string& name) {
 
 const char* changeName(Change c) {
   switch (c) {
-    case Change::NoChange: return "nochange";
-    case Change::Created: return "created";
-    case Change::Updated: return "updated";
-    case Change::Purged: return "purged";
+  case Change::NoChange: return "nochange";
+  case Change::Created: return "created";
+  case Change::Updated: return "updated";
+  case Change::Purged: return "purged";
   }
   return "nochange";
 }
 
 Json LogLine::toJson() const {
-  return Json{{"level", level}, {"msg", msg}, {"args", Json::array()}, {"kwargs", kwargs}, {"timestamp", timestamp}};
+  return Json{
+      {"level", level}, {"msg", msg}, {"args", Json::array()}, {"kwargs", kwargs}, {"timestamp", timestamp}};
 }
 
 std::string formatPercent(const std::string& tmpl, const Json& kwargs, bool* ok) {
@@ -138,7 +140,8 @@ std::string formatPercent(const std::string& tmpl, const Json& kwargs, bool* ok)
       continue;
     }
     size_t close = tmpl.find(')', i);
-    if (i + 1 >= tmpl.size() || tmpl[i + 1] != '(' || close == std::string::npos || close + 1 >= tmpl.size()) {
+    if (i + 1 >= tmpl.size() || tmpl[i + 1] != '(' || close == std::string::npos ||
+        close + 1 >= tmpl.size()) {
       good = false;
       break;
     }
@@ -150,21 +153,28 @@ std::string formatPercent(const std::string& tmpl, const Json& kwargs, bool* ok)
     }
     const Json& v = kwargs[name];
     switch (conv) {
-      case 's': out += pyStr(v); break;
-      case 'r': out += pyRepr(v); break;
-      case 'd':
-      case 'i':
-        if (!v.is_number()) { good = false; break; }
-        out += std::to_string(v.is_number_float() ? static_cast<long long>(v.get<double>()) : v.get<long long>());
-        break;
-      case 'f': {
-        if (!v.is_number()) { good = false; break; }
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%f", v.get<double>());
-        out += buf;
+    case 's': out += pyStr(v); break;
+    case 'r': out += pyRepr(v); break;
+    case 'd':
+    case 'i':
+      if (!v.is_number()) {
+        good = false;
         break;
       }
-      default: good = false;
+      out +=
+          std::to_string(v.is_number_float() ? static_cast<long long>(v.get<double>()) : v.get<long long>());
+      break;
+    case 'f': {
+      if (!v.is_number()) {
+        good = false;
+        break;
+      }
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%f", v.get<double>());
+      out += buf;
+      break;
+    }
+    default: good = false;
     }
     if (!good) break;
     i = close + 1;
@@ -180,8 +190,9 @@ std::string isoNow() {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(us % 1000000));
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lld+00:00", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(us % 1000000));
   return buf;
 }
 
@@ -194,7 +205,8 @@ void HandlerContext::setResourceState(ResourceState s) {
 void HandlerContext::setStatus(const std::string& name) {
   auto s = parseState(name);
   if (!s || (*s == ResourceState::NonCompliant && changes_.empty())) {
-    warning("invalid resource state %(state)s set by the handler; the resource is marked failed", {{"state", name}});
+    warning("invalid resource state %(state)s set by the handler; the resource is marked failed",
+            {{"state", name}});
     status_ = ResourceState::Failed;
     return;
   }
@@ -203,7 +215,8 @@ void HandlerContext::setStatus(const std::string& name) {
 
 static void setOnce(Change& slot, Change value) {
   if (slot != Change::NoChange)
-    throw InvalidOperation(std::string("the change of this action is already set to '") + changeName(slot) + "'");
+    throw InvalidOperation(std::string("the change of this action is already set to '") + changeName(slot) +
+                           "'");
   slot = value;
 }
 
@@ -229,7 +242,8 @@ void HandlerContext::updateChanges(const Json& changes) {
 
 void HandlerContext::log(const std::string& level, const std::string& msg, Json kwargs) {
   if (!kwargs.is_object()) {
-    logs_.push_back(LogLine{"WARNING", "log keyword arguments must be an object; ignored", Json::object(), isoNow()});
+    logs_.push_back(
+        LogLine{"WARNING", "log keyword arguments must be an object; ignored", Json::object(), isoNow()});
     kwargs = Json::object();
   }
   LogLine line;
@@ -255,4 +269,4 @@ const Json& HandlerContext::get(const std::string& key) const {
   return it == scratch_.end() ? kNull : it->second;
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

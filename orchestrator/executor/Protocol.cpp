@@ -8,7 +8,8 @@ namespace inm::executor {
 std::string encodeFrame(const Json& message) {
   std::string body = message.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (body.size() > kMaxFrameBytes)
-    throw std::runtime_error("executor protocol: frame of " + std::to_string(body.size()) + " bytes exceeds the limit");
+    throw std::runtime_error("executor protocol: frame of " + std::to_string(body.size()) +
+                             " bytes exceeds the limit");
   uint32_t n = static_cast<uint32_t>(body.size());
   std::string out;
   out.reserve(4 + body.size());
@@ -25,7 +26,8 @@ std::optional<Json> FrameDecoder::next() {
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
   uint32_t n = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
   if (n > kMaxFrameBytes)
-    throw std::runtime_error("executor protocol: incoming frame of " + std::to_string(n) + " bytes exceeds the limit");
+    throw std::runtime_error("executor protocol: incoming frame of " + std::to_string(n) +
+                             " bytes exceeds the limit");
   if (buffer_.size() - offset_ - 4 < n) return std::nullopt;
   Json msg = Json::parse(buffer_.begin() + static_cast<long>(offset_ + 4),
                          buffer_.begin() + static_cast<long>(offset_ + 4 + n), nullptr, false);
@@ -50,11 +52,16 @@ T field(const Json& j, const char* name, const char* what) {
     throw std::runtime_error(std::string(what) + ": field \"" + name + "\" has the wrong type");
   }
 }
-}  // namespace
+} // namespace
 
 Json DeployRequest::toJson() const {
-  return Json{{"action_id", actionId}, {"id", resourceId}, {"attributes", attributes}, {"reason", reason},
-              {"dependencies", dependencies}, {"dependency_changed", dependencyChanged}, {"dry_run", dryRun}};
+  return Json{{"action_id", actionId},
+              {"id", resourceId},
+              {"attributes", attributes},
+              {"reason", reason},
+              {"dependencies", dependencies},
+              {"dependency_changed", dependencyChanged},
+              {"dry_run", dryRun}};
 }
 
 DeployRequest DeployRequest::fromJson(const Json& j) {
@@ -64,7 +71,8 @@ DeployRequest DeployRequest::fromJson(const Json& j) {
   r.attributes = j.value("attributes", Json::object());
   if (!r.attributes.is_object()) throw std::runtime_error("deploy request: \"attributes\" must be an object");
   r.reason = j.value("reason", std::string());
-  if (j.contains("dependencies")) r.dependencies = field<std::map<std::string, std::string>>(j, "dependencies", "deploy request");
+  if (j.contains("dependencies"))
+    r.dependencies = field<std::map<std::string, std::string>>(j, "dependencies", "deploy request");
   r.dependencyChanged = j.value("dependency_changed", false);
   r.dryRun = j.value("dry_run", false);
   return r;
@@ -84,7 +92,7 @@ DeployRequest DeployRequest::fromJson(Json&& j) {
 
 Json ActionResult::toJson() const {
   return Json{{"type", "result"}, {"action_id", actionId}, {"id", resourceId}, {"status", status},
-              {"change", change}, {"changes", changes}, {"logs", logs}, {"facts", facts}};
+              {"change", change}, {"changes", changes},    {"logs", logs},     {"facts", facts}};
 }
 
 ActionResult ActionResult::fromJson(const Json& j) {
@@ -117,7 +125,8 @@ std::string base64Encode(const std::string& bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
+    uint32_t v =
+        (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
     out += kB64[v >> 18];
     out += kB64[(v >> 12) & 63];
     out += kB64[(v >> 6) & 63];
@@ -140,13 +149,20 @@ std::string base64Decode(const std::string& text) {
   int bits = 0;
   for (char c : text) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '+') v = 62;
-    else if (c == '/') v = 63;
-    else if (c == '=') break;
-    else throw std::runtime_error("base64: invalid character in encoded content");
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else if (c == '=')
+      break;
+    else
+      throw std::runtime_error("base64: invalid character in encoded content");
     acc = (acc << 6) | uint32_t(v);
     bits += 6;
     if (bits >= 8) {
@@ -157,4 +173,4 @@ std::string base64Decode(const std::string& text) {
   return out;
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

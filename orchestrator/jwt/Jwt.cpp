@@ -17,7 +17,7 @@ std::string base64url(const std::string& bytes) {
     uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     for (int s = 18; s >= 0; s -= 6) out += tbl[(v >> s) & 63];
   }
-  size_t rest = bytes.size() - i;  // 0, 1 or 2 bytes: 0, 2 or 3 characters
+  size_t rest = bytes.size() - i; // 0, 1 or 2 bytes: 0, 2 or 3 characters
   if (rest > 0) {
     uint32_t v = uint8_t(bytes[i]) << 16;
     if (rest == 2) v |= uint8_t(bytes[i + 1]) << 8;
@@ -34,12 +34,18 @@ llvm::Expected<std::string> unbase64url(const std::string& text) {
   int bits = 0;
   for (char c : text) {
     int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '-' || c == '+') v = 62;
-    else if (c == '_' || c == '/') v = 63;
-    else if (c == '=') break;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '-' || c == '+')
+      v = 62;
+    else if (c == '_' || c == '/')
+      v = 63;
+    else if (c == '=')
+      break;
     else
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%c' is not a base64 character", c);
     acc = (acc << 6) | uint32_t(v);
@@ -55,8 +61,8 @@ llvm::Expected<std::string> unbase64url(const std::string& text) {
 std::string hmacSha256(const std::string& key, const std::string& data) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-       mac, &len);
+  HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), mac, &len);
   return std::string(reinterpret_cast<char*>(mac), len);
 }
 
@@ -65,4 +71,4 @@ std::string signHs256(const std::string& key, const std::string& claimsJson) {
   return input + "." + base64url(hmacSha256(key, input));
 }
 
-}  // namespace inm::jwt
+} // namespace inm::jwt

@@ -7,7 +7,9 @@ char Failure::ID = 0;
 
 int httpStatus(ErrorCode code) {
   switch (code) {
-#define INM_ERROR(Code, Status) case ErrorCode::Code: return Status;
+#define INM_ERROR(Code, Status)                                                                              \
+  case ErrorCode::Code:                                                                                      \
+    return Status;
 #include "model/ErrorCodes.def"
 #undef INM_ERROR
   }
@@ -16,7 +18,9 @@ int httpStatus(ErrorCode code) {
 
 const char* errorCodeName(ErrorCode code) {
   switch (code) {
-#define INM_ERROR(Code, Status) case ErrorCode::Code: return #Code;
+#define INM_ERROR(Code, Status)                                                                              \
+  case ErrorCode::Code:                                                                                      \
+    return #Code;
 #include "model/ErrorCodes.def"
 #undef INM_ERROR
   }
@@ -26,8 +30,13 @@ const char* errorCodeName(ErrorCode code) {
 std::pair<ErrorCode, std::string> describe(llvm::Error err) {
   std::pair<ErrorCode, std::string> out{ErrorCode::Internal, ""};
   llvm::handleAllErrors(
-      std::move(err), [&](const Failure& f) { out = {f.code(), f.text()}; },
-      [&](const llvm::ErrorInfoBase& e) { out = {ErrorCode::Internal, e.message()}; });
+      std::move(err),
+      [&](const Failure& f) {
+        out = {f.code(), f.text()};
+      },
+      [&](const llvm::ErrorInfoBase& e) {
+        out = {ErrorCode::Internal, e.message()};
+      });
   return out;
 }
 

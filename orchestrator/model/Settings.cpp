@@ -12,26 +12,81 @@ namespace inm::model {
 const std::vector<SettingDef>& settingDefs() {
   static const std::vector<SettingDef> defs = [] {
     std::vector<SettingDef> d = {
-        {"agent_parallelism", "int", 1, "How many resources of one agent the scheduler deploys at the same time (1 = strictly serial, the reference's behaviour; see docs/deploy.md)", {}, false, false},
-        {"agent_trigger_method_on_auto_deploy", "enum", "push_incremental_deploy",
+        {"agent_parallelism",
+         "int",
+         1,
+         "How many resources of one agent the scheduler deploys at the same time (1 = strictly serial, the "
+         "reference's behaviour; see docs/deploy.md)",
+         {},
+         false,
+         false},
+        {"agent_trigger_method_on_auto_deploy",
+         "enum",
+         "push_incremental_deploy",
          "[legacy] the agent trigger method to use when auto_deploy is enabled",
          {"push_full_deploy", "push_incremental_deploy"}},
-        {"auto_deploy", "bool", true, "When this boolean is set to true, the orchestrator will automatically release a new version that was compiled by the orchestrator itself.", {}},
-        {"auto_full_compile", "str", "", "Periodically run a full compile following a cron-like time-to-run specification", {}},
-        {"autostart_agent_deploy_interval", "str", "600", "The deployment interval of the scheduler: seconds or a cron-like expression", {}, false, true},
-        {"autostart_agent_map", "dict", nlohmann::json{{"internal", "local:"}}, "[legacy] a dict with key the name of agents and value their configuration", {}},
-        {"autostart_agent_repair_interval", "str", "86400", "The repair interval of the scheduler: seconds or a cron-like expression", {}, false, true},
+        {"auto_deploy",
+         "bool",
+         true,
+         "When this boolean is set to true, the orchestrator will automatically release a new version that "
+         "was compiled by the orchestrator itself.",
+         {}},
+        {"auto_full_compile",
+         "str",
+         "",
+         "Periodically run a full compile following a cron-like time-to-run specification",
+         {}},
+        {"autostart_agent_deploy_interval",
+         "str",
+         "600",
+         "The deployment interval of the scheduler: seconds or a cron-like expression",
+         {},
+         false,
+         true},
+        {"autostart_agent_map",
+         "dict",
+         nlohmann::json{{"internal", "local:"}},
+         "[legacy] a dict with key the name of agents and value their configuration",
+         {}},
+        {"autostart_agent_repair_interval",
+         "str",
+         "86400",
+         "The repair interval of the scheduler: seconds or a cron-like expression",
+         {},
+         false,
+         true},
         {"autostart_on_start", "bool", true, "Automatically start the scheduler when the server starts", {}},
-        {"available_versions_to_keep", "int", 100, "The number of versions to keep stored in the database, excluding the latest released version", {}},
-        {"environment_metrics_retention", "int", 336, "The number of hours to retain environment metrics (0 = keep)", {}},
+        {"available_versions_to_keep",
+         "int",
+         100,
+         "The number of versions to keep stored in the database, excluding the latest released version",
+         {}},
+        {"environment_metrics_retention",
+         "int",
+         336,
+         "The number of hours to retain environment metrics (0 = keep)",
+         {}},
         {"notification_retention", "int", 365, "The number of days to retain notifications", {}},
-        {"protected_environment", "bool", false, "When set to true, this environment cannot be cleared or deleted", {}},
-        {"recompile_backoff", "positive_float", 0.1, "The number of seconds to wait before the server may attempt to do a new recompile", {}},
-        {"reset_deploy_progress_on_start", "bool", false, "Restart the scheduler from scratch on its next start", {}},
+        {"protected_environment",
+         "bool",
+         false,
+         "When set to true, this environment cannot be cleared or deleted",
+         {}},
+        {"recompile_backoff",
+         "positive_float",
+         0.1,
+         "The number of seconds to wait before the server may attempt to do a new recompile",
+         {}},
+        {"reset_deploy_progress_on_start",
+         "bool",
+         false,
+         "Restart the scheduler from scratch on its next start",
+         {}},
         {"resource_action_logs_retention", "int", 7, "The number of days to retain resource-action logs", {}},
         {"server_compile", "bool", true, "Allow the server to compile the configuration model", {}},
     };
-    std::sort(d.begin(), d.end(), [](const SettingDef& a, const SettingDef& b) { return std::string(a.name) < b.name; });
+    std::sort(d.begin(), d.end(),
+              [](const SettingDef& a, const SettingDef& b) { return std::string(a.name) < b.name; });
     return d;
   }();
   return defs;
@@ -46,9 +101,11 @@ const SettingDef* findSetting(const std::string& name) {
 namespace {
 
 llvm::Error bad(const SettingDef& def, const nlohmann::json& v) {
-  return fail(ErrorCode::BadRequest, std::string("invalid value for setting '") + def.name + "': " + v.dump() +
-                                         " is not a valid " + def.type +
-                                         (def.allowedValues.empty() ? "" : " (allowed: " + nlohmann::json(def.allowedValues).dump() + ")"));
+  return fail(
+      ErrorCode::BadRequest,
+      std::string("invalid value for setting '") + def.name + "': " + v.dump() + " is not a valid " +
+          def.type +
+          (def.allowedValues.empty() ? "" : " (allowed: " + nlohmann::json(def.allowedValues).dump() + ")"));
 }
 
 } // namespace
@@ -63,12 +120,14 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
       if (s == "true" || s == "yes" || s == "on" || s == "1") return nlohmann::json(true);
       if (s == "false" || s == "no" || s == "off" || s == "0") return nlohmann::json(false);
     }
-    if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) return nlohmann::json(v.get<int64_t>() == 1);
+    if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
+      return nlohmann::json(v.get<int64_t>() == 1);
     return bad(def, v);
   }
   if (type == "int") {
     if (v.is_number_integer()) return v;
-    if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) return nlohmann::json(int64_t(v.get<double>()));
+    if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())
+      return nlohmann::json(int64_t(v.get<double>()));
     if (v.is_string()) {
       const std::string& s = v.get_ref<const std::string&>();
       char* end = nullptr;
@@ -79,13 +138,15 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
   }
   if (type == "positive_float") {
     double d = 0;
-    if (v.is_number()) d = v.get<double>();
+    if (v.is_number())
+      d = v.get<double>();
     else if (v.is_string()) {
       const std::string& s = v.get_ref<const std::string&>();
       char* end = nullptr;
       d = std::strtod(s.c_str(), &end);
       if (s.empty() || !end || *end != 0) return bad(def, v);
-    } else return bad(def, v);
+    } else
+      return bad(def, v);
     if (!(d >= 0) || std::isinf(d)) return bad(def, v);
     return nlohmann::json(d);
   }
@@ -96,7 +157,8 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
   }
   if (type == "enum") {
     if (!v.is_string()) return bad(def, v);
-    if (std::find(def.allowedValues.begin(), def.allowedValues.end(), v.get<std::string>()) == def.allowedValues.end())
+    if (std::find(def.allowedValues.begin(), def.allowedValues.end(), v.get<std::string>()) ==
+        def.allowedValues.end())
       return bad(def, v);
     return v;
   }
@@ -112,11 +174,16 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
 }
 
 nlohmann::json settingDefinitionJson(const SettingDef& def, bool isProtected) {
-  nlohmann::json j = {{"name", def.name},           {"type", def.type},
-                      {"default", def.defaultValue}, {"doc", def.doc},
-                      {"recompile", def.recompile},  {"update_model", false},
-                      {"agent_restart", def.agentRestart}, {"section", "environment"},
-                      {"protected", isProtected},    {"protected_by", isProtected ? nlohmann::json("project.yml") : nlohmann::json()}};
+  nlohmann::json j = {{"name", def.name},
+                      {"type", def.type},
+                      {"default", def.defaultValue},
+                      {"doc", def.doc},
+                      {"recompile", def.recompile},
+                      {"update_model", false},
+                      {"agent_restart", def.agentRestart},
+                      {"section", "environment"},
+                      {"protected", isProtected},
+                      {"protected_by", isProtected ? nlohmann::json("project.yml") : nlohmann::json()}};
   j["allowed_values"] = def.allowedValues.empty() ? nlohmann::json() : nlohmann::json(def.allowedValues);
   return j;
 }

@@ -18,9 +18,10 @@ std::set<std::pair<std::string, std::string>> edgesOf(const Intent& i) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
-ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion, const std::vector<VersionSnapshot>& versions) {
+ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
+                       const std::vector<VersionSnapshot>& versions) {
   ChangeSet cs;
   cs.fromVersion = managedVersion;
   cs.toVersion = managedVersion;
@@ -112,4 +113,4 @@ std::string ChangeSet::dump() const {
   return os.str();
 }
 
-}  // namespace inm::plan
+} // namespace inm::plan

@@ -1,9 +1,10 @@
-// The scheduler state machine (see include/scheduler/Scheduler.h; orchestrator.md §5, §6). Resources live in a
-// slot vector indexed by an id map; a deleted resource keeps its slot (present=false) so in-flight results can
-// still be matched and recorded as stale. Invariants: a resource's deploy task is in at most one place (waiting:
-// scheduled && !ready, or in its agent's ready queue: scheduled && ready); `blockedOn(p)` holds exactly the direct
-// requires of p that are scheduled or running, plus p itself while a previous run of p is still in flight; a
-// timer is armed only for a present, non-BLOCKED resource that is neither scheduled nor running.
+// The scheduler state machine (see include/scheduler/Scheduler.h; orchestrator.md §5, §6). Resources live in
+// a slot vector indexed by an id map; a deleted resource keeps its slot (present=false) so in-flight results
+// can still be matched and recorded as stale. Invariants: a resource's deploy task is in at most one place
+// (waiting: scheduled && !ready, or in its agent's ready queue: scheduled && ready); `blockedOn(p)` holds
+// exactly the direct requires of p that are scheduled or running, plus p itself while a previous run of p is
+// still in flight; a timer is armed only for a present, non-BLOCKED resource that is neither scheduled nor
+// running.
 #include "scheduler/Scheduler.h"
 
 #include <algorithm>
@@ -16,32 +17,33 @@ namespace inm::scheduler {
 
 const char* toString(Compliance c) {
   switch (c) {
-    case Compliance::Compliant: return "COMPLIANT";
-    case Compliance::HasUpdate: return "HAS_UPDATE";
-    case Compliance::NonCompliant: return "NON_COMPLIANT";
-    case Compliance::Undefined: return "UNDEFINED";
+  case Compliance::Compliant: return "COMPLIANT";
+  case Compliance::HasUpdate: return "HAS_UPDATE";
+  case Compliance::NonCompliant: return "NON_COMPLIANT";
+  case Compliance::Undefined: return "UNDEFINED";
   }
   return "?";
 }
 const char* toString(HandlerResult r) {
   switch (r) {
-    case HandlerResult::New: return "NEW";
-    case HandlerResult::Successful: return "SUCCESSFUL";
-    case HandlerResult::Failed: return "FAILED";
-    case HandlerResult::Skipped: return "SKIPPED";
+  case HandlerResult::New: return "NEW";
+  case HandlerResult::Successful: return "SUCCESSFUL";
+  case HandlerResult::Failed: return "FAILED";
+  case HandlerResult::Skipped: return "SKIPPED";
   }
   return "?";
 }
 const char* toString(Blocked b) {
   switch (b) {
-    case Blocked::NotBlocked: return "NOT_BLOCKED";
-    case Blocked::Blocked: return "BLOCKED";
-    case Blocked::TemporarilyBlocked: return "TEMPORARILY_BLOCKED";
+  case Blocked::NotBlocked: return "NOT_BLOCKED";
+  case Blocked::Blocked: return "BLOCKED";
+  case Blocked::TemporarilyBlocked: return "TEMPORARILY_BLOCKED";
   }
   return "?";
 }
 std::optional<HandlerResult> parseHandlerResult(const std::string& s) {
-  for (auto r : {HandlerResult::New, HandlerResult::Successful, HandlerResult::Failed, HandlerResult::Skipped})
+  for (auto r :
+       {HandlerResult::New, HandlerResult::Successful, HandlerResult::Failed, HandlerResult::Skipped})
     if (s == toString(r)) return r;
   return std::nullopt;
 }
@@ -80,7 +82,10 @@ nlohmann::json logLine(const std::string& level, const std::string& msg, nlohman
   std::snprintf(ts, sizeof ts, "%s.%06lld+00:00", buf, static_cast<long long>(us));
   std::string upper = level;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return {{"level", upper}, {"msg", msg}, {"args", nlohmann::json::array()}, {"kwargs", std::move(kwargs)},
+  return {{"level", upper},
+          {"msg", msg},
+          {"args", nlohmann::json::array()},
+          {"kwargs", std::move(kwargs)},
           {"timestamp", ts}};
 }
 
@@ -92,8 +97,9 @@ std::string randomUuid() {
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
   char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32), unsigned((a >> 16) & 0xffff),
-                unsigned(a & 0xffff), unsigned(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32),
+                unsigned((a >> 16) & 0xffff), unsigned(a & 0xffff), unsigned(b >> 48),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
 
@@ -111,7 +117,7 @@ bool boolAttr(const std::shared_ptr<const nlohmann::json>& a, const char* key, b
   return it->get<bool>();
 }
 
-}  // namespace
+} // namespace
 
 SchedulerState::SchedulerState(Executor& executor, const Clock& clock, std::function<std::string()> newUuid)
     : executor_(executor), clock_(clock), newUuid_(newUuid ? std::move(newUuid) : randomUuid) {}
@@ -243,8 +249,8 @@ plan::ManagedIntent SchedulerState::managedIntent() const {
   plan::ManagedIntent m;
   for (const auto& r : res_) {
     if (!r.present) continue;
-    plan::Intent i{r.id, agents_[r.agent].name, r.hash, r.undefined, r.requireIds, r.attributes, r.attributesText,
-                   r.sendEvent, r.receiveEvents};
+    plan::Intent i{r.id,         agents_[r.agent].name, r.hash,      r.undefined,    r.requireIds,
+                   r.attributes, r.attributesText,      r.sendEvent, r.receiveEvents};
     m.emplace(r.id, std::move(i));
   }
   return m;
@@ -403,7 +409,8 @@ void SchedulerState::scheduleDeploy(uint32_t idx, Priority prio, const std::stri
   if (r.running) r.blockedOn.push_back(idx);
   for (uint32_t d : r.requires_)
     if (res_[d].scheduled || res_[d].running) r.blockedOn.push_back(d);
-  // Already scheduled dependents now wait for this one too (§6.3); a running one gets a fresh deploy after it.
+  // Already scheduled dependents now wait for this one too (§6.3); a running one gets a fresh deploy after
+  // it.
   for (uint32_t q : r.provides) {
     Res& dep = res_[q];
     if (!dep.present) continue;
@@ -485,7 +492,8 @@ void SchedulerState::setHalted(bool halted) {
   pump();
 }
 
-void SchedulerState::requestDryrun(const std::string& dryrunId, int version, const std::vector<plan::Intent>& resources) {
+void SchedulerState::requestDryrun(const std::string& dryrunId, int version,
+                                   const std::vector<plan::Intent>& resources) {
   for (const auto& i : resources) {
     uint64_t id = nextTask_++;
     uint32_t a = agentFor(i.agent);
@@ -503,11 +511,14 @@ void SchedulerState::requestFacts(const std::string& resourceId) {
   Res& r = res_[it->second];
   if (!r.present || r.blocked == Blocked::Blocked) return;
   for (const auto& [_, t] : side_)
-    if (t.kind == TaskKind::RefreshFact && t.res == it->second) return;  // unique per resource
+    if (t.kind == TaskKind::RefreshFact && t.res == it->second) return; // unique per resource
   uint64_t id = nextTask_++;
-  side_.emplace(id, SideTask{TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes,
-                             r.attributesText, {}});
-  agents_[r.agent].ready.insert(QKey{static_cast<int>(Priority::FactRefresh), nextSeq_++, TaskKind::RefreshFact, id});
+  side_.emplace(
+      id,
+      SideTask{
+          TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes, r.attributesText, {}});
+  agents_[r.agent].ready.insert(
+      QKey{static_cast<int>(Priority::FactRefresh), nextSeq_++, TaskKind::RefreshFact, id});
   pumpAgents_.insert(r.agent);
   pump();
 }
@@ -561,10 +572,10 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
         w.dependencyChanged = true;
     }
     stats_.deploysStarted++;
-    effects_.starts.push_back(ActionStart{w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
-                                          nlohmann::json::array({logLine("info", "Start run because " + r.reason,
-                                                                         {{"reason", r.reason}})}),
-                                          effectSeq_++});
+    effects_.starts.push_back(ActionStart{
+        w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
+        nlohmann::json::array({logLine("info", "Start run because " + r.reason, {{"reason", r.reason}})}),
+        effectSeq_++});
   } else {
     auto it = side_.find(k.ref);
     assert(it != side_.end() && "queued side task without its record");
@@ -644,8 +655,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   bool removed = !r.present;
   bool stale = removed || r.generation != t.generation;
   if (stale) stats_.staleResults++;
-  // §6.4: `non_compliant` needs the compliance_reporting feature, which this orchestrator does not have: it is
-  // recorded as `failed` (the handler's own lines stay in the log).
+  // §6.4: `non_compliant` needs the compliance_reporting feature, which this orchestrator does not have: it
+  // is recorded as `failed` (the handler's own lines stay in the log).
   const std::string st = wr.status == "non_compliant" ? std::string("failed") : wr.status;
   HandlerResult hr = HandlerResult::Failed;
   if (st == "deployed" || st == "non_compliant")
@@ -659,7 +670,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
     r.lastResult = hr;
     r.lastDeployed = now;
     if (deployed) r.lastSuccess = t.started;
-    if (wr.change != "nochange" && !wr.change.empty() && (!r.lastChangeStarted || *r.lastChangeStarted < t.started))
+    if (wr.change != "nochange" && !wr.change.empty() &&
+        (!r.lastChangeStarted || *r.lastChangeStarted < t.started))
       r.lastChangeStarted = t.started;
     if (!stale) {
       r.hasRun = true;
@@ -686,7 +698,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   f.change = wr.change;
   f.changes = wr.changes;
   f.messages = wr.messages.is_array() ? wr.messages : nlohmann::json::array();
-  std::string endMsg = "End run (status " + st + (stale ? ", stale: the intent changed while it ran" : "") + ")";
+  std::string endMsg =
+      "End run (status " + st + (stale ? ", stale: the intent changed while it ran" : "") + ")";
   f.messages.push_back(logLine("info", endMsg, {{"status", st}, {"stale", stale}}));
   f.started = t.started;
   f.finished = now;
@@ -700,7 +713,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   f.seq = effectSeq_++;
   effects_.finishes.push_back(std::move(f));
   if (!removed && wr.facts.is_object() && !wr.facts.empty())
-    effects_.facts.push_back(FactWrite{r.id, "", t.version, wr.facts, nlohmann::json::array(), t.started, now, st});
+    effects_.facts.push_back(
+        FactWrite{r.id, "", t.version, wr.facts, nlohmann::json::array(), t.started, now, st});
 
   if (!removed) {
     // Events (§6.6): after a non-stale deploy of a send_event resource, force direct NOT_BLOCKED receivers.
@@ -751,10 +765,12 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     }
     if (d.changes.empty()) {
       d.diffStatus = "unmodified";
-    } else if (d.changes.contains("purged") && d.changes["purged"].value("current", nlohmann::json()) == true &&
+    } else if (d.changes.contains("purged") &&
+               d.changes["purged"].value("current", nlohmann::json()) == true &&
                d.changes["purged"].value("desired", nlohmann::json()) == false) {
       d.diffStatus = "added";
-    } else if (d.changes.contains("purged") && d.changes["purged"].value("desired", nlohmann::json()) == true) {
+    } else if (d.changes.contains("purged") &&
+               d.changes["purged"].value("desired", nlohmann::json()) == true) {
       d.diffStatus = "deleted";
     } else {
       d.diffStatus = "modified";
@@ -793,7 +809,8 @@ void SchedulerState::armTimer(uint32_t idx) {
   Res& r = res_[idx];
   cancelTimer(idx);
   if (!r.present || r.blocked == Blocked::Blocked || r.scheduled || r.running) return;
-  // Non-compliant resources retry on the deploy interval; compliant and TEMPORARILY_BLOCKED ones wait for repair.
+  // Non-compliant resources retry on the deploy interval; compliant and TEMPORARILY_BLOCKED ones wait for
+  // repair.
   bool retry = isDirty(r);
   const TimerSetting& ts = retry ? settings_.deployInterval : settings_.repairInterval;
   if (ts.seconds <= 0) return;
@@ -840,7 +857,8 @@ void SchedulerState::fireTimers() {
   }
   if (cronDeployDue_ && *cronDeployDue_ <= now) {
     for (uint32_t i = 0; i < res_.size(); ++i)
-      if (isDirty(res_[i])) scheduleDeploy(i, Priority::IntervalDeploy, "the deploy cron ticked and it is dirty");
+      if (isDirty(res_[i]))
+        scheduleDeploy(i, Priority::IntervalDeploy, "the deploy cron ticked and it is dirty");
     cronDeployDue_ = settings_.deployInterval.cron->next(now);
   }
   if (cronRepairDue_ && *cronRepairDue_ <= now) {
@@ -874,8 +892,9 @@ std::optional<SchedulerState::View> SchedulerState::view(const std::string& id) 
   auto it = index_.find(id);
   if (it == index_.end() || !res_[it->second].present) return std::nullopt;
   const Res& r = res_[it->second];
-  View v{r.compliance, r.lastResult, r.blocked, r.scheduled, r.ready, r.running, r.timerArmed,
-         static_cast<Priority>(r.prio), std::nullopt};
+  View v{r.compliance, r.lastResult, r.blocked,    r.scheduled,
+         r.ready,      r.running,    r.timerArmed, static_cast<Priority>(r.prio),
+         std::nullopt};
   if (r.timerArmed) v.timerDue = r.timerDue;
   return v;
 }
@@ -897,4 +916,4 @@ size_t SchedulerState::resourceCount() const {
   return n;
 }
 
-}  // namespace inm::scheduler
+} // namespace inm::scheduler

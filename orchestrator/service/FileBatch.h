@@ -1,8 +1,9 @@
 // Private to service/: group commit of file uploads. Concurrent uploads (one HTTP request per file, as the
 // reference's exporter sends them) each call submit() from a pool thread; whichever caller finds no write in
-// progress becomes the writer and stores everything queued so far in one Store::putFiles statement, the others
-// wait for the write that carries their file. No timer: the batch is whatever arrived during the previous write.
-// Invariant: submit() returns only after its file's write committed (success) or failed (that write's error).
+// progress becomes the writer and stores everything queued so far in one Store::putFiles statement, the
+// others wait for the write that carries their file. No timer: the batch is whatever arrived during the
+// previous write. Invariant: submit() returns only after its file's write committed (success) or failed (that
+// write's error).
 #pragma once
 
 #include "store/Store.h"

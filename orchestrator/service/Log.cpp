@@ -16,8 +16,8 @@ void logLine(const char* level, const std::string& event,
   std::tm tm{};
   gmtime_r(&t, &tm);
   char ts[40];
-  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   std::string line = std::string(ts) + " " + level + " " + event;
   for (const auto& [k, v] : fields) {
     line += ' ';

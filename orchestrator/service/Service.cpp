@@ -47,8 +47,9 @@ std::string newUuid() {
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32), unsigned((a >> 16) & 0xffff),
-                unsigned(a & 0xffff), unsigned(b >> 48), (unsigned long long)(b & 0xffffffffffffULL));
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(a >> 32),
+                unsigned((a >> 16) & 0xffff), unsigned(a & 0xffff), unsigned(b >> 48),
+                (unsigned long long)(b & 0xffffffffffffULL));
   return buf;
 }
 
@@ -85,7 +86,10 @@ bool decodeBase64(const std::string& in, std::string& out) {
   bool padding = false;
   for (char c : in) {
     if (c == '\n' || c == '\r' || c == ' ') continue;
-    if (c == '=') { padding = true; continue; }
+    if (c == '=') {
+      padding = true;
+      continue;
+    }
     if (padding) return false;
     int v = val(c);
     if (v < 0) return false;
@@ -106,19 +110,28 @@ std::string encodeBase64(const std::string& in) {
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63]; out += tbl[n & 63];
+    out += tbl[n >> 18];
+    out += tbl[(n >> 12) & 63];
+    out += tbl[(n >> 6) & 63];
+    out += tbl[n & 63];
   }
   if (i + 1 == in.size()) {
     uint32_t n = uint8_t(in[i]) << 16;
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += "==";
+    out += tbl[n >> 18];
+    out += tbl[(n >> 12) & 63];
+    out += "==";
   } else if (i + 2 == in.size()) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += tbl[n >> 18]; out += tbl[(n >> 12) & 63]; out += tbl[(n >> 6) & 63]; out += '=';
+    out += tbl[n >> 18];
+    out += tbl[(n >> 12) & 63];
+    out += tbl[(n >> 6) & 63];
+    out += '=';
   }
   return out;
 }
 
-Service::Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler, ServiceOptions options)
+Service::Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler,
+                 ServiceOptions options)
     : store_(store), pool_(pool), scheduler_(scheduler), options_(options),
       fileBatch_(std::make_shared<FileBatch>(store)) {}
 
@@ -130,7 +143,8 @@ asio::awaitable<Result> Service::health() {
 
 asio::awaitable<Result> Service::createProject(std::string name, std::optional<std::string> id) {
   if (name.empty()) co_return Result::error(ErrorCode::BadRequest, "'name' must be a non-empty string");
-  if (id && !isUuid(*id)) co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid: " + *id);
+  if (id && !isUuid(*id))
+    co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid: " + *id);
   std::string pid = id ? lowerUuid(*id) : newUuid();
   co_return fromExpected(co_await blocking([&] { return store_.createProject(pid, name); }));
 }
@@ -154,7 +168,8 @@ asio::awaitable<Result> Service::deleteProject(std::string id) {
   for (const auto& env : (*project)["environments"]) {
     if (env["settings"].value("protected_environment", false))
       co_return Result::error(ErrorCode::Forbidden, "project " + id + " holds protected environment " +
-                                                        env["id"].get<std::string>() + " and cannot be deleted");
+                                                        env["id"].get<std::string>() +
+                                                        " and cannot be deleted");
   }
   if (scheduler_)
     for (const auto& env : (*project)["environments"]) scheduler_->stop(env["id"]);
@@ -172,11 +187,13 @@ void withDefaultSettings(nlohmann::json& env) {
 }
 
 /// Reads an optional string field of a request body under any of its names.
-llvm::Expected<std::optional<std::string>> stringField(const nlohmann::json& body, std::initializer_list<const char*> names) {
+llvm::Expected<std::optional<std::string>> stringField(const nlohmann::json& body,
+                                                       std::initializer_list<const char*> names) {
   for (const char* n : names) {
     auto it = body.find(n);
     if (it == body.end() || it->is_null()) continue;
-    if (!it->is_string()) return model::fail(ErrorCode::BadRequest, std::string("'") + n + "' must be a string");
+    if (!it->is_string())
+      return model::fail(ErrorCode::BadRequest, std::string("'") + n + "' must be a string");
     return std::optional<std::string>(it->get<std::string>());
   }
   return std::optional<std::string>();
@@ -186,16 +203,22 @@ llvm::Expected<std::optional<std::string>> stringField(const nlohmann::json& bod
 
 asio::awaitable<Result> Service::createEnvironment(nlohmann::json in) {
   nlohmann::json spec = nlohmann::json::object();
-  struct F { const char* out; std::initializer_list<const char*> names; };
-  for (const F& f : {F{"project_id", {"project_id", "project"}}, F{"name", {"name"}},
-                     F{"repo_url", {"repository", "repo_url"}}, F{"repo_branch", {"branch", "repo_branch"}},
-                     F{"id", {"environment_id", "id"}}, F{"description", {"description"}}, F{"icon", {"icon"}}}) {
+  struct F {
+    const char* out;
+    std::initializer_list<const char*> names;
+  };
+  for (const F& f :
+       {F{"project_id", {"project_id", "project"}}, F{"name", {"name"}},
+        F{"repo_url", {"repository", "repo_url"}}, F{"repo_branch", {"branch", "repo_branch"}},
+        F{"id", {"environment_id", "id"}}, F{"description", {"description"}}, F{"icon", {"icon"}}}) {
     auto v = stringField(in, f.names);
     if (!v) co_return Result::error(v.takeError());
     if (*v) spec[f.out] = **v;
   }
-  if (!spec.contains("project_id")) co_return Result::error(ErrorCode::BadRequest, "'project_id' is required");
-  if (!isUuid(spec["project_id"])) co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid");
+  if (!spec.contains("project_id"))
+    co_return Result::error(ErrorCode::BadRequest, "'project_id' is required");
+  if (!isUuid(spec["project_id"]))
+    co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid");
   if (!spec.contains("name") || spec["name"].get<std::string>().empty())
     co_return Result::error(ErrorCode::BadRequest, "'name' is required");
   if (spec.contains("id") && !isUuid(spec["id"]))
@@ -229,9 +252,13 @@ asio::awaitable<Result> Service::getEnvironment(std::string id) {
 
 asio::awaitable<Result> Service::modifyEnvironment(std::string id, nlohmann::json in) {
   nlohmann::json changes = nlohmann::json::object();
-  struct F { const char* out; std::initializer_list<const char*> names; };
-  for (const F& f : {F{"project_id", {"project_id"}}, F{"name", {"name"}}, F{"repo_url", {"repository", "repo_url"}},
-                     F{"repo_branch", {"branch", "repo_branch"}}, F{"description", {"description"}}, F{"icon", {"icon"}}}) {
+  struct F {
+    const char* out;
+    std::initializer_list<const char*> names;
+  };
+  for (const F& f : {F{"project_id", {"project_id"}}, F{"name", {"name"}},
+                     F{"repo_url", {"repository", "repo_url"}}, F{"repo_branch", {"branch", "repo_branch"}},
+                     F{"description", {"description"}}, F{"icon", {"icon"}}}) {
     auto v = stringField(in, f.names);
     if (!v) co_return Result::error(v.takeError());
     if (*v) changes[f.out] = **v;
@@ -239,7 +266,8 @@ asio::awaitable<Result> Service::modifyEnvironment(std::string id, nlohmann::jso
   if (changes.contains("name") && changes["name"].get<std::string>().empty())
     co_return Result::error(ErrorCode::BadRequest, "'name' must be a non-empty string");
   if (changes.contains("project_id")) {
-    if (!isUuid(changes["project_id"])) co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid");
+    if (!isUuid(changes["project_id"]))
+      co_return Result::error(ErrorCode::BadRequest, "'project_id' is not a uuid");
     changes["project_id"] = lowerUuid(changes["project_id"]);
   }
   auto env = co_await blocking([&] { return store_.updateEnvironment(lowerUuid(id), changes); });
@@ -253,7 +281,9 @@ asio::awaitable<Result> Service::deleteEnvironment(std::string id) {
   auto env = co_await blocking([&] { return store_.getEnvironment(id); });
   if (!env) co_return Result::error(env.takeError());
   if ((*env)["settings"].value("protected_environment", false))
-    co_return Result::error(ErrorCode::Forbidden, "environment " + id + " is protected (protected_environment) and cannot be deleted");
+    co_return Result::error(ErrorCode::Forbidden,
+                            "environment " + id +
+                                " is protected (protected_environment) and cannot be deleted");
   if (scheduler_) scheduler_->stop(id);
   logLine("info", "environment_deleted", {{"environment", id}});
   co_return fromError(co_await blocking([&] { return store_.deleteEnvironment(id); }));
@@ -264,7 +294,9 @@ asio::awaitable<Result> Service::clearEnvironment(std::string id) {
   auto env = co_await blocking([&] { return store_.getEnvironment(id); });
   if (!env) co_return Result::error(env.takeError());
   if ((*env)["settings"].value("protected_environment", false))
-    co_return Result::error(ErrorCode::Forbidden, "environment " + id + " is protected (protected_environment) and cannot be cleared");
+    co_return Result::error(ErrorCode::Forbidden,
+                            "environment " + id +
+                                " is protected (protected_environment) and cannot be cleared");
   bool halted = (*env)["halted"].get<bool>();
   if (scheduler_) scheduler_->stop(id);
   llvm::Error e = co_await blocking([&] { return store_.clearEnvironment(id); });
@@ -310,7 +342,8 @@ asio::awaitable<Result> Service::getSetting(std::string env, std::string key) {
   const nlohmann::json& prot = (*s)["protected"];
   bool isProtected = std::find(prot.begin(), prot.end(), nlohmann::json(key)) != prot.end();
   nlohmann::json value = (*s)["settings"].contains(key) ? (*s)["settings"][key] : def->defaultValue;
-  co_return Result::of(nlohmann::json{{"value", value}, {"definition", model::settingDefinitionJson(*def, isProtected)}});
+  co_return Result::of(
+      nlohmann::json{{"value", value}, {"definition", model::settingDefinitionJson(*def, isProtected)}});
 }
 
 asio::awaitable<Result> Service::setSetting(std::string env, std::string key, nlohmann::json value) {
@@ -323,8 +356,10 @@ asio::awaitable<Result> Service::setSetting(std::string env, std::string key, nl
 }
 
 asio::awaitable<Result> Service::resetSetting(std::string env, std::string key) {
-  if (!model::findSetting(key)) co_return Result::error(ErrorCode::NotFound, "setting '" + key + "' does not exist");
-  co_return fromError(co_await blocking([&] { return store_.writeSetting(lowerUuid(env), key, std::nullopt); }));
+  if (!model::findSetting(key))
+    co_return Result::error(ErrorCode::NotFound, "setting '" + key + "' does not exist");
+  co_return fromError(
+      co_await blocking([&] { return store_.writeSetting(lowerUuid(env), key, std::nullopt); }));
 }
 
 asio::awaitable<Result> Service::protectSettings(std::string env, nlohmann::json settings) {
@@ -341,7 +376,8 @@ asio::awaitable<Result> Service::protectSettings(std::string env, nlohmann::json
 }
 
 asio::awaitable<Result> Service::missingFiles(nlohmann::json hashes) {
-  if (!hashes.is_array()) co_return Result::error(ErrorCode::BadRequest, "'files' must be a list of sha1 hashes");
+  if (!hashes.is_array())
+    co_return Result::error(ErrorCode::BadRequest, "'files' must be a list of sha1 hashes");
   std::vector<std::string> list;
   for (const auto& h : hashes) {
     if (!h.is_string()) co_return Result::error(ErrorCode::BadRequest, "'files' must be a list of strings");
@@ -356,10 +392,12 @@ asio::awaitable<Result> Service::uploadFile(std::string hash, std::string base64
   // Decoding and the sha1 check run on the pool (not the io thread); the insert joins the group commit.
   llvm::Error e = co_await blocking([&]() -> llvm::Error {
     std::string bytes;
-    if (!decodeBase64(base64Content, bytes)) return model::fail(ErrorCode::BadRequest, "'content' is not valid base64");
+    if (!decodeBase64(base64Content, bytes))
+      return model::fail(ErrorCode::BadRequest, "'content' is not valid base64");
     std::string actual = artifact::sha1Hex(bytes);
     if (actual != hash)
-      return model::fail(ErrorCode::BadRequest, "file hash mismatch: 'id' is " + hash + " but the content has sha1 " + actual);
+      return model::fail(ErrorCode::BadRequest,
+                         "file hash mismatch: 'id' is " + hash + " but the content has sha1 " + actual);
     return fileBatch_->submit(hash, std::move(bytes));
   });
   co_return fromError(std::move(e));

@@ -1,10 +1,9 @@
-// Use cases for the action log query, the handler helpers (events, did_dependency_change), the compliance report,
-// the scheduler's status, single facts, revocable tokens and the retention timer (see Service.h).
-#include "service/Service.h"
-
+// Use cases for the action log query, the handler helpers (events, did_dependency_change), the compliance
+// report, the scheduler's status, single facts, revocable tokens and the retention timer (see Service.h).
 #include "Util.h"
 #include "artifact/ResourceId.h"
 #include "service/Log.h"
+#include "service/Service.h"
 
 #include <algorithm>
 #include <cctype>
@@ -30,7 +29,8 @@ bool looksLikeTimestamp(const std::string& s) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
   if (s[4] != '-' || s[7] != '-') return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == '.' || c == '+' || c == ' ';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == '.' || c == '+' ||
+           c == ' ';
   });
 }
 
@@ -38,7 +38,8 @@ std::string urlEncode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += char(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += char(c);
     else {
       out += '%';
       out += hex[c >> 4];
@@ -51,8 +52,11 @@ std::string urlEncode(const std::string& s) {
 /// Splits "rid,v=N" (NotFound-free: BadRequest naming the parameter when it has no version).
 llvm::Expected<std::pair<std::string, int64_t>> splitRvid(const std::string& rvid) {
   llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(rvid);
-  if (!id) return model::fail(ErrorCode::BadRequest, "'rvid' is not a resource version id: " + llvm::toString(id.takeError()));
-  if (!id->hasVersion) return model::fail(ErrorCode::BadRequest, "'rvid' needs a version (" + rvid + ",v=<n>)");
+  if (!id)
+    return model::fail(ErrorCode::BadRequest,
+                       "'rvid' is not a resource version id: " + llvm::toString(id.takeError()));
+  if (!id->hasVersion)
+    return model::fail(ErrorCode::BadRequest, "'rvid' needs a version (" + rvid + ",v=<n>)");
   return std::make_pair(id->str(), int64_t(id->version));
 }
 
@@ -76,26 +80,33 @@ asio::awaitable<Result> Service::resourceActions(std::string env, std::map<std::
   q.lastTimestamp = get("last_timestamp");
   q.actionId = get("action_id");
   if (q.attribute.empty() != q.attributeValue.empty())
-    co_return Result::error(ErrorCode::BadRequest, "'attribute' and 'attribute_value' must be given together (got attribute='" +
-                                                       q.attribute + "', attribute_value='" + q.attributeValue + "')");
+    co_return Result::error(ErrorCode::BadRequest,
+                            "'attribute' and 'attribute_value' must be given together (got attribute='" +
+                                q.attribute + "', attribute_value='" + q.attributeValue + "')");
   if (!q.firstTimestamp.empty() && !q.lastTimestamp.empty())
     co_return Result::error(ErrorCode::BadRequest, "give only one of 'first_timestamp' and 'last_timestamp'");
   if (!q.actionId.empty() && q.firstTimestamp.empty() && q.lastTimestamp.empty())
     co_return Result::error(ErrorCode::BadRequest, "'action_id' needs 'first_timestamp' or 'last_timestamp'");
   if (!q.actionId.empty()) {
-    if (!isUuid(q.actionId)) co_return Result::error(ErrorCode::BadRequest, "'action_id' is not a uuid: " + q.actionId);
+    if (!isUuid(q.actionId))
+      co_return Result::error(ErrorCode::BadRequest, "'action_id' is not a uuid: " + q.actionId);
     q.actionId = lowerUuid(q.actionId);
   }
   for (const char* k : {"first_timestamp", "last_timestamp"})
     if (std::string v = get(k); !v.empty() && !looksLikeTimestamp(v))
-      co_return Result::error(ErrorCode::BadRequest, std::string("'") + k + "' is not an ISO 8601 timestamp: " + v);
+      co_return Result::error(ErrorCode::BadRequest,
+                              std::string("'") + k + "' is not an ISO 8601 timestamp: " + v);
   static const char* severities[] = {"", "TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
   if (std::find(std::begin(severities), std::end(severities), q.logSeverity) == std::end(severities))
-    co_return Result::error(ErrorCode::BadRequest, "'log_severity' must be one of TRACE, DEBUG, INFO, WARNING, ERROR, CRITICAL; got " + get("log_severity"));
+    co_return Result::error(
+        ErrorCode::BadRequest,
+        "'log_severity' must be one of TRACE, DEBUG, INFO, WARNING, ERROR, CRITICAL; got " +
+            get("log_severity"));
   static const char* changes[] = {"nochange", "created", "purged", "updated"};
   for (const auto& c : excludeChanges)
     if (std::find(std::begin(changes), std::end(changes), c) == std::end(changes))
-      co_return Result::error(ErrorCode::BadRequest, "'exclude_changes' holds '" + c + "': expected nochange, created, purged or updated");
+      co_return Result::error(ErrorCode::BadRequest, "'exclude_changes' holds '" + c +
+                                                         "': expected nochange, created, purged or updated");
   q.excludeChanges = excludeChanges;
   q.limit = kApiLimit;
   if (std::string l = get("limit"); !l.empty()) {
@@ -107,7 +118,8 @@ asio::awaitable<Result> Service::resourceActions(std::string env, std::map<std::
       co_return Result::error(ErrorCode::BadRequest, "'limit' must be an integer, got " + l);
     }
     if (q.limit < 0 || q.limit > kApiLimit)
-      co_return Result::error(ErrorCode::BadRequest, "'limit' must be between 0 and " + std::to_string(kApiLimit) + ", got " + l);
+      co_return Result::error(ErrorCode::BadRequest,
+                              "'limit' must be between 0 and " + std::to_string(kApiLimit) + ", got " + l);
     if (q.limit == 0) q.limit = kApiLimit;
   }
   auto rows = co_await blocking([&] { return store_.queryActions(env, q); });
@@ -132,7 +144,8 @@ asio::awaitable<Result> Service::resourceEvents(std::string env, std::string rvi
   env = lowerUuid(env);
   auto id = splitRvid(rvid);
   if (!id) co_return Result::error(id.takeError());
-  co_return fromExpected(co_await blocking([&] { return store_.dependencyEvents(env, id->first, id->second); }));
+  co_return fromExpected(
+      co_await blocking([&] { return store_.dependencyEvents(env, id->first, id->second); }));
 }
 
 asio::awaitable<Result> Service::didDependencyChange(std::string env, std::string rvid) {
@@ -149,7 +162,9 @@ asio::awaitable<Result> Service::complianceReport(std::string env, std::vector<s
   env = lowerUuid(env);
   for (auto& r : rids) {
     llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(r);
-    if (!id) co_return Result::error(ErrorCode::BadRequest, "'resource_ids' holds " + r + ": " + llvm::toString(id.takeError()));
+    if (!id)
+      co_return Result::error(ErrorCode::BadRequest,
+                              "'resource_ids' holds " + r + ": " + llvm::toString(id.takeError()));
     r = id->str();
   }
   co_return fromExpected(co_await blocking([&] { return store_.complianceReport(env, rids); }));
@@ -167,14 +182,17 @@ asio::awaitable<Result> Service::schedulerStatus(std::string env) {
   const nlohmann::json& processed = out["last_processed_model_version"];
   const nlohmann::json& released = out["latest_released_version"];
   if (released.is_number() && (!processed.is_number() || processed.get<int64_t>() < released.get<int64_t>()))
-    discrepancies.push_back({{"kind", "version_not_processed"},
-                             {"message", "version " + released.dump() + " is released, the scheduler has processed " +
-                                             (processed.is_number() ? "version " + processed.dump() : std::string("none"))}});
+    discrepancies.push_back(
+        {{"kind", "version_not_processed"},
+         {"message", "version " + released.dump() + " is released, the scheduler has processed " +
+                         (processed.is_number() ? "version " + processed.dump() : std::string("none"))}});
   if (out["pending_requests"].get<int64_t>() > 0 && !running)
     discrepancies.push_back({{"kind", "requests_waiting"},
-                             {"message", out["pending_requests"].dump() + " request(s) wait for a scheduler that is not running"}});
+                             {"message", out["pending_requests"].dump() +
+                                             " request(s) wait for a scheduler that is not running"}});
   if (released.is_number() && !running && !out["halted"].get<bool>())
-    discrepancies.push_back({{"kind", "scheduler_down"}, {"message", "the environment has a released version but no running scheduler"}});
+    discrepancies.push_back({{"kind", "scheduler_down"},
+                             {"message", "the environment has a released version but no running scheduler"}});
   out["discrepancies"] = std::move(discrepancies);
   co_return Result::of(std::move(out));
 }
@@ -188,10 +206,12 @@ asio::awaitable<Result> Service::fact(std::string env, std::string rid, std::str
   std::string lowered = isUuid(idOrName) ? lowerUuid(idOrName) : idOrName;
   for (const auto& p : *all)
     if (p["source"] == "fact" && (p["id"] == lowered || p["name"] == idOrName)) co_return Result::of(p);
-  co_return Result::error(ErrorCode::NotFound, "fact " + idOrName + (rid.empty() ? "" : " of " + rid) + " not found");
+  co_return Result::error(ErrorCode::NotFound,
+                          "fact " + idOrName + (rid.empty() ? "" : " of " + rid) + " not found");
 }
 
-asio::awaitable<Result> Service::issueToken(std::string env, std::vector<std::string> clientTypes, int64_t expireSeconds) {
+asio::awaitable<Result> Service::issueToken(std::string env, std::vector<std::string> clientTypes,
+                                            int64_t expireSeconds) {
   env = lowerUuid(env);
   std::string jti = newUuid();
   llvm::Error e = co_await blocking([&] { return store_.recordToken(jti, env, clientTypes, expireSeconds); });
@@ -204,13 +224,14 @@ asio::awaitable<Result> Service::tokenUsable(std::string jti) {
   {
     std::lock_guard<std::mutex> lock(tokenMutex_);
     auto it = tokenCache_.find(jti);
-    if (it != tokenCache_.end() && now - it->second.second < kTokenCacheTtl) co_return Result::of(it->second.first);
+    if (it != tokenCache_.end() && now - it->second.second < kTokenCacheTtl)
+      co_return Result::of(it->second.first);
   }
   auto revoked = co_await blocking([&] { return store_.tokenRevoked(jti); });
   if (!revoked) co_return Result::error(revoked.takeError());
   bool usable = revoked->has_value() && !**revoked;
   std::lock_guard<std::mutex> lock(tokenMutex_);
-  if (tokenCache_.size() > 10000) tokenCache_.clear();  // bound the cache; entries are cheap to refetch
+  if (tokenCache_.size() > 10000) tokenCache_.clear(); // bound the cache; entries are cheap to refetch
   tokenCache_[jti] = {usable, now};
   co_return Result::of(usable);
 }
@@ -238,10 +259,12 @@ asio::awaitable<Result> Service::retainVersions(std::string env) {
   int64_t keep = (*e)["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
   auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
   if (!purged) {
-    logLine("warning", "version_purge_failed", {{"environment", env}, {"error", llvm::toString(purged.takeError())}});
+    logLine("warning", "version_purge_failed",
+            {{"environment", env}, {"error", llvm::toString(purged.takeError())}});
     co_return Result::error(ErrorCode::Unavailable, "version retention failed");
   }
-  if (*purged > 0) logLine("info", "versions_purged", {{"environment", env}, {"count", std::to_string(*purged)}});
+  if (*purged > 0)
+    logLine("info", "versions_purged", {{"environment", env}, {"count", std::to_string(*purged)}});
   co_return Result::of(*purged);
 }
 
@@ -255,10 +278,12 @@ asio::awaitable<Result> Service::purgeAllVersions() {
     int64_t keep = e["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
     auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
     if (!purged) {
-      logLine("warning", "version_purge_failed", {{"environment", env}, {"error", llvm::toString(purged.takeError())}});
+      logLine("warning", "version_purge_failed",
+              {{"environment", env}, {"error", llvm::toString(purged.takeError())}});
       continue;
     }
-    if (*purged > 0) logLine("info", "versions_purged", {{"environment", env}, {"count", std::to_string(*purged)}});
+    if (*purged > 0)
+      logLine("info", "versions_purged", {{"environment", env}, {"count", std::to_string(*purged)}});
     total += *purged;
   }
   co_return Result::of(total);

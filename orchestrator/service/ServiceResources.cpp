@@ -1,9 +1,8 @@
 // Use cases for resources, parameters/facts, agents, deploys and dry runs (see Service.h). Listing filters,
 // sorts and pages in memory over the environment's current resources (one row per resource id).
-#include "service/Service.h"
-
 #include "Util.h"
 #include "artifact/ResourceId.h"
+#include "service/Service.h"
 
 #include <algorithm>
 
@@ -13,8 +12,10 @@ using model::ErrorCode;
 
 namespace {
 
-const char* const kStates[] = {"unavailable", "skipped", "dry", "deployed", "failed", "deploying", "available",
-                               "cancelled", "undefined", "skipped_for_undefined", "non_compliant", "orphaned"};
+const char* const kStates[] = {
+    "unavailable",   "skipped",   "dry",       "deployed",  "failed",
+    "deploying",     "available", "cancelled", "undefined", "skipped_for_undefined",
+    "non_compliant", "orphaned"};
 
 Result fromExpected(llvm::Expected<nlohmann::json> v) {
   if (!v) return Result::error(v.takeError());
@@ -34,8 +35,11 @@ nlohmann::json listItem(const nlohmann::json& r) {
   std::string rid = r["resource_id"];
   return {{"resource_id", rid},
           {"resource_version_id", rid + ",v=" + std::to_string(r["model"].get<int64_t>())},
-          {"id_details", {{"resource_type", r["resource_type"]}, {"agent", r["agent"]}, {"attribute", idAttribute(rid)},
-                          {"resource_id_value", r["resource_id_value"]}}},
+          {"id_details",
+           {{"resource_type", r["resource_type"]},
+            {"agent", r["agent"]},
+            {"attribute", idAttribute(rid)},
+            {"resource_id_value", r["resource_id_value"]}}},
           {"requires", r["requires"]},
           {"status", r["status"]}};
 }
@@ -53,7 +57,8 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
     } catch (...) {
       co_return Result::error(ErrorCode::BadRequest, "'limit' must be an integer, got " + it->second);
     }
-    if (limit <= 0 || limit > 1000) co_return Result::error(ErrorCode::BadRequest, "'limit' must be between 1 and 1000");
+    if (limit <= 0 || limit > 1000)
+      co_return Result::error(ErrorCode::BadRequest, "'limit' must be between 1 and 1000");
   }
   std::string sortField = "resource_type", order = "asc";
   if (auto it = query.find("sort"); it != query.end()) {
@@ -61,8 +66,11 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
     sortField = it->second.substr(0, dot);
     order = dot == std::string::npos ? "asc" : it->second.substr(dot + 1);
     static const char* allowed[] = {"resource_type", "agent", "resource_id_value", "status"};
-    if (std::find(std::begin(allowed), std::end(allowed), sortField) == std::end(allowed) || (order != "asc" && order != "desc"))
-      co_return Result::error(ErrorCode::BadRequest, "'sort' must be <resource_type|agent|resource_id_value|status>.<asc|desc>, got " + it->second);
+    if (std::find(std::begin(allowed), std::end(allowed), sortField) == std::end(allowed) ||
+        (order != "asc" && order != "desc"))
+      co_return Result::error(
+          ErrorCode::BadRequest,
+          "'sort' must be <resource_type|agent|resource_id_value|status>.<asc|desc>, got " + it->second);
   }
   auto rows = co_await blocking([&] { return store_.latestResources(env, false); });
   if (!rows) co_return Result::error(rows.takeError());
@@ -79,7 +87,9 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
       } else if (field == "resource_type" || field == "agent" || field == "resource_id_value") {
         ok = ok && r[field].get<std::string>().find(v) != std::string::npos;
       } else {
-        co_return Result::error(ErrorCode::BadRequest, "unknown filter '" + field + "' (resource_type, agent, resource_id_value, status)");
+        co_return Result::error(ErrorCode::BadRequest,
+                                "unknown filter '" + field +
+                                    "' (resource_type, agent, resource_id_value, status)");
       }
     }
     // Orphans are hidden unless asked for by status.
@@ -94,10 +104,12 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
   });
   size_t begin = 0;
   if (auto it = query.find("last_id"); it != query.end()) {
-    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) { return (*r)["resource_id"] == it->second; });
+    auto pos = std::find_if(kept.begin(), kept.end(),
+                            [&](const nlohmann::json* r) { return (*r)["resource_id"] == it->second; });
     begin = pos == kept.end() ? kept.size() : size_t(pos - kept.begin()) + 1;
   } else if (auto it2 = query.find("first_id"); it2 != query.end()) {
-    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) { return (*r)["resource_id"] == it2->second; });
+    auto pos = std::find_if(kept.begin(), kept.end(),
+                            [&](const nlohmann::json* r) { return (*r)["resource_id"] == it2->second; });
     size_t end = pos == kept.end() ? 0 : size_t(pos - kept.begin());
     begin = end > size_t(limit) ? end - size_t(limit) : 0;
   }
@@ -108,9 +120,11 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
   for (const auto& [k, v] : query)
     if (k.rfind("filter.", 0) == 0) base += "&" + k + "=" + v;
   nlohmann::json links = {{"self", base}};
-  if (end < kept.size()) links["next"] = base + "&last_id=" + (*kept[end - 1])["resource_id"].get<std::string>();
+  if (end < kept.size())
+    links["next"] = base + "&last_id=" + (*kept[end - 1])["resource_id"].get<std::string>();
   if (begin > 0) links["prev"] = base + "&first_id=" + (*kept[begin])["resource_id"].get<std::string>();
-  nlohmann::json metadata = {{"total", kept.size()}, {"before", begin}, {"after", kept.size() - end}, {"page_size", limit}};
+  nlohmann::json metadata = {
+      {"total", kept.size()}, {"before", begin}, {"after", kept.size() - end}, {"page_size", limit}};
   auto dsIt = query.find("deploy_summary");
   if (dsIt != query.end() && (dsIt->second == "True" || dsIt->second == "true" || dsIt->second == "1")) {
     nlohmann::json byState = nlohmann::json::object();
@@ -131,12 +145,18 @@ asio::awaitable<Result> Service::resourceDetails(std::string env, std::string ri
   if (!d) co_return Result::error(d.takeError());
   nlohmann::json& r = *d;
   nlohmann::json attrs = r["attributes"];
-  co_return Result::of(nlohmann::json{
-      {"resource_id", rid}, {"resource_type", r["resource_type"]}, {"agent", r["agent"]},
-      {"id_attribute", idAttribute(rid)}, {"id_attribute_value", r["resource_id_value"]},
-      {"last_deploy", r["last_deploy"]}, {"first_generated_time", r["first_generated_time"]},
-      {"first_generated_version", r["first_generated_version"]}, {"attributes", attrs}, {"status", r["status"]},
-      {"requires_status", r["requires_status"]}, {"version", r["model"]}});
+  co_return Result::of(nlohmann::json{{"resource_id", rid},
+                                      {"resource_type", r["resource_type"]},
+                                      {"agent", r["agent"]},
+                                      {"id_attribute", idAttribute(rid)},
+                                      {"id_attribute_value", r["resource_id_value"]},
+                                      {"last_deploy", r["last_deploy"]},
+                                      {"first_generated_time", r["first_generated_time"]},
+                                      {"first_generated_version", r["first_generated_version"]},
+                                      {"attributes", attrs},
+                                      {"status", r["status"]},
+                                      {"requires_status", r["requires_status"]},
+                                      {"version", r["model"]}});
 }
 
 asio::awaitable<Result> Service::resourceHistory(std::string env, std::string rid) {
@@ -149,9 +169,12 @@ asio::awaitable<Result> Service::resourceLogs(std::string env, std::string rid) 
   nlohmann::json lines = nlohmann::json::array();
   for (const auto& a : *actions)
     for (const auto& m : a["messages"]) {
-      nlohmann::json line = {{"action_id", a["action_id"]}, {"action", a["action"]},
-                             {"timestamp", m.value("timestamp", nlohmann::json())}, {"level", m.value("level", "INFO")},
-                             {"msg", m.value("msg", "")}, {"args", m.value("args", nlohmann::json::array())},
+      nlohmann::json line = {{"action_id", a["action_id"]},
+                             {"action", a["action"]},
+                             {"timestamp", m.value("timestamp", nlohmann::json())},
+                             {"level", m.value("level", "INFO")},
+                             {"msg", m.value("msg", "")},
+                             {"args", m.value("args", nlohmann::json::array())},
                              {"kwargs", m.value("kwargs", nlohmann::json::object())}};
       lines.push_back(std::move(line));
     }
@@ -164,16 +187,23 @@ asio::awaitable<Result> Service::resourceLogs(std::string env, std::string rid) 
 asio::awaitable<Result> Service::resourceV1(std::string env, std::string rvid, bool logs) {
   env = lowerUuid(env);
   llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(rvid);
-  if (!id) co_return Result::error(ErrorCode::BadRequest, "'id' is not a resource version id: " + llvm::toString(id.takeError()));
+  if (!id)
+    co_return Result::error(ErrorCode::BadRequest,
+                            "'id' is not a resource version id: " + llvm::toString(id.takeError()));
   std::string rid = id->str();
   auto d = co_await blocking([&] { return store_.resourceDetails(env, rid); });
   if (!d) co_return Result::error(d.takeError());
   int64_t version = id->hasVersion ? id->version : (*d)["model"].get<int64_t>();
-  nlohmann::json resource = {{"environment", env}, {"model", version}, {"resource_id", rid},
+  nlohmann::json resource = {{"environment", env},
+                             {"model", version},
+                             {"resource_id", rid},
                              {"resource_version_id", rid + ",v=" + std::to_string(version)},
-                             {"resource_type", (*d)["resource_type"]}, {"agent", (*d)["agent"]},
-                             {"resource_id_value", (*d)["resource_id_value"]}, {"attributes", (*d)["attributes"]},
-                             {"status", (*d)["status"]}, {"last_deploy", (*d)["last_deploy"]}};
+                             {"resource_type", (*d)["resource_type"]},
+                             {"agent", (*d)["agent"]},
+                             {"resource_id_value", (*d)["resource_id_value"]},
+                             {"attributes", (*d)["attributes"]},
+                             {"status", (*d)["status"]},
+                             {"last_deploy", (*d)["last_deploy"]}};
   nlohmann::json out = {{"resource", resource}};
   if (logs) {
     auto actions = co_await blocking([&] { return store_.resourceActions(env, rid); });
@@ -191,10 +221,12 @@ asio::awaitable<Result> Service::setParameter(std::string env, nlohmann::json pa
   static const char* sources[] = {"fact", "plugin", "user", "report"};
   std::string source = param.value("source", "user");
   if (std::find(std::begin(sources), std::end(sources), source) == std::end(sources))
-    co_return Result::error(ErrorCode::BadRequest, "'source' must be one of fact, plugin, user, report; got " + source);
+    co_return Result::error(ErrorCode::BadRequest,
+                            "'source' must be one of fact, plugin, user, report; got " + source);
   if (!param.contains("value")) co_return Result::error(ErrorCode::BadRequest, "'value' is required");
   if (!param["value"].is_string()) param["value"] = param["value"].dump();
-  if (param.contains("resource_id") && param["resource_id"].is_string() && !param["resource_id"].get<std::string>().empty())
+  if (param.contains("resource_id") && param["resource_id"].is_string() &&
+      !param["resource_id"].get<std::string>().empty())
     param["resource_id"] = artifact::stripVersion(param["resource_id"].get<std::string>()).str();
   co_return fromExpected(co_await blocking([&] { return store_.setParameter(lowerUuid(env), param); }));
 }
@@ -218,14 +250,16 @@ asio::awaitable<Result> Service::agents(std::string env) {
   co_return Result::of(std::move(*rows));
 }
 
-asio::awaitable<Result> Service::agentAction(std::string env, std::optional<std::string> name, std::string action) {
+asio::awaitable<Result> Service::agentAction(std::string env, std::optional<std::string> name,
+                                             std::string action) {
   llvm::Error e = co_await blocking([&] { return store_.agentAction(lowerUuid(env), name, action); });
   if (e) co_return Result::error(std::move(e));
   co_return Result::of(nullptr);
 }
 
 asio::awaitable<Result> Service::deploy(std::string env, nlohmann::json agents, bool repair) {
-  if (!agents.is_null() && !agents.is_array()) co_return Result::error(ErrorCode::BadRequest, "'agents' must be a list of agent names");
+  if (!agents.is_null() && !agents.is_array())
+    co_return Result::error(ErrorCode::BadRequest, "'agents' must be a list of agent names");
   llvm::Error e = co_await blocking([&] {
     return store_.requestScheduler(lowerUuid(env), "deploy", {{"agents", agents}, {"repair", repair}});
   });

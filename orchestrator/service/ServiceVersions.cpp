@@ -1,15 +1,14 @@
 // Use cases for versions (orchestrator.md §3.4, §4): put_version validation and hashing, release with
 // auto_deploy, version listings, the desired-state statuses and the per-attribute diff. put_version turns the
-// request into store rows on the blocking pool (it is CPU work proportional to the version), then stores them in
-// one transaction.
-#include "service/Service.h"
-
+// request into store rows on the blocking pool (it is CPU work proportional to the version), then stores them
+// in one transaction.
 #include "Util.h"
 #include "artifact/Artifact.h"
 #include "artifact/AttributeHash.h"
 #include "artifact/ResourceId.h"
 #include "model/Settings.h"
 #include "service/Log.h"
+#include "service/Service.h"
 
 #include <chrono>
 #include <fstream>
@@ -33,9 +32,11 @@ struct Built {
 /// is_suitable_for_partial_compiles from it.
 llvm::Error finishGraph(Built& b);
 
-/// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the caller);
-/// `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the field.
-llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i, std::vector<std::string>& reqs) {
+/// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the
+/// caller); `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the
+/// field.
+llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i,
+                                            std::vector<std::string>& reqs) {
   auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::string where = "resources[" + std::to_string(i) + "]";
   if (!r.is_object()) return bad(where + " must be an object");
@@ -79,11 +80,18 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   in.environment = env;
   auto v = body.find("version");
   if (v == body.end()) return bad("'version' is required");
-  if (v->is_number_integer()) in.version = v->get<int64_t>();
+  if (v->is_number_integer())
+    in.version = v->get<int64_t>();
   else if (v->is_string()) {
-    try { size_t n; in.version = std::stoll(v->get<std::string>(), &n); if (n != v->get<std::string>().size()) throw 0; }
-    catch (...) { return bad("'version' must be an integer"); }
-  } else return bad("'version' must be an integer");
+    try {
+      size_t n;
+      in.version = std::stoll(v->get<std::string>(), &n);
+      if (n != v->get<std::string>().size()) throw 0;
+    } catch (...) {
+      return bad("'version' must be an integer");
+    }
+  } else
+    return bad("'version' must be an integer");
   auto rs = body.find("resources");
   if (rs == body.end() || !rs->is_array()) return bad("'resources' must be a list");
   nlohmann::json state = body.value("resource_state", nlohmann::json::object());
@@ -103,7 +111,8 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
     if (!built) return built.takeError();
     store::ResourceRow& row = *built;
     std::string where = "resources[" + std::to_string(i) + "]";
-    if (!index.emplace(row.resourceId, i).second) return bad(where + ": duplicate resource " + row.resourceId);
+    if (!index.emplace(row.resourceId, i).second)
+      return bad(where + ": duplicate resource " + row.resourceId);
     auto st = stateById.find(row.resourceId);
     row.undefined = st != stateById.end() && st->second == "undefined";
     if (auto s = sets.find(row.resourceId); s != sets.end() && !s->is_null()) {
@@ -129,7 +138,8 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   in.versionInfo = body.value("version_info", nlohmann::json());
   in.pipConfig = body.value("pip_config", nlohmann::json());
   in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
-  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
+  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object())
+    return bad("'module_version_info' must be an object");
   Built b{std::move(in), std::move(requiresOf)};
   if (!partial)
     if (llvm::Error e = finishGraph(b)) return std::move(e);
@@ -149,12 +159,14 @@ llvm::Error finishGraph(Built& b) {
   in.undeployable.clear();
   in.skippedForUndeployable.clear();
   in.suitableForPartial = true;
-  // The requires graph must be closed; collect the dependents of undefined resources (skipped_for_undeployable).
+  // The requires graph must be closed; collect the dependents of undefined resources
+  // (skipped_for_undeployable).
   std::vector<std::vector<size_t>> provides(in.resources.size());
   for (size_t i = 0; i < in.resources.size(); ++i)
     for (const auto& q : requiresOf[i]) {
       auto t = index.find(q);
-      if (t == index.end()) return bad(in.resources[i].resourceId + " requires " + q + ", which is not in this version");
+      if (t == index.end())
+        return bad(in.resources[i].resourceId + " requires " + q + ", which is not in this version");
       provides[t->second].push_back(i);
     }
   std::vector<char> skipped(in.resources.size(), 0);
@@ -179,14 +191,17 @@ llvm::Error finishGraph(Built& b) {
     for (const auto& q : requiresOf[i]) {
       const auto& from = in.resources[i].resourceSet;
       const auto& to = in.resources[index[q]].resourceSet;
-      if (from && to && *from != *to) { in.suitableForPartial = false; break; }
+      if (from && to && *from != *to) {
+        in.suitableForPartial = false;
+        break;
+      }
     }
   in.agents.assign(agents.begin(), agents.end());
   return llvm::Error::success();
 }
 
-/// Merges a partial export into its base version's resources (orchestrator.md §3.7); Failure(BadRequest) names
-/// the rule that is broken.
+/// Merges a partial export into its base version's resources (orchestrator.md §3.7); Failure(BadRequest)
+/// names the rule that is broken.
 llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<std::string>& removedSets) {
   auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::set<std::string> exportedSets;
@@ -202,20 +217,27 @@ llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<st
     auto f = fresh.find(rid);
     if (set && removedSets.count(*set)) continue;
     if (set && exportedSets.count(*set)) {
-      if (f != fresh.end() && b.in.resources[f->second].resourceSet != set && !(b.in.resources[f->second].resourceSet &&
-                                                                                exportedSets.count(*b.in.resources[f->second].resourceSet)))
+      if (f != fresh.end() && b.in.resources[f->second].resourceSet != set &&
+          !(b.in.resources[f->second].resourceSet &&
+            exportedSets.count(*b.in.resources[f->second].resourceSet)))
         return bad("resource " + rid + " cannot move out of resource set '" + *set + "'");
-      continue;  // replaced by the exported set
+      continue; // replaced by the exported set
     }
     if (f != fresh.end()) {
       const store::ResourceRow& n = b.in.resources[f->second];
-      if (set) return bad("resource " + rid + " belongs to resource set '" + *set + "', which this partial export does not contain");
-      if (n.resourceSet) return bad("shared resource " + rid + " cannot move into resource set '" + *n.resourceSet + "'");
+      if (set)
+        return bad("resource " + rid + " belongs to resource set '" + *set +
+                   "', which this partial export does not contain");
+      if (n.resourceSet)
+        return bad("shared resource " + rid + " cannot move into resource set '" + *n.resourceSet + "'");
       if (n.attributeHash != r["attribute_hash"].get<std::string>())
-        return bad("shared resource " + rid + " differs from the base version: a partial export may add shared resources, not change them");
+        return bad(
+            "shared resource " + rid +
+            " differs from the base version: a partial export may add shared resources, not change them");
       // Same shared resource: merge the requires of both.
       std::vector<std::string>& reqs = b.requiresOf[f->second];
-      for (const auto& q : r["attributes"].value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>());
+      for (const auto& q : r["attributes"].value("requires", nlohmann::json::array()))
+        reqs.push_back(q.get<std::string>());
       std::sort(reqs.begin(), reqs.end());
       reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
       nlohmann::json attrs = nlohmann::json::parse(n.attributesJson);
@@ -233,7 +255,8 @@ llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<st
     row.undefined = r["is_undefined"].get<bool>();
     row.resourceSet = set;
     std::vector<std::string> reqs;
-    for (const auto& q : r["attributes"].value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>());
+    for (const auto& q : r["attributes"].value("requires", nlohmann::json::array()))
+      reqs.push_back(q.get<std::string>());
     b.in.resources.push_back(std::move(row));
     b.requiresOf.push_back(std::move(reqs));
   }
@@ -259,7 +282,8 @@ llvm::Expected<int64_t> versionNumber(const nlohmann::json& v) {
 /// holds one resource, not the version.
 class VersionSax : public nlohmann::json_sax<nlohmann::json> {
  public:
-  explicit VersionSax(std::function<bool(nlohmann::json&&)> onResource) : onResource_(std::move(onResource)) {}
+  explicit VersionSax(std::function<bool(nlohmann::json&&)> onResource)
+      : onResource_(std::move(onResource)) {}
   /// The object built so far (complete after a successful parse).
   const nlohmann::json& top() const { return stack_.empty() ? root : stack_.front().value; }
   nlohmann::json root;
@@ -306,10 +330,13 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
       root = std::move(v);
       return true;
     }
-    if (stack_.size() == 2 && stack_[0].key == "resources" && stack_[1].value.is_array()) return onResource_(std::move(v));
+    if (stack_.size() == 2 && stack_[0].key == "resources" && stack_[1].value.is_array())
+      return onResource_(std::move(v));
     Frame& f = stack_.back();
-    if (f.value.is_array()) f.value.push_back(std::move(v));
-    else f.value[f.key] = std::move(v);
+    if (f.value.is_array())
+      f.value.push_back(std::move(v));
+    else
+      f.value[f.key] = std::move(v);
     return true;
   }
   std::function<bool(nlohmann::json&&)> onResource_;
@@ -322,7 +349,8 @@ constexpr size_t kStreamBatch = 2000;
 /// Parses a put_version body from `in` for Store::putVersionStreamed: resources are checked, hashed and
 /// written to `sink` in batches of kStreamBatch as they are read (held back only while the body has not yet
 /// named its version); the rest is checked like parseVersion does.
-llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::ResourceSink& sink, size_t& count) {
+llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::ResourceSink& sink,
+                                                     size_t& count) {
   auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::vector<store::ResourceRow> batch;
   std::optional<llvm::Error> failure;
@@ -332,7 +360,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   auto flush = [&]() -> bool {
     if (!begun) {
       auto v = saxPtr->top().find("version");
-      if (v == saxPtr->top().end()) return true;  // the version comes after the resources: keep them until then
+      if (v == saxPtr->top().end())
+        return true; // the version comes after the resources: keep them until then
       llvm::Expected<int64_t> n = versionNumber(*v);
       if (!n) {
         failure = n.takeError();
@@ -360,7 +389,9 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   saxPtr = &sax;
   bool parsed = nlohmann::json::sax_parse(in, &sax);
   if (failure) return std::move(*failure);
-  if (!parsed) return bad("the request body is not valid JSON" + (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));
+  if (!parsed)
+    return bad("the request body is not valid JSON" +
+               (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));
   const nlohmann::json& body = sax.root;
   if (!body.is_object()) return bad("the request body must be a JSON object");
   store::StreamedVersion out;
@@ -383,7 +414,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   nlohmann::json state = body.value("resource_state", nlohmann::json::object());
   if (!state.is_object()) return bad("'resource_state' must be an object");
   for (auto it = state.begin(); it != state.end(); ++it)
-    if (it->is_string() && it->get<std::string>() == "undefined") out.undefinedIds.push_back(artifact::stripVersion(it.key()).str());
+    if (it->is_string() && it->get<std::string>() == "undefined")
+      out.undefinedIds.push_back(artifact::stripVersion(it.key()).str());
   nlohmann::json sets = body.value("resource_sets", nlohmann::json::object());
   if (!sets.is_object()) return bad("'resource_sets' must be an object");
   for (auto it = sets.begin(); it != sets.end(); ++it) {
@@ -405,7 +437,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   head.versionInfo = body.value("version_info", nlohmann::json());
   head.pipConfig = body.value("pip_config", nlohmann::json());
   head.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
-  if (!head.moduleVersionInfo.is_null() && !head.moduleVersionInfo.is_object()) return bad("'module_version_info' must be an object");
+  if (!head.moduleVersionInfo.is_null() && !head.moduleVersionInfo.is_object())
+    return bad("'module_version_info' must be an object");
   return out;
 }
 
@@ -441,7 +474,9 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
   int64_t buildMs = 0;
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
     llvm::Expected<Built> built = parseVersion(env, *body, false);
-    buildMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    buildMs =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+            .count();
     if (!built) return built.takeError();
     return store_.putVersion(built->in);
   });
@@ -449,9 +484,13 @@ asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<con
   int64_t version = (*body)["version"].is_string() ? std::stoll((*body)["version"].get<std::string>())
                                                    : (*body)["version"].get<int64_t>();
   logLine("info", "version_stored",
-          {{"environment", env}, {"version", std::to_string(version)},
-           {"resources", std::to_string((*body)["resources"].size())}, {"build_ms", std::to_string(buildMs)},
-           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
+          {{"environment", env},
+           {"version", std::to_string(version)},
+           {"resources", std::to_string((*body)["resources"].size())},
+           {"build_ms", std::to_string(buildMs)},
+           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count())}});
   co_await afterStore(env, version);
   co_return Result::of(version);
 }
@@ -464,17 +503,22 @@ asio::awaitable<Result> Service::putVersionFile(std::string env, std::string bod
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
     std::ifstream in(bodyFile, std::ios::binary);
     if (!in) return model::fail(ErrorCode::Internal, "cannot read the spooled request body " + bodyFile);
-    return store_.putVersionStreamed(env, [&](store::ResourceSink& sink) -> llvm::Expected<store::StreamedVersion> {
-      llvm::Expected<store::StreamedVersion> sv = streamVersion(in, sink, count);
-      if (sv) version = sv->head.version;
-      return sv;
-    });
+    return store_.putVersionStreamed(
+        env, [&](store::ResourceSink& sink) -> llvm::Expected<store::StreamedVersion> {
+          llvm::Expected<store::StreamedVersion> sv = streamVersion(in, sink, count);
+          if (sv) version = sv->head.version;
+          return sv;
+        });
   });
   if (stored) co_return Result::error(std::move(stored));
   logLine("info", "version_stored",
-          {{"environment", env}, {"version", std::to_string(version)}, {"resources", std::to_string(count)},
+          {{"environment", env},
+           {"version", std::to_string(version)},
+           {"resources", std::to_string(count)},
            {"streamed", "true"},
-           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count())}});
+           {"ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now() - started)
+                                     .count())}});
   co_await afterStore(env, version);
   co_return Result::of(version);
 }
@@ -482,7 +526,9 @@ asio::awaitable<Result> Service::putVersionFile(std::string env, std::string bod
 asio::awaitable<void> Service::afterStore(const std::string& env, int64_t version) {
   if (co_await autoDeploy(env)) {
     Result r = co_await release(env, version);
-    if (!r.ok) logLine("warning", "auto_deploy_failed", {{"environment", env}, {"version", std::to_string(version)}, {"error", r.message}});
+    if (!r.ok)
+      logLine("warning", "auto_deploy_failed",
+              {{"environment", env}, {"version", std::to_string(version)}, {"error", r.message}});
   }
   // Retention (orchestrator.md §4): keep available_versions_to_keep plus the latest released version.
   auto s = co_await blocking([&] { return store_.getSettings(env); });
@@ -495,27 +541,34 @@ asio::awaitable<void> Service::afterStore(const std::string& env, int64_t versio
   }
 }
 
-asio::awaitable<Result> Service::putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body) {
+asio::awaitable<Result> Service::putPartialVersion(std::string env,
+                                                   std::shared_ptr<const nlohmann::json> body) {
   env = lowerUuid(env);
-  if (!body->is_object()) co_return Result::error(ErrorCode::BadRequest, "the request body must be a JSON object");
+  if (!body->is_object())
+    co_return Result::error(ErrorCode::BadRequest, "the request body must be a JSON object");
   std::set<std::string> removed;
   if (auto r = body->find("removed_resource_sets"); r != body->end() && !r->is_null()) {
-    if (!r->is_array()) co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must be a list");
+    if (!r->is_array())
+      co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must be a list");
     for (const auto& x : *r) {
-      if (!x.is_string()) co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must hold set names");
+      if (!x.is_string())
+        co_return Result::error(ErrorCode::BadRequest, "'removed_resource_sets' must hold set names");
       removed.insert(x.get<std::string>());
     }
   }
   bool allowCodeUpdate = false;
   if (auto a = body->find("allow_handler_code_update"); a != body->end() && !a->is_null()) {
-    if (a->is_boolean()) allowCodeUpdate = a->get<bool>();
-    else if (a->is_string() && (*a == "true" || *a == "True" || *a == "false" || *a == "False")) allowCodeUpdate = *a == "true" || *a == "True";
-    else co_return Result::error(ErrorCode::BadRequest, "'allow_handler_code_update' must be a boolean");
+    if (a->is_boolean())
+      allowCodeUpdate = a->get<bool>();
+    else if (a->is_string() && (*a == "true" || *a == "True" || *a == "false" || *a == "False"))
+      allowCodeUpdate = *a == "true" || *a == "True";
+    else
+      co_return Result::error(ErrorCode::BadRequest, "'allow_handler_code_update' must be a boolean");
   }
   // Partial exports of one environment run one at a time (a mutex held on the pool thread around base lookup,
   // version reservation and store), so concurrent partials get consecutive versions and each sees the other's
-  // sets. In the store they take the exclusive environment lock and re-check the base: a full put_version that
-  // landed in between makes it retry here with the new base.
+  // sets. In the store they take the exclusive environment lock and re-check the base: a full put_version
+  // that landed in between makes it retry here with the new base.
   std::shared_ptr<std::mutex> envMutex;
   {
     std::lock_guard<std::mutex> lock(partialMutex_);
@@ -550,12 +603,14 @@ asio::awaitable<Result> Service::putPartialVersion(std::string env, std::shared_
       llvm::Error e = store_.putVersion(built->in);
       if (!e || attempt >= 4) return e;
       auto [code, message] = model::describe(std::move(e));
-      if (code != ErrorCode::Conflict || message.rfind(store::kPartialBaseChanged, 0) != 0) return model::fail(code, message);
+      if (code != ErrorCode::Conflict || message.rfind(store::kPartialBaseChanged, 0) != 0)
+        return model::fail(code, message);
     }
   });
   if (stored) co_return Result::error(std::move(stored));
-  logLine("info", "partial_version_stored", {{"environment", env}, {"version", std::to_string(version)},
-                                             {"base", std::to_string(baseVersion)}});
+  logLine(
+      "info", "partial_version_stored",
+      {{"environment", env}, {"version", std::to_string(version)}, {"base", std::to_string(baseVersion)}});
   co_await afterStore(env, version);
   co_return Result::of(version);
 }
@@ -568,14 +623,17 @@ asio::awaitable<Result> Service::release(std::string env, int64_t version) {
   if (scheduler_) {
     // A halted environment's scheduler stays stopped until resume.
     auto e = co_await blocking([&] { return store_.getEnvironment(env); });
-    if (!e) llvm::consumeError(e.takeError());
-    else if (!(*e)["halted"].get<bool>()) scheduler_->ensureRunning(env);
+    if (!e)
+      llvm::consumeError(e.takeError());
+    else if (!(*e)["halted"].get<bool>())
+      scheduler_->ensureRunning(env);
   }
   co_return Result::of(std::move(*row));
 }
 
 asio::awaitable<Result> Service::listVersions(std::string env, int64_t start, int64_t limit) {
-  if (start < 0 || limit <= 0) co_return Result::error(ErrorCode::BadRequest, "'start' must be >= 0 and 'limit' > 0");
+  if (start < 0 || limit <= 0)
+    co_return Result::error(ErrorCode::BadRequest, "'start' must be >= 0 and 'limit' > 0");
   auto v = co_await blocking([&] { return store_.listVersions(lowerUuid(env), start, limit); });
   if (!v) co_return Result::error(v.takeError());
   co_return Result::of(std::move(*v));
@@ -601,20 +659,27 @@ asio::awaitable<Result> Service::getVersion(std::string env, int64_t version, bo
     std::string rid = r["resource_id"];
     std::string rvid = rid + ",v=" + std::to_string(version);
     nlohmann::json reqs = nlohmann::json::array();
-    for (const auto& q : attrs.value("requires", nlohmann::json::array())) reqs.push_back(q.get<std::string>() + ",v=" + std::to_string(version));
+    for (const auto& q : attrs.value("requires", nlohmann::json::array()))
+      reqs.push_back(q.get<std::string>() + ",v=" + std::to_string(version));
     attrs["requires"] = reqs;
     attrs["version"] = version;
     attrs["id"] = rvid;
-    nlohmann::json out = {{"environment", env}, {"model", version}, {"resource_id", rid}, {"resource_version_id", rvid},
-                          {"resource_type", r["resource_type"]}, {"agent", r["agent"]},
-                          {"resource_id_value", r["resource_id_value"]}, {"attributes", attrs},
-                          {"attribute_hash", r["attribute_hash"]}, {"status", r["status"]},
+    nlohmann::json out = {{"environment", env},
+                          {"model", version},
+                          {"resource_id", rid},
+                          {"resource_version_id", rvid},
+                          {"resource_type", r["resource_type"]},
+                          {"agent", r["agent"]},
+                          {"resource_id_value", r["resource_id_value"]},
+                          {"attributes", attrs},
+                          {"attribute_hash", r["attribute_hash"]},
+                          {"status", r["status"]},
                           {"id_fields", nlohmann::json::object()}};
     if (includeLogs) out["actions"] = actions.value(rid, nlohmann::json::array());
     resources.push_back(std::move(out));
   }
-  co_return Result::of(nlohmann::json{{"model", std::move(*row)}, {"resources", std::move(resources)},
-                                      {"unknowns", std::move(*unknowns)}});
+  co_return Result::of(nlohmann::json{
+      {"model", std::move(*row)}, {"resources", std::move(resources)}, {"unknowns", std::move(*unknowns)}});
 }
 
 asio::awaitable<Result> Service::deleteVersion(std::string env, int64_t version) {
@@ -640,8 +705,11 @@ asio::awaitable<Result> Service::desiredStateResources(std::string env, int64_t 
     if (!id) llvm::consumeError(id.takeError());
     out.push_back({{"resource_id", rid},
                    {"resource_version_id", rid + ",v=" + std::to_string(version)},
-                   {"id_details", {{"resource_type", r["resource_type"]}, {"agent", r["agent"]},
-                                   {"attribute", attribute}, {"resource_id_value", r["resource_id_value"]}}},
+                   {"id_details",
+                    {{"resource_type", r["resource_type"]},
+                     {"agent", r["agent"]},
+                     {"attribute", attribute},
+                     {"resource_id_value", r["resource_id_value"]}}},
                    {"requires", r["attributes"].value("requires", nlohmann::json::array())},
                    {"status", r["status"]},
                    {"resource_set", r["resource_set"]}});
@@ -651,7 +719,8 @@ asio::awaitable<Result> Service::desiredStateResources(std::string env, int64_t 
 
 asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to) {
   if (from >= to)
-    co_return Result::error(ErrorCode::BadRequest, "the diff needs from < to (got " + std::to_string(from) + " and " + std::to_string(to) + ")");
+    co_return Result::error(ErrorCode::BadRequest, "the diff needs from < to (got " + std::to_string(from) +
+                                                       " and " + std::to_string(to) + ")");
   env = lowerUuid(env);
   auto a = co_await blocking([&] { return store_.versionResources(env, from); });
   if (!a) co_return Result::error(a.takeError());
@@ -676,9 +745,12 @@ asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to)
     for (auto it = ra.begin(); it != ra.end(); ++it) keys.insert(it.key());
     nlohmann::json attrs = nlohmann::json::object();
     for (const auto& k : keys) {
-      nlohmann::json fv = la.contains(k) ? la[k] : nlohmann::json(), tv = ra.contains(k) ? ra[k] : nlohmann::json();
+      nlohmann::json fv = la.contains(k) ? la[k] : nlohmann::json(),
+                     tv = ra.contains(k) ? ra[k] : nlohmann::json();
       if (l && r && fv == tv) continue;
-      attrs[k] = {{"from_value", fv}, {"to_value", tv}, {"from_value_compare", compareString(fv)},
+      attrs[k] = {{"from_value", fv},
+                  {"to_value", tv},
+                  {"from_value_compare", compareString(fv)},
                   {"to_value_compare", compareString(tv)}};
     }
     if (l && r && attrs.empty()) continue;
@@ -692,21 +764,26 @@ asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nl
   // Group the files by Inmanta module (the second part of inmanta_plugins.<module>...).
   std::map<std::string, nlohmann::json> modules;
   for (auto t = resources.begin(); t != resources.end(); ++t) {
-    if (!t->is_object()) co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + " must be an object");
+    if (!t->is_object())
+      co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + " must be an object");
     for (auto f = t->begin(); f != t->end(); ++f) {
       if (!f->is_array() || f->size() < 2 || !(*f)[1].is_string())
-        co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + "." + f.key() + " must be [path, module, requirements]");
+        co_return Result::error(ErrorCode::BadRequest, "resources." + t.key() + "." + f.key() +
+                                                           " must be [path, module, requirements]");
       std::string pyModule = (*f)[1];
       std::string mod = pyModule;
       if (mod.rfind("inmanta_plugins.", 0) == 0) mod = mod.substr(16);
       mod = mod.substr(0, mod.find('.'));
       auto& m = modules[mod];
-      if (m.is_null()) m = {{"name", mod}, {"files", nlohmann::json::object()}, {"requirements", nlohmann::json::array()}};
+      if (m.is_null())
+        m = {{"name", mod}, {"files", nlohmann::json::object()}, {"requirements", nlohmann::json::array()}};
       std::string path = (*f)[0].is_string() ? (*f)[0].get<std::string>() : std::string();
-      m["files"][f.key()] = {{"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}, {"path", path}};
+      m["files"][f.key()] = {
+          {"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}, {"path", path}};
       if (f->size() > 2 && (*f)[2].is_array())
         for (const auto& q : (*f)[2])
-          if (std::find(m["requirements"].begin(), m["requirements"].end(), q) == m["requirements"].end()) m["requirements"].push_back(q);
+          if (std::find(m["requirements"].begin(), m["requirements"].end(), q) == m["requirements"].end())
+            m["requirements"].push_back(q);
     }
   }
   nlohmann::json list = nlohmann::json::array();
@@ -718,7 +795,10 @@ asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nl
       joined += it.key() + ":" + it.value().value("path", std::string()) + ";";
       files.push_back(it.value());
     }
-    list.push_back({{"name", name}, {"version", artifact::sha1Hex(joined)}, {"requirements", m["requirements"]}, {"files", files}});
+    list.push_back({{"name", name},
+                    {"version", artifact::sha1Hex(joined)},
+                    {"requirements", m["requirements"]},
+                    {"files", files}});
   }
   env = lowerUuid(env);
   llvm::Error e = co_await blocking([&] { return store_.putCode(env, version, list); });

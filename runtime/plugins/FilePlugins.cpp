@@ -17,10 +17,11 @@ namespace inm::runtime::plugins {
 
 namespace {
 
-/// Resolves "mod/rest" to `<mod dir>/<sub>/rest` ("./rest" and "/rest": the calling module's folder), confined
-/// to that folder (confinedPath). False with `err` set when the module is unknown or the path leaves the folder;
-/// false with `err` empty when the path does not exist (`out` is then the path looked for).
-bool modulePath(PluginContext& ctx, llvm::StringRef path, llvm::StringRef sub, std::string& out, std::string& err) {
+/// Resolves "mod/rest" to `<mod dir>/<sub>/rest` ("./rest" and "/rest": the calling module's folder),
+/// confined to that folder (confinedPath). False with `err` set when the module is unknown or the path leaves
+/// the folder; false with `err` empty when the path does not exist (`out` is then the path looked for).
+bool modulePath(PluginContext& ctx, llvm::StringRef path, llvm::StringRef sub, std::string& out,
+                std::string& err) {
   llvm::StringRef mod, rest;
   if (path.startswith("/")) {
     mod = "";
@@ -92,7 +93,8 @@ void registerFilePlugins(PluginRegistry& r) {
     std::vector<std::string> names;
     std::error_code ec;
     for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
-      if (llvm::sys::fs::is_regular_file(it->path())) names.push_back(llvm::sys::path::filename(it->path()).str());
+      if (llvm::sys::fs::is_regular_file(it->path()))
+        names.push_back(llvm::sys::path::filename(it->path()).str());
     if (ec) return explicitError(strArg(a, 0).str() + " isn't a valid directory (" + dir + ")");
     std::sort(names.begin(), names.end());
     std::vector<Value> out;

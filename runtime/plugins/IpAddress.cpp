@@ -28,7 +28,7 @@ bool parseIpv4(llvm::StringRef s, IpAddr& out) {
     if (p.empty() || p.size() > 3) return false;
     for (char c : p)
       if (c < '0' || c > '9') return false;
-    if (p.size() > 1 && p[0] == '0') return false;  // Python rejects ambiguous leading zeros
+    if (p.size() > 1 && p[0] == '0') return false; // Python rejects ambiguous leading zeros
     unsigned octet = 0;
     p.getAsInteger(10, octet);
     if (octet > 255) return false;
@@ -40,7 +40,7 @@ bool parseIpv4(llvm::StringRef s, IpAddr& out) {
 }
 
 bool parseIpv6(llvm::StringRef s, IpAddr& out) {
-  size_t pct = s.find('%');  // scope id (Python >= 3.9) is accepted and dropped
+  size_t pct = s.find('%'); // scope id (Python >= 3.9) is accepted and dropped
   if (pct != llvm::StringRef::npos) {
     if (pct + 1 == s.size()) return false;
     s = s.substr(0, pct);
@@ -137,7 +137,7 @@ bool parseIpInterface(llvm::StringRef s, IpFamily fam, IpIface& out) {
     return true;
   }
   if (out.addr.v6) return false;
-  IpAddr m;  // IPv4 netmask or hostmask
+  IpAddr m; // IPv4 netmask or hostmask
   if (!parseIpv4(pre, m)) return false;
   for (unsigned p = 0; p <= 32; ++p) {
     u128 mask = prefixMask(32, p);
@@ -157,17 +157,23 @@ bool parseIpNetwork(llvm::StringRef s, IpFamily fam, IpIface& out) {
 std::string formatIp(const IpAddr& a) {
   if (!a.v6) {
     uint32_t v = uint32_t(a.value);
-    return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." + std::to_string((v >> 8) & 255) +
-           "." + std::to_string(v & 255);
+    return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
+           std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255);
   }
   unsigned g[8];
   for (int i = 0; i < 8; ++i) g[i] = unsigned((a.value >> (16 * (7 - i))) & 0xffff);
   int bestStart = -1, bestLen = 0;
   for (int i = 0; i < 8;) {
-    if (g[i] != 0) { ++i; continue; }
+    if (g[i] != 0) {
+      ++i;
+      continue;
+    }
     int j = i;
     while (j < 8 && g[j] == 0) ++j;
-    if (j - i > bestLen && j - i >= 2) { bestStart = i; bestLen = j - i; }
+    if (j - i > bestLen && j - i >= 2) {
+      bestStart = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   static const char* hex = "0123456789abcdef";

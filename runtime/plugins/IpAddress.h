@@ -23,8 +23,8 @@ struct IpAddr {
 struct IpIface {
   IpAddr addr;
   unsigned prefix = 0;
-  u128 mask() const;        // netmask as integer
-  IpAddr network() const;   // address with host bits cleared
+  u128 mask() const;      // netmask as integer
+  IpAddr network() const; // address with host bits cleared
 };
 
 enum class IpFamily { V4, V6, Any };

@@ -55,28 +55,33 @@ void registerListPlugins(PluginRegistry& r) {
   r.add("std::flatten", [](PluginContext& ctx, Args a) {
     std::vector<Value> out;
     for (const Value& v : a[0].items()) {
-      if (v.kind == ValueKind::List) out.insert(out.end(), v.items().begin(), v.items().end());
-      else out.push_back(v);
+      if (v.kind == ValueKind::List)
+        out.insert(out.end(), v.items().begin(), v.items().end());
+      else
+        out.push_back(v);
     }
     return ok(ctx.arena().list(out));
   });
   r.add("std::sequence", [](PluginContext& ctx, Args a) {
-    // range(start, i + start - offset): i - offset items (capped by Limits::maxListItems) from start. Ints are
-    // exact: a big bound is a limit error, a big start gives big items.
-    auto arg = [&](size_t k) { return k < a.size() && a[k].isInt() ? a[k] : Value::integer(intArg(a, k, 0)); };
+    // range(start, i + start - offset): i - offset items (capped by Limits::maxListItems) from start. Ints
+    // are exact: a big bound is a limit error, a big start gives big items.
+    auto arg = [&](size_t k) {
+      return k < a.size() && a[k].isInt() ? a[k] : Value::integer(intArg(a, k, 0));
+    };
     Value i = arg(0), start = arg(1), offset = arg(2), count;
     std::string err = intArith(ctx.arena(), IntOp::Sub, i, offset, count);
     if (!err.empty()) return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
     if (compareInts(count, Value::integer(int64_t(std::min<uint64_t>(limits().maxListItems, INT64_MAX)))) > 0)
-      return PluginResult::error(DiagKind::LimitExceeded,
-                                 "std::sequence of more than " + std::to_string(limits().maxListItems) +
-                                     " items exceeds the limit (--max-list-items)");
+      return PluginResult::error(DiagKind::LimitExceeded, "std::sequence of more than " +
+                                                              std::to_string(limits().maxListItems) +
+                                                              " items exceeds the limit (--max-list-items)");
     int64_t n = count.kind == ValueKind::Int && count.i > 0 ? count.i : 0;
     std::vector<Value> out;
     out.reserve(size_t(n));
     for (int64_t k = 0; k < n; ++k) {
       Value item;
-      if (start.kind == ValueKind::Int && !__builtin_add_overflow(start.i, k, &item.i)) item.kind = ValueKind::Int;
+      if (start.kind == ValueKind::Int && !__builtin_add_overflow(start.i, k, &item.i))
+        item.kind = ValueKind::Int;
       else if (err = intArith(ctx.arena(), IntOp::Add, start, Value::integer(k), item); !err.empty())
         return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
       out.push_back(item);
@@ -85,40 +90,48 @@ void registerListPlugins(PluginRegistry& r) {
   });
   r.add("std::at", [](PluginContext&, Args a) {
     size_t idx;
-    if (!pyIndex(intArg(a, 1), a[0].items().size(), idx)) return externalError("IndexError: list index out of range");
+    if (!pyIndex(intArg(a, 1), a[0].items().size(), idx))
+      return externalError("IndexError: list index out of range");
     return ok(a[0].items()[idx]);
   });
   r.add("std::item", [](PluginContext& ctx, Args a) {
     std::vector<Value> out;
     for (const Value& sub : a[0].items()) {
       size_t idx;
-      if (sub.kind == ValueKind::String) {  // Python str indexing: one code point, as a string
+      if (sub.kind == ValueKind::String) { // Python str indexing: one code point, as a string
         llvm::StringRef s = sub.str();
         std::vector<size_t> starts;
         for (size_t i = 0; i < s.size(); ++i)
           if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
-        if (!pyIndex(intArg(a, 1), starts.size(), idx)) return externalError("IndexError: string index out of range");
+        if (!pyIndex(intArg(a, 1), starts.size(), idx))
+          return externalError("IndexError: string index out of range");
         size_t end = idx + 1 < starts.size() ? starts[idx + 1] : s.size();
         out.push_back(ctx.arena().str(s.slice(starts[idx], end)));
         continue;
       }
       if (sub.kind != ValueKind::List) {
-        const char* type = sub.isInt() ? "int" : sub.kind == ValueKind::Float ? "float"
-                         : sub.kind == ValueKind::Bool ? "bool" : sub.kind == ValueKind::Null ? "NoneType" : "object";
+        const char* type = sub.isInt()                    ? "int"
+                           : sub.kind == ValueKind::Float ? "float"
+                           : sub.kind == ValueKind::Bool  ? "bool"
+                           : sub.kind == ValueKind::Null  ? "NoneType"
+                                                          : "object";
         return externalError(std::string("TypeError: '") + type + "' object is not subscriptable");
       }
-      if (!pyIndex(intArg(a, 1), sub.items().size(), idx)) return externalError("IndexError: list index out of range");
+      if (!pyIndex(intArg(a, 1), sub.items().size(), idx))
+        return externalError("IndexError: list index out of range");
       out.push_back(sub.items()[idx]);
     }
     return ok(ctx.arena().list(out));
   });
   r.add("std::key_sort", [](PluginContext& ctx, Args a) {
     std::vector<std::string> keys;
-    if (a[1].kind == ValueKind::String) keys.push_back(a[1].str().str());
+    if (a[1].kind == ValueKind::String)
+      keys.push_back(a[1].str().str());
     else
       for (const Value& k : a[1].items())
         if (k.kind == ValueKind::String) keys.push_back(k.str().str());
-    if (keys.empty()) return externalError("TypeError: key_sort expects an attribute name or a list of names");
+    if (keys.empty())
+      return externalError("TypeError: key_sort expects an attribute name or a list of names");
     std::vector<std::pair<std::vector<Value>, Value>> rows;
     for (const Value& v : a[0].items()) {
       std::vector<Value> row;

@@ -24,17 +24,20 @@ void registerNetPlugins(PluginRegistry& r) {
   });
   r.add("std::prefixlen", [](PluginContext&, Args a) {
     IpIface i;
-    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i)) return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
+    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
     return okInt(i.prefix);
   });
   r.add("std::network_address", [](PluginContext& ctx, Args a) {
     IpIface i;
-    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i)) return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
+    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
     return okStr(ctx, formatIp(i.network()));
   });
   r.add("std::netmask", [](PluginContext& ctx, Args a) {
     IpIface i;
-    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i)) return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
+    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
     IpAddr m;
     m.v6 = i.addr.v6;
     m.value = i.mask();
@@ -42,7 +45,8 @@ void registerNetPlugins(PluginRegistry& r) {
   });
   r.add("std::ipindex", [](PluginContext& ctx, Args a) {
     IpIface n;
-    if (!parseIpNetwork(strArg(a, 0), IpFamily::Any, n)) return badValue(strArg(a, 0), "IPv4 or IPv6 network");
+    if (!parseIpNetwork(strArg(a, 0), IpFamily::Any, n))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 network");
     unsigned hostBits = n.addr.bits() - n.prefix;
     u128 size = hostBits >= 128 ? ~u128(0) : (u128(1) << hostBits);
     int64_t pos = intArg(a, 1);
@@ -63,7 +67,8 @@ void registerNetPlugins(PluginRegistry& r) {
   });
   r.add("std::add_to_ip", [](PluginContext& ctx, Args a) {
     IpIface i;
-    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i)) return badValue(strArg(a, 0), "IPv4 or IPv6 address");
+    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 address");
     int64_t n = intArg(a, 1);
     u128 v = i.addr.value;
     if (n >= 0) {
@@ -80,7 +85,8 @@ void registerNetPlugins(PluginRegistry& r) {
   });
   r.add("std::ip_address_from_interface", [](PluginContext& ctx, Args a) {
     IpIface i;
-    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i)) return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
+    if (!parseIpInterface(strArg(a, 0), IpFamily::Any, i))
+      return badValue(strArg(a, 0), "IPv4 or IPv6 interface");
     return okStr(ctx, formatIp(i.addr));
   });
 }

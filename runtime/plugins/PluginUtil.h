@@ -18,7 +18,9 @@ namespace inm::runtime::plugins {
 using Args = llvm::ArrayRef<Value>;
 
 inline PluginResult ok(Value v) { return PluginResult::ok(v); }
-inline PluginResult okStr(PluginContext& ctx, llvm::StringRef s) { return PluginResult::ok(ctx.arena().str(s)); }
+inline PluginResult okStr(PluginContext& ctx, llvm::StringRef s) {
+  return PluginResult::ok(ctx.arena().str(s));
+}
 inline PluginResult okInt(int64_t i) { return PluginResult::ok(Value::integer(i)); }
 inline PluginResult okBool(bool b) { return PluginResult::ok(Value::boolean(b)); }
 inline PluginResult okNull() { return PluginResult::ok(Value::null()); }
@@ -27,7 +29,9 @@ inline PluginResult explicitError(std::string msg) {
   return PluginResult::error(DiagKind::ExplicitPlugin, std::move(msg));
 }
 /// A failure of the plugin's own code (reference: any Python exception → ExternalException).
-inline PluginResult externalError(std::string msg) { return PluginResult::error(DiagKind::External, std::move(msg)); }
+inline PluginResult externalError(std::string msg) {
+  return PluginResult::error(DiagKind::External, std::move(msg));
+}
 
 /// args[i] as a string ("" when it is not one).
 inline llvm::StringRef strArg(Args args, size_t i) {
@@ -39,7 +43,7 @@ inline int64_t intArg(Args args, size_t i, int64_t def = 0) {
   const Value& v = args[i];
   switch (v.kind) {
   case ValueKind::Int: return v.i;
-  case ValueKind::BigInt: return intSaturated(v);  // beyond any count or index: the callers' limits report it
+  case ValueKind::BigInt: return intSaturated(v); // beyond any count or index: the callers' limits report it
   case ValueKind::Bool: return v.b ? 1 : 0;
   case ValueKind::Float: return int64_t(v.f);
   default: return def;
@@ -68,7 +72,8 @@ bool readFile(const std::string& path, std::string& out);
 /// Resolves `rel` inside the folder `base` (a module's files/ or templates/) for std::file, std::source,
 /// std::list_files and std::template: a leading '/' means `base` itself, `..` cannot climb above it, and the
 /// resolved real path (symbolic links followed) must stay under `base`'s real path, so a model cannot read
-/// outside its own files. On success `out` is the path; otherwise `err` says why ("" + false: does not exist).
+/// outside its own files. On success `out` is the path; otherwise `err` says why ("" + false: does not
+/// exist).
 bool confinedPath(llvm::StringRef base, llvm::StringRef rel, std::string& out, std::string& err);
 /// Reads a confined file of at most Limits::maxStringBytes; false with `err` set otherwise.
 bool readConfinedFile(const std::string& path, std::string& out, std::string& err);

@@ -5,9 +5,8 @@
 #include "support/Limits.h"
 
 #include <llvm/Support/FileSystem.h>
-#include <llvm/Support/Path.h>
-
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
 
 namespace inm::runtime {
 
@@ -28,7 +27,7 @@ bool truthy(const Value& v) {
   case ValueKind::Null: return false;
   case ValueKind::Bool: return v.b;
   case ValueKind::Int: return v.i != 0;
-  case ValueKind::BigInt: return true;  // never 0
+  case ValueKind::BigInt: return true; // never 0
   case ValueKind::Float: return v.f != 0.0;
   case ValueKind::String: return v.s->size != 0;
   case ValueKind::List: return v.l->size != 0;

@@ -42,7 +42,7 @@ std::string mapAscii(llvm::StringRef s, int (*f)(int)) {
 
 std::string pyReplace(llvm::StringRef s, llvm::StringRef from, llvm::StringRef to) {
   std::string out;
-  if (from.empty()) {  // Python inserts `to` around every character
+  if (from.empty()) { // Python inserts `to` around every character
     out += to.str();
     for (size_t i = 0; i < s.size(); ++i) {
       out += s[i];
@@ -66,18 +66,21 @@ void registerStringPlugins(PluginRegistry& r) {
   r.add("std::replace", [](PluginContext& ctx, Args a) {
     return okStr(ctx, pyReplace(strArg(a, 0), strArg(a, 1), strArg(a, 2)));
   });
-  r.add("std::upper", [](PluginContext& ctx, Args a) { return okStr(ctx, mapAscii(strArg(a, 0), ::toupper)); });
-  r.add("std::lower", [](PluginContext& ctx, Args a) { return okStr(ctx, mapAscii(strArg(a, 0), ::tolower)); });
+  r.add("std::upper",
+        [](PluginContext& ctx, Args a) { return okStr(ctx, mapAscii(strArg(a, 0), ::toupper)); });
+  r.add("std::lower",
+        [](PluginContext& ctx, Args a) { return okStr(ctx, mapAscii(strArg(a, 0), ::tolower)); });
   r.add("std::capitalize", [](PluginContext& ctx, Args a) {
     std::string s = mapAscii(strArg(a, 0), ::tolower);
-    if (!s.empty() && static_cast<unsigned char>(s[0]) < 0x80) s[0] = char(::toupper(static_cast<unsigned char>(s[0])));
+    if (!s.empty() && static_cast<unsigned char>(s[0]) < 0x80)
+      s[0] = char(::toupper(static_cast<unsigned char>(s[0])));
     return okStr(ctx, s);
   });
   r.add("std::limit", [](PluginContext& ctx, Args a) {
     llvm::StringRef s = strArg(a, 0);
     int64_t n = intArg(a, 1);
     int64_t total = int64_t(codePoints(s));
-    if (n < 0) n = std::max<int64_t>(0, total + n);  // Python slice s[:n] with negative n
+    if (n < 0) n = std::max<int64_t>(0, total + n); // Python slice s[:n] with negative n
     return okStr(ctx, s.substr(0, byteOffset(s, size_t(std::min(n, total)))));
   });
   r.add("std::length", [](PluginContext&, Args a) { return okInt(int64_t(codePoints(strArg(a, 0)))); });

@@ -33,7 +33,8 @@ class Lexer {
     bool stripNext = false;
     while (p < src_.size()) {
       size_t open = findTag(p);
-      std::string text = src_.substr(p, open == llvm::StringRef::npos ? llvm::StringRef::npos : open - p).str();
+      std::string text =
+          src_.substr(p, open == llvm::StringRef::npos ? llvm::StringRef::npos : open - p).str();
       if (stripNext) text = llvm::StringRef(text).ltrim().str();
       stripNext = false;
       if (open == llvm::StringRef::npos) {
@@ -97,8 +98,8 @@ class Lexer {
           ++q;
           push(out, TK::Str, s, start);
         } else {
-          static const char* ops[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<", ">",
-                                      "|", ".", ",", ":", "(", ")", "[", "]", "{", "}", "="};
+          static const char* ops[] = {"**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "~", "<",
+                                      ">",  "|",  ".",  ",",  ":",  "(",  ")", "[", "]", "{", "}", "="};
           bool found = false;
           for (const char* op : ops)
             if (src_.substr(q).startswith(op)) {
@@ -202,13 +203,16 @@ class Parser {
     }
   }
 
-  [[noreturn]] void error(const std::string& msg) { throw ParseError{"line " + std::to_string(cur().line) + ": " + msg}; }
+  [[noreturn]] void error(const std::string& msg) {
+    throw ParseError{"line " + std::to_string(cur().line) + ": " + msg};
+  }
   /// Bounds the parser's recursion (blocks, brackets, prefix operators) by Limits::maxNesting.
   struct Nest {
     Parser& p;
     explicit Nest(Parser& parser) : p(parser) {
       if (++p.depth_ > limits().maxNesting || stackNearlyExhausted())
-        p.error("nested too deep: more than " + std::to_string(limits().maxNesting) + " levels (--max-nesting)");
+        p.error("nested too deep: more than " + std::to_string(limits().maxNesting) +
+                " levels (--max-nesting)");
     }
     ~Nest() { --p.depth_; }
   };
@@ -286,13 +290,15 @@ class Parser {
       n->kind = NK::Set;
       n->targets.push_back(expectName());
       while (acceptOp(",")) n->targets.push_back(expectName());
-      if (!acceptOp("=")) error("block assignments ('{% set x %}…{% endset %}') are not supported in templates");
+      if (!acceptOp("="))
+        error("block assignments ('{% set x %}…{% endset %}') are not supported in templates");
       n->expr = parseExpr();
       expect(TK::BlockEnd, "'%}'");
       return n;
     }
-    static const char* unsupported[] = {"macro", "call", "include", "import", "from", "extends", "block", "filter",
-                                        "with", "raw", "autoescape", "do", "break", "continue", "trans"};
+    static const char* unsupported[] = {"macro",      "call",  "include", "import",   "from",
+                                        "extends",    "block", "filter",  "with",     "raw",
+                                        "autoescape", "do",    "break",   "continue", "trans"};
     for (const char* u : unsupported)
       if (kw.s == u) error("'" + kw.s + "' tags are not supported in templates");
     error("unknown tag '" + kw.s + "'");
@@ -450,8 +456,10 @@ class Parser {
     while (true) {
       if (acceptOp(".")) {
         ExprP a = make(EK::Attr);
-        if (cur().kind == TK::Int) a->s = t_[pos_++].s;
-        else a->s = expectName();
+        if (cur().kind == TK::Int)
+          a->s = t_[pos_++].s;
+        else
+          a->s = expectName();
         a->kids.push_back(std::move(e));
         e = std::move(a);
       } else if (acceptOp("[")) {
@@ -506,7 +514,7 @@ class Parser {
       e->lit = LitKind::Str;
       e->s = k.s;
       ++pos_;
-      while (cur().kind == TK::Str) e->s += t_[pos_++].s;  // implicit concatenation
+      while (cur().kind == TK::Str) e->s += t_[pos_++].s; // implicit concatenation
       return e;
     case TK::Int:
       e->lit = LitKind::Int;
@@ -574,7 +582,8 @@ class Parser {
 } // namespace
 
 /// Moves the children of a node or expression onto a work list (teardown and depth walks stay iterative).
-template <typename F> static void forEachChild(Expr& e, F&& f) {
+template <typename F>
+static void forEachChild(Expr& e, F&& f) {
   for (ExprP& k : e.kids) f(k.get());
 }
 
@@ -587,7 +596,7 @@ Expr::~Expr() {
     work.pop_back();
     for (ExprP& k : e->kids)
       if (k) work.push_back(std::move(k));
-  }  // each `e` dies with no children left
+  } // each `e` dies with no children left
 }
 
 Node::~Node() {
@@ -615,13 +624,19 @@ static size_t exprDepth(Expr* root, int& line) {
   while (!work.empty()) {
     auto [e, d] = work.back();
     work.pop_back();
-    if (d > best) { best = d; line = e->line; }
-    forEachChild(*e, [&, d = d](Expr* k) { if (k) work.push_back({k, d + 1}); });
+    if (d > best) {
+      best = d;
+      line = e->line;
+    }
+    forEachChild(*e, [&, d = d](Expr* k) {
+      if (k) work.push_back({k, d + 1});
+    });
   }
   return best;
 }
 
-/// Checks every expression of the template against the nesting limit (block nesting is bounded while parsing).
+/// Checks every expression of the template against the nesting limit (block nesting is bounded while
+/// parsing).
 static bool checkExprDepths(const std::vector<NodeP>& nodes, std::string& err) {
   const size_t limit = limits().maxNesting;
   std::vector<const Node*> work;
@@ -632,8 +647,8 @@ static bool checkExprDepths(const std::vector<NodeP>& nodes, std::string& err) {
     auto check = [&](Expr* e) {
       int line = n->line;
       if (!e || exprDepth(e, line) <= limit) return true;
-      err = "line " + std::to_string(line) + ": nested too deep: expression deeper than " + std::to_string(limit) +
-            " levels (--max-nesting)";
+      err = "line " + std::to_string(line) + ": nested too deep: expression deeper than " +
+            std::to_string(limit) + " levels (--max-nesting)";
       return false;
     };
     if (!check(n->expr.get())) return false;

@@ -28,7 +28,7 @@ struct Abort {
 struct TV {
   Value v;
   bool undef = false;
-  std::string what;  // "'x' is undefined" message for undefined values
+  std::string what; // "'x' is undefined" message for undefined values
 };
 
 class Renderer {
@@ -57,7 +57,8 @@ class Renderer {
   /// output, not only each loop on its own.
   void step() {
     if (++steps_ > limits().maxTemplateSteps)
-      fail("template render exceeds " + std::to_string(limits().maxTemplateSteps) + " steps (--max-template-steps)");
+      fail("template render exceeds " + std::to_string(limits().maxTemplateSteps) +
+           " steps (--max-template-steps)");
     if (out.size() > limits().maxStringBytes)
       fail("template output exceeds the string size limit of " + std::to_string(limits().maxStringBytes) +
            " bytes (--max-string-bytes)");
@@ -239,7 +240,8 @@ class Renderer {
     if (a.isUnknown() || b.isUnknown()) unknown();
     if (op == "~") return arena().str(bounded(str(a) + str(b)));
     if (op == "+") {
-      if (a.kind == ValueKind::String && b.kind == ValueKind::String) return arena().str(bounded((a.str() + b.str()).str()));
+      if (a.kind == ValueKind::String && b.kind == ValueKind::String)
+        return arena().str(bounded((a.str() + b.str()).str()));
       if (a.kind == ValueKind::List && b.kind == ValueKind::List) {
         std::vector<Value> all(a.items().begin(), a.items().end());
         all.insert(all.end(), b.items().begin(), b.items().end());
@@ -250,8 +252,8 @@ class Renderer {
       std::string s;
       if (ival(b) > 0 && a.str().size() * uint64_t(ival(b)) / uint64_t(ival(b)) == a.str().size() &&
           a.str().size() * uint64_t(ival(b)) > limits().maxStringBytes)
-        fail("string repetition would exceed the string size limit of " + std::to_string(limits().maxStringBytes) +
-             " bytes (--max-string-bytes)");
+        fail("string repetition would exceed the string size limit of " +
+             std::to_string(limits().maxStringBytes) + " bytes (--max-string-bytes)");
       for (int64_t i = 0; i < ival(b); ++i) s += a.str().str();
       return arena().str(bounded(std::move(s)));
     }
@@ -267,15 +269,18 @@ class Renderer {
     };
     if (op == "+") {
       if (!ints) return real(num(a) + num(b));
-      return big || __builtin_add_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Add, a, b) : Value::integer(r);
+      return big || __builtin_add_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Add, a, b)
+                                                                 : Value::integer(r);
     }
     if (op == "-") {
       if (!ints) return real(num(a) - num(b));
-      return big || __builtin_sub_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Sub, a, b) : Value::integer(r);
+      return big || __builtin_sub_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Sub, a, b)
+                                                                 : Value::integer(r);
     }
     if (op == "*") {
       if (!ints) return real(num(a) * num(b));
-      return big || __builtin_mul_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Mul, a, b) : Value::integer(r);
+      return big || __builtin_mul_overflow(ival(a), ival(b), &r) ? exactInt(IntOp::Mul, a, b)
+                                                                 : Value::integer(r);
     }
     if (op == "**") {
       if (ints && !intIsNegative(b))
@@ -287,7 +292,8 @@ class Renderer {
     if (isInt(b) ? compareInts(b, Value::integer(0)) == 0 : num(b) == 0) fail("division by zero");
     if (op == "/") return real(num(a) / num(b));
     if (op == "//") {
-      if (ints) return !big && floorDiv(ival(a), ival(b), r) ? Value::integer(r) : exactInt(IntOp::FloorDiv, a, b);
+      if (ints)
+        return !big && floorDiv(ival(a), ival(b), r) ? Value::integer(r) : exactInt(IntOp::FloorDiv, a, b);
       return real(std::floor(num(a) / num(b)));
     }
     if (op == "%") {
@@ -313,13 +319,14 @@ class Renderer {
       if (b.kind == ValueKind::Dict) return a.kind == ValueKind::String && b.d->find(a.str());
       fail("argument of type " + model().repr(b) + " is not iterable");
     }
-    bool okKinds = (a.isNumber() && b.isNumber()) || (a.kind == ValueKind::String && b.kind == ValueKind::String) ||
+    bool okKinds = (a.isNumber() && b.isNumber()) ||
+                   (a.kind == ValueKind::String && b.kind == ValueKind::String) ||
                    (a.kind == ValueKind::List && b.kind == ValueKind::List);
     if (!okKinds) fail("'" + op + "' not supported between " + model().repr(a) + " and " + model().repr(b));
     if (op == "<") return valueLess(a, b);
     if (op == ">") return valueLess(b, a);
     if (op == "<=") return !valueLess(b, a);
-    return !valueLess(a, b);  // >=
+    return !valueLess(a, b); // >=
   }
 
  public:
@@ -353,7 +360,10 @@ class Renderer {
         Value v = defined(eval(*e.kids[i + 1]));
         bool replaced = false;
         for (auto& en : entries)
-          if (en.first == k.str()) { en.second = v; replaced = true; }
+          if (en.first == k.str()) {
+            en.second = v;
+            replaced = true;
+          }
         if (!replaced) entries.emplace_back(k.str().str(), v);
       }
       std::vector<std::pair<llvm::StringRef, Value>> refs;
@@ -364,7 +374,9 @@ class Renderer {
     case EK::Neg:
     case EK::Pos: {
       Value v = defined(eval(*e.kids[0]));
-      if (!v.isNumber()) fail("bad operand type for unary " + std::string(e.kind == EK::Neg ? "-" : "+") + ": " + model().repr(v));
+      if (!v.isNumber())
+        fail("bad operand type for unary " + std::string(e.kind == EK::Neg ? "-" : "+") + ": " +
+             model().repr(v));
       if (e.kind == EK::Pos) return val(v);
       int64_t n = 0;
       if (isInt(v) && (v.kind == ValueKind::BigInt || !checkedNeg(ival(v), n)))
@@ -399,9 +411,12 @@ class Renderer {
     case EK::Test: {
       TV t = eval(*e.kids[0]);
       bool r;
-      if (e.s == "defined") r = !t.undef;
-      else if (e.s == "undefined") r = t.undef;
-      else r = defined(t).isNull();
+      if (e.s == "defined")
+        r = !t.undef;
+      else if (e.s == "undefined")
+        r = t.undef;
+      else
+        r = defined(t).isNull();
       return val(Value::boolean(e.negated ? !r : r));
     }
     case EK::Filter: return filter(e);
@@ -443,7 +458,8 @@ class Renderer {
     if (!t) return def;
     const Value& v = defined(*t);
     int64_t n = def;
-    if (v.kind == ValueKind::Float && !floatToInt(v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
+    if (v.kind == ValueKind::Float && !floatToInt(v.f, n))
+      fail("float " + model().repr(v) + " does not fit in an integer");
     return isInt(v) ? ival(v) : n;
   }
 
@@ -478,8 +494,10 @@ class Renderer {
     }
     if (f == "upper" || f == "lower" || f == "capitalize" || f == "title" || f == "trim" || f == "string") {
       std::string s = v.kind == ValueKind::String ? v.str().str() : str(v);
-      if (f == "upper") for (char& c : s) c = char(toupper(static_cast<unsigned char>(c)));
-      if (f == "lower") for (char& c : s) c = char(tolower(static_cast<unsigned char>(c)));
+      if (f == "upper")
+        for (char& c : s) c = char(toupper(static_cast<unsigned char>(c)));
+      if (f == "lower")
+        for (char& c : s) c = char(tolower(static_cast<unsigned char>(c)));
       if (f == "capitalize") {
         for (char& c : s) c = char(tolower(static_cast<unsigned char>(c)));
         if (!s.empty()) s[0] = char(toupper(static_cast<unsigned char>(s[0])));
@@ -544,7 +562,8 @@ class Renderer {
       int64_t def = intOf(a, 0, "default", 0);
       if (isInt(v)) return val(v.kind == ValueKind::Bool ? Value::integer(v.b) : v);
       Value n;
-      if (v.kind == ValueKind::Float && !floatToIntValue(arena(), v.f, n)) fail("float " + model().repr(v) + " does not fit in an integer");
+      if (v.kind == ValueKind::Float && !floatToIntValue(arena(), v.f, n))
+        fail("float " + model().repr(v) + " does not fit in an integer");
       if (v.kind == ValueKind::Float) return val(n);
       if (v.kind == ValueKind::String) {
         llvm::StringRef s = v.str().trim();
@@ -571,15 +590,18 @@ class Renderer {
         return val(exactInt(IntOp::Sub, Value::integer(0), v));
       return val(isInt(v) ? Value::integer(n) : Value::real(std::fabs(v.f)));
     }
-    if (f == "indent") return val(arena().str(indent(v.kind == ValueKind::String ? v.str().str() : str(v), a)));
+    if (f == "indent")
+      return val(arena().str(indent(v.kind == ValueKind::String ? v.str().str() : str(v), a)));
     if (f == "map" || f == "selectattr" || f == "rejectattr") {
       std::string attr = f == "map" ? strOf(a, 99, "attribute", "") : strOf(a, 0, "attribute", "");
       if (attr.empty()) fail("the filter '" + f + "' is only supported with an attribute name in templates");
       std::vector<Value> outItems;
       for (const Value& x : seqOf(subj)) {
         TV got = getAttr(val(x), attr);
-        if (f == "map") outItems.push_back(defined(got));
-        else if ((f == "selectattr") == (!got.undef && truthy(got.v))) outItems.push_back(x);
+        if (f == "map")
+          outItems.push_back(defined(got));
+        else if ((f == "selectattr") == (!got.undef && truthy(got.v)))
+          outItems.push_back(x);
       }
       return val(arena().list(outItems));
     }
@@ -588,7 +610,8 @@ class Renderer {
 
   std::string indent(const std::string& s0, const CallArgs& a) {
     std::string ind(size_t(std::max<int64_t>(0, intOf(a, 0, "width", 4))), ' ');
-    if (const TV* w = a.get(0, "width"); w && !w->undef && w->v.kind == ValueKind::String) ind = w->v.str().str();
+    if (const TV* w = a.get(0, "width"); w && !w->undef && w->v.kind == ValueKind::String)
+      ind = w->v.str().str();
     bool first = boolOf(a, 1, "first", false), blank = boolOf(a, 2, "blank", false);
     std::string s = s0 + "\n";
     std::vector<std::string> lines;
@@ -630,7 +653,8 @@ class Renderer {
     CallArgs a = args(e);
     if (callee.kind == EK::Name && callee.s == "range") {
       int64_t lo = 0, hi, step = 1;
-      if (a.pos.size() == 1) hi = intOf(a, 0, "", 0);
+      if (a.pos.size() == 1)
+        hi = intOf(a, 0, "", 0);
       else {
         lo = intOf(a, 0, "", 0);
         hi = intOf(a, 1, "", 0);
@@ -639,10 +663,12 @@ class Renderer {
       if (step == 0) fail("range() arg 3 must not be zero");
       // The item count, computed without overflow, is capped by Limits::maxListItems.
       __int128 span = step > 0 ? __int128(hi) - lo : __int128(lo) - hi;
-      __int128 count = span <= 0 ? 0 : (span + (step > 0 ? __int128(step) : -__int128(step)) - 1) / (step > 0 ? __int128(step) : -__int128(step));
+      __int128 count = span <= 0 ? 0
+                                 : (span + (step > 0 ? __int128(step) : -__int128(step)) - 1) /
+                                       (step > 0 ? __int128(step) : -__int128(step));
       if (count > __int128(limits().maxListItems))
-        fail("range() of " + std::to_string(int64_t(count > INT64_MAX ? INT64_MAX : count)) + " items exceeds the limit of " +
-             std::to_string(limits().maxListItems) + " (--max-list-items)");
+        fail("range() of " + std::to_string(int64_t(count > INT64_MAX ? INT64_MAX : count)) +
+             " items exceeds the limit of " + std::to_string(limits().maxListItems) + " (--max-list-items)");
       std::vector<Value> items;
       items.reserve(size_t(count));
       for (__int128 k = 0, i = lo; k < count; ++k, i += step) items.push_back(Value::integer(int64_t(i)));
@@ -656,9 +682,12 @@ class Renderer {
       std::vector<Value> items;
       for (uint32_t i = 0; i < recv.d->size; ++i) {
         Value k = Value::string(recv.d->entries[i].key), v = recv.d->entries[i].value;
-        if (m == "items") items.push_back(arena().list({k, v}));
-        else if (m == "keys") items.push_back(k);
-        else if (m == "values") items.push_back(v);
+        if (m == "items")
+          items.push_back(arena().list({k, v}));
+        else if (m == "keys")
+          items.push_back(k);
+        else if (m == "values")
+          items.push_back(v);
       }
       if (m == "items" || m == "keys" || m == "values") return val(arena().list(items));
       if (m == "get") {
@@ -677,7 +706,8 @@ class Renderer {
       if (m == "rstrip") return val(arena().str(s.rtrim()));
       if (m == "startswith") return val(Value::boolean(s.startswith(strOf(a, 0, "prefix", ""))));
       if (m == "endswith") return val(Value::boolean(s.endswith(strOf(a, 0, "suffix", ""))));
-      if (m == "replace") return val(arena().str(pyReplace(s, strOf(a, 0, "old", ""), strOf(a, 1, "new", ""))));
+      if (m == "replace")
+        return val(arena().str(pyReplace(s, strOf(a, 0, "old", ""), strOf(a, 1, "new", ""))));
       if (m == "split") {
         std::vector<Value> parts;
         if (a.pos.empty()) {
@@ -716,7 +746,8 @@ class Renderer {
 
 } // namespace
 
-RenderResult render(const Template& t, PluginContext& ctx, const Resolver& resolve, const PluginRegistry* plugins) {
+RenderResult render(const Template& t, PluginContext& ctx, const Resolver& resolve,
+                    const PluginRegistry* plugins) {
   Renderer r(ctx, resolve, plugins);
   try {
     r.run(t.nodes);
@@ -790,7 +821,8 @@ PluginResult renderTemplatePlugin(PluginContext& ctx, Args args) {
   case tmpl::RenderResult::Retry: return PluginResult::retry();
   case tmpl::RenderResult::Unknown: return ok(Value::unknown());
   case tmpl::RenderResult::Error:
-    return PluginResult::error(DiagKind::WrappingRuntime, "Failed to render template " + path.str() + ": " + r.text);
+    return PluginResult::error(DiagKind::WrappingRuntime,
+                               "Failed to render template " + path.str() + ": " + r.text);
   }
   return externalError("unreachable");
 }

@@ -43,7 +43,9 @@ bool isTz(llvm::StringRef s) {
   s = s.drop_front();
   if (s.size() == 2) return allDigits(s) && num(s) < 24;
   if (s.size() == 4) return allDigits(s) && num(s.substr(0, 2)) < 24 && num(s.substr(2)) < 60;
-  if (s.size() == 5 && s[2] == ':') return allDigits(s.substr(0, 2)) && allDigits(s.substr(3)) && num(s.substr(0, 2)) < 24 && num(s.substr(3)) < 60;
+  if (s.size() == 5 && s[2] == ':')
+    return allDigits(s.substr(0, 2)) && allDigits(s.substr(3)) && num(s.substr(0, 2)) < 24 &&
+           num(s.substr(3)) < 60;
   return false;
 }
 
@@ -53,7 +55,8 @@ bool isTime(llvm::StringRef s) {
   s = s.substr(0, tz);
   if (!isTz(zone)) return false;
   if (s.size() < 5 || s[2] != ':') return false;
-  if (!allDigits(s.substr(0, 2)) || !allDigits(s.substr(3, 2)) || num(s.substr(0, 2)) > 23 || num(s.substr(3, 2)) > 59)
+  if (!allDigits(s.substr(0, 2)) || !allDigits(s.substr(3, 2)) || num(s.substr(0, 2)) > 23 ||
+      num(s.substr(3, 2)) > 59)
     return false;
   s = s.substr(5);
   if (s.empty()) return true;
@@ -67,7 +70,7 @@ bool isTime(llvm::StringRef s) {
 
 bool isDateTime(llvm::StringRef s) {
   llvm::StringRef t = s.trim();
-  if (allDigits(t) || (t.size() > 1 && t[0] == '-' && allDigits(t.drop_front()))) return true;  // unix time
+  if (allDigits(t) || (t.size() > 1 && t[0] == '-' && allDigits(t.drop_front()))) return true; // unix time
   if (isDate(s)) return true;
   if (s.size() < 12 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ')) return false;
   return isDate(s.substr(0, 10)) && isTime(s.substr(11));
@@ -104,7 +107,8 @@ bool isNameEmail(llvm::StringRef s) {
 
 /// kind 0: any scheme; 1: http(s); 2: http(s), TLD or IP host, <= 2083 chars.
 bool isUrl(llvm::StringRef s, int kind) {
-  static const RE2 re(R"(^([A-Za-z][A-Za-z0-9+.-]*)://(([^@/?#\s]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:/?#\s\[\]@]*)(:([0-9]{1,5}))?([/?#][^\s]*)?$)");
+  static const RE2 re(
+      R"(^([A-Za-z][A-Za-z0-9+.-]*)://(([^@/?#\s]*)@)?(\[[0-9A-Fa-f:.]+\]|[^:/?#\s\[\]@]*)(:([0-9]{1,5}))?([/?#][^\s]*)?$)");
   re2::StringPiece m[8];
   if (!re.Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), RE2::ANCHOR_BOTH, m, 8)) return false;
   std::string scheme = llvm::StringRef(m[1].data(), m[1].size()).lower();
@@ -142,7 +146,10 @@ bool numeric(const Value& v, double& out, bool intOnly) {
   case ValueKind::String: {
     llvm::StringRef s = v.str().trim();
     int64_t i;
-    if (!s.getAsInteger(10, i)) { out = double(i); return true; }
+    if (!s.getAsInteger(10, i)) {
+      out = double(i);
+      return true;
+    }
     if (intOnly) return false;
     return !s.getAsDouble(out);
   }
@@ -156,8 +163,10 @@ bool isBase64(llvm::StringRef s) {
   size_t pad = 0;
   for (char c : s) {
     bool alpha = isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
-    if (c == '=') ++pad;
-    else if (!alpha || pad) return false;
+    if (c == '=')
+      ++pad;
+    else if (!alpha || pad)
+      return false;
   }
   if (pad > 2) return false;
   return s.size() % 4 == 0;
@@ -172,17 +181,24 @@ int validateType(llvm::StringRef type, const Value& v, const Value& params, std:
   double d;
   if (type == "ipaddress.IPv4Address") return isStr && parseIpAddress(s, IpFamily::V4, a);
   if (type == "ipaddress.IPv6Address") return isStr && parseIpAddress(s, IpFamily::V6, a);
-  if (type == "pydantic.IPvAnyAddress" || type == "ipaddress.ip_address") return isStr && parseIpAddress(s, IpFamily::Any, a);
+  if (type == "pydantic.IPvAnyAddress" || type == "ipaddress.ip_address")
+    return isStr && parseIpAddress(s, IpFamily::Any, a);
   if (type == "ipaddress.IPv4Interface") return isStr && parseIpInterface(s, IpFamily::V4, i);
   if (type == "ipaddress.IPv6Interface") return isStr && parseIpInterface(s, IpFamily::V6, i);
-  if (type == "pydantic.IPvAnyInterface" || type == "ipaddress.ip_interface") return isStr && parseIpInterface(s, IpFamily::Any, i);
+  if (type == "pydantic.IPvAnyInterface" || type == "ipaddress.ip_interface")
+    return isStr && parseIpInterface(s, IpFamily::Any, i);
   if (type == "ipaddress.IPv4Network") return isStr && parseIpNetwork(s, IpFamily::V4, i);
   if (type == "ipaddress.IPv6Network") return isStr && parseIpNetwork(s, IpFamily::V6, i);
-  if (type == "pydantic.IPvAnyNetwork" || type == "ipaddress.ip_network") return isStr && parseIpNetwork(s, IpFamily::Any, i);
-  if (type == "pydantic.PositiveInt" || type == "pydantic.types.PositiveInt") return numeric(v, d, true) && d > 0;
-  if (type == "pydantic.NegativeInt" || type == "pydantic.types.NegativeInt") return numeric(v, d, true) && d < 0;
-  if (type == "pydantic.PositiveFloat" || type == "pydantic.types.PositiveFloat") return numeric(v, d, false) && d > 0;
-  if (type == "pydantic.NegativeFloat" || type == "pydantic.types.NegativeFloat") return numeric(v, d, false) && d < 0;
+  if (type == "pydantic.IPvAnyNetwork" || type == "ipaddress.ip_network")
+    return isStr && parseIpNetwork(s, IpFamily::Any, i);
+  if (type == "pydantic.PositiveInt" || type == "pydantic.types.PositiveInt")
+    return numeric(v, d, true) && d > 0;
+  if (type == "pydantic.NegativeInt" || type == "pydantic.types.NegativeInt")
+    return numeric(v, d, true) && d < 0;
+  if (type == "pydantic.PositiveFloat" || type == "pydantic.types.PositiveFloat")
+    return numeric(v, d, false) && d > 0;
+  if (type == "pydantic.NegativeFloat" || type == "pydantic.types.NegativeFloat")
+    return numeric(v, d, false) && d < 0;
   if (type == "pydantic.StrictInt") return v.isInt();
   if (type == "pydantic.StrictStr" || type == "str") return isStr;
   if (type == "uuid.UUID") return isStr && isUuid(s);

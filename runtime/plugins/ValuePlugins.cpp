@@ -3,8 +3,9 @@
 // familyof. Instance reads go through PluginContext::attr and retry while an attribute is not final.
 #include "PluginUtil.h"
 
-#include <ctime>
 #include <fmt/format.h>
+
+#include <ctime>
 
 namespace inm::runtime::plugins {
 
@@ -14,7 +15,7 @@ namespace {
 /// reference plugin as proxies and print with a leading '@'.
 std::string printForm(PluginContext& ctx, const Value& v) {
   if (v.kind == ValueKind::List || v.kind == ValueKind::Dict || v.kind == ValueKind::Instance)
-    return "@" + ctx.model().display(v, false);  // an instance: "Type <address>", as inside a list
+    return "@" + ctx.model().display(v, false); // an instance: "Type <address>", as inside a list
   return ctx.model().display(v, true);
 }
 
@@ -40,11 +41,15 @@ void registerValuePlugins(PluginRegistry& r) {
   r.add("std::inlineif", [](PluginContext&, Args a) { return ok(truthy(a[0]) ? a[1] : a[2]); });
   r.add("std::attr", [](PluginContext& ctx, Args a) {
     if (a[0].kind != ValueKind::Instance)
-      return externalError("AttributeError: '" + ctx.model().repr(a[0]) + "' has no attribute '" + strArg(a, 1).str() + "'");
+      return externalError("AttributeError: '" + ctx.model().repr(a[0]) + "' has no attribute '" +
+                           strArg(a, 1).str() + "'");
     bool retry = false, missing = false;
     const Value* v = readAttr(ctx, a[0].instanceId(), strArg(a, 1), &retry, &missing);
     if (retry) return PluginResult::retry();
-    if (!v) return PluginResult::error(DiagKind::WrappingRuntime, "Attribute " + strArg(a, 1).str() + " does not exist on " + entityName(ctx, a[0].instanceId()));
+    if (!v)
+      return PluginResult::error(DiagKind::WrappingRuntime, "Attribute " + strArg(a, 1).str() +
+                                                                " does not exist on " +
+                                                                entityName(ctx, a[0].instanceId()));
     return ok(*v);
   });
   r.add("std::getattr", [](PluginContext& ctx, Args a) {
@@ -70,13 +75,15 @@ void registerValuePlugins(PluginRegistry& r) {
   });
   r.add("std::type", [](PluginContext& ctx, Args a) {
     if (a[0].kind != ValueKind::Instance) {
-      static const char* names[] = {"NoneType", "bool", "int", "float", "str", "list", "dict", "Instance", "Unknown"};
+      static const char* names[] = {"NoneType", "bool", "int",      "float",  "str",
+                                    "list",     "dict", "Instance", "Unknown"};
       return okStr(ctx, names[size_t(a[0].kind)]);
     }
     return okStr(ctx, entityName(ctx, a[0].instanceId()));
   });
   r.add("std::objid", [](PluginContext& ctx, Args a) {
-    if (a[0].kind != ValueKind::Instance) return okStr(ctx, std::to_string(0x7e0000000000ull + uint64_t(a[0].i & 0xffff)));
+    if (a[0].kind != ValueKind::Instance)
+      return okStr(ctx, std::to_string(0x7e0000000000ull + uint64_t(a[0].i & 0xffff)));
     return okStr(ctx, std::to_string(0x7f0000000000ull + 0x40ull * a[0].inst));
   });
   r.add("std::is_unknown", [](PluginContext&, Args a) { return okBool(a[0].isUnknown()); });

@@ -1,5 +1,5 @@
-// support/CheckedMath.h: the language's 64-bit integer operations report overflow instead of wrapping and never
-// trap (INT64_MIN % -1, INT64_MIN // -1), and float-to-int conversion refuses out-of-range values.
+// support/CheckedMath.h: the language's 64-bit integer operations report overflow instead of wrapping and
+// never trap (INT64_MIN % -1, INT64_MIN // -1), and float-to-int conversion refuses out-of-range values.
 #include "support/CheckedMath.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ TEST(CheckedMathTest, PowExactAndOverflow) {
   EXPECT_EQ(r, -1);
   EXPECT_TRUE(checkedPow(7, 0, r));
   EXPECT_EQ(r, 1);
-  EXPECT_FALSE(checkedPow(10, 1000000000000, r));  // O(log n): returns at once
+  EXPECT_FALSE(checkedPow(10, 1000000000000, r)); // O(log n): returns at once
 }
 
 TEST(CheckedMathTest, FloorModAndDivNeverTrap) {

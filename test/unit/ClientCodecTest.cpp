@@ -69,8 +69,9 @@ TEST(ClientToken, SignedClaims) {
   EXPECT_EQ(t, signToken(k, {"api", "agent"}, "env-1", 60, 1000));
   k.key = "other";
   EXPECT_NE(t.substr(d2), signToken(k, {"api", "agent"}, "env-1", 60, 1000).substr(d2));
-  EXPECT_FALSE(nlohmann::json::parse(*unbase64url(
-                   signToken(k, {"api"}, "", 0, 5).substr(d1 + 1, signToken(k, {"api"}, "", 0, 5).rfind('.') - d1 - 1)))
+  EXPECT_FALSE(nlohmann::json::parse(
+                   *unbase64url(signToken(k, {"api"}, "", 0, 5)
+                                    .substr(d1 + 1, signToken(k, {"api"}, "", 0, 5).rfind('.') - d1 - 1)))
                    .contains("exp"));
 }
 
@@ -90,7 +91,8 @@ TEST(ClientArtifact, RewriteForPutVersion) {
   auto res = nlohmann::json::parse(parts->resourcesJson);
   ASSERT_EQ(res.size(), 2u);
   EXPECT_FALSE(res[0].contains("undefined"));
-  EXPECT_EQ(res[0]["meta"], nlohmann::json::parse(R"({"undefined": false, "requires": ["x"]})"));  // nested: untouched
+  EXPECT_EQ(res[0]["meta"],
+            nlohmann::json::parse(R"({"undefined": false, "requires": ["x"]})")); // nested: untouched
   EXPECT_EQ(res[1]["requires"], nlohmann::json::array({"std::File[h,path=/a\\]b],v=4", "std::X[h,k=v],v=4"}));
   EXPECT_EQ(res[1]["name"], "n \"q\"");
   EXPECT_EQ(parts->resourceState, nlohmann::json({{"std::File[h,path=/a\\]b]", "undefined"}}));
@@ -118,7 +120,8 @@ TEST(ClientArtifact, RejectsMalformedAndUnknownFormat) {
   auto bad = detail::rewriteArtifact(R"({"format_version": 1, "resources": [{"id": "x")", 1);
   ASSERT_FALSE(bool(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("malformed"), std::string::npos);
-  auto v2 = detail::rewriteArtifact(R"({"format_version": 2, "resources": [], "files": {}, "resource_sets": {}})", 1);
+  auto v2 = detail::rewriteArtifact(
+      R"({"format_version": 2, "resources": [], "files": {}, "resource_sets": {}})", 1);
   ASSERT_FALSE(bool(v2));
   EXPECT_NE(llvm::toString(v2.takeError()).find("format_version 2"), std::string::npos);
 }

@@ -11,11 +11,12 @@ namespace {
 QueuedCompile req(const char* id, bool doExport = true, const char* vars = "{}", bool partial = false,
                   bool force = false, const char* env = "e1") {
   QueuedCompile q;
-  q.id = id, q.environment = env, q.envVars = vars, q.doExport = doExport, q.partial = partial, q.forceUpdate = force;
+  q.id = id, q.environment = env, q.envVars = vars, q.doExport = doExport, q.partial = partial,
+  q.forceUpdate = force;
   return q;
 }
 
-}  // namespace
+} // namespace
 
 TEST(CompileMerge, HeadAbsorbsEqualRequests) {
   std::vector<QueuedCompile> q = {req("a"), req("b"), req("c")};
@@ -26,8 +27,12 @@ TEST(CompileMerge, HeadAbsorbsEqualRequests) {
 }
 
 TEST(CompileMerge, DifferentExportVarsOrPartialStayQueued) {
-  std::vector<QueuedCompile> q = {req("a"), req("b", false), req("c", true, "{\"X\":\"1\"}"), req("d", true, "{}", true),
-                                  req("e", true, "{}", false, false, "e2"), req("f")};
+  std::vector<QueuedCompile> q = {req("a"),
+                                  req("b", false),
+                                  req("c", true, "{\"X\":\"1\"}"),
+                                  req("d", true, "{}", true),
+                                  req("e", true, "{}", false, false, "e2"),
+                                  req("f")};
   Batch b = planBatch(q);
   EXPECT_EQ(b.absorbed, (std::vector<size_t>{5}));
 }

@@ -1,4 +1,5 @@
-// Units for the orchestrator's INI configuration: name folding, later-wins merging, env overrides, typed reads.
+// Units for the orchestrator's INI configuration: name folding, later-wins merging, env overrides, typed
+// reads.
 #include "config/Config.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,8 @@ using inm::config::Config;
 
 TEST(ConfigTest, FoldsNamesAndLaterValuesWin) {
   Config c;
-  ASSERT_FALSE(bool(c.mergeText("[server]\nbind-port = 8888\n# comment\n; other\n[Database]\nhost: db1\n", "a")));
+  ASSERT_FALSE(
+      bool(c.mergeText("[server]\nbind-port = 8888\n# comment\n; other\n[Database]\nhost: db1\n", "a")));
   ASSERT_FALSE(bool(c.mergeText("[server]\nbind_port=9000\n", "b")));
   EXPECT_EQ(c.getString("server", "bind-port", ""), "9000");
   EXPECT_EQ(c.getString("database", "HOST", ""), "db1");

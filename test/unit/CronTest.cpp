@@ -1,5 +1,5 @@
-// Unit tests for the orchestrator's cron parser and timer settings (orchestrator.md §6.7, §10): one parser for the
-// scheduler's timers and the compile service's auto_full_compile.
+// Unit tests for the orchestrator's cron parser and timer settings (orchestrator.md §6.7, §10): one parser
+// for the scheduler's timers and the compile service's auto_full_compile.
 #include "cron/Cron.h"
 
 #include <gtest/gtest.h>
@@ -29,11 +29,11 @@ TimePoint next(const std::string& expr, TimePoint after) {
   return n.value_or(TimePoint{});
 }
 
-}  // namespace
+} // namespace
 
 TEST(CronTest, FiveFieldsStartAtSecondZero) {
   EXPECT_EQ(next("*/15 * * * *", at(2026, 1, 1, 10, 7, 30)), at(2026, 1, 1, 10, 15, 0));
-  EXPECT_EQ(next("0 3 * * *", at(2026, 1, 1, 3, 0, 0)), at(2026, 1, 2, 3, 0, 0));  // strictly after
+  EXPECT_EQ(next("0 3 * * *", at(2026, 1, 1, 3, 0, 0)), at(2026, 1, 2, 3, 0, 0)); // strictly after
 }
 
 TEST(CronTest, SixFieldsHaveSecondsFirst) {
@@ -46,7 +46,7 @@ TEST(CronTest, NamesRangesListsAndWeekdays) {
   EXPECT_EQ(next("0 9 * * mon,fri", at(2026, 1, 1, 0, 0, 0)), at(2026, 1, 2, 9, 0, 0));
   EXPECT_EQ(next("0 9 * * 1-1", at(2026, 1, 2, 10, 0, 0)), at(2026, 1, 5, 9, 0, 0));
   EXPECT_EQ(next("0 0 1 feb *", at(2026, 3, 1, 0, 0, 0)), at(2027, 2, 1, 0, 0, 0));
-  EXPECT_EQ(next("0 0 * * 7", at(2026, 1, 1, 0, 0, 0)), at(2026, 1, 4, 0, 0, 0));  // 7 = Sunday
+  EXPECT_EQ(next("0 0 * * 7", at(2026, 1, 1, 0, 0, 0)), at(2026, 1, 4, 0, 0, 0)); // 7 = Sunday
 }
 
 TEST(CronTest, DomAndDowBothRestrictedMeansEither) {

@@ -1,8 +1,9 @@
-// Kind coverage: every diagnostic kind in support/DiagnosticKinds.def has a lit golden under test/lang that shows
-// it. A kind counts as shown when a CHECK line (not CHECK-NOT) names it (`"kind":"DoubleSet"` in --format=json
-// output) or when a CHECK line matches the kind's format with every
-// `{N}` field standing for any text. A generic `"{0}"` format matches everything, so such a kind needs its name.
-// The test finds the source tree through INM_SOURCE_DIR, a compile definition of inm_unit_tests (test/CMakeLists.txt).
+// Kind coverage: every diagnostic kind in support/DiagnosticKinds.def has a lit golden under test/lang that
+// shows it. A kind counts as shown when a CHECK line (not CHECK-NOT) names it (`"kind":"DoubleSet"` in
+// --format=json output) or when a CHECK line matches the kind's format with every
+// `{N}` field standing for any text. A generic `"{0}"` format matches everything, so such a kind needs its
+// name. The test finds the source tree through INM_SOURCE_DIR, a compile definition of inm_unit_tests
+// (test/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,21 +25,48 @@ namespace fs = std::filesystem;
 const std::set<std::string> kAllowlist = {
     // Generic kinds whose format is still "{0}": the call sites build the text (several messages per kind).
     // TODO(#16): split each into per-message kinds with their formats in DiagnosticKinds.def.
-    "InvalidNamespaceAccess", "ParserError", "ProjectNotFound", "InvalidMetadata", "ModuleNotFound",
-    "InvalidModule", "Duplicate", "Typing", "NotFound", "IndexAttributeMissing", "InvalidRelationPrecedenceRule",
-    "InvalidTypeAnnotation", "Runtime", "DoubleSet", "ModifiedAfterFreeze", "OptionalValue", "Unset", "External",
-    "ExplicitPlugin", "PluginType", "IntegerOverflow", "LimitExceeded", "Export", "VariableShadow", "Deprecation",
-    "NoteText", "InvalidEncoding", "CompilerError",
+    "InvalidNamespaceAccess",
+    "ParserError",
+    "ProjectNotFound",
+    "InvalidMetadata",
+    "ModuleNotFound",
+    "InvalidModule",
+    "Duplicate",
+    "Typing",
+    "NotFound",
+    "IndexAttributeMissing",
+    "InvalidRelationPrecedenceRule",
+    "InvalidTypeAnnotation",
+    "Runtime",
+    "DoubleSet",
+    "ModifiedAfterFreeze",
+    "OptionalValue",
+    "Unset",
+    "External",
+    "ExplicitPlugin",
+    "PluginType",
+    "IntegerOverflow",
+    "LimitExceeded",
+    "Export",
+    "VariableShadow",
+    "Deprecation",
+    "NoteText",
+    "InvalidEncoding",
+    "CompilerError",
     // Raised by Python plugins and references through the Python bridge (tested in test/integration).
-    "WrappingRuntime", "UnexpectedReference", "ExportWarning",
+    "WrappingRuntime",
+    "UnexpectedReference",
+    "ExportWarning",
     // Needs two imported modules that define the same entity name (a multi-module lit project).
     "AmbiguousType",
-    // Only a plugin call in a direct-execution context (typedef constraint) raises it; no std plugin qualifies.
+    // Only a plugin call in a direct-execution context (typedef constraint) raises it; no std plugin
+    // qualifies.
     "DirectExecute",
     // Needs a project.yml relation_precedence_policy with a cycle (a project-level lit case).
     "CycleInRelationPrecedencePolicy",
     // Notes are printed under their error in the compiler-style block, which goldens do not CHECK yet.
-    "FirstDefinedHere", "PreviouslySetHere",
+    "FirstDefinedHere",
+    "PreviouslySetHere",
 };
 
 struct KindDef {

@@ -102,7 +102,7 @@ TEST_F(DiagFixture, ReferenceLocationWithColumn) {
 TEST_F(DiagFixture, MultiExceptionTrace) {
   Diagnostic multi = makeDiag(DiagKind::Multi, SourceRange{}, 3);
   multi.causedBy(makeDiag(DiagKind::Runtime, SourceRange{file, 3, 1, 3, 2}, "first"));
-  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{file, 4, 1, 4, 2}, "unset"));  // reference: no location
+  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{file, 4, 1, 4, 2}, "unset")); // reference: no location
   multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{}, "second\nmore"));
   EXPECT_EQ(diags.referenceTrace(multi), "Reported 3 errors\n"
                                          "error 0:\n"

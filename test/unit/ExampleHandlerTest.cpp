@@ -5,11 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unistd.h>
 
 using namespace inm::executor;
 
@@ -43,9 +42,9 @@ class SettingHandler : public CRUDHandler {
     auto settings = services().cache->getAs<std::map<std::string, std::string>>(
         HandlerCache::key("readSettings", {path}), opts, [&] { return readSettings(path); });
     auto it = settings.find(key);
-    if (it == settings.end()) throw ResourcePurged();  // absent => create (or nothing when purged)
+    if (it == settings.end()) throw ResourcePurged(); // absent => create (or nothing when purged)
     current.attributes["value"] = it->second;
-    ctx.set("file", path);  // scratch: shared with create/update/delete of this action
+    ctx.set("file", path); // scratch: shared with create/update/delete of this action
   }
 
   void createResource(HandlerContext& ctx, const Resource& desired) override {
@@ -56,8 +55,9 @@ class SettingHandler : public CRUDHandler {
 
   void updateResource(HandlerContext& ctx, const Json& changes, const Resource& desired) override {
     apply(desired, false);
-    ctx.info("Changed %(key)s from %(old)r to %(new)r",
-             {{"key", desired.get("key")}, {"old", changes["value"]["current"]}, {"new", changes["value"]["desired"]}});
+    ctx.info("Changed %(key)s from %(old)r to %(new)r", {{"key", desired.get("key")},
+                                                         {"old", changes["value"]["current"]},
+                                                         {"new", changes["value"]["desired"]}});
     ctx.setUpdated();
   }
 
@@ -70,10 +70,12 @@ class SettingHandler : public CRUDHandler {
   void apply(const Resource& r, bool remove) {
     std::string path = r.get("path").get<std::string>();
     auto settings = readSettings(path);
-    if (remove) settings.erase(r.get("key").get<std::string>());
-    else settings[r.get("key").get<std::string>()] = r.get("value").get<std::string>();
+    if (remove)
+      settings.erase(r.get("key").get<std::string>());
+    else
+      settings[r.get("key").get<std::string>()] = r.get("value").get<std::string>();
     writeSettings(path, settings);
-    services().cache->clear();  // the cached parse is stale now
+    services().cache->clear(); // the cached parse is stale now
   }
 };
 
@@ -81,7 +83,7 @@ void registerHandlers(HandlerRegistry& registry) {
   registry.add("demo::Setting", [] { return std::make_unique<SettingHandler>(); });
 }
 
-}  // namespace demo
+} // namespace demo
 // --- end docs/deploy.md example ---
 
 TEST(ExampleHandler, DeployDryRunAndPurge) {
@@ -95,13 +97,16 @@ TEST(ExampleHandler, DeployDryRunAndPurge) {
   HandlerCache cache;
   HandlerServices services{"agent1", nullptr, &cache};
   auto run = [&](const std::string& value, bool purged, bool dry) {
-    Resource r = Resource::fromId("demo::Setting[agent1,key=port],v=1",
-                                  Json{{"path", path}, {"key", "port"}, {"value", value}, {"purged", purged}});
+    Resource r =
+        Resource::fromId("demo::Setting[agent1,key=port],v=1",
+                         Json{{"path", path}, {"key", "port"}, {"value", value}, {"purged", purged}});
     auto h = registry.create(r.type);
     h->attach(&services);
     HandlerContext ctx("a", dry);
-    if (dry) h->execute(ctx, r, true);
-    else h->deploy(ctx, r, {});
+    if (dry)
+      h->execute(ctx, r, true);
+    else
+      h->deploy(ctx, r, {});
     return ctx;
   };
   HandlerContext c1 = run("80", false, false);

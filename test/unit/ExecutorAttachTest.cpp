@@ -1,20 +1,19 @@
-// ExecutorProcess::attach (orchestrator/executor/include/executor/ExecutorClient.h): the scheduler's side of an
-// external agent's session on a connected socket. The test plays the agent on the other end of a socketpair:
-// a result comes back to its request; a closed connection fails in-flight work as `unavailable` naming the
-// external agent, runs the `whenDead` callbacks and answers later work at once; a silent peer is cut off by the
-// heartbeat timeout.
+// ExecutorProcess::attach (orchestrator/executor/include/executor/ExecutorClient.h): the scheduler's side of
+// an external agent's session on a connected socket. The test plays the agent on the other end of a
+// socketpair: a result comes back to its request; a closed connection fails in-flight work as `unavailable`
+// naming the external agent, runs the `whenDead` callbacks and answers later work at once; a silent peer is
+// cut off by the heartbeat timeout.
 #include "executor/ExecutorClient.h"
 
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
-
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
+#include <unistd.h>
 
 using namespace inm::executor;
 namespace asio = boost::asio;
@@ -55,9 +54,11 @@ struct Session {
   explicit Session(ExecutorOptions options = {}) {
     int sv[2];
     EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    proc = ExecutorProcess::attach(ioc.get_executor(), "external-1", sv[0], options, nullptr, "external agent ext1");
+    proc = ExecutorProcess::attach(ioc.get_executor(), "external-1", sv[0], options, nullptr,
+                                   "external agent ext1");
     peer.fd = sv[1];
-    auto guard = std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(ioc.get_executor());
+    auto guard =
+        std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(ioc.get_executor());
     work = guard;
     runner = std::thread([this] { ioc.run(); });
   }
@@ -78,7 +79,7 @@ DeployRequest request(const std::string& actionId) {
   return r;
 }
 
-}  // namespace
+} // namespace
 
 TEST(ExecutorAttach, ResultTravelsBack) {
   Session s;
@@ -104,13 +105,13 @@ TEST(ExecutorAttach, ResultTravelsBack) {
 
 TEST(ExecutorAttach, ClosedConnectionFailsInFlightWorkAsUnavailable) {
   Session s;
-  s.peer.read();  // hello
+  s.peer.read(); // hello
   std::promise<ActionResult> inFlight;
   std::promise<void> dead;
   s.proc->whenDead([&] { dead.set_value(); });
   s.proc->deploy({request("a1")}, [&](const ActionResult& r) { inFlight.set_value(r); });
   ASSERT_EQ(s.peer.readWork()["type"], "deploy");
-  ::close(s.peer.fd);  // the agent is gone
+  ::close(s.peer.fd); // the agent is gone
   s.peer.fd = -1;
   auto f = inFlight.get_future();
   ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -139,7 +140,7 @@ TEST(ExecutorAttach, SilentPeerIsCutOffByTheHeartbeatTimeout) {
   Session s(o);
   std::promise<ActionResult> inFlight;
   s.proc->deploy({request("a1")}, [&](const ActionResult& r) { inFlight.set_value(r); });
-  auto f = inFlight.get_future();  // the peer never reads nor answers
+  auto f = inFlight.get_future(); // the peer never reads nor answers
   ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   ActionResult r = f.get();
   EXPECT_EQ(r.status, "unavailable");

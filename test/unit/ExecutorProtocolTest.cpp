@@ -9,7 +9,7 @@ using namespace inm::executor;
 TEST(ExecutorProtocol, FramesSurviveArbitrarySplits) {
   std::string bytes = encodeFrame(Json{{"type", "hello"}, {"protocol", 1}}) +
                       encodeFrame(Json{{"type", "heartbeat"}, {"seq", 2}});
-  ASSERT_EQ(bytes.substr(0, 4), std::string("\0\0\0\x1d", 4));  // 4-byte big-endian body length
+  ASSERT_EQ(bytes.substr(0, 4), std::string("\0\0\0\x1d", 4)); // 4-byte big-endian body length
   for (size_t cut = 0; cut <= bytes.size(); ++cut) {
     FrameDecoder d;
     d.feed(bytes.data(), cut);

@@ -34,7 +34,7 @@ TEST(ExportDependenciesTest, PlainStringPrefixQuirk) {
   std::vector<PathResource> rs = {{7, true, "/app"}, {7, false, "/app2/x"}, {7, false, "/ap"}};
   Edges e;
   dirBeforeFile(rs, e);
-  EXPECT_EQ(sorted(e), (Edges{{1, 0}}));  // "/app2/x" starts with "/app"; "/ap" does not
+  EXPECT_EQ(sorted(e), (Edges{{1, 0}})); // "/app2/x" starts with "/app"; "/ap" does not
 }
 
 TEST(ExportDependenciesTest, OnlySameHost) {

@@ -8,7 +8,6 @@
 #include "exporter/ResourceRegistry.h"
 
 #include <gtest/gtest.h>
-
 #include <llvm/Support/raw_ostream.h>
 
 namespace inm::exporter {
@@ -97,7 +96,9 @@ ExportResult run(const runtime::Model& model, const ResourceRegistry& registry, 
   return r;
 }
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 /// test::Host(name), test::Thing(name, value, host, requires, managed) registered as a managed resource.
 struct ExportModelTest : ::testing::Test {
@@ -107,8 +108,8 @@ struct ExportModelTest : ::testing::Test {
   void SetUp() override {
     entityRoot = tp.entity("std::Entity", {}, {"requires", "provides"});
     host = tp.entity("test::Host", {entityRoot}, {"name"});
-    thing = tp.entity("test::Thing", {entityRoot}, {"name", "value", "host", "managed", "send_event", "purged",
-                                                    "purge_on_delete"});
+    thing = tp.entity("test::Thing", {entityRoot},
+                      {"name", "value", "host", "managed", "send_event", "purged", "purge_on_delete"});
     special = tp.entity("test::SpecialThing", {thing}, {"extra"});
     group = tp.entity("test::Group", {entityRoot}, {"name"});
     resourceSet = tp.entity("std::ResourceSet", {entityRoot}, {"name", "resources"});
@@ -119,10 +120,14 @@ struct ExportModelTest : ::testing::Test {
     return m.make(host, {{"name", m.str(name)}, {"requires", m.list({})}});
   }
   InstanceId makeThing(TinyModel& m, InstanceId h, const char* name, Value value, ir::EntityId e = {}) {
-    std::vector<std::pair<std::string, Value>> values = {
-        {"name", m.str(name)}, {"value", value}, {"host", Value::instance(h)}, {"requires", m.list({})},
-        {"managed", Value::boolean(true)}, {"send_event", Value::boolean(false)},
-        {"purged", Value::boolean(false)}, {"purge_on_delete", Value::boolean(false)}};
+    std::vector<std::pair<std::string, Value>> values = {{"name", m.str(name)},
+                                                         {"value", value},
+                                                         {"host", Value::instance(h)},
+                                                         {"requires", m.list({})},
+                                                         {"managed", Value::boolean(true)},
+                                                         {"send_event", Value::boolean(false)},
+                                                         {"purged", Value::boolean(false)},
+                                                         {"purge_on_delete", Value::boolean(false)}};
     if (e == special) values.push_back({"extra", Value::null()});
     return m.make(e.valid() ? e : thing, values);
   }
@@ -133,14 +138,16 @@ TEST(ExportRegistryTest, RejectsReservedAndDuplicateFields) {
   EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"id", {}}}))));
   EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"_private", {}}}))));
   EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"x", {}}, {"x", {}}}))));
-  EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"send_event", {}}}))));  // base field
-  EXPECT_FALSE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"z", {}}, {"a", {}}}, BaseFields{true, true}))));
-  EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {}))));  // registered twice
+  EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {{"send_event", {}}})))); // base field
+  EXPECT_FALSE(bool(
+      llvm::errorToBool(r.add("a::B", "agent", "name", {{"z", {}}, {"a", {}}}, BaseFields{true, true}))));
+  EXPECT_TRUE(bool(llvm::errorToBool(r.add("a::B", "agent", "name", {})))); // registered twice
   const ResourceType* t = r.find("a::B");
   ASSERT_NE(t, nullptr);
   std::vector<std::string> names;
   for (const FieldSpec& f : t->fields) names.push_back(f.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"a", "managed", "purge_on_delete", "purged", "send_event", "z"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"a", "managed", "purge_on_delete", "purged", "send_event", "z"}));
   EXPECT_TRUE(t->managed);
 }
 
@@ -195,11 +202,11 @@ TEST_F(ExportModelTest, WritesSortedResourcesWithSortedKeys) {
   ASSERT_EQ(r.errors, 0u);
   EXPECT_EQ(r.summary.resources, 2u);
   EXPECT_EQ(r.summary.agents, 1u);
-  EXPECT_TRUE(contains(r.text,
-                       "    {\"id\": \"test::Thing[h1,name=a],v=7\", \"managed\": true, \"name\": \"a\", "
-                       "\"purge_on_delete\": false, \"purged\": false, \"requires\": [], \"send_event\": false, "
-                       "\"undefined\": false, \"value\": \"x\\\"y\", \"version\": 7},\n"
-                       "    {\"id\": \"test::Thing[h1,name=b],v=7\""))
+  EXPECT_TRUE(contains(
+      r.text, "    {\"id\": \"test::Thing[h1,name=a],v=7\", \"managed\": true, \"name\": \"a\", "
+              "\"purge_on_delete\": false, \"purged\": false, \"requires\": [], \"send_event\": false, "
+              "\"undefined\": false, \"value\": \"x\\\"y\", \"version\": 7},\n"
+              "    {\"id\": \"test::Thing[h1,name=b],v=7\""))
       << r.text;
   EXPECT_TRUE(contains(r.text, "\"agents\": [\"h1\"]")) << r.text;
   EXPECT_TRUE(contains(r.text, "\"format_version\": 1")) << r.text;
@@ -227,9 +234,11 @@ TEST_F(ExportModelTest, ManagedFalseAndMapperIgnoreDropResourceAndEdges) {
   ResourceRegistry reg;
   ASSERT_FALSE(bool(reg.add("test::Thing", "host.name", "name",
                             {{"name", {}},
-                             {"value", [](MapperContext& ctx, InstanceId inst) {
+                             {"value",
+                              [](MapperContext& ctx, InstanceId inst) {
                                 const Value* v = ctx.attr(inst, "value");
-                                if (v && v->kind == runtime::ValueKind::Int && v->i < 0) return FieldResult::ignore();
+                                if (v && v->kind == runtime::ValueKind::Int && v->i < 0)
+                                  return FieldResult::ignore();
                                 return FieldResult::ok(ctx.str("mapped"));
                               }}},
                             BaseFields{true, true})));
@@ -299,7 +308,8 @@ TEST_F(ExportModelTest, ResourceSets) {
   InstanceId h = makeHost(m, "h1");
   InstanceId a = makeThing(m, h, "a", Value::integer(1));
   InstanceId b = makeThing(m, h, "b", Value::integer(1));
-  m.make(resourceSet, {{"name", m.str("set-b")}, {"resources", m.list({Value::instance(b), Value::instance(a)})},
+  m.make(resourceSet, {{"name", m.str("set-b")},
+                       {"resources", m.list({Value::instance(b), Value::instance(a)})},
                        {"requires", m.list({})}});
   m.make(resourceSet, {{"name", m.str("empty")}, {"resources", m.list({})}, {"requires", m.list({})}});
   ExportResult r = run(m.model, registry);
@@ -308,8 +318,8 @@ TEST_F(ExportModelTest, ResourceSets) {
                                "[\"test::Thing[h1,name=a]\", \"test::Thing[h1,name=b]\"]\n  },"))
       << r.text;
 
-  m.make(resourceSet, {{"name", m.str("other")}, {"resources", m.list({Value::instance(a)})},
-                       {"requires", m.list({})}});
+  m.make(resourceSet,
+         {{"name", m.str("other")}, {"resources", m.list({Value::instance(a)})}, {"requires", m.list({})}});
   ExportResult twice = run(m.model, registry);
   EXPECT_EQ(twice.errors, 1u);
   EXPECT_TRUE(contains(twice.diags[0].message, "is in two resource sets")) << twice.diags[0].message;
@@ -317,9 +327,13 @@ TEST_F(ExportModelTest, ResourceSets) {
 
 TEST_F(ExportModelTest, AgentPathErrors) {
   TinyModel m(tp.program);
-  InstanceId t = m.make(thing, {{"name", m.str("x")}, {"value", Value::integer(1)}, {"host", Value::null()},
-                                {"requires", m.list({})}, {"managed", Value::boolean(true)},
-                                {"send_event", Value::boolean(false)}, {"purged", Value::boolean(false)},
+  InstanceId t = m.make(thing, {{"name", m.str("x")},
+                                {"value", Value::integer(1)},
+                                {"host", Value::null()},
+                                {"requires", m.list({})},
+                                {"managed", Value::boolean(true)},
+                                {"send_event", Value::boolean(false)},
+                                {"purged", Value::boolean(false)},
                                 {"purge_on_delete", Value::boolean(false)}});
   (void)t;
   ExportResult r = run(m.model, registry);
@@ -347,7 +361,8 @@ const Mapper& stdMapper(const char* entity, const char* field) {
 TEST(ExportStdMappersTest, FileHashWithPrefixAndSuffix) {
   TinyProgram tp;
   ir::EntityId content = tp.entity("std::Content", {}, {"value", "sorting_key"});
-  ir::EntityId file = tp.entity("std::File", {}, {"content", "prefix_content", "suffix_content", "content_seperator"});
+  ir::EntityId file =
+      tp.entity("std::File", {}, {"content", "prefix_content", "suffix_content", "content_seperator"});
   TinyModel m(tp.program);
   InstanceId p1 = m.make(content, {{"value", m.str("second")}, {"sorting_key", m.str("b")}});
   InstanceId p2 = m.make(content, {{"value", m.str("zfirst")}, {"sorting_key", m.str("a")}});
@@ -357,8 +372,10 @@ TEST(ExportStdMappersTest, FileHashWithPrefixAndSuffix) {
                                {"prefix_content", m.list({Value::instance(p1), Value::instance(p2)})},
                                {"suffix_content", m.list({Value::instance(s1), Value::instance(s2)})},
                                {"content_seperator", m.str(";")}});
-  InstanceId plain = m.make(file, {{"content", m.str("just this")}, {"prefix_content", m.list({})},
-                                   {"suffix_content", m.list({})}, {"content_seperator", m.str(";")}});
+  InstanceId plain = m.make(file, {{"content", m.str("just this")},
+                                   {"prefix_content", m.list({})},
+                                   {"suffix_content", m.list({})},
+                                   {"content_seperator", m.str(";")}});
   runtime::ValueArena arena;
   FileStore files;
   MapperContext ctx(m.model, arena, files);
@@ -374,8 +391,10 @@ TEST(ExportStdMappersTest, FileHashWithPrefixAndSuffix) {
   EXPECT_EQ(files.size(), 2u);
 
   InstanceId unknownPart = m.make(content, {{"value", Value::unknown()}, {"sorting_key", Value::null()}});
-  InstanceId g = m.make(file, {{"content", m.str("c")}, {"prefix_content", m.list({Value::instance(unknownPart)})},
-                               {"suffix_content", m.list({})}, {"content_seperator", m.str(";")}});
+  InstanceId g = m.make(file, {{"content", m.str("c")},
+                               {"prefix_content", m.list({Value::instance(unknownPart)})},
+                               {"suffix_content", m.list({})},
+                               {"content_seperator", m.str(";")}});
   EXPECT_TRUE(hash(ctx, g).value.isUnknown());
   EXPECT_EQ(files.size(), 2u);
 }

@@ -58,11 +58,12 @@ class FakeHandler : public CRUDHandler {
 };
 
 Resource desired(const std::string& value, bool purged = false, bool reportOnly = false) {
-  return Resource::fromId("test::Thing[agent1,name=a],v=3",
-                          Json{{"name", "a"}, {"value", value}, {"purged", purged}, {"report_only", reportOnly}});
+  return Resource::fromId(
+      "test::Thing[agent1,name=a],v=3",
+      Json{{"name", "a"}, {"value", value}, {"purged", purged}, {"report_only", reportOnly}});
 }
 
-}  // namespace
+} // namespace
 
 TEST(HandlerApi, ResourceIdParts) {
   Resource r = desired("x");
@@ -107,7 +108,7 @@ TEST(HandlerApi, NoChangeIsDeployedWithoutWrite) {
 }
 
 TEST(HandlerApi, PurgedHandling) {
-  {  // existing + desired purged => delete
+  { // existing + desired purged => delete
     FakeWorld w{true, "x"};
     FakeHandler h(w);
     HandlerContext ctx("a", false);
@@ -116,7 +117,7 @@ TEST(HandlerApi, PurgedHandling) {
     EXPECT_FALSE(w.exists);
     EXPECT_EQ(ctx.changes()["purged"], (Json{{"current", false}, {"desired", true}}));
   }
-  {  // absent + desired purged => nothing, deployed
+  { // absent + desired purged => nothing, deployed
     FakeWorld w;
     FakeHandler h(w);
     HandlerContext ctx("a", false);
@@ -142,7 +143,7 @@ TEST(HandlerApi, ReportOnly) {
   FakeWorld w{true, "old"};
   FakeHandler h(w);
   HandlerContext ctx("a", false);
-  h.deploy(ctx, desired("new", false, true), {{"dep", "failed"}});  // report_only bypasses the gate
+  h.deploy(ctx, desired("new", false, true), {{"dep", "failed"}}); // report_only bypasses the gate
   EXPECT_EQ(ctx.status(), ResourceState::NonCompliant);
   EXPECT_EQ(w.value, "old");
   HandlerContext ctx2("b", false);
@@ -163,7 +164,7 @@ TEST(HandlerApi, ExceptionBecomesFailedWithTraceback) {
   ASSERT_TRUE(last.kwargs.contains("traceback"));
   EXPECT_NE(last.kwargs["traceback"].get<std::string>().find("std::runtime_error"), std::string::npos);
   EXPECT_NE(last.kwargs["traceback"].get<std::string>().find("in read_resource"), std::string::npos);
-  EXPECT_EQ(w.calls.back(), "post");  // post always runs
+  EXPECT_EQ(w.calls.back(), "post"); // post always runs
 }
 
 TEST(HandlerApi, SkipSignals) {
@@ -197,11 +198,13 @@ TEST(HandlerApi, DependencyGate) {
     FakeWorld w;
     FakeHandler h(w);
     HandlerContext ctx("a", false);
-    h.deploy(ctx, desired("v"), {{"test::Thing[agent1,name=dep]", "deployed"}, {"test::Thing[agent1,name=x]", state}});
+    h.deploy(ctx, desired("v"),
+             {{"test::Thing[agent1,name=dep]", "deployed"}, {"test::Thing[agent1,name=x]", state}});
     EXPECT_EQ(ctx.status(), ResourceState::SkippedForDependency) << state;
     EXPECT_TRUE(w.calls.empty()) << state;
     ASSERT_FALSE(ctx.logs().empty());
-    EXPECT_NE(ctx.logs().back().msg.find("test::Thing[agent1,name=x]"), std::string::npos) << ctx.logs().back().msg;
+    EXPECT_NE(ctx.logs().back().msg.find("test::Thing[agent1,name=x]"), std::string::npos)
+        << ctx.logs().back().msg;
   }
   FakeWorld w;
   FakeHandler h(w);
@@ -221,7 +224,7 @@ class ReloadHandler : public CRUDHandler {
   bool canReload() const override { return true; }
   void doReload(HandlerContext&, const Resource&) override { ++reloads; }
 };
-}  // namespace
+} // namespace
 
 TEST(HandlerApi, ReloadOnlyWhenDependencyChanged) {
   ReloadHandler h;
@@ -271,7 +274,8 @@ TEST(HandlerContext, UpdateChangesForms) {
 
 TEST(HandlerContext, StructuredLogs) {
   HandlerContext ctx("a", false);
-  ctx.info("Creating %(name)s with %(count)d items (%(flag)r) 100%%", {{"name", "lb"}, {"count", 3}, {"flag", true}});
+  ctx.info("Creating %(name)s with %(count)d items (%(flag)r) 100%%",
+           {{"name", "lb"}, {"count", 3}, {"flag", true}});
   const LogLine& l = ctx.logs().back();
   EXPECT_EQ(l.msg, "Creating lb with 3 items (True) 100%");
   EXPECT_EQ(l.kwargs["name"], "lb");
@@ -306,7 +310,10 @@ TEST(HandlerRegistry, LastRegistrationWins) {
   EXPECT_TRUE(reg.has("std::testing::NullResource"));
   EXPECT_EQ(reg.create("nope::Nothing"), nullptr);
   int made = 0;
-  reg.add("std::File", [&]() -> std::unique_ptr<HandlerAPI> { ++made; return std::make_unique<ReloadHandler>(); });
+  reg.add("std::File", [&]() -> std::unique_ptr<HandlerAPI> {
+    ++made;
+    return std::make_unique<ReloadHandler>();
+  });
   auto h = reg.create("std::File");
   EXPECT_EQ(made, 1);
   EXPECT_TRUE(h->canReload());
@@ -326,7 +333,7 @@ class FactsHandler : public CRUDHandler {
     return Json{{"ip", "10.0.0.1"}};
   }
 };
-}  // namespace
+} // namespace
 
 TEST(HandlerApi, CheckFacts) {
   FactsHandler h;

@@ -1,5 +1,5 @@
-// The handler `@cache` (orchestrator/executor/include/executor/Cache.h) with an injected clock: keys, fixed and
-// sliding expiry, the 60 s default, call_on_delete exactly once, cache_none and one computation per key.
+// The handler `@cache` (orchestrator/executor/include/executor/Cache.h) with an injected clock: keys, fixed
+// and sliding expiry, the 60 s default, call_on_delete exactly once, cache_none and one computation per key.
 #include "executor/Cache.h"
 #include "executor/HandlerContext.h"
 
@@ -14,9 +14,11 @@ using namespace inm::executor;
 namespace {
 struct FakeClock {
   double now = 1000;
-  HandlerCache::Clock fn() { return [this] { return now; }; }
+  HandlerCache::Clock fn() {
+    return [this] { return now; };
+  }
 };
-}  // namespace
+} // namespace
 
 TEST(HandlerCache, KeyUsesUnversionedResourceId) {
   Resource v1 = Resource::fromId("std::File[h,path=/a],v=1", Json::object());
@@ -34,7 +36,7 @@ TEST(HandlerCache, DefaultIsSixtySecondsAfterLastAccess) {
   auto f = [&] { return ++computed; };
   EXPECT_EQ(cache.getAs<int>("k", {}, f), 1);
   clock.now += 50;
-  EXPECT_EQ(cache.getAs<int>("k", {}, f), 1);  // refreshes last access
+  EXPECT_EQ(cache.getAs<int>("k", {}, f), 1); // refreshes last access
   clock.now += 50;
   EXPECT_EQ(cache.getAs<int>("k", {}, f), 1);
   clock.now += 61;
@@ -51,7 +53,7 @@ TEST(HandlerCache, EvictAfterCreationIsFixed) {
   cache.getAs<int>("k", o, f);
   clock.now += 6;
   cache.getAs<int>("k", o, f);
-  clock.now += 6;  // 12 s after creation though accessed 6 s ago
+  clock.now += 6; // 12 s after creation though accessed 6 s ago
   EXPECT_EQ(cache.getAs<int>("k", o, f), 2);
 }
 
@@ -79,13 +81,13 @@ TEST(HandlerCache, CallOnDeleteOnceOnEvictionAndOnClear) {
     cache.getAs<int>("a", o, [] { return 1; });
     cache.getAs<int>("b", o, [] { return 2; });
     clock.now += 3;
-    cache.getAs<int>("b", o, [] { return 99; });  // b stays fresh
+    cache.getAs<int>("b", o, [] { return 99; }); // b stays fresh
     clock.now += 3;
     EXPECT_EQ(cache.cleanup(), 1u);
     EXPECT_EQ(deleted, std::vector<int>{1});
     EXPECT_EQ(cache.cleanup(), 0u);
     EXPECT_EQ(cache.size(), 1u);
-  }  // executor stop: b deleted once
+  } // executor stop: b deleted once
   EXPECT_EQ(deleted, (std::vector<int>{1, 2}));
 }
 
@@ -95,18 +97,31 @@ TEST(HandlerCache, CacheNone) {
   int computed = 0;
   CacheOptions o;
   o.cacheNone = false;
-  cache.get("k", o, [&] { ++computed; return std::any(); });
-  cache.get("k", o, [&] { ++computed; return std::any(); });
+  cache.get("k", o, [&] {
+    ++computed;
+    return std::any();
+  });
+  cache.get("k", o, [&] {
+    ++computed;
+    return std::any();
+  });
   EXPECT_EQ(computed, 2);
   CacheOptions keep;
-  cache.get("n", keep, [&] { ++computed; return std::any(); });
-  cache.get("n", keep, [&] { ++computed; return std::any(); });
+  cache.get("n", keep, [&] {
+    ++computed;
+    return std::any();
+  });
+  cache.get("n", keep, [&] {
+    ++computed;
+    return std::any();
+  });
   EXPECT_EQ(computed, 3);
 }
 
 TEST(HandlerCache, ExceptionStoresNothing) {
   HandlerCache cache;
-  EXPECT_THROW(cache.get("k", {}, []() -> std::any { throw std::runtime_error("boom"); }), std::runtime_error);
+  EXPECT_THROW(cache.get("k", {}, []() -> std::any { throw std::runtime_error("boom"); }),
+               std::runtime_error);
   EXPECT_EQ(cache.size(), 0u);
   EXPECT_EQ(cache.getAs<int>("k", {}, [] { return 4; }), 4);
 }

@@ -8,7 +8,8 @@ using namespace inm::plan;
 
 namespace {
 
-Intent R(const std::string& name, const std::string& hash, std::vector<std::string> reqs = {}, bool undef = false) {
+Intent R(const std::string& name, const std::string& hash, std::vector<std::string> reqs = {},
+         bool undef = false) {
   Intent i;
   i.id = "t::R[a,name=" + name + "]";
   i.agent = "a";
@@ -24,41 +25,40 @@ ManagedIntent managed(std::vector<Intent> v) {
   return m;
 }
 
-}  // namespace
+} // namespace
 
 TEST(PlanTest, FirstVersionIsAllNew) {
   auto cs = foldVersions({}, 0, {{1, {R("a", "h1"), R("b", "h2", {"a"})}}});
-  EXPECT_EQ(cs.dump(),
-            "fold 0 -> 1 (versions 1)\n"
-            "NEW       t::R[a,name=a] hash=h1\n"
-            "NEW       t::R[a,name=b] hash=h2\n"
-            "EDGE+     t::R[a,name=b] requires t::R[a,name=a]\n"
-            "unchanged 0\n");
+  EXPECT_EQ(cs.dump(), "fold 0 -> 1 (versions 1)\n"
+                       "NEW       t::R[a,name=a] hash=h1\n"
+                       "NEW       t::R[a,name=b] hash=h2\n"
+                       "EDGE+     t::R[a,name=b] requires t::R[a,name=a]\n"
+                       "unchanged 0\n");
 }
 
 TEST(PlanTest, GoldenMixedChangeSet) {
-  auto m = managed({R("keep", "k"), R("chg", "c1"), R("gone", "g"), R("def", "d", {}, true), R("req", "r", {"keep"})});
-  auto cs = foldVersions(m, 4,
-                         {{5, {R("keep", "k"), R("chg", "c2"), R("def", "d"), R("req", "r", {"chg"}), R("new", "n")}}});
-  EXPECT_EQ(cs.dump(),
-            "fold 4 -> 5 (versions 5)\n"
-            "NEW       t::R[a,name=new] hash=n\n"
-            "UPDATED   t::R[a,name=chg] hash=c2\n"
-            "UPDATED   t::R[a,name=def] hash=d\n"
-            "DELETED   t::R[a,name=gone]\n"
-            "EDGE+     t::R[a,name=req] requires t::R[a,name=chg]\n"
-            "EDGE-     t::R[a,name=req] requires t::R[a,name=keep]\n"
-            "unchanged 2\n");
+  auto m = managed(
+      {R("keep", "k"), R("chg", "c1"), R("gone", "g"), R("def", "d", {}, true), R("req", "r", {"keep"})});
+  auto cs = foldVersions(
+      m, 4, {{5, {R("keep", "k"), R("chg", "c2"), R("def", "d"), R("req", "r", {"chg"}), R("new", "n")}}});
+  EXPECT_EQ(cs.dump(), "fold 4 -> 5 (versions 5)\n"
+                       "NEW       t::R[a,name=new] hash=n\n"
+                       "UPDATED   t::R[a,name=chg] hash=c2\n"
+                       "UPDATED   t::R[a,name=def] hash=d\n"
+                       "DELETED   t::R[a,name=gone]\n"
+                       "EDGE+     t::R[a,name=req] requires t::R[a,name=chg]\n"
+                       "EDGE-     t::R[a,name=req] requires t::R[a,name=keep]\n"
+                       "unchanged 2\n");
 }
 
-// §17.5: v10 drops x, v11 re-adds it unchanged; folded together, x is NEW (fresh state) despite the equal hash.
+// §17.5: v10 drops x, v11 re-adds it unchanged; folded together, x is NEW (fresh state) despite the equal
+// hash.
 TEST(PlanTest, DeletedAndReaddedInsideTheBatchIsNew) {
   auto m = managed({R("x", "hx"), R("y", "hy")});
   auto cs = foldVersions(m, 9, {{10, {R("y", "hy")}}, {11, {R("x", "hx"), R("y", "hy")}}});
-  EXPECT_EQ(cs.dump(),
-            "fold 9 -> 11 (versions 10 11)\n"
-            "NEW       t::R[a,name=x] hash=hx\n"
-            "unchanged 1\n");
+  EXPECT_EQ(cs.dump(), "fold 9 -> 11 (versions 10 11)\n"
+                       "NEW       t::R[a,name=x] hash=hx\n"
+                       "unchanged 1\n");
   // Released one at a time, the same resource would be deleted then new; unchanged if never dropped.
   auto cs2 = foldVersions(m, 9, {{10, {R("x", "hx"), R("y", "hy")}}});
   EXPECT_TRUE(cs2.added.empty());

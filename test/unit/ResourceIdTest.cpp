@@ -87,18 +87,18 @@ TEST(ResourceIdTest, AttributeEscapes) {
 }
 
 TEST(ResourceIdTest, RejectsMalformedIds) {
-  EXPECT_NE(parseError("File[h,path=/x]"), "");            // no namespace
-  EXPECT_NE(parseError("std::File(h,path=/x)"), "");       // no '['
-  EXPECT_NE(parseError("std::File[h path=/x]"), "");       // no ','
-  EXPECT_NE(parseError("std::File[h,path/x]"), "");        // no '='
-  EXPECT_NE(parseError("std::File[h,path=/x"), "");        // no ']'
-  EXPECT_NE(parseError("std::File[h,path=/x],v="), "");    // empty version
-  EXPECT_NE(parseError("std::File[h,path=/x],v=1a"), "");  // junk version
-  EXPECT_NE(parseError("std::File[h,path=/x]x"), "");      // junk after ']'
-  EXPECT_NE(parseError("std::File[,path=/x]"), "");        // empty agent
-  EXPECT_NE(parseError("std::File[h,path=]"), "");         // empty value
-  EXPECT_NE(parseError("std::File[h,path=/x\\"), "");      // dangling escape
-  EXPECT_NE(parseError("std::[h,path=/x]"), "");           // empty class name
+  EXPECT_NE(parseError("File[h,path=/x]"), "");           // no namespace
+  EXPECT_NE(parseError("std::File(h,path=/x)"), "");      // no '['
+  EXPECT_NE(parseError("std::File[h path=/x]"), "");      // no ','
+  EXPECT_NE(parseError("std::File[h,path/x]"), "");       // no '='
+  EXPECT_NE(parseError("std::File[h,path=/x"), "");       // no ']'
+  EXPECT_NE(parseError("std::File[h,path=/x],v="), "");   // empty version
+  EXPECT_NE(parseError("std::File[h,path=/x],v=1a"), ""); // junk version
+  EXPECT_NE(parseError("std::File[h,path=/x]x"), "");     // junk after ']'
+  EXPECT_NE(parseError("std::File[,path=/x]"), "");       // empty agent
+  EXPECT_NE(parseError("std::File[h,path=]"), "");        // empty value
+  EXPECT_NE(parseError("std::File[h,path=/x\\"), "");     // dangling escape
+  EXPECT_NE(parseError("std::[h,path=/x]"), "");          // empty class name
   EXPECT_NE(parseError("std::File[h,path=/x]").find(""), std::string::npos);
   EXPECT_NE(parseError("nope").find("invalid resource id 'nope'"), std::string::npos);
 }

@@ -1,7 +1,7 @@
 // Unit tests for the scheduler state machine (orchestrator/scheduler) with a fake executor and a fake clock:
-// the ten hard parts of orchestrator.md §17, priorities (§6.1), ordering (§6.3), events (§6.6), timers (§6.7),
-// user deploy/repair (§6.8), pause/halt, parallelism, batching, dry-run and facts. Deterministic and fast: the
-// fake executor only records work; a test decides when and how each item finishes.
+// the ten hard parts of orchestrator.md §17, priorities (§6.1), ordering (§6.3), events (§6.6), timers
+// (§6.7), user deploy/repair (§6.8), pause/halt, parallelism, batching, dry-run and facts. Deterministic and
+// fast: the fake executor only records work; a test decides when and how each item finishes.
 #include "scheduler/Scheduler.h"
 
 // Spec{"name"} aggregates leave the later fields at their defaults on purpose.
@@ -48,9 +48,9 @@ class SchedulerTest : public ::testing::Test {
   FakeExecutor exec;
   int uuids = 0;
   std::unique_ptr<SchedulerState> s;
-  std::vector<std::string> log;             // resource ids in the order their deploys started
-  std::map<std::string, int> deploys;       // finished deploys per resource
-  std::map<std::string, bool> failing;      // NullResource `fail` per resource
+  std::vector<std::string> log;        // resource ids in the order their deploys started
+  std::map<std::string, int> deploys;  // finished deploys per resource
+  std::map<std::string, bool> failing; // NullResource `fail` per resource
 
   void SetUp() override {
     s = std::make_unique<SchedulerState>(exec, clock, [this] { return "action-" + std::to_string(++uuids); });
@@ -64,8 +64,10 @@ class SchedulerTest : public ::testing::Test {
     i.hash = sp.hash;
     i.undefined = sp.undefined;
     for (auto& r : sp.reqs) i.requireIds.push_back(r.find('[') == std::string::npos ? rid(r) : r);
-    i.attributes = std::make_shared<nlohmann::json>(nlohmann::json{
-        {"send_event", sp.sendEvent}, {"receive_events", sp.receiveEvents}, {"fail", sp.fail}, {"name", sp.name}});
+    i.attributes = std::make_shared<nlohmann::json>(nlohmann::json{{"send_event", sp.sendEvent},
+                                                                   {"receive_events", sp.receiveEvents},
+                                                                   {"fail", sp.fail},
+                                                                   {"name", sp.name}});
     failing[i.id] = sp.fail;
     return i;
   }
@@ -109,7 +111,8 @@ class SchedulerTest : public ::testing::Test {
 
   // Finishes one pending item of `id` with `status` (or NullResource semantics when empty).
   void finish(const std::string& id, const std::string& status = "") {
-    auto it = std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+    auto it =
+        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
     ASSERT_NE(it, exec.pending.end()) << id << " is not running";
     WorkItem w = *it;
     exec.pending.erase(it);
@@ -148,7 +151,7 @@ class SchedulerTest : public ::testing::Test {
   }
 };
 
-}  // namespace
+} // namespace
 
 // ---------------------------------------------------------------- basics
 
@@ -175,7 +178,7 @@ TEST_F(SchedulerTest, OrderingAcrossAgentsAndParallelAgents) {
   auto p = pendingIds();
   std::sort(p.begin(), p.end());
   EXPECT_EQ(p, (std::vector<std::string>{rid("db", "dbhost"), rid("x", "other")}));
-  EXPECT_EQ(exec.batchSizes, std::vector<size_t>{2});  // one round trip for both
+  EXPECT_EQ(exec.batchSizes, std::vector<size_t>{2}); // one round trip for both
   finish(rid("db", "dbhost"));
   EXPECT_TRUE(isPending(rid("web", "webhost")));
 }
@@ -196,7 +199,7 @@ TEST_F(SchedulerTest, PerAgentParallelismLimit) {
 
 TEST_F(SchedulerTest, DefaultParallelismIsStrictlySerialPerAgent) {
   release(1, {{"a1"}, {"a2"}, {"b1", "b"}});
-  EXPECT_EQ(exec.pending.size(), 2u);  // one per agent
+  EXPECT_EQ(exec.pending.size(), 2u); // one per agent
 }
 
 TEST_F(SchedulerTest, BatchesManyAgentsInOneRoundTrip) {
@@ -229,19 +232,21 @@ TEST_F(SchedulerTest, ChangingOneOfManySchedulesExactlyOne) {
 // ---------------------------------------------------------------- §17.1 dependency fails
 
 TEST_F(SchedulerTest, HardPart1_DependencyFailsSkipsDownstreamAndRecovers) {
-  release(1, {{"db", "a", "h1", {}, false, true, /*fail=*/true}, {"app", "a", "h", {"db"}}, {"web", "a", "h", {"app"}}});
+  release(1, {{"db", "a", "h1", {}, false, true, /*fail=*/true},
+              {"app", "a", "h", {"db"}},
+              {"web", "a", "h", {"app"}}});
   runAll();
   EXPECT_EQ(v("db").lastResult, HandlerResult::Failed);
   EXPECT_TRUE(s->dirty(rid("db")));
   for (auto n : {"app", "web"}) {
-    EXPECT_EQ(v(n).lastResult, HandlerResult::Skipped) << n;           // skipped, not failed
-    EXPECT_EQ(v(n).blocked, Blocked::TemporarilyBlocked) << n;          // waits for its dependency
+    EXPECT_EQ(v(n).lastResult, HandlerResult::Skipped) << n;   // skipped, not failed
+    EXPECT_EQ(v(n).blocked, Blocked::TemporarilyBlocked) << n; // waits for its dependency
     EXPECT_FALSE(s->dirty(rid(n))) << n;
     ASSERT_TRUE(v(n).timerDue) << n;
-    EXPECT_EQ(*v(n).timerDue, clock.t + 86400s) << n;                   // repair timer only
+    EXPECT_EQ(*v(n).timerDue, clock.t + 86400s) << n; // repair timer only
   }
   ASSERT_TRUE(v("db").timerDue);
-  EXPECT_EQ(*v("db").timerDue, clock.t + 600s);                         // db retries on the deploy interval
+  EXPECT_EQ(*v("db").timerDue, clock.t + 600s); // db retries on the deploy interval
   // The deploy interval retries db, not app.
   advance(600s);
   EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("db")});
@@ -276,7 +281,10 @@ TEST_F(SchedulerTest, PlainSkipStaysDirtyAndRetriesOnDeployInterval) {
 // ---------------------------------------------------------------- §17.2 undefined
 
 TEST_F(SchedulerTest, HardPart2_UndefinedBlocksTransitively) {
-  release(1, {{"vm", "a", "h", {}, /*undefined=*/true}, {"dns", "a", "h", {"vm"}}, {"web", "a", "h", {"dns"}}, {"free"}});
+  release(1, {{"vm", "a", "h", {}, /*undefined=*/true},
+              {"dns", "a", "h", {"vm"}},
+              {"web", "a", "h", {"dns"}},
+              {"free"}});
   EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("free")});
   runAll();
   EXPECT_EQ(v("vm").compliance, Compliance::Undefined);
@@ -285,8 +293,8 @@ TEST_F(SchedulerTest, HardPart2_UndefinedBlocksTransitively) {
     EXPECT_FALSE(v(n).timerArmed) << n;
     EXPECT_FALSE(v(n).scheduled) << n;
   }
-  s->userDeploy({}, true);  // repair skips BLOCKED
-  advance(100000s);         // no timers
+  s->userDeploy({}, true); // repair skips BLOCKED
+  advance(100000s);        // no timers
   runAll();
   EXPECT_EQ(deploys.count(rid("dns")), 0u);
   // Only a new version unblocks them.
@@ -303,17 +311,17 @@ TEST_F(SchedulerTest, HardPart3_NewVersionDuringDeployFinishesStaleThenRedeploys
   ASSERT_EQ(pendingIds(), std::vector<std::string>{rid("f")});
   s->takeEffects();
   release(2, {{"f", "a", "h2"}, {"g", "a", "h", {"f"}}});
-  EXPECT_TRUE(exec.pending.size() == 1);  // no cancellation, nothing new starts beside it
+  EXPECT_TRUE(exec.pending.size() == 1); // no cancellation, nothing new starts beside it
   EXPECT_TRUE(v("f").running);
-  EXPECT_TRUE(v("f").scheduled);          // h2 queued behind the running h1
-  finish(rid("f"));                       // h1 finishes: stale
+  EXPECT_TRUE(v("f").scheduled); // h2 queued behind the running h1
+  finish(rid("f"));              // h1 finishes: stale
   auto e = s->takeEffects();
   ASSERT_EQ(e.finishes.size(), 1u);
   EXPECT_TRUE(e.finishes[0].stale);
-  EXPECT_EQ(e.finishes[0].deployedHash, "h1");  // DB hash stays the old one -> status `available`
+  EXPECT_EQ(e.finishes[0].deployedHash, "h1"); // DB hash stays the old one -> status `available`
   EXPECT_EQ(v("f").compliance, Compliance::HasUpdate);
   EXPECT_EQ(s->stats().staleResults, 1u);
-  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("f")});  // h2 next; g still waits for it
+  EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("f")}); // h2 next; g still waits for it
   EXPECT_EQ(exec.pending[0].reason, "a new version was released");
   finish(rid("f"));
   EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("g")});
@@ -329,7 +337,7 @@ TEST_F(SchedulerTest, HardPart4_VersionDuringLongRepairPromotesOnlyChanges) {
   release(1, specs);
   runAll();
   log.clear();
-  advance(86400s);  // every repair timer fires: 500 repair tasks, one running
+  advance(86400s); // every repair timer fires: 500 repair tasks, one running
   EXPECT_EQ(s->queuedDeploys(), 499u);
   EXPECT_EQ(v("r10").priority, Priority::IntervalRepair);
   // v9 changes 3, adds 2; one new resource requires a queued repair task.
@@ -347,7 +355,7 @@ TEST_F(SchedulerTest, HardPart4_VersionDuringLongRepairPromotesOnlyChanges) {
   EXPECT_EQ(firstFour, (std::set<std::string>{rid("r100"), rid("r200"), rid("r300"), rid("n1")}));
   auto pos = [&](const std::string& id) { return std::find(log.begin(), log.end(), id) - log.begin(); };
   EXPECT_GT(pos(rid("n2")), pos(rid("r499")));
-  EXPECT_EQ(log.size(), 502u);  // the other 495 still ran
+  EXPECT_EQ(log.size(), 502u); // the other 495 still ran
 }
 
 // ---------------------------------------------------------------- §17.5 two versions back to back
@@ -359,7 +367,7 @@ TEST_F(SchedulerTest, HardPart5_DroppedAndReaddedInOneStepIsNew) {
   s->takeEffects();
   releaseMany({{10, {{"y"}}}, {11, {{"x"}, {"y"}}}});
   EXPECT_EQ(s->managedVersion(), 11);
-  EXPECT_EQ(v("x").lastResult, HandlerResult::New);  // fresh state
+  EXPECT_EQ(v("x").lastResult, HandlerResult::New); // fresh state
   EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("x")});
   auto e = s->takeEffects();
   ASSERT_TRUE(e.version);
@@ -401,16 +409,16 @@ TEST_F(SchedulerTest, HardPart6_RestartRebuildsAndRedeploysWhatIsNotAtItsHash) {
   EXPECT_EQ(s->managedVersion(), 7);
   auto p = pendingIds();
   std::sort(p.begin(), p.end());
-  EXPECT_EQ(p, (std::vector<std::string>{rid("b")}));  // serial agent: one at a time
+  EXPECT_EQ(p, (std::vector<std::string>{rid("b")})); // serial agent: one at a time
   runAll();
-  EXPECT_EQ(deploys.count(rid("a")), 0u);  // compliant at its hash: untouched
+  EXPECT_EQ(deploys.count(rid("a")), 0u); // compliant at its hash: untouched
   EXPECT_EQ(deploys[rid("b")], 1);
   EXPECT_EQ(deploys[rid("c")], 1);
   EXPECT_EQ(deploys[rid("d")], 1);
   // d recovered (non-compliant -> deployed): e is unblocked and redeployed.
   EXPECT_EQ(deploys[rid("e")], 1);
   EXPECT_EQ(v("e").compliance, Compliance::Compliant);
-  EXPECT_EQ(v("a").priority, Priority::UserDeploy);  // never scheduled (default)
+  EXPECT_EQ(v("a").priority, Priority::UserDeploy); // never scheduled (default)
 }
 
 // ---------------------------------------------------------------- §17.7 removing is not deleting
@@ -426,7 +434,7 @@ TEST_F(SchedulerTest, HardPart7_DroppedResourceIsOrphanedNotTouched) {
   ASSERT_EQ(e.version->orphans.size(), 1u);
   EXPECT_EQ(e.version->orphans[0].resourceId, rid("r"));
   EXPECT_EQ(e.version->orphans[0].after, 3);
-  advance(200000s);  // no timer for an orphan
+  advance(200000s); // no timer for an orphan
   for (auto& w : exec.pending) EXPECT_NE(w.resourceId, rid("r"));
   // A reappearing orphan is a new resource.
   runAll();
@@ -436,9 +444,9 @@ TEST_F(SchedulerTest, HardPart7_DroppedResourceIsOrphanedNotTouched) {
 
 TEST_F(SchedulerTest, UndrainedVersionsMergeIntoOneWrite) {
   release(1, {{"a"}, {"b"}});
-  release(2, {{"a"}});             // b orphaned after 1
-  release(3, {{"a"}, {"c"}});      // c new
-  release(4, {{"a"}, {"c"}, {"b"}});  // b back: new, not an orphan
+  release(2, {{"a"}});               // b orphaned after 1
+  release(3, {{"a"}, {"c"}});        // c new
+  release(4, {{"a"}, {"c"}, {"b"}}); // b back: new, not an orphan
   auto e = s->takeEffects();
   ASSERT_TRUE(e.version);
   EXPECT_EQ(e.version->version, 4);
@@ -480,7 +488,9 @@ TEST_F(SchedulerTest, HardPart8_RequiresOnlyChangeRedeploysNothingButOrders) {
 // ---------------------------------------------------------------- §17.9 events
 
 TEST_F(SchedulerTest, HardPart9_EveryFinishedDeployForcesReceivers) {
-  release(1, {{"file"}, {"service", "a", "h", {"file"}}, {"deaf", "a", "h", {"file"}, false, true, false, false}});
+  release(
+      1,
+      {{"file"}, {"service", "a", "h", {"file"}}, {"deaf", "a", "h", {"file"}, false, true, false, false}});
   runAll();
   EXPECT_EQ(deploys[rid("service")], 1);
   // A no-change repair of file alone forces service (compliant), not `deaf` (receive_events=false).
@@ -490,16 +500,18 @@ TEST_F(SchedulerTest, HardPart9_EveryFinishedDeployForcesReceivers) {
   runAll();
   EXPECT_EQ(deploys[rid("service")], 2);
   // Direct: a repair deploy of just `file` (via its timer) forces service although service is compliant.
-  release(2, {{"file", "a", "h2"}, {"service", "a", "h", {"file"}}, {"deaf", "a", "h", {"file"}, false, true, false, false}});
+  release(2, {{"file", "a", "h2"},
+              {"service", "a", "h", {"file"}},
+              {"deaf", "a", "h", {"file"}, false, true, false, false}});
   int before = deploys[rid("service")];
   int deafBefore = deploys[rid("deaf")];
   runAll();
   EXPECT_EQ(deploys[rid("service")], before + 1);
-  EXPECT_EQ(deploys[rid("deaf")], deafBefore);  // receive_events=false and unchanged: not redeployed
+  EXPECT_EQ(deploys[rid("deaf")], deafBefore); // receive_events=false and unchanged: not redeployed
   // A failure forces too; a running receiver gets a fresh deploy after it.
   failing[rid("file")] = true;
-  s->userDeploy({}, true);  // file, service, deaf queued, serial agent
-  finish(rid("file"));      // failed -> event to service (already queued: no duplicate)
+  s->userDeploy({}, true); // file, service, deaf queued, serial agent
+  finish(rid("file"));     // failed -> event to service (already queued: no duplicate)
   runAll();
   EXPECT_EQ(v("service").blocked, Blocked::TemporarilyBlocked);
 }
@@ -515,9 +527,9 @@ TEST_F(SchedulerTest, HardPart9_EventToRunningReceiverQueuesFreshDeploy) {
   ASSERT_TRUE(isPending(rid("file")));
   finish(rid("file"));
   ASSERT_TRUE(isPending(rid("service")));
-  release(2, {{"file", "a", "h3"}, {"service", "a", "h", {"file"}}});  // file redeploys while service runs
+  release(2, {{"file", "a", "h3"}, {"service", "a", "h", {"file"}}}); // file redeploys while service runs
   EXPECT_TRUE(isPending(rid("file")));
-  finish(rid("file"));   // event: service is running -> fresh deploy queued after it
+  finish(rid("file")); // event: service is running -> fresh deploy queued after it
   EXPECT_TRUE(v("service").scheduled);
   finish(rid("service"));
   EXPECT_TRUE(isPending(rid("service")));
@@ -530,9 +542,9 @@ TEST_F(SchedulerTest, StaleDeployProducesNoEvents) {
   ASSERT_TRUE(isPending(rid("f")));
   release(2, {{"f", "a", "h2"}, {"g", "b", "h", {"f"}}});
   int g = deploys[rid("g", "b")];
-  finish(rid("f"));  // stale: no event
+  finish(rid("f")); // stale: no event
   EXPECT_FALSE(isPending(rid("g", "b")));
-  runAll();  // h2 deploys -> event -> g once
+  runAll(); // h2 deploys -> event -> g once
   EXPECT_EQ(deploys[rid("g", "b")], g + 1);
 }
 
@@ -545,7 +557,7 @@ TEST_F(SchedulerTest, HardPart10_PausedAgentHoldsDependentsIndefinitely) {
   advance(1000000s);
   EXPECT_TRUE(exec.pending.empty());
   EXPECT_TRUE(v(rid("port", "sw2")).scheduled);
-  EXPECT_EQ(v(rid("port", "sw2")).lastResult, HandlerResult::New);  // still `available`
+  EXPECT_EQ(v(rid("port", "sw2")).lastResult, HandlerResult::New); // still `available`
   s->setAgentPaused("sw1", false);
   runAll();
   EXPECT_EQ(log, (std::vector<std::string>{rid("switch", "sw1"), rid("port", "sw2")}));
@@ -554,7 +566,7 @@ TEST_F(SchedulerTest, HardPart10_PausedAgentHoldsDependentsIndefinitely) {
 TEST_F(SchedulerTest, PauseStopsAfterCurrentTaskAndKeepsQueue) {
   release(1, {{"a1"}, {"a2"}});
   s->setAgentPaused("a", true);
-  finish(rid("a1"));  // the running one finishes
+  finish(rid("a1")); // the running one finishes
   EXPECT_TRUE(exec.pending.empty());
   EXPECT_TRUE(v("a2").scheduled);
   s->setAgentPaused("a", false);
@@ -574,15 +586,15 @@ TEST_F(SchedulerTest, HaltStopsDispatchUntilResume) {
 TEST_F(SchedulerTest, RequeueKeepsBetterPriority) {
   release(1, {{"busy"}, {"x"}, {"y"}});
   runAll();
-  s->userDeploy({}, true);  // busy runs, x y queued at USER_REPAIR
+  s->userDeploy({}, true); // busy runs, x y queued at USER_REPAIR
   EXPECT_EQ(v("y").priority, Priority::UserRepair);
   release(2, {{"busy"}, {"x"}, {"y", "a", "h2"}});
   EXPECT_EQ(v("y").priority, Priority::NewVersionDeploy);
-  s->userDeploy({}, true);  // worse: kept
+  s->userDeploy({}, true); // worse: kept
   EXPECT_EQ(v("y").priority, Priority::NewVersionDeploy);
   log.clear();
   runAll();
-  EXPECT_EQ(log[1], rid("y"));  // jumps ahead of x
+  EXPECT_EQ(log[1], rid("y")); // jumps ahead of x
 }
 
 TEST_F(SchedulerTest, UserDeployScopesToAgents) {
@@ -602,7 +614,7 @@ TEST_F(SchedulerTest, RepairTimerReRunsCompliantResources) {
   advance(5s);
   EXPECT_EQ(pendingIds(), std::vector<std::string>{rid("bad", "b")});
   runAll();
-  advance(25s);  // ok's repair is due (bad keeps retrying every 5 s)
+  advance(25s); // ok's repair is due (bad keeps retrying every 5 s)
   ASSERT_TRUE(isPending(rid("ok")));
   EXPECT_EQ(exec.pending[0].resourceId, rid("ok"));
   EXPECT_EQ(exec.pending[0].reason, "the repair interval elapsed");
@@ -621,12 +633,12 @@ TEST_F(SchedulerTest, ZeroIntervalIsOff) {
 
 TEST_F(SchedulerTest, CronTicksDeployDirtyAndRepairAll) {
   Settings st;
-  st.deployInterval = *TimerSetting::parse("d", "*/10 * * * * *");  // every 10 s
+  st.deployInterval = *TimerSetting::parse("d", "*/10 * * * * *"); // every 10 s
   st.repairInterval = TimerSetting{0, std::nullopt};
   s->setSettings(st);
   release(1, {{"ok"}, {"bad", "b", "h", {}, false, false, true}});
   runAll();
-  EXPECT_FALSE(v(rid("bad", "b")).timerArmed);  // cron: a global tick, no per-resource timer
+  EXPECT_FALSE(v(rid("bad", "b")).timerArmed); // cron: a global tick, no per-resource timer
   ASSERT_TRUE(s->nextTimer());
   clock.t = *s->nextTimer();
   s->fireTimers();
@@ -646,7 +658,7 @@ TEST_F(SchedulerTest, DryrunRunsThatVersionsIntentWithoutOrderingOrStateChange) 
   runAll();
   s->takeEffects();
   s->requestDryrun("dr-1", 1, {intent({"a"}), intent({"b", "a", "h", {"a"}})});
-  EXPECT_EQ(exec.pending.size(), 1u);  // serial agent
+  EXPECT_EQ(exec.pending.size(), 1u); // serial agent
   EXPECT_EQ(exec.pending[0].kind, TaskKind::DryRun);
   exec.pending[0].resourceId = exec.pending[0].resourceId;
   WorkItem w = exec.pending[0];
@@ -701,8 +713,10 @@ TEST_F(SchedulerTest, BackpressureHoldsNewStartsUntilReleased) {
 namespace {
 
 // Finishes the one pending item of `id` as deployed with `change`; returns its dependencyChanged flag.
-bool finishWithChange(FakeExecutor& exec, SchedulerState& s, const std::string& id, const std::string& change) {
-  auto it = std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+bool finishWithChange(FakeExecutor& exec, SchedulerState& s, const std::string& id,
+                      const std::string& change) {
+  auto it =
+      std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
   EXPECT_NE(it, exec.pending.end()) << id << " is not running";
   if (it == exec.pending.end()) return false;
   WorkItem w = *it;
@@ -715,7 +729,7 @@ bool finishWithChange(FakeExecutor& exec, SchedulerState& s, const std::string& 
   return w.dependencyChanged;
 }
 
-}  // namespace
+} // namespace
 
 TEST_F(SchedulerTest, DependencyChangedOnlyWhenADependencyChangedSinceTheLastSuccess) {
   release(1, {{"file"}, {"service", "a", "h", {"file"}}});
@@ -746,14 +760,14 @@ TEST_F(SchedulerTest, DependencyChangedSurvivesARestart) {
   file.lastHandlerRunCompliant = service.lastHandlerRunCompliant = true;
   file.lastDeployedHash = service.lastDeployedHash = "h";
   service.lastSuccess = clock.t - 10s;
-  file.lastChangeStarted = clock.t - 5s;  // changed after service's last success, service not yet redeployed
+  file.lastChangeStarted = clock.t - 5s; // changed after service's last success, service not yet redeployed
   file.lastProducedEvents = clock.t - 5s;
   persisted[rid("file")] = file;
   persisted[rid("service")] = service;
   Spec fileSpec{"file"}, serviceSpec{"service", "a", "h", {"file"}};
   s->restore(1, {intent(fileSpec), intent(serviceSpec)}, persisted);
   s->startDeploying();
-  ASSERT_EQ(pendingIds(), std::vector<std::string>{rid("service")});  // dirty through the event (§6.6)
+  ASSERT_EQ(pendingIds(), std::vector<std::string>{rid("service")}); // dirty through the event (§6.6)
   EXPECT_TRUE(finishWithChange(exec, *s, rid("service"), "nochange"));
 }
 

@@ -1,20 +1,19 @@
-// The std handlers (orchestrator/executor/handlers/) against a temporary directory: File (fetch + verify, atomic
-// write, chmod only when needed, purge, missing user), Directory, Symlink, NullResource, AgentConfig, and the read
-// path of Package (dpkg) and Service (systemd) where this machine has them.
+// The std handlers (orchestrator/executor/handlers/) against a temporary directory: File (fetch + verify,
+// atomic write, chmod only when needed, purge, missing user), Directory, Symlink, NullResource, AgentConfig,
+// and the read path of Package (dpkg) and Service (systemd) where this machine has them.
 #include "executor/Handler.h"
 
 #include <gtest/gtest.h>
-
-#include <dirent.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdlib>
+#include <dirent.h>
 #include <fstream>
+#include <grp.h>
 #include <map>
+#include <pwd.h>
 #include <sstream>
+#include <unistd.h>
 
 using namespace inm::executor;
 
@@ -52,8 +51,10 @@ class StdHandlers : public ::testing::Test {
     EXPECT_NE(h, nullptr) << r.type;
     h->attach(&services);
     HandlerContext ctx("action", dryRun);
-    if (dryRun) h->execute(ctx, r, true);
-    else h->deploy(ctx, r, {});
+    if (dryRun)
+      h->execute(ctx, r, true);
+    else
+      h->deploy(ctx, r, {});
     h->close();
     return ctx;
   }
@@ -63,8 +64,15 @@ class StdHandlers : public ::testing::Test {
     return h;
   }
   Json fileAttrs(const std::string& path, const std::string& hash, int perms = 640, bool purged = false) {
-    return Json{{"path", path}, {"hash", hash}, {"owner", user}, {"group", group}, {"permissions", perms},
-                {"purged", purged}, {"purge_on_delete", false}, {"reload", false}, {"send_event", false}};
+    return Json{{"path", path},
+                {"hash", hash},
+                {"owner", user},
+                {"group", group},
+                {"permissions", perms},
+                {"purged", purged},
+                {"purge_on_delete", false},
+                {"reload", false},
+                {"send_event", false}};
   }
   static std::string slurp(const std::string& p) {
     std::ifstream in(p);
@@ -90,7 +98,7 @@ class StdHandlers : public ::testing::Test {
   HandlerCache cache;
 };
 
-}  // namespace
+} // namespace
 
 TEST_F(StdHandlers, FileCreateUpdateRepairPurge) {
   std::string path = dir + "/a.txt";
@@ -103,14 +111,14 @@ TEST_F(StdHandlers, FileCreateUpdateRepairPurge) {
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0640u);
-  EXPECT_EQ(entries(), std::vector<std::string>{"a.txt"});  // no temp file left
+  EXPECT_EQ(entries(), std::vector<std::string>{"a.txt"}); // no temp file left
 
-  HandlerContext c2 = run(id, fileAttrs(path, h1));  // second run: nothing to do, no fetch
+  HandlerContext c2 = run(id, fileAttrs(path, h1)); // second run: nothing to do, no fetch
   EXPECT_EQ(c2.change(), Change::NoChange);
   EXPECT_TRUE(c2.changes().empty());
   EXPECT_EQ(files.fetches, 1);
 
-  {  // changed by hand -> repaired
+  { // changed by hand -> repaired
     std::ofstream out(path);
     out << "tampered";
   }
@@ -133,7 +141,7 @@ TEST_F(StdHandlers, FileCreateUpdateRepairPurge) {
   HandlerContext c5 = run(id, fileAttrs(path, h1, 600, true));
   EXPECT_EQ(c5.change(), Change::Purged);
   EXPECT_NE(access(path.c_str(), F_OK), 0);
-  HandlerContext c6 = run(id, fileAttrs(path, h1, 600, true));  // absent and purged: nothing
+  HandlerContext c6 = run(id, fileAttrs(path, h1, 600, true)); // absent and purged: nothing
   EXPECT_EQ(c6.status(), ResourceState::Deployed);
   EXPECT_EQ(c6.change(), Change::NoChange);
 }
@@ -228,23 +236,27 @@ TEST_F(StdHandlers, NullResource) {
 }
 
 TEST_F(StdHandlers, AgentConfigIsANoOp) {
-  HandlerContext c = run("std::AgentConfig[internal,agentname=a1],v=1",
-                         Json{{"agentname", "a1"}, {"uri", "local:"}, {"autostart", true}, {"purged", false}});
+  HandlerContext c =
+      run("std::AgentConfig[internal,agentname=a1],v=1",
+          Json{{"agentname", "a1"}, {"uri", "local:"}, {"autostart", true}, {"purged", false}});
   EXPECT_EQ(c.status(), ResourceState::Deployed);
 }
 
 TEST_F(StdHandlers, PackageReadPathOfAnInstalledPackage) {
   if (access("/usr/bin/dpkg-query", X_OK) != 0) GTEST_SKIP() << "dpkg-query is not installed on this machine";
   // Dry runs only: tests never install or remove packages.
-  HandlerContext c1 = run("std::Package[localhost,name=bash],v=1", Json{{"name", "bash"}, {"state", "installed"}}, true);
+  HandlerContext c1 =
+      run("std::Package[localhost,name=bash],v=1", Json{{"name", "bash"}, {"state", "installed"}}, true);
   EXPECT_EQ(c1.status(), ResourceState::Dry) << lastMsg(c1);
   EXPECT_TRUE(c1.changes().empty()) << c1.changes().dump();
-  HandlerContext c2 = run("std::Package[localhost,name=bash],v=1", Json{{"name", "bash"}, {"state", "removed"}}, true);
+  HandlerContext c2 =
+      run("std::Package[localhost,name=bash],v=1", Json{{"name", "bash"}, {"state", "removed"}}, true);
   EXPECT_EQ(c2.changes(), (Json{{"state", {{"current", "installed"}, {"desired", "removed"}}}}));
   HandlerContext c3 = run("std::Package[localhost,name=inm-no-such-package],v=1",
                           Json{{"name", "inm-no-such-package"}, {"state", "installed"}}, true);
   EXPECT_EQ(c3.changes()["state"]["current"], "removed");
-  HandlerContext c4 = run("std::Package[localhost,name=x],v=1", Json{{"name", "Bad Name;rm"}, {"state", "installed"}}, true);
+  HandlerContext c4 =
+      run("std::Package[localhost,name=x],v=1", Json{{"name", "Bad Name;rm"}, {"state", "installed"}}, true);
   EXPECT_EQ(c4.status(), ResourceState::Failed);
 }
 
@@ -260,7 +272,8 @@ TEST_F(StdHandlers, ServiceWithoutSystemdFailsClearly) {
 
 TEST_F(StdHandlers, ServiceReadPathWithSystemd) {
   struct stat st;
-  if (stat("/run/systemd/system", &st) != 0) GTEST_SKIP() << "no systemd in this sandbox (no /run/systemd/system)";
+  if (stat("/run/systemd/system", &st) != 0)
+    GTEST_SKIP() << "no systemd in this sandbox (no /run/systemd/system)";
   HandlerContext c = run("std::Service[localhost,name=inm-no-such-unit],v=1",
                          Json{{"name", "inm-no-such-unit"}, {"state", "stopped"}, {"onboot", false}}, true);
   EXPECT_EQ(c.status(), ResourceState::Dry) << lastMsg(c);

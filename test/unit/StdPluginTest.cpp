@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-
 #include <map>
 
 namespace inm::runtime {
@@ -181,7 +180,9 @@ TEST_F(StdPluginTest, EnvPluginsWithoutServer) {
     PluginResult r = call(name, {s("a"), s("b")});
     EXPECT_EQ(r.kind, PluginResult::Error) << name;
     EXPECT_EQ(r.errorKind, DiagKind::External) << name;
-    EXPECT_EQ(r.message, "Exception: The environment of this model should be configured in config>environment") << name;
+    EXPECT_EQ(r.message,
+              "Exception: The environment of this model should be configured in config>environment")
+        << name;
   }
   EXPECT_EQ(str(call("std::server_token", {})), "");
   EXPECT_EQ(call("std::server_port", {}).value.i, 8888);

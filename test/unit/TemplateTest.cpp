@@ -2,6 +2,7 @@
 // unsupported features, whitespace control, loops and loop variables, filters, tests, strict undefined,
 // unknown propagation, rendering over runtime Values with names from a resolver.
 #include "Template.h"
+
 #include "runtime/Model.h"
 
 #include <gtest/gtest.h>
@@ -84,7 +85,8 @@ TEST_F(TemplateTest, WhitespaceControlAndComments) {
 
 TEST_F(TemplateTest, ForLoops) {
   vars["xs"] = ctx.arena().list({s("a"), s("b"), s("c")});
-  EXPECT_EQ(ok("{% for x in xs %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}"), "1a,2b,3c");
+  EXPECT_EQ(ok("{% for x in xs %}{{ loop.index }}{{ x }}{% if not loop.last %},{% endif %}{% endfor %}"),
+            "1a,2b,3c");
   EXPECT_EQ(ok("{% for x in [] %}x{% else %}none{% endfor %}"), "none");
   EXPECT_EQ(ok("{% for k, v in {'a': 1}.items() %}{{ k }}={{ v }}{% endfor %}"), "a=1");
   EXPECT_EQ(ok("{% for i in range(3) %}{{ i }}{% endfor %}"), "012");

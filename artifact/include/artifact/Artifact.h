@@ -31,11 +31,11 @@ struct ArtifactResource {
 struct Artifact {
   int formatVersion = kFormatVersion;
   int64_t version = 0;
-  nlohmann::json compile;                                ///< compile metadata, as written
+  nlohmann::json compile; ///< compile metadata, as written
   std::vector<std::string> agents;
   std::vector<ArtifactResource> resources;
-  std::map<std::string, std::vector<std::string>> resourceSets;  ///< set name -> unversioned ids
-  std::map<std::string, std::string> files;              ///< sha1 hex -> content
+  std::map<std::string, std::vector<std::string>> resourceSets; ///< set name -> unversioned ids
+  std::map<std::string, std::string> files;                     ///< sha1 hex -> content
 };
 
 /// Parses and checks an artifact document; `origin` names it in errors.

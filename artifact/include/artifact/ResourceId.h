@@ -6,8 +6,8 @@
 // type is a valid entity name (`ns::Name`, at least one `::`, no `[`).
 #pragma once
 
-#include <llvm/Support/Error.h>
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
 
 #include <cstdint>
 #include <string>
@@ -16,11 +16,11 @@ namespace inm::artifact {
 
 /// The parts of a resource id, unescaped.
 struct ResourceId {
-  std::string type;       ///< fully qualified entity name of the registration, e.g. "std::File"
-  std::string agent;      ///< value at the agent path, e.g. "web1"
-  std::string attribute;  ///< id attribute name, e.g. "path"
-  std::string value;      ///< id attribute value as text, e.g. "/etc/motd"
-  int64_t version = 0;    ///< ",v=N"; 0 when absent (= unversioned)
+  std::string type;      ///< fully qualified entity name of the registration, e.g. "std::File"
+  std::string agent;     ///< value at the agent path, e.g. "web1"
+  std::string attribute; ///< id attribute name, e.g. "path"
+  std::string value;     ///< id attribute value as text, e.g. "/etc/motd"
+  int64_t version = 0;   ///< ",v=N"; 0 when absent (= unversioned)
   bool hasVersion = false;
 
   /// The unversioned id `type[agent,attribute=value]` with escaping applied.

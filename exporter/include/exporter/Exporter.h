@@ -28,8 +28,8 @@ struct ModuleCode {
 };
 
 struct ExportOptions {
-  int64_t version = 0;             // model version written into ids (",v=N")
-  std::string environment;         // environment id, if known
+  int64_t version = 0;     // model version written into ids (",v=N")
+  std::string environment; // environment id, if known
   std::string projectDir;
   /// The resource registrations to use; nullptr = ResourceRegistry::standard() (the std resources).
   const ResourceRegistry* registry = nullptr;

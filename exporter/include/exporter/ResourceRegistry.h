@@ -30,11 +30,24 @@ class FileStore;
 struct FieldResult {
   enum Kind : uint8_t { Ok, Ignore, Error } kind = Ok;
   runtime::Value value;
-  std::string message;  ///< for Error
+  std::string message; ///< for Error
 
-  static FieldResult ok(runtime::Value v) { FieldResult r; r.value = v; return r; }
-  static FieldResult ignore() { FieldResult r; r.kind = Ignore; return r; }
-  static FieldResult error(std::string msg) { FieldResult r; r.kind = Error; r.message = std::move(msg); return r; }
+  static FieldResult ok(runtime::Value v) {
+    FieldResult r;
+    r.value = v;
+    return r;
+  }
+  static FieldResult ignore() {
+    FieldResult r;
+    r.kind = Ignore;
+    return r;
+  }
+  static FieldResult error(std::string msg) {
+    FieldResult r;
+    r.kind = Error;
+    r.message = std::move(msg);
+    return r;
+  }
 };
 
 /// Services a mapper may use while computing a field of one instance.
@@ -44,7 +57,9 @@ class MapperContext {
       : model_(model), arena_(arena), files_(files) {}
   const runtime::Model& model() const { return model_; }
   /// Final attribute value, nullptr if the entity has no such attribute (or it is unset).
-  const runtime::Value* attr(runtime::InstanceId inst, llvm::StringRef name) const { return model_.get(inst, name); }
+  const runtime::Value* attr(runtime::InstanceId inst, llvm::StringRef name) const {
+    return model_.get(inst, name);
+  }
   /// A string value owned by the export (outlives the mapper call).
   runtime::Value str(llvm::StringRef s) { return arena_.str(s); }
   /// The export's value allocator (lists and dicts a mapper builds).
@@ -63,22 +78,22 @@ using Mapper = std::function<FieldResult(MapperContext& ctx, runtime::InstanceId
 /// One field of a registration: the attribute of the same name, or the mapper's value.
 struct FieldSpec {
   std::string name;
-  Mapper mapper;  ///< empty: the attribute `name`
+  Mapper mapper; ///< empty: the attribute `name`
 };
 
 /// Which base class's fields a registration inherits.
 struct BaseFields {
-  bool purgeable = false;  ///< + purged, purge_on_delete
-  bool managed = false;    ///< + managed (false => not exported)
+  bool purgeable = false; ///< + purged, purge_on_delete
+  bool managed = false;   ///< + managed (false => not exported)
 };
 
 /// A registered resource type.
 struct ResourceType {
-  std::string entity;       ///< fully qualified entity name, also the id's type
-  std::string agentPath;    ///< dotted attribute path, e.g. "host.name" or "agentname"
-  std::string idAttribute;  ///< attribute whose value names the resource
-  std::vector<FieldSpec> fields;  ///< own and base fields, sorted by name, unique
-  bool managed = false;     ///< has the `managed` field (ManagedResource)
+  std::string entity;            ///< fully qualified entity name, also the id's type
+  std::string agentPath;         ///< dotted attribute path, e.g. "host.name" or "agentname"
+  std::string idAttribute;       ///< attribute whose value names the resource
+  std::vector<FieldSpec> fields; ///< own and base fields, sorted by name, unique
+  bool managed = false;          ///< has the `managed` field (ManagedResource)
 };
 
 /// Read-only view of the exported resources given to dependency managers.
@@ -93,8 +108,14 @@ class DependencyView {
   /// The exported value of a field (Unknown when undefined, nullptr when the type has no such field).
   virtual const runtime::Value* field(uint32_t resource, llvm::StringRef name) const = 0;
   /// The unversioned resource id ("std::File[h1,path=/x]") and its agent.
-  virtual llvm::StringRef id(uint32_t resource) const { (void)resource; return {}; }
-  virtual llvm::StringRef agent(uint32_t resource) const { (void)resource; return {}; }
+  virtual llvm::StringRef id(uint32_t resource) const {
+    (void)resource;
+    return {};
+  }
+  virtual llvm::StringRef agent(uint32_t resource) const {
+    (void)resource;
+    return {};
+  }
   /// A dependency manager that failed reports why (an export error).
   virtual void error(std::string message) const { (void)message; }
 };
@@ -114,7 +135,9 @@ class ResourceRegistry {
 
   const std::vector<ResourceType>& types() const { return types_; }
   const ResourceType* find(llvm::StringRef entity) const;
-  const std::vector<std::pair<std::string, DependencyManager>>& dependencyManagers() const { return managers_; }
+  const std::vector<std::pair<std::string, DependencyManager>>& dependencyManagers() const {
+    return managers_;
+  }
 
   /// Every resource of std.md §3 (File, Directory, Symlink, Package, Service, AgentConfig,
   /// testing::NullResource) and the dir_before_file dependency manager.
@@ -134,7 +157,8 @@ class BoundRegistry {
  public:
   /// Entities with two registered ancestors of which neither is more specific get no registration and
   /// are listed in `conflicts` as "Entity: A, B".
-  BoundRegistry(const ResourceRegistry& registry, const ir::Program& program, std::vector<std::string>* conflicts);
+  BoundRegistry(const ResourceRegistry& registry, const ir::Program& program,
+                std::vector<std::string>* conflicts);
   /// The registration of entity `e`, nullptr if it is not a resource.
   const ResourceType* typeOf(ir::EntityId e) const {
     int t = typeIndex_[e.index];

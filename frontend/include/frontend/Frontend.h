@@ -14,10 +14,10 @@ namespace inm::frontend {
 
 /// Which parser reads a file. The driver sets it (tools/InmantaMain.cpp reads INM_PARSER for compatibility).
 enum class ParserMode {
-  Default,     // the hand-written fast path; on any doubt the ANTLR path parses the file and reports
-  Antlr,       // the ANTLR path only
-  FastStrict,  // as Default, but a fast-path rejection of a file ANTLR accepts is an error (testing)
-  FastCheck,   // both paths on every file; any difference of the Asts is an error (testing)
+  Default,    // the hand-written fast path; on any doubt the ANTLR path parses the file and reports
+  Antlr,      // the ANTLR path only
+  FastStrict, // as Default, but a fast-path rejection of a file ANTLR accepts is an error (testing)
+  FastCheck,  // both paths on every file; any difference of the Asts is an error (testing)
 };
 
 /// The mode named `name` ("", "antlr", "fast-strict", "fast-check"); nullopt for an unknown name.
@@ -33,7 +33,8 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
               const ParseOptions& opts = {});
 
 struct DumpOptions {
-  /// Append every store, field and full range (the parser differential tests; env INM_DUMP_RANGES in the driver).
+  /// Append every store, field and full range (the parser differential tests; env INM_DUMP_RANGES in the
+  /// driver).
   bool ranges = false;
 };
 

@@ -16,31 +16,32 @@ namespace inm::frontend {
 /// One parsed source file and the namespace it defines ("__config__", "std", "mod::sub").
 struct SourceFile {
   std::string ns;
-  std::string moduleName;  // top-level module ("__config__" for main.cf)
-  std::string moduleDir;   // directory of the module (project dir for main.cf)
+  std::string moduleName; // top-level module ("__config__" for main.cf)
+  std::string moduleDir;  // directory of the module (project dir for main.cf)
   Ast ast;
 };
 
 /// The project as the compiler sees it.
 struct Project {
-  std::string dir;                       // absolute project directory
+  std::string dir; // absolute project directory
   std::string name;
-  std::vector<std::string> modulePath;   // absolute directories searched for modules
+  std::vector<std::string> modulePath;               // absolute directories searched for modules
   std::vector<std::string> relationPrecedencePolicy; // raw rules from project.yml
-  std::vector<SourceFile> files;         // main.cf first
+  std::vector<SourceFile> files;                     // main.cf first
 };
 
 struct LoadOptions {
   std::string projectDir = ".";
   std::string mainFile = "main.cf";
-  std::string stdDir;                    // our shipped std module (found next to the binary if empty)
-  bool autostd = true;                   // implicitly load std
-  ParseOptions parse;                    // for every file of the project
+  std::string stdDir;  // our shipped std module (found next to the binary if empty)
+  bool autostd = true; // implicitly load std
+  ParseOptions parse;  // for every file of the project
 };
 
 /// Reads project.yml, then parses main.cf and all transitively imported module files. Problems
 /// (missing project.yml, bad yaml, unknown module, syntax errors) are reported to `diags`.
-Project loadProject(const LoadOptions& opts, SourceManager& sm, StringTable& strings, DiagnosticEngine& diags);
+Project loadProject(const LoadOptions& opts, SourceManager& sm, StringTable& strings,
+                    DiagnosticEngine& diags);
 
 /// Directory of the std module shipped with this build (install or source tree), "" if not found.
 std::string defaultStdDir();

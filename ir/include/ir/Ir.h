@@ -31,8 +31,8 @@ using PluginId = Id<struct PluginTag>;
 
 /// A statement list or expression in one of the project's files.
 struct CodeRef {
-  uint32_t file = UINT32_MAX;       // index into Program::files
-  frontend::ExprId expr;            // for expressions
+  uint32_t file = UINT32_MAX;          // index into Program::files
+  frontend::ExprId expr;               // for expressions
   uint32_t stmtBegin = 0, stmtEnd = 0; // for blocks: run in that file's Ast::stmtLists
   bool valid() const { return file != UINT32_MAX; }
 };
@@ -44,16 +44,16 @@ struct Type {
   BaseType base = BaseType::Any;
   bool isList = false;
   bool nullable = false;
-  TypedefId typedefId;   // base == Typedef
-  EntityId entity;       // base == Entity (relation ends, plugin parameters)
+  TypedefId typedefId; // base == Typedef
+  EntityId entity;     // base == Entity (relation ends, plugin parameters)
 };
 
 struct Typedef {
-  StringId name;         // short name
-  std::string fullName;  // "mod::name"
+  StringId name;        // short name
+  std::string fullName; // "mod::name"
   NamespaceId ns;
-  BaseType base = BaseType::String;  // a primitive
-  CodeRef constraint;    // expression with `self` bound to the value (Regex exprs included)
+  BaseType base = BaseType::String; // a primitive
+  CodeRef constraint;               // expression with `self` bound to the value (Regex exprs included)
   SourceRange range;
 };
 
@@ -61,14 +61,14 @@ struct Typedef {
 struct Attribute {
   StringId name;
   EntityId owner;
-  Type type;                 // for relations: base Entity, entity = target
+  Type type; // for relations: base Entity, entity = target
   bool isRelation = false;
-  frontend::Multiplicity mult;   // relations only
-  AttrId inverse;            // relations: the other end (may be itself); none if unidirectional
-  CodeRef defaultValue;      // attribute default (none for relations)
-  bool undefDefault = false; // `= undef`
+  frontend::Multiplicity mult;      // relations only
+  AttrId inverse;                   // relations: the other end (may be itself); none if unidirectional
+  CodeRef defaultValue;             // attribute default (none for relations)
+  bool undefDefault = false;        // `= undef`
   std::vector<CodeRef> annotations; // relation annotations
-  SourceRange range;         // the declaration (name position for messages)
+  SourceRange range;                // the declaration (name position for messages)
   /// Relation slot kind: [1] single, [0:1] optional, otherwise a list.
   bool isMulti() const { return isRelation && !(mult.high == 1); }
   bool isOptional() const { return isRelation && mult.low == 0 && mult.high == 1; }
@@ -83,7 +83,7 @@ struct Index {
 struct Implementation {
   StringId name;
   std::string fullName;
-  NamespaceId ns;        // namespace where it is defined (its variable scope)
+  NamespaceId ns; // namespace where it is defined (its variable scope)
   EntityId entity;
   CodeRef body;
   SourceRange range;
@@ -94,27 +94,27 @@ struct Implement {
   EntityId entity;
   std::vector<ImplId> impls;
   bool usesParents = false;
-  CodeRef when;          // invalid = unconditional
-  NamespaceId ns;        // namespace of the implement statement (scope of `when`)
+  CodeRef when;   // invalid = unconditional
+  NamespaceId ns; // namespace of the implement statement (scope of `when`)
   SourceRange range;
 };
 
 struct Entity {
   StringId name;
-  std::string fullName;  // "__config__::Test"
+  std::string fullName; // "__config__::Test"
   NamespaceId ns;
-  std::vector<EntityId> parents;   // declared order
+  std::vector<EntityId> parents; // declared order
   std::vector<AttrId> ownAttrs;
   StringId doc;
   SourceRange range;
   // ---- computed by passes ----
-  std::vector<EntityId> ancestors;   // all ancestors incl. self, sorted by index (for isSubtype)
-  std::vector<AttrId> slots;         // every attribute incl. inherited: slot i of an instance
-  llvm::DenseMap<uint32_t, uint32_t> slotByName;  // StringId.index -> slot
-  std::vector<CodeRef> defaults;     // per slot: resolved default (invalid = none)
-  std::vector<IndexId> indexes;      // own and inherited
+  std::vector<EntityId> ancestors;               // all ancestors incl. self, sorted by index (for isSubtype)
+  std::vector<AttrId> slots;                     // every attribute incl. inherited: slot i of an instance
+  llvm::DenseMap<uint32_t, uint32_t> slotByName; // StringId.index -> slot
+  std::vector<CodeRef> defaults;                 // per slot: resolved default (invalid = none)
+  std::vector<IndexId> indexes;                  // own and inherited
   std::vector<ImplementId> implements; // applicable implement statements (own + parents via `parents`)
-  std::vector<EntityId> subtypes;    // direct children
+  std::vector<EntityId> subtypes;      // direct children
 };
 
 /// A plugin's declared signature (native implementation lives in runtime, found by fullName).
@@ -122,13 +122,13 @@ struct PluginParam {
   StringId name;
   Type type;
   bool hasDefault = false;
-  bool isVarArgs = false;   // *args
-  bool isKwArgs = false;    // **kwargs
+  bool isVarArgs = false; // *args
+  bool isKwArgs = false;  // **kwargs
   bool keywordOnly = false;
 };
 struct Plugin {
   StringId name;
-  std::string fullName;     // "std::print"
+  std::string fullName; // "std::print"
   NamespaceId ns;
   std::vector<PluginParam> params;
   Type returnType;
@@ -139,27 +139,27 @@ struct Plugin {
 enum class TypeKind : uint8_t { Entity, Typedef, Implementation, Plugin, Primitive };
 struct TypeEntry {
   TypeKind kind;
-  uint32_t index;           // into the matching store (BaseType for Primitive)
+  uint32_t index; // into the matching store (BaseType for Primitive)
 };
 
 struct Namespace {
-  std::string name;                        // "__config__", "std", "mod::sub"
+  std::string name; // "__config__", "std", "mod::sub"
   NamespaceId parent;
-  uint32_t file = UINT32_MAX;              // index into Program::files (one file per namespace)
-  llvm::DenseMap<uint32_t, TypeEntry> types;  // short name StringId.index -> type
+  uint32_t file = UINT32_MAX;                    // index into Program::files (one file per namespace)
+  llvm::DenseMap<uint32_t, TypeEntry> types;     // short name StringId.index -> type
   llvm::DenseMap<uint32_t, NamespaceId> visible; // visible name (import/alias/self/std) -> namespace
 };
 
 /// What a Constructor / IndexLookup / Call / ShortIndexLookup expression resolves to.
 struct Resolved {
   enum Kind : uint8_t { None, Entity, Plugin, Cast } kind = None;
-  uint32_t index = 0;      // EntityId / PluginId / BaseType
+  uint32_t index = 0; // EntityId / PluginId / BaseType
 };
 
 struct FileInfo {
   const frontend::SourceFile* source = nullptr;
   NamespaceId ns;
-  std::vector<Resolved> resolved;          // indexed by ExprId.index
+  std::vector<Resolved> resolved; // indexed by ExprId.index
 };
 
 /// `A.x before B.y` rules of project.yml, resolved.
@@ -180,8 +180,8 @@ struct Program {
   Store<PluginId, Plugin> plugins;
   std::vector<FileInfo> files;
   std::vector<PrecedenceRule> precedence;
-  EntityId stdEntity;       // std::Entity
-  ImplId stdNone;           // std::none
+  EntityId stdEntity; // std::Entity
+  ImplId stdNone;     // std::none
 
   bool isSubtype(EntityId sub, EntityId super) const;
   const Attribute& attr(EntityId e, StringId name, bool* found) const;

@@ -38,7 +38,8 @@ struct TypeMiss {
 };
 /// Resolves `name` ("n" or "a::b::n") as seen from a file of namespace `ns`. On failure `miss` names what was
 /// not found. Never reports diagnostics itself.
-LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out, TypeMiss& miss);
+LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
+                        TypeMiss& miss);
 /// Primitive type name -> BaseType (string int float bool number list dict); false if not primitive.
 bool primitiveType(llvm::StringRef name, BaseType& out);
 /// Reference spelling of a declared type: "string", "mod::port[]?", "__config__::A".

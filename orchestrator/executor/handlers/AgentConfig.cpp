@@ -1,5 +1,5 @@
-// std::AgentConfig (std.md §4): in the reference it edited the removed `autostart_agent_map` setting; agents are
-// now started by the scheduler, so the handler does nothing and reports deployed (dry in a dry run).
+// std::AgentConfig (std.md §4): in the reference it edited the removed `autostart_agent_map` setting; agents
+// are now started by the scheduler, so the handler does nothing and reports deployed (dry in a dry run).
 #include "StdHandlers.h"
 
 namespace inm::executor::handlers {
@@ -15,8 +15,8 @@ class AgentConfigHandler : public HandlerAPI {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeAgentConfigHandler() { return std::make_unique<AgentConfigHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

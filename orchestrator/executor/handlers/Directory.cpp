@@ -1,12 +1,13 @@
-// std::Directory (std.md §4): one directory level with permissions, owner and group. create = mkdir + chmod (the
-// umask must not win) + chown; update = chmod/chown of what changed; delete = rmdir (an error when not empty).
+// std::Directory (std.md §4): one directory level with permissions, owner and group. create = mkdir + chmod
+// (the umask must not win) + chown; update = chmod/chown of what changed; delete = rmdir (an error when not
+// empty).
 #include "Posix.h"
 #include "StdHandlers.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
+#include <unistd.h>
 
 namespace inm::executor::handlers {
 
@@ -16,14 +17,16 @@ class DirectoryHandler : public CRUDHandler {
  public:
   void readResource(HandlerContext& ctx, Resource& current) override {
     std::string path = optString(current, "path");
-    if (path.empty() || path[0] != '/') throw std::runtime_error("path '" + path + "' is not an absolute path");
+    if (path.empty() || path[0] != '/')
+      throw std::runtime_error("path '" + path + "' is not an absolute path");
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) throw ResourcePurged();
       posix::throwErrno("cannot stat", path);
     }
     if (!S_ISDIR(st.st_mode)) throw std::runtime_error("path " + path + " exists but is not a directory");
-    if (!current.get("permissions").is_null()) current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
+    if (!current.get("permissions").is_null())
+      current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
     if (!current.get("owner").is_null()) current.attributes["owner"] = posix::userName(st.st_uid);
     if (!current.get("group").is_null()) current.attributes["group"] = posix::groupName(st.st_gid);
   }
@@ -61,8 +64,8 @@ class DirectoryHandler : public CRUDHandler {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeDirectoryHandler() { return std::make_unique<DirectoryHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

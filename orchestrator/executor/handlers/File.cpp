@@ -1,18 +1,18 @@
-// std::File (std.md §4): a regular file with content addressed by sha1, permissions, owner and group. Content is
-// fetched through the host's FileSource, verified, written to a temporary file in the same directory, fsynced and
-// renamed over the path, so a reader sees the old file or the new one, never a half-written one. Attributes that
-// are null in the desired state (owner, group, permissions) are not managed.
+// std::File (std.md §4): a regular file with content addressed by sha1, permissions, owner and group. Content
+// is fetched through the host's FileSource, verified, written to a temporary file in the same directory,
+// fsynced and renamed over the path, so a reader sees the old file or the new one, never a half-written one.
+// Attributes that are null in the desired state (owner, group, permissions) are not managed.
 #include "Posix.h"
 #include "StdHandlers.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace inm::executor::handlers {
 
@@ -86,7 +86,8 @@ class FileHandler : public CRUDHandler {
  public:
   void readResource(HandlerContext& ctx, Resource& current) override {
     std::string path = optString(current, "path");
-    if (path.empty() || path[0] != '/') throw std::runtime_error("path '" + path + "' is not an absolute path");
+    if (path.empty() || path[0] != '/')
+      throw std::runtime_error("path '" + path + "' is not an absolute path");
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) {
       if (errno == ENOENT) throw ResourcePurged();
@@ -101,7 +102,8 @@ class FileHandler : public CRUDHandler {
         services().files->putFile(hash, content);
       current.attributes["hash"] = hash;
     }
-    if (!current.get("permissions").is_null()) current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
+    if (!current.get("permissions").is_null())
+      current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
     if (!current.get("owner").is_null()) current.attributes["owner"] = posix::userName(st.st_uid);
     if (!current.get("group").is_null()) current.attributes["group"] = posix::groupName(st.st_gid);
   }
@@ -109,7 +111,8 @@ class FileHandler : public CRUDHandler {
   void createResource(HandlerContext& ctx, const Resource& desired) override {
     std::string path = optString(desired, "path");
     struct stat st;
-    if (lstat(path.c_str(), &st) == 0) throw std::runtime_error("cannot create " + path + ": the path already exists");
+    if (lstat(path.c_str(), &st) == 0)
+      throw std::runtime_error("cannot create " + path + ": the path already exists");
     std::string owner = optString(desired, "owner"), group = optString(desired, "group");
     uid_t uid = owner.empty() ? static_cast<uid_t>(-1) : posix::lookupUser(owner);
     gid_t gid = group.empty() ? static_cast<gid_t>(-1) : posix::lookupGroup(group);
@@ -125,7 +128,8 @@ class FileHandler : public CRUDHandler {
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) posix::throwErrno("cannot stat", path);
     const Json& perms = desired.get("permissions");
-    mode_t mode = perms.is_number_integer() ? posix::permissionsToMode(perms.get<long long>()) : (st.st_mode & 07777);
+    mode_t mode =
+        perms.is_number_integer() ? posix::permissionsToMode(perms.get<long long>()) : (st.st_mode & 07777);
     std::string owner = optString(desired, "owner"), group = optString(desired, "group");
     if (changes.contains("hash")) {
       // New content: the replacement carries the desired (or the existing) mode and ownership.
@@ -134,9 +138,11 @@ class FileHandler : public CRUDHandler {
       if (uid == geteuid() && gid == getegid()) uid = static_cast<uid_t>(-1), gid = static_cast<gid_t>(-1);
       writeAtomically(path, getFile(optString(desired, "hash")), mode, uid, gid);
     } else {
-      if (changes.contains("permissions") && chmod(path.c_str(), mode) != 0) posix::throwErrno("cannot chmod", path);
+      if (changes.contains("permissions") && chmod(path.c_str(), mode) != 0)
+        posix::throwErrno("cannot chmod", path);
       if (changes.contains("owner") || changes.contains("group"))
-        posix::chownNames(path, changes.contains("owner") ? owner : "", changes.contains("group") ? group : "");
+        posix::chownNames(path, changes.contains("owner") ? owner : "",
+                          changes.contains("group") ? group : "");
     }
     ctx.setUpdated();
   }
@@ -148,8 +154,8 @@ class FileHandler : public CRUDHandler {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeFileHandler() { return std::make_unique<FileHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

@@ -1,5 +1,6 @@
-// std::testing::NullResource (std.md §4): touches nothing. read fails when `fail` is true; create/update/delete
-// only report the change. It is the deploy benchmark's resource, so it does no I/O at all.
+// std::testing::NullResource (std.md §4): touches nothing. read fails when `fail` is true;
+// create/update/delete only report the change. It is the deploy benchmark's resource, so it does no I/O at
+// all.
 #include "StdHandlers.h"
 
 namespace inm::executor::handlers {
@@ -17,8 +18,8 @@ class NullResourceHandler : public CRUDHandler {
   void deleteResource(HandlerContext& ctx, const Resource&) override { ctx.setPurged(); }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeNullResourceHandler() { return std::make_unique<NullResourceHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

@@ -1,7 +1,7 @@
-// std::Package with dpkg/apt (std.md §4: the reference used yum/dnf): read with dpkg-query (and apt-cache policy
-// for `latest`), install/upgrade/remove with apt-get. The current `state` is `installed` or `removed` (`latest`
-// when the installed version is the candidate). Without dpkg-query the handler fails with "handler not available
-// on this host".
+// std::Package with dpkg/apt (std.md §4: the reference used yum/dnf): read with dpkg-query (and apt-cache
+// policy for `latest`), install/upgrade/remove with apt-get. The current `state` is `installed` or `removed`
+// (`latest` when the installed version is the candidate). Without dpkg-query the handler fails with "handler
+// not available on this host".
 #include "Posix.h"
 #include "StdHandlers.h"
 
@@ -18,7 +18,8 @@ class PackageHandler : public CRUDHandler {
  public:
   void readResource(HandlerContext& ctx, Resource& current) override {
     std::string name = optString(current, "name");
-    if (!std::regex_match(name, kPackageName)) throw std::runtime_error("'" + name + "' is not a Debian package name");
+    if (!std::regex_match(name, kPackageName))
+      throw std::runtime_error("'" + name + "' is not a Debian package name");
     if (!posix::onPath("dpkg-query"))
       throw std::runtime_error("handler not available on this host: dpkg-query is not installed");
     posix::CommandResult r = posix::runCommand({"dpkg-query", "-W", "-f=${Status}\t${Version}", name});
@@ -44,15 +45,19 @@ class PackageHandler : public CRUDHandler {
       if (candidate.empty() || candidate == version) state = "latest";
     }
     ctx.set("installed_version", version);
-    ctx.debug("package %(name)s is %(state)s (version %(version)s)", {{"name", name}, {"state", state}, {"version", version}});
+    ctx.debug("package %(name)s is %(state)s (version %(version)s)",
+              {{"name", name}, {"state", state}, {"version", version}});
     current.attributes["state"] = state;
   }
 
-  void createResource(HandlerContext& ctx, const Resource& desired) override { updateResource(ctx, {}, desired); }
+  void createResource(HandlerContext& ctx, const Resource& desired) override {
+    updateResource(ctx, {}, desired);
+  }
 
   void updateResource(HandlerContext& ctx, const Json&, const Resource& desired) override {
     std::string name = optString(desired, "name"), state = optString(desired, "state");
-    bool wasInstalled = !ctx.get("installed_version").is_null() && !ctx.get("installed_version").get<std::string>().empty();
+    bool wasInstalled =
+        !ctx.get("installed_version").is_null() && !ctx.get("installed_version").get<std::string>().empty();
     std::vector<std::string> cmd = {"apt-get", "-y", "-q"};
     if (state == "removed") {
       cmd.insert(cmd.end(), {"remove", name});
@@ -63,11 +68,15 @@ class PackageHandler : public CRUDHandler {
     }
     posix::CommandResult r = posix::runCommand(cmd);
     if (r.exitCode != 0)
-      throw std::runtime_error("apt-get " + cmd[3] + " " + name + " failed (exit " + std::to_string(r.exitCode) + "): " + r.err);
+      throw std::runtime_error("apt-get " + cmd[3] + " " + name + " failed (exit " +
+                               std::to_string(r.exitCode) + "): " + r.err);
     ctx.info("apt-get %(command)s %(name)s", {{"command", cmd[3]}, {"name", name}, {"output", r.out}});
-    if (state == "removed") ctx.setPurged();
-    else if (wasInstalled) ctx.setUpdated();
-    else ctx.setCreated();
+    if (state == "removed")
+      ctx.setPurged();
+    else if (wasInstalled)
+      ctx.setUpdated();
+    else
+      ctx.setCreated();
   }
 
   void deleteResource(HandlerContext& ctx, const Resource& desired) override {
@@ -75,8 +84,8 @@ class PackageHandler : public CRUDHandler {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makePackageHandler() { return std::make_unique<PackageHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

@@ -2,19 +2,19 @@
 // argument is ever interpreted; both output pipes are drained with poll() to avoid a full-pipe deadlock.
 #include "Posix.h"
 
-#include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
 #include <sstream>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace inm::executor::posix {
 
@@ -52,19 +52,21 @@ gid_t lookupGroup(const std::string& name) {
 
 int modeToPermissions(mode_t mode) {
   mode &= 07777;
-  return static_cast<int>(((mode >> 9) & 7) * 1000 + ((mode >> 6) & 7) * 100 + ((mode >> 3) & 7) * 10 + (mode & 7));
+  return static_cast<int>(((mode >> 9) & 7) * 1000 + ((mode >> 6) & 7) * 100 + ((mode >> 3) & 7) * 10 +
+                          (mode & 7));
 }
 
 mode_t permissionsToMode(long long permissions) {
   if (permissions < 0 || permissions > 7777)
-    throw std::runtime_error("permissions " + std::to_string(permissions) + " are not a mode (expected e.g. 644)");
+    throw std::runtime_error("permissions " + std::to_string(permissions) +
+                             " are not a mode (expected e.g. 644)");
   mode_t mode = 0;
   long long p = permissions;
   for (int shift = 0; shift < 12; shift += 3, p /= 10) {
     int digit = static_cast<int>(p % 10);
     if (digit > 7)
-      throw std::runtime_error("permissions " + std::to_string(permissions) + " contain the non-octal digit " +
-                               std::to_string(digit));
+      throw std::runtime_error("permissions " + std::to_string(permissions) +
+                               " contain the non-octal digit " + std::to_string(digit));
     mode |= static_cast<mode_t>(digit) << shift;
   }
   return mode;
@@ -77,7 +79,8 @@ void chownNames(const std::string& path, const std::string& owner, const std::st
 }
 
 namespace {
-/// The full path of an executable found on PATH, "" when absent. Resolved before fork so the child only execs.
+/// The full path of an executable found on PATH, "" when absent. Resolved before fork so the child only
+/// execs.
 std::string findOnPath(const std::string& name) {
   if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : std::string();
   const char* path = std::getenv("PATH");
@@ -87,7 +90,7 @@ std::string findOnPath(const std::string& name) {
     if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
   return std::string();
 }
-}  // namespace
+} // namespace
 
 bool onPath(const std::string& name) { return !findOnPath(name).empty(); }
 
@@ -155,4 +158,4 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   return result;
 }
 
-}  // namespace inm::executor::posix
+} // namespace inm::executor::posix

@@ -1,7 +1,7 @@
 // Small POSIX helpers shared by the std handlers (private to the executor library): owner/group names, the
-// `permissions` integer (octal digits written as decimal, 644 = rw-r--r--), errno messages and running a command
-// without a shell. Every failure is a std::runtime_error naming the path, user or command: the framework turns it
-// into a `failed` state with that message.
+// `permissions` integer (octal digits written as decimal, 644 = rw-r--r--), errno messages and running a
+// command without a shell. Every failure is a std::runtime_error naming the path, user or command: the
+// framework turns it into a `failed` state with that message.
 #pragma once
 
 #include <sys/types.h>
@@ -31,13 +31,13 @@ void chownNames(const std::string& path, const std::string& owner, const std::st
 
 /// The outcome of a command.
 struct CommandResult {
-  int exitCode = -1;   ///< -1 when the command could not be started or was killed
-  std::string out;     ///< stdout
-  std::string err;     ///< stderr
+  int exitCode = -1; ///< -1 when the command could not be started or was killed
+  std::string out;   ///< stdout
+  std::string err;   ///< stderr
 };
 /// Runs argv[0] (looked up in PATH) with the arguments, no shell, stdin from /dev/null; waits for it.
 CommandResult runCommand(const std::vector<std::string>& argv);
 /// Whether an executable named `name` is on PATH.
 bool onPath(const std::string& name);
 
-}  // namespace inm::executor::posix
+} // namespace inm::executor::posix

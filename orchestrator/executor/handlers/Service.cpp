@@ -1,7 +1,7 @@
-// std::Service with systemd (std.md §4): `state` running/stopped via `systemctl is-active/start/stop`, `onboot`
-// via `is-enabled/enable/disable`; reloads with `reload-or-restart` unless the service should be stopped. Where
-// systemd is not running (no /run/systemd/system, as in containers) it fails with "handler not available on this
-// host".
+// std::Service with systemd (std.md §4): `state` running/stopped via `systemctl is-active/start/stop`,
+// `onboot` via `is-enabled/enable/disable`; reloads with `reload-or-restart` unless the service should be
+// stopped. Where systemd is not running (no /run/systemd/system, as in containers) it fails with "handler not
+// available on this host".
 #include "Posix.h"
 #include "StdHandlers.h"
 
@@ -23,7 +23,8 @@ std::string trim(std::string s) {
 void requireSystemd() {
   struct stat st;
   if (stat("/run/systemd/system", &st) != 0 || !posix::onPath("systemctl"))
-    throw std::runtime_error("handler not available on this host: systemd is not running (no /run/systemd/system)");
+    throw std::runtime_error(
+        "handler not available on this host: systemd is not running (no /run/systemd/system)");
 }
 
 void systemctl(const std::string& verb, const std::string& name) {
@@ -35,17 +36,21 @@ class ServiceHandler : public CRUDHandler {
  public:
   void readResource(HandlerContext& ctx, Resource& current) override {
     std::string name = optString(current, "name");
-    if (!std::regex_match(name, kUnitName)) throw std::runtime_error("'" + name + "' is not a systemd unit name");
+    if (!std::regex_match(name, kUnitName))
+      throw std::runtime_error("'" + name + "' is not a systemd unit name");
     requireSystemd();
     std::string active = trim(posix::runCommand({"systemctl", "is-active", name}).out);
     std::string enabled = trim(posix::runCommand({"systemctl", "is-enabled", name}).out);
     current.attributes["state"] = active == "active" ? "running" : "stopped";
     current.attributes["onboot"] = enabled == "enabled";
   }
-  void createResource(HandlerContext& ctx, const Resource& desired) override { updateResource(ctx, {}, desired); }
+  void createResource(HandlerContext& ctx, const Resource& desired) override {
+    updateResource(ctx, {}, desired);
+  }
   void updateResource(HandlerContext& ctx, const Json& changes, const Resource& desired) override {
     std::string name = optString(desired, "name");
-    if (changes.contains("state")) systemctl(optString(desired, "state") == "running" ? "start" : "stop", name);
+    if (changes.contains("state"))
+      systemctl(optString(desired, "state") == "running" ? "start" : "stop", name);
     if (changes.contains("onboot")) {
       const Json& onboot = desired.get("onboot");
       systemctl(onboot.is_boolean() && onboot.get<bool>() ? "enable" : "disable", name);
@@ -63,8 +68,8 @@ class ServiceHandler : public CRUDHandler {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeServiceHandler() { return std::make_unique<ServiceHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

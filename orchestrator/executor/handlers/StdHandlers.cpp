@@ -1,5 +1,5 @@
-// The std handler table: resource type -> handler (std.md §4). `std::File` and friends are also registered under
-// the `fs::` names the types moved to, since the handler behaviour is the same.
+// The std handler table: resource type -> handler (std.md §4). `std::File` and friends are also registered
+// under the `fs::` names the types moved to, since the handler behaviour is the same.
 #include "StdHandlers.h"
 
 namespace inm::executor {
@@ -9,7 +9,7 @@ std::string optString(const Resource& r, const char* name) {
   const Json& v = r.get(name);
   return v.is_string() ? v.get<std::string>() : std::string();
 }
-}  // namespace handlers
+} // namespace handlers
 
 void registerStdHandlers(HandlerRegistry& registry) {
   using namespace handlers;
@@ -25,4 +25,4 @@ void registerStdHandlers(HandlerRegistry& registry) {
   registry.add("std::Service", makeServiceHandler);
 }
 
-}  // namespace inm::executor
+} // namespace inm::executor

@@ -1,5 +1,5 @@
-// Factories of the std handlers, one per file in this folder (private to the executor library); the public entry
-// is registerStdHandlers() in include/executor/Handler.h.
+// Factories of the std handlers, one per file in this folder (private to the executor library); the public
+// entry is registerStdHandlers() in include/executor/Handler.h.
 #pragma once
 
 #include "executor/Handler.h"
@@ -19,4 +19,4 @@ std::unique_ptr<HandlerAPI> makeServiceHandler();
 /// The optional string attribute `name` of `r` ("" when null or absent).
 std::string optString(const Resource& r, const char* name);
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

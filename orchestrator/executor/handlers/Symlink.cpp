@@ -1,12 +1,13 @@
-// std::Symlink (std.md §4): `target` is the link's path, `source` what it points to. A target that exists and is
-// not a symlink is an error (never replaced); update swaps the link atomically (new link beside it + rename).
+// std::Symlink (std.md §4): `target` is the link's path, `source` what it points to. A target that exists and
+// is not a symlink is an error (never replaced); update swaps the link atomically (new link beside it +
+// rename).
 #include "Posix.h"
 #include "StdHandlers.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
+#include <unistd.h>
 #include <vector>
 
 namespace inm::executor::handlers {
@@ -17,7 +18,8 @@ class SymlinkHandler : public CRUDHandler {
  public:
   void readResource(HandlerContext& ctx, Resource& current) override {
     std::string target = optString(current, "target");
-    if (target.empty() || target[0] != '/') throw std::runtime_error("target '" + target + "' is not an absolute path");
+    if (target.empty() || target[0] != '/')
+      throw std::runtime_error("target '" + target + "' is not an absolute path");
     struct stat st;
     if (lstat(target.c_str(), &st) != 0) {
       if (errno == ENOENT) throw ResourcePurged();
@@ -32,7 +34,8 @@ class SymlinkHandler : public CRUDHandler {
 
   void createResource(HandlerContext& ctx, const Resource& desired) override {
     std::string target = optString(desired, "target");
-    if (symlink(optString(desired, "source").c_str(), target.c_str()) != 0) posix::throwErrno("cannot create symlink", target);
+    if (symlink(optString(desired, "source").c_str(), target.c_str()) != 0)
+      posix::throwErrno("cannot create symlink", target);
     ctx.setCreated();
   }
 
@@ -40,7 +43,8 @@ class SymlinkHandler : public CRUDHandler {
     std::string target = optString(desired, "target");
     std::string tmp = target + ".inmanta-new";
     unlink(tmp.c_str());
-    if (symlink(optString(desired, "source").c_str(), tmp.c_str()) != 0) posix::throwErrno("cannot create symlink", tmp);
+    if (symlink(optString(desired, "source").c_str(), tmp.c_str()) != 0)
+      posix::throwErrno("cannot create symlink", tmp);
     if (rename(tmp.c_str(), target.c_str()) != 0) {
       unlink(tmp.c_str());
       posix::throwErrno("cannot replace symlink", target);
@@ -55,8 +59,8 @@ class SymlinkHandler : public CRUDHandler {
   }
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<HandlerAPI> makeSymlinkHandler() { return std::make_unique<SymlinkHandler>(); }
 
-}  // namespace inm::executor::handlers
+} // namespace inm::executor::handlers

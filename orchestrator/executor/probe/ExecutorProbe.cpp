@@ -1,49 +1,56 @@
-// inm-executor-probe: a test driver for test/integration/test_executor.py. It plays the scheduler's part with the
-// real ExecutorPool: JSON commands arrive one per line on stdin, events leave one per line on stdout.
+// inm-executor-probe: a test driver for test/integration/test_executor.py. It plays the scheduler's part with
+// the real ExecutorPool: JSON commands arrive one per line on stdin, events leave one per line on stdout.
 //   {"cmd":"put_file","content":"…"}             -> {"event":"file","hash":…}   (served to get_file)
 //   {"cmd":"file_delay","ms":N}                  -> {"event":"ok"}   (answers to get_file wait N ms)
 //   {"cmd":"pid","key":K}                        -> {"event":"pid","pid":…} (starts the process if needed)
-//   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…} each
-//   {"cmd":"deploy",…,"await":true}             -> the same results, all after the last one (asyncDeploy + co_await)
+//   {"cmd":"deploy","key":K,"requests":[…]}      -> {"event":"sent","pid":…}, then one {"event":"result",…}
+//   each
+//   {"cmd":"deploy",…,"await":true}             -> the same results, all after the last one (asyncDeploy +
+//   co_await)
 //   {"cmd":"deploy",…,"quiet":true}             -> {"event":"batch_done","statuses":{…},"seconds":…} instead
 //   {"cmd":"stop_idle","ms":N}                   -> {"event":"stopped","count":…} (ExecutorPool::stopIdle)
-//   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child is reaped
-// get_file requests are reported as {"event":"get_file","hash":…}, put_file offers as {"event":"put_file",…}. Options: --executable PATH (the inmanta
-// binary), --threads N, --heartbeat-interval-ms N, --heartbeat-timeout-ms N.
+//   {"cmd":"shutdown"}                           -> {"event":"bye","started":N,"pids":[…]} after every child
+//   is reaped
+// get_file requests are reported as {"event":"get_file","hash":…}, put_file offers as {"event":"put_file",…}.
+// Options: --executable PATH (the inmanta binary), --threads N, --heartbeat-interval-ms N,
+// --heartbeat-timeout-ms N.
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
-
-#include <unistd.h>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <iostream>
 #include <istream>
 #include <map>
 #include <memory>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 using namespace inm::executor;
 
 namespace {
 void emit(const Json& j) { std::cout << j.dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl; }
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   ExecutorOptions options;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--executable") options.executable = v;
-    else if (a == "--threads") options.threads = std::stoi(v);
-    else if (a == "--heartbeat-interval-ms") options.heartbeatInterval = std::chrono::milliseconds(std::stoi(v));
-    else if (a == "--heartbeat-timeout-ms") options.heartbeatTimeout = std::chrono::milliseconds(std::stoi(v));
+    if (a == "--executable")
+      options.executable = v;
+    else if (a == "--threads")
+      options.threads = std::stoi(v);
+    else if (a == "--heartbeat-interval-ms")
+      options.heartbeatInterval = std::chrono::milliseconds(std::stoi(v));
+    else if (a == "--heartbeat-timeout-ms")
+      options.heartbeatTimeout = std::chrono::milliseconds(std::stoi(v));
     else {
       std::cerr << "inm-executor-probe: unknown option " << a << "\n";
       return 2;
@@ -52,7 +59,8 @@ int main(int argc, char** argv) {
   asio::io_context io;
   std::map<std::string, std::string> files;
   int delayMs = 0;
-  FileProvider provider = [&](const std::string& hash, std::function<void(std::optional<std::string>)> reply) {
+  FileProvider provider = [&](const std::string& hash,
+                              std::function<void(std::optional<std::string>)> reply) {
     emit(Json{{"event", "get_file"}, {"hash", hash}});
     std::optional<std::string> content;
     if (auto it = files.find(hash); it != files.end()) content = it->second;
@@ -69,7 +77,7 @@ int main(int argc, char** argv) {
   asio::streambuf buf;
   std::function<void()> readLine = [&] {
     asio::async_read_until(in, buf, '\n', [&](boost::system::error_code ec, size_t) {
-      if (ec) {  // stdin closed: stop everything
+      if (ec) { // stdin closed: stop everything
         pool.shutdown([&] { io.stop(); });
         return;
       }
@@ -110,7 +118,8 @@ int main(int argc, char** argv) {
             asio::co_spawn(
                 io,
                 [&pool, key, pid, reqs = std::move(reqs)]() mutable -> asio::awaitable<void> {
-                  std::vector<ActionResult> results = co_await pool.asyncDeploy(key, std::move(reqs), asio::use_awaitable);
+                  std::vector<ActionResult> results =
+                      co_await pool.asyncDeploy(key, std::move(reqs), asio::use_awaitable);
                   for (const ActionResult& r : results) {
                     Json j = r.toJson();
                     j["event"] = "result";
@@ -125,7 +134,8 @@ int main(int argc, char** argv) {
             return readLine();
           }
           if (cmd.value("quiet", false)) {
-            // Benchmark mode: one summary event per batch (counts per status, seconds from send to last result).
+            // Benchmark mode: one summary event per batch (counts per status, seconds from send to last
+            // result).
             struct Tally {
               size_t left;
               std::map<std::string, size_t> statuses;
@@ -135,8 +145,12 @@ int main(int argc, char** argv) {
             p->deploy(std::move(reqs), [tally, pid](const ActionResult& r) {
               ++tally->statuses[r.status];
               if (--tally->left == 0)
-                emit(Json{{"event", "batch_done"}, {"pid", pid}, {"statuses", tally->statuses},
-                          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - tally->t0).count()}});
+                emit(Json{
+                    {"event", "batch_done"},
+                    {"pid", pid},
+                    {"statuses", tally->statuses},
+                    {"seconds",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - tally->t0).count()}});
             });
             emit(Json{{"event", "sent"}, {"pid", pid}});
             return readLine();
@@ -151,7 +165,8 @@ int main(int argc, char** argv) {
           emit(Json{{"event", "sent"}, {"pid", pid}});
         }
       } else if (c == "stop_idle") {
-        emit(Json{{"event", "stopped"}, {"count", pool.stopIdle(std::chrono::milliseconds(cmd.value("ms", 0)))}});
+        emit(Json{{"event", "stopped"},
+                  {"count", pool.stopIdle(std::chrono::milliseconds(cmd.value("ms", 0)))}});
       } else if (c == "shutdown") {
         pool.shutdown([&] {
           emit(Json{{"event", "bye"}, {"started", pool.started()}, {"pids", pids}});

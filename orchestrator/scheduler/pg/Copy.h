@@ -1,8 +1,8 @@
-// COPY … FROM STDIN in PostgreSQL's text format for the scheduler's bulk writes (private to inm_scheduler_pg).
-// Rows are built into one buffer (fields escaped: backslash, tab, newline, carriage return; `\N` for NULL) and sent
-// in chunks through one libpqxx 6.4 tablewriter, so 10k rows are a few round trips, not 10k statements.
-// Invariant: a CopyRows is sent at most once, inside the caller's transaction; an error throws (pqxx) and the
-// caller's transaction aborts, so a half-sent COPY is never committed.
+// COPY … FROM STDIN in PostgreSQL's text format for the scheduler's bulk writes (private to
+// inm_scheduler_pg). Rows are built into one buffer (fields escaped: backslash, tab, newline, carriage
+// return; `\N` for NULL) and sent in chunks through one libpqxx 6.4 tablewriter, so 10k rows are a few round
+// trips, not 10k statements. Invariant: a CopyRows is sent at most once, inside the caller's transaction; an
+// error throws (pqxx) and the caller's transaction aborts, so a half-sent COPY is never committed.
 #pragma once
 
 #include <pqxx/pqxx>
@@ -21,11 +21,11 @@ class CopyRows {
     sep();
     for (char c : s) {
       switch (c) {
-        case '\\': line_ += "\\\\"; break;
-        case '\t': line_ += "\\t"; break;
-        case '\n': line_ += "\\n"; break;
-        case '\r': line_ += "\\r"; break;
-        default: line_ += c;
+      case '\\': line_ += "\\\\"; break;
+      case '\t': line_ += "\\t"; break;
+      case '\n': line_ += "\\n"; break;
+      case '\r': line_ += "\\r"; break;
+      default: line_ += c;
       }
     }
     return *this;
@@ -85,4 +85,4 @@ inline std::string oneElementArray(const std::string& item) {
   return out + "\"}";
 }
 
-}  // namespace inm::scheduler::pg
+} // namespace inm::scheduler::pg

@@ -1,8 +1,9 @@
-// Deploy starts, finishes and blocked changes of one Effects (see DeployWriter.h). Per action: a start and its
-// finish in the same Effects become one completed row; a finish of an earlier start updates the row. Per resource
-// the latest event (by seq) decides is_deploying and blocked, so any interleaving within one Effects is written
-// correctly. Bulk rows go through COPY: straight into resourceaction / resourceaction_resource, and into
-// transaction-local temp tables that one UPDATE … FROM applies (finishes of earlier starts, rps columns).
+// Deploy starts, finishes and blocked changes of one Effects (see DeployWriter.h). Per action: a start and
+// its finish in the same Effects become one completed row; a finish of an earlier start updates the row. Per
+// resource the latest event (by seq) decides is_deploying and blocked, so any interleaving within one Effects
+// is written correctly. Bulk rows go through COPY: straight into resourceaction / resourceaction_resource,
+// and into transaction-local temp tables that one UPDATE … FROM applies (finishes of earlier starts, rps
+// columns).
 #include "DeployWriter.h"
 
 #include "Copy.h"
@@ -19,12 +20,14 @@ std::string statusForRps(const std::string& s) {
   return s;
 }
 
-const std::vector<std::string> kActionColumns = {"action_id", "environment", "version", "resource_version_ids",
-                                                 "action", "started", "finished", "messages", "status", "change",
-                                                 "changes", "send_event"};
-const std::vector<std::string> kLinkColumns = {"environment", "resource_action_id", "resource_id", "resource_version"};
+const std::vector<std::string> kActionColumns = {
+    "action_id", "environment", "version",  "resource_version_ids",
+    "action",    "started",     "finished", "messages",
+    "status",    "change",      "changes",  "send_event"};
+const std::vector<std::string> kLinkColumns = {"environment", "resource_action_id", "resource_id",
+                                               "resource_version"};
 
-}  // namespace
+} // namespace
 
 SplitEffects splitForWriters(Effects e, size_t shards) {
   SplitEffects out;
@@ -61,7 +64,7 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
   {
     CopyRows actions, links;
     for (const auto& st : e.starts) {
-      if (st.kind != TaskKind::Deploy) continue;  // dry-run and fact actions are written when they finish
+      if (st.kind != TaskKind::Deploy) continue; // dry-run and fact actions are written when they finish
       std::string rvid = st.resourceId + ",v=" + std::to_string(st.version);
       actions.field(st.actionId).field(env).integer(st.version).field(oneElementArray(rvid)).field("deploy");
       actions.field(isoTime(st.started));
@@ -94,14 +97,14 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       fin.field(f.messages.dump()).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
     }
     if (fin.rows()) {
-      tx.exec(
-          "CREATE TEMP TABLE inm_action_finish (id uuid, status text, change text, changes jsonb, messages jsonb, "
-          "finished timestamptz, send_event bool) ON COMMIT DROP");
-      fin.send(tx, "inm_action_finish", {"id", "status", "change", "changes", "messages", "finished", "send_event"});
-      tx.exec(
-          "UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
-          "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
-          "FROM inm_action_finish u WHERE a.action_id = u.id");
+      tx.exec("CREATE TEMP TABLE inm_action_finish (id uuid, status text, change text, changes jsonb, "
+              "messages jsonb, "
+              "finished timestamptz, send_event bool) ON COMMIT DROP");
+      fin.send(tx, "inm_action_finish",
+               {"id", "status", "change", "changes", "messages", "finished", "send_event"});
+      tx.exec("UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
+              "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
+              "FROM inm_action_finish u WHERE a.action_id = u.id");
     }
   }
 
@@ -112,7 +115,11 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
     for (const auto& [id, fp] : lastFinishRow) {
       const DeployFinish& f = *fp;
       auto ls = lastStart.find(id);
-      rows.field(id).field(f.deployedHash).integer(f.version).field(toString(f.handlerResult)).boolean(f.compliant);
+      rows.field(id)
+          .field(f.deployedHash)
+          .integer(f.version)
+          .field(toString(f.handlerResult))
+          .boolean(f.compliant);
       rows.field(toString(f.blocked)).field(isoTime(f.finished)).field(isoTime(f.started));
       rows.boolean(f.status == "deployed").boolean(f.removed).boolean(f.stale).field(statusForRps(f.status));
       rows.boolean(ls != lastStart.end() && ls->second > f.seq).endRow();
@@ -120,19 +127,21 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
     for (const auto& f : e.finishes)
       if (f.status == "deployed" && f.change == "purged") purgedIds.push_back(f.resourceId);
     tx.exec(
-        "CREATE TEMP TABLE inm_rps_finish (id text, hash text, version int, hr text, compliant bool, blocked text, "
+        "CREATE TEMP TABLE inm_rps_finish (id text, hash text, version int, hr text, compliant bool, blocked "
+        "text, "
         "finished timestamptz, started timestamptz, deployed bool, removed bool, stale bool, status text, "
         "deploying bool) ON COMMIT DROP");
     rows.send(tx, "inm_rps_finish",
-              {"id", "hash", "version", "hr", "compliant", "blocked", "finished", "started", "deployed", "removed",
-               "stale", "status", "deploying"});
+              {"id", "hash", "version", "hr", "compliant", "blocked", "finished", "started", "deployed",
+               "removed", "stale", "status", "deploying"});
     tx.exec_params(
         "UPDATE resource_persistent_state s SET is_deploying = u.deploying, "
         "last_handler_run_at = CASE WHEN u.removed THEN s.last_handler_run_at ELSE u.finished END, "
         "last_handler_run = CASE WHEN u.removed THEN s.last_handler_run ELSE u.hr END, "
         "last_handler_run_compliant = CASE WHEN u.removed OR u.stale THEN s.last_handler_run_compliant "
         "  ELSE u.compliant END, "
-        "last_deployed_attribute_hash = CASE WHEN u.removed THEN s.last_deployed_attribute_hash ELSE u.hash END, "
+        "last_deployed_attribute_hash = CASE WHEN u.removed THEN s.last_deployed_attribute_hash ELSE u.hash "
+        "END, "
         "last_deployed_version = CASE WHEN u.removed THEN s.last_deployed_version ELSE u.version END, "
         "last_success = CASE WHEN u.deployed AND NOT u.removed THEN u.started ELSE s.last_success END, "
         "last_produced_events = CASE WHEN u.removed THEN s.last_produced_events ELSE u.finished END, "
@@ -142,20 +151,20 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
         env);
     // A successful purge deletes the resource's facts (§4 Orphans).
     if (!purgedIds.empty())
-      tx.exec_params("DELETE FROM parameter WHERE environment = $1::uuid AND source = 'fact' AND resource_id = ANY($2::text[])",
+      tx.exec_params("DELETE FROM parameter WHERE environment = $1::uuid AND source = 'fact' AND resource_id "
+                     "= ANY($2::text[])",
                      env, pgArray(purgedIds));
   }
   {
     std::vector<std::string> startIds;
     for (const auto& [id, seq] : lastStart) {
       auto lf = lastFinish.find(id);
-      if (lf == lastFinish.end()) startIds.push_back(id);  // started, not finished here: deploying
+      if (lf == lastFinish.end()) startIds.push_back(id); // started, not finished here: deploying
     }
     if (!startIds.empty())
-      tx.exec_params(
-          "UPDATE resource_persistent_state SET is_deploying = true WHERE environment = $1::uuid "
-          "AND resource_id = ANY($2::text[])",
-          env, pgArray(startIds));
+      tx.exec_params("UPDATE resource_persistent_state SET is_deploying = true WHERE environment = $1::uuid "
+                     "AND resource_id = ANY($2::text[])",
+                     env, pgArray(startIds));
   }
 
   // 4. blocked changes newer than the resource's last finish (the finish row carried its own blocked value)
@@ -181,4 +190,4 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
   }
 }
 
-}  // namespace inm::scheduler::pg
+} // namespace inm::scheduler::pg

@@ -1,6 +1,6 @@
-// libpqxx implementation of the scheduler's store (see include/scheduler/pg/SchedulerStore.h). Multi-row writes
-// pass parallel text arrays and `unnest` them, so a batch of 10k results is a handful of statements. Every pqxx
-// exception is caught here and returned as an llvm::Error naming the operation.
+// libpqxx implementation of the scheduler's store (see include/scheduler/pg/SchedulerStore.h). Multi-row
+// writes pass parallel text arrays and `unnest` them, so a batch of 10k results is a handful of statements.
+// Every pqxx exception is caught here and returned as an llvm::Error naming the operation.
 #include "scheduler/pg/SchedulerStore.h"
 
 #include "DeployWriter.h"
@@ -48,7 +48,7 @@ void splitId(const std::string& id, std::string& type, std::string& value) {
   value = eq == std::string::npos ? "" : id.substr(eq + 1, id.size() - eq - 2);
 }
 
-}  // namespace
+} // namespace
 
 std::string isoTime(TimePoint t) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
@@ -85,7 +85,8 @@ std::string DbParams::connString() const {
     }
     return o + "'";
   };
-  std::string s = "host=" + q(host) + " port=" + std::to_string(port) + " dbname=" + q(name) + " user=" + q(user);
+  std::string s =
+      "host=" + q(host) + " port=" + std::to_string(port) + " dbname=" + q(name) + " user=" + q(user);
   if (!password.empty()) s += " password=" + q(password);
   s += " connect_timeout=10";
   return s;
@@ -110,18 +111,20 @@ struct Receiver : pqxx::notification_receiver {
   bool& flag_;
   std::string env_;
 };
-}  // namespace
+} // namespace
 
 SchedulerStore::SchedulerStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SchedulerStore::~SchedulerStore() = default;
 
-llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const DbParams& p, const std::string& env) {
+llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const DbParams& p,
+                                                                        const std::string& env) {
   auto impl = std::make_unique<Impl>();
   impl->env = env;
   try {
     impl->conn = std::make_unique<pqxx::connection>(p.connString());
   } catch (const std::exception& e) {
-    return dbError("connecting to PostgreSQL at " + p.host + ":" + std::to_string(p.port) + " database " + p.name, e);
+    return dbError(
+        "connecting to PostgreSQL at " + p.host + ":" + std::to_string(p.port) + " database " + p.name, e);
   }
   return std::unique_ptr<SchedulerStore>(new SchedulerStore(std::move(impl)));
 }
@@ -133,10 +136,12 @@ llvm::Expected<int> SchedulerStore::ensureSchedulerRow() {
     if (env.empty())
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "environment %s does not exist",
                                      impl_->env.c_str());
-    tx.exec_params("INSERT INTO scheduler (environment) VALUES ($1::uuid) ON CONFLICT (environment) DO NOTHING",
-                   impl_->env);
-    auto r = tx.exec_params("SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid",
-                            impl_->env);
+    tx.exec_params(
+        "INSERT INTO scheduler (environment) VALUES ($1::uuid) ON CONFLICT (environment) DO NOTHING",
+        impl_->env);
+    auto r = tx.exec_params(
+        "SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid",
+        impl_->env);
     tx.commit();
     return r[0][0].as<int>();
   } catch (const std::exception& e) {
@@ -174,7 +179,8 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     if (reset == "true" || reset == "false")
       info.resetDeployProgressOnStart = reset == "true";
     else
-      info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset + "' is not a boolean");
+      info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset +
+                                   "' is not a boolean");
     std::string par = text("agent_parallelism", "1");
     try {
       size_t used = 0;
@@ -194,7 +200,8 @@ llvm::Expected<std::map<std::string, bool>> SchedulerStore::loadAgents() {
   try {
     pqxx::read_transaction tx{*impl_->conn};
     std::map<std::string, bool> out;
-    for (const auto& row : tx.exec_params("SELECT name, paused FROM agent WHERE environment = $1::uuid", impl_->env))
+    for (const auto& row :
+         tx.exec_params("SELECT name, paused FROM agent WHERE environment = $1::uuid", impl_->env))
       out[row[0].as<std::string>()] = row[1].as<bool>();
     return out;
   } catch (const std::exception& e) {
@@ -229,7 +236,7 @@ plan::Intent intentFromRow(const pqxx::row& row) {
       for (const auto& r : reqs) {
         if (!r.is_string()) continue;
         std::string dep = r.get<std::string>();
-        auto v = dep.rfind(",v=");  // tolerate versioned ids
+        auto v = dep.rfind(",v="); // tolerate versioned ids
         if (v != std::string::npos && dep.back() != ']') dep = dep.substr(0, v);
         i.requireIds.push_back(dep);
       }
@@ -237,7 +244,7 @@ plan::Intent intentFromRow(const pqxx::row& row) {
   return i;
 }
 
-}  // namespace
+} // namespace
 
 llvm::Expected<std::vector<plan::Intent>> SchedulerStore::loadVersion(int version) {
   try {
@@ -260,16 +267,17 @@ llvm::Expected<std::vector<plan::VersionSnapshot>> SchedulerStore::releasedVersi
   std::vector<int> versions;
   try {
     pqxx::read_transaction tx{*impl_->conn};
-    for (const auto& row : tx.exec_params(
-             "SELECT version FROM configurationmodel WHERE environment = $1::uuid AND released AND version > $2 "
-             "ORDER BY version",
-             impl_->env, after))
+    for (const auto& row : tx.exec_params("SELECT version FROM configurationmodel WHERE environment = "
+                                          "$1::uuid AND released AND version > $2 "
+                                          "ORDER BY version",
+                                          impl_->env, after))
       versions.push_back(row[0].as<int>());
     std::vector<plan::VersionSnapshot> out;
     for (size_t k = 0; k + 1 < versions.size(); ++k) {
       plan::VersionSnapshot vs{versions[k], {}};
-      for (const auto& row : tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1::uuid AND model = $2",
-                                            impl_->env, versions[k])) {
+      for (const auto& row :
+           tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1::uuid AND model = $2",
+                          impl_->env, versions[k])) {
         plan::Intent i;
         i.id = row[0].as<std::string>();
         vs.resources.push_back(std::move(i));
@@ -288,18 +296,20 @@ llvm::Expected<std::vector<plan::VersionSnapshot>> SchedulerStore::releasedVersi
   }
 }
 
-llvm::Expected<std::unordered_map<std::string, PersistedState>> SchedulerStore::loadPersistedAndClearDeploying() {
+llvm::Expected<std::unordered_map<std::string, PersistedState>>
+SchedulerStore::loadPersistedAndClearDeploying() {
   try {
     pqxx::work tx{*impl_->conn};
-    tx.exec_params("UPDATE resource_persistent_state SET is_deploying = false WHERE environment = $1::uuid AND is_deploying",
+    tx.exec_params("UPDATE resource_persistent_state SET is_deploying = false WHERE environment = $1::uuid "
+                   "AND is_deploying",
                    impl_->env);
     std::unordered_map<std::string, PersistedState> out;
-    auto r = tx.exec_params(
-        "SELECT resource_id, last_handler_run, last_handler_run_compliant, blocked, last_deployed_attribute_hash, "
-        "extract(epoch from last_handler_run_at), extract(epoch from last_success), "
-        "extract(epoch from last_produced_events) FROM resource_persistent_state "
-        "WHERE environment = $1::uuid AND orphaned_after IS NULL",
-        impl_->env);
+    auto r = tx.exec_params("SELECT resource_id, last_handler_run, last_handler_run_compliant, blocked, "
+                            "last_deployed_attribute_hash, "
+                            "extract(epoch from last_handler_run_at), extract(epoch from last_success), "
+                            "extract(epoch from last_produced_events) FROM resource_persistent_state "
+                            "WHERE environment = $1::uuid AND orphaned_after IS NULL",
+                            impl_->env);
     for (const auto& row : r) {
       PersistedState p;
       p.lastHandlerRun = row[1].as<std::string>();
@@ -312,12 +322,13 @@ llvm::Expected<std::unordered_map<std::string, PersistedState>> SchedulerStore::
       out.emplace(row[0].as<std::string>(), std::move(p));
     }
     // §6.6 reload: the newest deploy with a change per resource (did_dependency_change reads the same).
-    for (const auto& row : tx.exec_params(
-             "SELECT x.resource_id, extract(epoch from max(a.started)) FROM resourceaction a "
-             "JOIN resourceaction_resource x ON x.resource_action_id = a.action_id AND x.environment = a.environment "
-             "WHERE a.environment = $1::uuid AND a.action = 'deploy' AND a.change IS NOT NULL "
-             "AND a.change <> 'nochange' GROUP BY x.resource_id",
-             impl_->env)) {
+    for (const auto& row :
+         tx.exec_params("SELECT x.resource_id, extract(epoch from max(a.started)) FROM resourceaction a "
+                        "JOIN resourceaction_resource x ON x.resource_action_id = a.action_id AND "
+                        "x.environment = a.environment "
+                        "WHERE a.environment = $1::uuid AND a.action = 'deploy' AND a.change IS NOT NULL "
+                        "AND a.change <> 'nochange' GROUP BY x.resource_id",
+                        impl_->env)) {
       auto it = out.find(row[0].as<std::string>());
       if (it != out.end()) it->second.lastChangeStarted = fromEpoch(row[1]);
     }
@@ -349,8 +360,9 @@ llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
   }
 }
 
-llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
-                                                                        const std::map<std::string, bool>& paused) {
+llvm::Expected<std::vector<plan::Intent>>
+SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
+                              const std::map<std::string, bool>& paused) {
   auto intents = loadVersion(version);
   if (!intents) return intents.takeError();
   std::vector<const plan::Intent*> ptrs;
@@ -358,8 +370,9 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
   auto blocked = plan::computeBlocked(ptrs);
   try {
     pqxx::work tx{*impl_->conn};
-    auto r = tx.exec_params("SELECT resources::text FROM dryrun WHERE id = $1::uuid AND environment = $2::uuid",
-                            dryrunId, impl_->env);
+    auto r =
+        tx.exec_params("SELECT resources::text FROM dryrun WHERE id = $1::uuid AND environment = $2::uuid",
+                       dryrunId, impl_->env);
     nlohmann::json prefilled = nlohmann::json::object();
     std::vector<plan::Intent> todo;
     if (r.empty()) {
@@ -368,19 +381,22 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
         std::string rvid = i.id + ",v=" + std::to_string(version);
         auto pa = paused.find(i.agent);
         if (i.undefined)
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "undefined"}, {"done", true}};
+          prefilled[rvid] = {
+              {"changes", nlohmann::json::object()}, {"diff_status", "undefined"}, {"done", true}};
         else if (blocked.count(i.id))
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "skipped_for_undefined"}, {"done", true}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()},
+                             {"diff_status", "skipped_for_undefined"},
+                             {"done", true}};
         else if (pa != paused.end() && pa->second)
-          prefilled[rvid] = {{"changes", nlohmann::json::object()}, {"diff_status", "agent_down"}, {"done", true}};
+          prefilled[rvid] = {
+              {"changes", nlohmann::json::object()}, {"diff_status", "agent_down"}, {"done", true}};
         else
           todo.push_back(i);
       }
-      tx.exec_params(
-          "INSERT INTO dryrun (id, environment, model, total, todo, resources) "
-          "VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::jsonb)",
-          dryrunId, impl_->env, version, static_cast<int>(intents->size()), static_cast<int>(todo.size()),
-          prefilled.dump());
+      tx.exec_params("INSERT INTO dryrun (id, environment, model, total, todo, resources) "
+                     "VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::jsonb)",
+                     dryrunId, impl_->env, version, static_cast<int>(intents->size()),
+                     static_cast<int>(todo.size()), prefilled.dump());
     } else {
       prefilled = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
       for (const auto& i : *intents) {
@@ -390,7 +406,7 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::prepareDryrun(const st
           const auto& entry = prefilled[rvid];
           if (!entry.is_object() || !entry.contains("done") || entry["done"] != false) continue;
         }
-        if (i.undefined || blocked.count(i.id)) continue;  // never dry-run undefined/BLOCKED (§17.2)
+        if (i.undefined || blocked.count(i.id)) continue; // never dry-run undefined/BLOCKED (§17.2)
         todo.push_back(i);
       }
     }
@@ -412,26 +428,28 @@ llvm::Expected<std::optional<std::string>> SchedulerStore::readFile(const std::s
   }
 }
 
-llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(int version, const std::string& agent) {
+llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(int version,
+                                                                               const std::string& agent) {
   try {
     pqxx::read_transaction tx{*impl_->conn};
     auto r = tx.exec_params(
         "WITH m AS (SELECT inmanta_module_name AS n, inmanta_module_version AS v FROM version_code "
         "WHERE environment = $1 AND cm_version = $2 UNION SELECT inmanta_module_name, inmanta_module_version "
         "FROM agent_modules WHERE environment = $1 AND cm_version = $2 AND agent_name = $3) "
-        "SELECT DISTINCT f.inmanta_module_name, f.inmanta_module_version, coalesce(f.file_path, ''), f.file_content_hash "
+        "SELECT DISTINCT f.inmanta_module_name, f.inmanta_module_version, coalesce(f.file_path, ''), "
+        "f.file_content_hash "
         "FROM module_files f JOIN m ON f.inmanta_module_name = m.n AND f.inmanta_module_version = m.v "
         "WHERE f.environment = $1 AND NOT f.is_byte_code ORDER BY 1, 3, 4",
         impl_->env, version, agent);
     std::vector<CodeFile> out;
     for (const auto& row : r)
-      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<std::string>()});
+      out.push_back({row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                     row[3].as<std::string>()});
     return out;
   } catch (const std::exception& e) {
     return dbError("reading the handler code of version " + std::to_string(version), e);
   }
 }
-
 
 llvm::Error SchedulerStore::write(const Effects& e) {
   const std::string& env = impl_->env;
@@ -467,15 +485,17 @@ llvm::Error SchedulerStore::write(const Effects& e) {
             "WHERE s.current_intent_attribute_hash IS DISTINCT FROM EXCLUDED.current_intent_attribute_hash "
             "OR s.is_undefined <> EXCLUDED.is_undefined OR s.blocked <> EXCLUDED.blocked "
             "OR s.orphaned_after IS NOT NULL OR s.agent <> EXCLUDED.agent",
-            env, pgArray(ids), pgArray(types), pgArray(agents), pgArray(values), pgArray(hashes), pgArray(undef),
-            pgArray(blocked), pgArray(fresh));
+            env, pgArray(ids), pgArray(types), pgArray(agents), pgArray(values), pgArray(hashes),
+            pgArray(undef), pgArray(blocked), pgArray(fresh));
         // NEW resources (first seen, or back after being orphaned/dropped) start from scratch.
         tx.exec_params(
-            "UPDATE resource_persistent_state s SET last_deployed_attribute_hash = NULL, last_deployed_version = NULL, "
+            "UPDATE resource_persistent_state s SET last_deployed_attribute_hash = NULL, "
+            "last_deployed_version = NULL, "
             "last_handler_run = 'NEW', last_handler_run_compliant = NULL, last_handler_run_at = NULL, "
             "last_success = NULL, last_produced_events = NULL, last_non_deploying_status = 'available' "
             "FROM unnest($2::text[], $3::bool[]) AS u(id, fresh) "
-            "WHERE s.environment = $1::uuid AND s.resource_id = u.id AND u.fresh AND s.last_handler_run <> 'NEW'",
+            "WHERE s.environment = $1::uuid AND s.resource_id = u.id AND u.fresh AND s.last_handler_run <> "
+            "'NEW'",
             env, pgArray(ids), pgArray(fresh));
       }
       if (!v.orphans.empty()) {
@@ -484,14 +504,15 @@ llvm::Error SchedulerStore::write(const Effects& e) {
           ids.push_back(o.resourceId);
           after.push_back(std::to_string(o.after));
         }
-        tx.exec_params(
-            "UPDATE resource_persistent_state s SET orphaned_after = u.after FROM unnest($2::text[], $3::int[]) "
-            "AS u(id, after) WHERE s.environment = $1::uuid AND s.resource_id = u.id",
-            env, pgArray(ids), pgArray(after));
+        tx.exec_params("UPDATE resource_persistent_state s SET orphaned_after = u.after FROM "
+                       "unnest($2::text[], $3::int[]) "
+                       "AS u(id, after) WHERE s.environment = $1::uuid AND s.resource_id = u.id",
+                       env, pgArray(ids), pgArray(after));
       }
       tx.exec_params(
           "INSERT INTO scheduler (environment, last_processed_model_version) VALUES ($1::uuid, $2) "
-          "ON CONFLICT (environment) DO UPDATE SET last_processed_model_version = EXCLUDED.last_processed_model_version",
+          "ON CONFLICT (environment) DO UPDATE SET last_processed_model_version = "
+          "EXCLUDED.last_processed_model_version",
           env, v.version);
     }
 
@@ -516,21 +537,23 @@ llvm::Error SchedulerStore::write(const Effects& e) {
         status.push_back("dry");
       }
       for (const auto& [id, entry] : perRun)
-        tx.exec_params(
-            "UPDATE dryrun SET resources = resources || $3::jsonb, todo = greatest(todo - $4, 0) "
-            "WHERE id = $1::uuid AND environment = $2::uuid",
-            id, env, entry.first.dump(), entry.second);
+        tx.exec_params("UPDATE dryrun SET resources = resources || $3::jsonb, todo = greatest(todo - $4, 0) "
+                       "WHERE id = $1::uuid AND environment = $2::uuid",
+                       id, env, entry.first.dump(), entry.second);
       tx.exec_params(
-          "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
+          "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+          "started, "
           "finished, messages, status) SELECT u.id::uuid, $1::uuid, u.version, ARRAY[u.rvid], 'dryrun', "
           "u.started::timestamptz, u.finished::timestamptz, u.messages::jsonb, 'dry' "
           "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) "
           "AS u(id, rvid, version, started, finished, messages)",
-          env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(finished), pgArray(messages));
-      tx.exec_params(
-          "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-          "SELECT $1::uuid, u.aid::uuid, u.id, u.version FROM unnest($2::text[], $3::text[], $4::int[]) AS u(aid, id, version)",
-          env, pgArray(aids), pgArray(ids), pgArray(versions));
+          env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(finished),
+          pgArray(messages));
+      tx.exec_params("INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, "
+                     "resource_version) "
+                     "SELECT $1::uuid, u.aid::uuid, u.id, u.version FROM unnest($2::text[], $3::text[], "
+                     "$4::int[]) AS u(aid, id, version)",
+                     env, pgArray(aids), pgArray(ids), pgArray(versions));
     }
 
     for (const auto& f : e.facts) {
@@ -539,21 +562,23 @@ llvm::Error SchedulerStore::write(const Effects& e) {
           tx.exec_params(
               "INSERT INTO parameter (id, environment, name, value, source, resource_id, updated, expires) "
               "VALUES (gen_random_uuid(), $1::uuid, $2, $3, 'fact', $4, now(), $5) "
-              "ON CONFLICT (environment, name, resource_id) DO UPDATE SET value = EXCLUDED.value, source = 'fact', "
+              "ON CONFLICT (environment, name, resource_id) DO UPDATE SET value = EXCLUDED.value, source = "
+              "'fact', "
               "updated = now(), expires = EXCLUDED.expires",
               env, name, factValue(value), f.resourceId, factExpires(value));
       if (!f.actionId.empty()) {
         std::string rvid = f.resourceId + ",v=" + std::to_string(f.version);
         tx.exec_params(
-            "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, started, "
+            "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+            "started, "
             "finished, messages, status) VALUES ($1::uuid, $2::uuid, $3, ARRAY[$4::text], 'getfact', "
             "$5::timestamptz, $6::timestamptz, $7::jsonb, $8)",
             f.actionId, env, f.version, rvid, isoTime(f.started), isoTime(f.finished),
             f.messages.is_array() ? f.messages.dump() : "[]", f.status);
-        tx.exec_params(
-            "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-            "VALUES ($1::uuid, $2::uuid, $3, $4)",
-            env, f.actionId, f.resourceId, f.version);
+        tx.exec_params("INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, "
+                       "resource_version) "
+                       "VALUES ($1::uuid, $2::uuid, $3, $4)",
+                       env, f.actionId, f.resourceId, f.version);
       }
     }
     tx.commit();
@@ -583,4 +608,4 @@ llvm::Expected<bool> SchedulerStore::waitNotification(int ms) {
   }
 }
 
-}  // namespace inm::scheduler::pg
+} // namespace inm::scheduler::pg

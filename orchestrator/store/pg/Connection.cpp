@@ -41,28 +41,35 @@ llvm::Error translateCurrentException(const char* what) {
     return model::fail(f.code, f.message);
   } catch (const pqxx::broken_connection& e) {
     dropThreadConnection();
-    return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+    return model::fail(model::ErrorCode::Unavailable,
+                       std::string("the database is unavailable (") + what + "): " + e.what());
   } catch (const pqxx::in_doubt_error& e) {
     dropThreadConnection();
-    return model::fail(model::ErrorCode::Unavailable, std::string("the database connection was lost (") + what + "): " + e.what());
+    return model::fail(model::ErrorCode::Unavailable,
+                       std::string("the database connection was lost (") + what + "): " + e.what());
   } catch (const pqxx::sql_error& e) {
     // A server that went away mid-statement shows up as an sql_error on a closed connection.
     if (tlsConnection && !tlsConnection->is_open()) {
       dropThreadConnection();
-      return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+      return model::fail(model::ErrorCode::Unavailable,
+                         std::string("the database is unavailable (") + what + "): " + e.what());
     }
     std::string state = e.sqlstate();
     if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P02" || state == "57P03") {
       dropThreadConnection();
-      return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+      return model::fail(model::ErrorCode::Unavailable,
+                         std::string("the database is unavailable (") + what + "): " + e.what());
     }
-    if (state == "23505") return model::fail(model::ErrorCode::Conflict, std::string(what) + ": already exists");
-    if (state == "22P02" || state == "23503" || state == "23502" || state.rfind("54", 0) == 0 || state.rfind("22", 0) == 0)
+    if (state == "23505")
+      return model::fail(model::ErrorCode::Conflict, std::string(what) + ": already exists");
+    if (state == "22P02" || state == "23503" || state == "23502" || state.rfind("54", 0) == 0 ||
+        state.rfind("22", 0) == 0)
       return model::fail(model::ErrorCode::BadRequest, std::string(what) + ": " + e.what());
     return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
   } catch (const pqxx::failure& e) {
     dropThreadConnection();
-    return model::fail(model::ErrorCode::Unavailable, std::string("the database is unavailable (") + what + "): " + e.what());
+    return model::fail(model::ErrorCode::Unavailable,
+                       std::string("the database is unavailable (") + what + "): " + e.what());
   } catch (const nlohmann::json::exception& e) {
     return model::fail(model::ErrorCode::Internal, std::string(what) + ": " + e.what());
   } catch (const std::exception& e) {

@@ -1,7 +1,8 @@
 // Private to store/: one libpqxx connection per calling thread and the transaction wrapper every store method
-// uses. A method body runs inside withTx(); libpqxx exceptions are caught here and become model::Failure values
-// (broken connection -> Unavailable, and the thread's connection is dropped so the next call reconnects);
-// store code signals its own outcomes by throwing StoreFailure, caught here too. Nothing thrown escapes.
+// uses. A method body runs inside withTx(); libpqxx exceptions are caught here and become model::Failure
+// values (broken connection -> Unavailable, and the thread's connection is dropped so the next call
+// reconnects); store code signals its own outcomes by throwing StoreFailure, caught here too. Nothing thrown
+// escapes.
 #pragma once
 
 #include "model/Failure.h"

@@ -1,13 +1,14 @@
 // The migration runner (see Store.h, migrate()). Runs in one transaction under a transaction-level advisory
 // lock, so two servers starting at once apply each migration once: the second waits, then finds the schema
 // up to date. The schema_version table records each applied number.
-#include "Connection.h"
 #include "Migrations.h"
+
+#include "Connection.h"
 
 namespace inm::store {
 
 namespace {
-constexpr int64_t kMigrationLockKey = 0x696e6d616e746131;  // "inmanta1"
+constexpr int64_t kMigrationLockKey = 0x696e6d616e746131; // "inmanta1"
 } // namespace
 
 int knownSchemaVersion() { return kMigrations.empty() ? 0 : kMigrations.back().number; }
@@ -27,7 +28,8 @@ llvm::Expected<int> migrate(const DbSettings& db) {
     for (const Migration& m : kMigrations) {
       if (m.number <= current) continue;
       tx.exec(m.sql);
-      tx.exec_params("INSERT INTO schema_version (version, name) VALUES ($1, $2)", m.number, std::string(m.name));
+      tx.exec_params("INSERT INTO schema_version (version, name) VALUES ($1, $2)", m.number,
+                     std::string(m.name));
       current = m.number;
     }
     return current;

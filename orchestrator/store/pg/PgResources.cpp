@@ -1,6 +1,7 @@
-// Resources, parameters/facts, agents and dry runs on PostgreSQL (see PgStore.h). The current state of a resource
-// is its resource_persistent_state row (created at release, owned by the scheduler afterwards) joined with the
-// resource row of the newest released version holding it; its public status is kStatusSql (§5.2).
+// Resources, parameters/facts, agents and dry runs on PostgreSQL (see PgStore.h). The current state of a
+// resource is its resource_persistent_state row (created at release, owned by the scheduler afterwards)
+// joined with the resource row of the newest released version holding it; its public status is kStatusSql
+// (§5.2).
 #include "PgStore.h"
 
 namespace inm::store {
@@ -12,15 +13,16 @@ namespace {
 nlohmann::json parseFirst(const pqxx::result& r) { return nlohmann::json::parse(r[0][0].c_str()); }
 
 std::string latestSql(bool withAttributes, const char* extraWhere) {
-  return std::string("SELECT coalesce(json_agg(x ORDER BY x.resource_id), '[]')::text FROM (SELECT DISTINCT ON "
-                     "(r.resource_id) r.resource_id, r.resource_type, r.agent, r.resource_id_value, "
-                     "coalesce(r.attributes->'requires', '[]'::jsonb) AS requires, ") +
+  return std::string(
+             "SELECT coalesce(json_agg(x ORDER BY x.resource_id), '[]')::text FROM (SELECT DISTINCT ON "
+             "(r.resource_id) r.resource_id, r.resource_type, r.agent, r.resource_id_value, "
+             "coalesce(r.attributes->'requires', '[]'::jsonb) AS requires, ") +
          kStatusSql + " AS status, r.model, rps.last_handler_run_at AS last_deploy, r.is_undefined" +
          (withAttributes ? ", r.attributes" : "") +
          " FROM resource_persistent_state rps JOIN resource r ON r.environment = rps.environment AND "
          "r.resource_id = rps.resource_id JOIN configurationmodel cm ON cm.environment = r.environment AND "
-         "cm.version = r.model AND cm.released WHERE rps.environment = $1 " + extraWhere +
-         " ORDER BY r.resource_id, r.model DESC) x";
+         "cm.version = r.model AND cm.released WHERE rps.environment = $1 " +
+         extraWhere + " ORDER BY r.resource_id, r.model DESC) x";
 }
 
 } // namespace
@@ -39,14 +41,19 @@ llvm::Expected<nlohmann::json> PgStore::resourceDetails(const std::string& env, 
     if (rows.empty()) throw StoreFailure{ErrorCode::NotFound, "resource " + rid + " not found"};
     nlohmann::json out = rows[0];
     pqxx::result first = tx.exec_params(
-        "SELECT r.model, cm.date FROM resource r JOIN configurationmodel cm ON cm.environment = r.environment AND "
-        "cm.version = r.model WHERE r.environment = $1 AND r.resource_id = $2 ORDER BY r.model LIMIT 1", env, rid);
+        "SELECT r.model, cm.date FROM resource r JOIN configurationmodel cm ON cm.environment = "
+        "r.environment AND "
+        "cm.version = r.model WHERE r.environment = $1 AND r.resource_id = $2 ORDER BY r.model LIMIT 1",
+        env, rid);
     out["first_generated_version"] = first[0][0].as<int64_t>();
     out["first_generated_time"] = first[0][1].c_str();
     pqxx::result req = tx.exec_params(
-        std::string("SELECT coalesce(json_object_agg(q.id, coalesce(s.status, 'available')), '{}')::text FROM "
-                    "jsonb_array_elements_text($2::jsonb) q(id) LEFT JOIN (SELECT rps.resource_id, ") + kStatusSql +
-            " AS status FROM resource_persistent_state rps WHERE rps.environment = $1) s ON s.resource_id = q.id",
+        std::string(
+            "SELECT coalesce(json_object_agg(q.id, coalesce(s.status, 'available')), '{}')::text FROM "
+            "jsonb_array_elements_text($2::jsonb) q(id) LEFT JOIN (SELECT rps.resource_id, ") +
+            kStatusSql +
+            " AS status FROM resource_persistent_state rps WHERE rps.environment = $1) s ON s.resource_id = "
+            "q.id",
         env, out["requires"].dump());
     out["requires_status"] = parseFirst(req);
     return out;
@@ -56,14 +63,19 @@ llvm::Expected<nlohmann::json> PgStore::resourceDetails(const std::string& env, 
 llvm::Expected<nlohmann::json> PgStore::resourceHistory(const std::string& env, const std::string& rid) {
   return withTx<nlohmann::json>(db_, "reading resource history", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('resource_id', x.resource_id, 'date', x.date, 'attribute_hash', "
-        "x.attribute_hash, 'attributes', x.attributes, 'requires', coalesce(x.attributes->'requires', '[]'::jsonb), "
-        "'version', x.model) ORDER BY x.model DESC), '[]')::text FROM (SELECT r.resource_id, r.model, r.attribute_hash, "
-        "r.attributes, cm.date, lag(r.attribute_hash) OVER (ORDER BY r.model) AS previous FROM resource r JOIN "
-        "configurationmodel cm ON cm.environment = r.environment AND cm.version = r.model WHERE r.environment = $1 "
-        "AND r.resource_id = $2) x WHERE x.previous IS NULL OR x.previous <> x.attribute_hash",
-        env, rid));
+    return parseFirst(
+        tx.exec_params("SELECT coalesce(json_agg(json_build_object('resource_id', x.resource_id, 'date', "
+                       "x.date, 'attribute_hash', "
+                       "x.attribute_hash, 'attributes', x.attributes, 'requires', "
+                       "coalesce(x.attributes->'requires', '[]'::jsonb), "
+                       "'version', x.model) ORDER BY x.model DESC), '[]')::text FROM (SELECT r.resource_id, "
+                       "r.model, r.attribute_hash, "
+                       "r.attributes, cm.date, lag(r.attribute_hash) OVER (ORDER BY r.model) AS previous "
+                       "FROM resource r JOIN "
+                       "configurationmodel cm ON cm.environment = r.environment AND cm.version = r.model "
+                       "WHERE r.environment = $1 "
+                       "AND r.resource_id = $2) x WHERE x.previous IS NULL OR x.previous <> x.attribute_hash",
+                       env, rid));
   });
 }
 
@@ -71,21 +83,27 @@ llvm::Expected<nlohmann::json> PgStore::resourceActions(const std::string& env, 
   return withTx<nlohmann::json>(db_, "reading resource actions", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, 'started', "
-        "ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, 'change', ra.change, "
-        "'changes', ra.changes, 'version', rar.resource_version, 'send_event', ra.send_event) ORDER BY ra.started "
+        "SELECT coalesce(json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, "
+        "'started', "
+        "ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, 'change', "
+        "ra.change, "
+        "'changes', ra.changes, 'version', rar.resource_version, 'send_event', ra.send_event) ORDER BY "
+        "ra.started "
         "DESC), '[]')::text FROM resourceaction_resource rar JOIN resourceaction ra ON ra.action_id = "
         "rar.resource_action_id WHERE rar.environment = $1 AND rar.resource_id = $2",
         env, rid));
   });
 }
 
-llvm::Expected<nlohmann::json> PgStore::parameters(const std::string& env, const std::optional<std::string>& rid) {
+llvm::Expected<nlohmann::json> PgStore::parameters(const std::string& env,
+                                                   const std::optional<std::string>& rid) {
   return withTx<nlohmann::json>(db_, "reading parameters", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'value', value, 'source', source, "
-        "'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', expires, 'environment', "
+        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'value', value, 'source', "
+        "source, "
+        "'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', expires, "
+        "'environment', "
         "environment) ORDER BY resource_id, name), '[]')::text FROM parameter WHERE environment = $1 AND "
         "($2 = '*' OR resource_id = $2)",
         env, rid ? *rid : std::string("*")));
@@ -98,26 +116,34 @@ llvm::Expected<nlohmann::json> PgStore::setParameter(const std::string& env, con
     std::string name = p.at("name"), rid = p.value("resource_id", "");
     pqxx::result r = tx.exec_params(
         "INSERT INTO parameter (id, environment, name, value, source, resource_id, metadata, expires) VALUES "
-        "(gen_random_uuid(), $1, $2, $3, $4, $5, $6::jsonb, $7) ON CONFLICT (environment, name, resource_id) DO UPDATE "
+        "(gen_random_uuid(), $1, $2, $3, $4, $5, $6::jsonb, $7) ON CONFLICT (environment, name, resource_id) "
+        "DO UPDATE "
         "SET value = EXCLUDED.value, source = EXCLUDED.source, metadata = EXCLUDED.metadata, expires = "
-        "EXCLUDED.expires, updated = now() RETURNING json_build_object('id', id, 'name', name, 'value', value, "
-        "'source', source, 'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', expires, "
+        "EXCLUDED.expires, updated = now() RETURNING json_build_object('id', id, 'name', name, 'value', "
+        "value, "
+        "'source', source, 'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', "
+        "expires, "
         "'environment', environment)::text",
-        env, name, p.value("value", ""), p.value("source", "user"), rid, p.value("metadata", nlohmann::json()).dump(),
+        env, name, p.value("value", ""), p.value("source", "user"), rid,
+        p.value("metadata", nlohmann::json()).dump(),
         p.value("expires", p.value("source", "user") == "fact"));
     // A value for an unknown resolves it (orchestrator.md §3.5).
-    tx.exec_params("UPDATE unknownparameter SET resolved = true WHERE environment = $1 AND name = $2 AND resource_id = $3",
+    tx.exec_params("UPDATE unknownparameter SET resolved = true WHERE environment = $1 AND name = $2 AND "
+                   "resource_id = $3",
                    env, name, rid);
     return parseFirst(r);
   });
 }
 
-llvm::Error PgStore::deleteParameter(const std::string& env, const std::string& name, const std::string& rid) {
+llvm::Error PgStore::deleteParameter(const std::string& env, const std::string& name,
+                                     const std::string& rid) {
   return withTxVoid(db_, "deleting a parameter", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    if (tx.exec_params("DELETE FROM parameter WHERE environment = $1 AND name = $2 AND resource_id = $3", env, name, rid)
+    if (tx.exec_params("DELETE FROM parameter WHERE environment = $1 AND name = $2 AND resource_id = $3", env,
+                       name, rid)
             .affected_rows() == 0)
-      throw StoreFailure{ErrorCode::NotFound, "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
+      throw StoreFailure{ErrorCode::NotFound,
+                         "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
   });
 }
 
@@ -125,10 +151,12 @@ llvm::Expected<nlohmann::json> PgStore::agents(const std::string& env) {
   return withTx<nlohmann::json>(db_, "listing agents", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('name', a.name, 'environment', a.environment, 'paused', a.paused, "
+        "SELECT coalesce(json_agg(json_build_object('name', a.name, 'environment', a.environment, 'paused', "
+        "a.paused, "
         "'last_failover', a.last_failover, 'unpause_on_resume', a.unpause_on_resume, "
         // external agents (migration 003): who claimed it, and whether that session is live
-        "'process_name', x.holder, 'external', x.name IS NOT NULL, 'connected', coalesce(x.connected, false)) "
+        "'process_name', x.holder, 'external', x.name IS NOT NULL, 'connected', coalesce(x.connected, "
+        "false)) "
         "ORDER BY a.name), '[]')::text "
         "FROM agent a LEFT JOIN external_agent x ON x.environment = a.environment AND x.name = a.name "
         "WHERE a.environment = $1",
@@ -136,45 +164,57 @@ llvm::Expected<nlohmann::json> PgStore::agents(const std::string& env) {
   });
 }
 
-llvm::Error PgStore::agentAction(const std::string& env, const std::optional<std::string>& name, const std::string& action) {
+llvm::Error PgStore::agentAction(const std::string& env, const std::optional<std::string>& name,
+                                 const std::string& action) {
   return withTxVoid(db_, "changing agents", [&](pqxx::work& tx) {
     bool halted = requireEnvironment(tx, env);
     std::string set;
     if (action == "pause" || action == "unpause") {
-      if (halted) throw StoreFailure{ErrorCode::Conflict, "the environment is halted: agents cannot be " + action + "d until it is resumed"};
+      if (halted)
+        throw StoreFailure{ErrorCode::Conflict,
+                           "the environment is halted: agents cannot be " + action + "d until it is resumed"};
       set = action == "pause" ? "paused = true" : "paused = false";
     } else if (action == "keep_paused_on_resume") {
       set = "unpause_on_resume = false";
     } else if (action == "unpause_on_resume") {
       set = "unpause_on_resume = true";
     } else {
-      throw StoreFailure{ErrorCode::BadRequest, "unknown agent action '" + action +
-                                                    "' (pause, unpause, keep_paused_on_resume, unpause_on_resume)"};
+      throw StoreFailure{ErrorCode::BadRequest,
+                         "unknown agent action '" + action +
+                             "' (pause, unpause, keep_paused_on_resume, unpause_on_resume)"};
     }
-    pqxx::result r = tx.exec_params("UPDATE agent SET " + set + " WHERE environment = $1 AND ($2 = '' OR name = $2) "
-                                    "AND ($2 <> '' OR name <> '$__scheduler')",
+    pqxx::result r = tx.exec_params("UPDATE agent SET " + set +
+                                        " WHERE environment = $1 AND ($2 = '' OR name = $2) "
+                                        "AND ($2 <> '' OR name <> '$__scheduler')",
                                     env, name ? *name : std::string());
-    if (name && r.affected_rows() == 0) throw StoreFailure{ErrorCode::NotFound, "agent " + *name + " not found"};
-    insertSchedulerRequest(tx, env, "agents_changed", {{"agent", name ? nlohmann::json(*name) : nlohmann::json()}, {"action", action}});
+    if (name && r.affected_rows() == 0)
+      throw StoreFailure{ErrorCode::NotFound, "agent " + *name + " not found"};
+    insertSchedulerRequest(tx, env, "agents_changed",
+                           {{"agent", name ? nlohmann::json(*name) : nlohmann::json()}, {"action", action}});
   });
 }
 
 llvm::Expected<nlohmann::json> PgStore::createDryrun(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "requesting a dry run", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env, version).empty())
+    if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env,
+                       version)
+            .empty())
       throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
     // Undefined resources and their dependents cannot be dry-run: their entries are final at once.
     pqxx::result r = tx.exec_params(
         "WITH cm AS (SELECT * FROM configurationmodel WHERE environment = $1 AND version = $2), "
         "res AS (SELECT r.resource_id || ',v=' || r.model AS rvid, CASE WHEN r.is_undefined THEN 'undefined' "
-        "WHEN r.resource_id::text = ANY(cm.skipped_for_undeployable) THEN 'skipped_for_undefined' ELSE NULL END AS done "
+        "WHEN r.resource_id::text = ANY(cm.skipped_for_undeployable) THEN 'skipped_for_undefined' ELSE NULL "
+        "END AS done "
         "FROM resource r CROSS JOIN cm WHERE r.environment = $1 AND r.model = $2) "
-        "INSERT INTO dryrun (id, environment, model, total, todo, resources) SELECT gen_random_uuid(), $1, $2, "
+        "INSERT INTO dryrun (id, environment, model, total, todo, resources) SELECT gen_random_uuid(), $1, "
+        "$2, "
         "(SELECT count(*) FROM res), (SELECT count(*) FROM res WHERE done IS NULL), "
         "coalesce((SELECT jsonb_object_agg(rvid, jsonb_build_object('changes', '{}'::jsonb, 'diff_status', "
         "coalesce(done, 'unmodified'), 'done', done IS NOT NULL)) FROM res), '{}'::jsonb) "
-        "RETURNING json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, 'total', "
+        "RETURNING json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, "
+        "'total', "
         "total, 'todo', todo, 'resources', resources)::text",
         env, version);
     nlohmann::json row = parseFirst(r);
@@ -186,11 +226,12 @@ llvm::Expected<nlohmann::json> PgStore::createDryrun(const std::string& env, int
 llvm::Expected<nlohmann::json> PgStore::dryruns(const std::string& env, std::optional<int64_t> version) {
   return withTx<nlohmann::json>(db_, "listing dry runs", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('id', id, 'environment', environment, 'model', model, 'date', "
-        "date, 'total', total, 'todo', todo) ORDER BY date DESC), '[]')::text FROM dryrun WHERE environment = $1 "
-        "AND ($2 < 0 OR model = $2)",
-        env, version ? *version : int64_t(-1)));
+    return parseFirst(tx.exec_params("SELECT coalesce(json_agg(json_build_object('id', id, 'environment', "
+                                     "environment, 'model', model, 'date', "
+                                     "date, 'total', total, 'todo', todo) ORDER BY date DESC), '[]')::text "
+                                     "FROM dryrun WHERE environment = $1 "
+                                     "AND ($2 < 0 OR model = $2)",
+                                     env, version ? *version : int64_t(-1)));
   });
 }
 
@@ -198,7 +239,8 @@ llvm::Expected<nlohmann::json> PgStore::dryrun(const std::string& env, const std
   return withTx<nlohmann::json>(db_, "reading a dry run", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     pqxx::result r = tx.exec_params(
-        "SELECT json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, 'total', total, "
+        "SELECT json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, "
+        "'total', total, "
         "'todo', todo, 'resources', resources)::text FROM dryrun WHERE environment = $1 AND id = $2::uuid",
         env, id);
     if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "dry run " + id + " not found"};

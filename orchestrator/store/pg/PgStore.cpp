@@ -16,8 +16,11 @@ constexpr const char* kEnvJson =
 
 std::string projectJsonSql(const char* where) {
   return std::string("SELECT json_build_object('id', p.id, 'name', p.name, 'environments', coalesce((SELECT "
-                     "json_agg(") + kEnvJson + " ORDER BY e.name) FROM environment e WHERE e.project = p.id), '[]'::json))::text "
-                     "FROM project p " + where;
+                     "json_agg(") +
+         kEnvJson +
+         " ORDER BY e.name) FROM environment e WHERE e.project = p.id), '[]'::json))::text "
+         "FROM project p " +
+         where;
 }
 
 nlohmann::json one(const pqxx::result& r, const std::string& what) {
@@ -39,8 +42,8 @@ const char* const kStatusSql =
 
 void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::string& kind,
                             const nlohmann::json& payload) {
-  tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1, $2, $3::jsonb)", env, kind,
-                 payload.dump());
+  tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1, $2, $3::jsonb)", env,
+                 kind, payload.dump());
   tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
 }
 
@@ -66,7 +69,8 @@ llvm::Expected<nlohmann::json> PgStore::createProject(const std::string& id, con
 llvm::Expected<nlohmann::json> PgStore::listProjects() {
   return withTx<nlohmann::json>(db_, "listing projects", [&](pqxx::work& tx) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& row : tx.exec(projectJsonSql("ORDER BY p.name"))) out.push_back(nlohmann::json::parse(row[0].c_str()));
+    for (const auto& row : tx.exec(projectJsonSql("ORDER BY p.name")))
+      out.push_back(nlohmann::json::parse(row[0].c_str()));
     return out;
   });
 }
@@ -100,7 +104,8 @@ llvm::Expected<nlohmann::json> PgStore::createEnvironment(const nlohmann::json& 
     if (tx.exec_params("SELECT 1 FROM project WHERE id = $1", project).empty())
       throw StoreFailure{ErrorCode::NotFound, "project " + project + " not found"};
     if (!tx.exec_params("SELECT 1 FROM environment WHERE project = $1 AND name = $2", project, name).empty())
-      throw StoreFailure{ErrorCode::Conflict, "project " + project + " already has an environment named '" + name + "'"};
+      throw StoreFailure{ErrorCode::Conflict,
+                         "project " + project + " already has an environment named '" + name + "'"};
     if (!tx.exec_params("SELECT 1 FROM environment WHERE id = $1", id).empty())
       throw StoreFailure{ErrorCode::Conflict, "an environment with id " + id + " already exists"};
     tx.exec_params("INSERT INTO environment (id, name, project, repo_url, repo_branch, description, icon) "
@@ -108,15 +113,17 @@ llvm::Expected<nlohmann::json> PgStore::createEnvironment(const nlohmann::json& 
                    id, name, project, spec.value("repo_url", ""), spec.value("repo_branch", ""),
                    spec.value("description", ""), spec.value("icon", ""));
     tx.exec_params("INSERT INTO agent (environment, name) VALUES ($1, '$__scheduler')", id);
-    return one(tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
-               "environment " + id + " not found");
+    return one(
+        tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
+        "environment " + id + " not found");
   });
 }
 
 llvm::Expected<nlohmann::json> PgStore::listEnvironments() {
   return withTx<nlohmann::json>(db_, "listing environments", [&](pqxx::work& tx) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& row : tx.exec(std::string("SELECT ") + kEnvJson + "::text FROM environment e ORDER BY e.name, e.id"))
+    for (const auto& row :
+         tx.exec(std::string("SELECT ") + kEnvJson + "::text FROM environment e ORDER BY e.name, e.id"))
       out.push_back(nlohmann::json::parse(row[0].c_str()));
     return out;
   });
@@ -124,12 +131,14 @@ llvm::Expected<nlohmann::json> PgStore::listEnvironments() {
 
 llvm::Expected<nlohmann::json> PgStore::getEnvironment(const std::string& id) {
   return withTx<nlohmann::json>(db_, "reading an environment", [&](pqxx::work& tx) {
-    return one(tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
-               "environment " + id + " not found");
+    return one(
+        tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
+        "environment " + id + " not found");
   });
 }
 
-llvm::Expected<nlohmann::json> PgStore::updateEnvironment(const std::string& id, const nlohmann::json& changes) {
+llvm::Expected<nlohmann::json> PgStore::updateEnvironment(const std::string& id,
+                                                          const nlohmann::json& changes) {
   return withTx<nlohmann::json>(db_, "modifying an environment", [&](pqxx::work& tx) {
     pqxx::result cur = tx.exec_params("SELECT project, name FROM environment WHERE id = $1 FOR UPDATE", id);
     if (cur.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + id + " not found"};
@@ -137,23 +146,28 @@ llvm::Expected<nlohmann::json> PgStore::updateEnvironment(const std::string& id,
     std::string name = changes.value("name", cur[0][1].c_str());
     if (tx.exec_params("SELECT 1 FROM project WHERE id = $1", project).empty())
       throw StoreFailure{ErrorCode::NotFound, "project " + project + " not found"};
-    if (!tx.exec_params("SELECT 1 FROM environment WHERE project = $1 AND name = $2 AND id <> $3", project, name, id).empty())
-      throw StoreFailure{ErrorCode::Conflict, "project " + project + " already has an environment named '" + name + "'"};
+    if (!tx.exec_params("SELECT 1 FROM environment WHERE project = $1 AND name = $2 AND id <> $3", project,
+                        name, id)
+             .empty())
+      throw StoreFailure{ErrorCode::Conflict,
+                         "project " + project + " already has an environment named '" + name + "'"};
     tx.exec_params("UPDATE environment SET name = $2, project = $3, "
                    "repo_url = coalesce($4::jsonb->>'repo_url', repo_url), "
                    "repo_branch = coalesce($4::jsonb->>'repo_branch', repo_branch), "
                    "description = coalesce($4::jsonb->>'description', description), "
                    "icon = coalesce($4::jsonb->>'icon', icon) WHERE id = $1",
                    id, name, project, changes.dump());
-    return one(tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
-               "environment " + id + " not found");
+    return one(
+        tx.exec_params(std::string("SELECT ") + kEnvJson + "::text FROM environment e WHERE e.id = $1", id),
+        "environment " + id + " not found");
   });
 }
 
 llvm::Error PgStore::deleteEnvironment(const std::string& id) {
   return withTxVoid(db_, "deleting an environment", [&](pqxx::work& tx) {
     requireEnvironment(tx, id);
-    // Deleting cascades over every table keyed by the environment; the rows without a foreign key to it go first.
+    // Deleting cascades over every table keyed by the environment; the rows without a foreign key to it go
+    // first.
     tx.exec_params("DELETE FROM resource WHERE environment = $1", id);
     tx.exec_params("DELETE FROM module_files WHERE environment = $1", id);
     tx.exec_params("DELETE FROM resourceaction_resource WHERE environment = $1", id);
@@ -164,9 +178,10 @@ llvm::Error PgStore::deleteEnvironment(const std::string& id) {
 llvm::Error PgStore::clearEnvironment(const std::string& id) {
   return withTxVoid(db_, "clearing an environment", [&](pqxx::work& tx) {
     requireEnvironment(tx, id);
-    for (const char* table : {"resource", "module_files", "resourceaction_resource", "unknownparameter", "agent_modules",
-                              "version_code", "configurationmodel", "resource_persistent_state", "scheduler", "resourceaction", "agent",
-                              "inmanta_module", "parameter", "compile", "dryrun", "notification"})
+    for (const char* table :
+         {"resource", "module_files", "resourceaction_resource", "unknownparameter", "agent_modules",
+          "version_code", "configurationmodel", "resource_persistent_state", "scheduler", "resourceaction",
+          "agent", "inmanta_module", "parameter", "compile", "dryrun", "notification"})
       tx.exec_params(std::string("DELETE FROM ") + table + " WHERE environment = $1", id);
     tx.exec_params("INSERT INTO agent (environment, name) VALUES ($1, '$__scheduler')", id);
     insertSchedulerRequest(tx, id, "read_version", nlohmann::json::object());
@@ -179,10 +194,13 @@ llvm::Error PgStore::setHalted(const std::string& id, bool halted) {
     if (was == halted) return;
     if (halted) {
       // Remember which agents to unpause on resume, then pause them all (orchestrator.md §6.10).
-      tx.exec_params("UPDATE agent SET unpause_on_resume = NOT paused, paused = true WHERE environment = $1", id);
+      tx.exec_params("UPDATE agent SET unpause_on_resume = NOT paused, paused = true WHERE environment = $1",
+                     id);
     } else {
-      tx.exec_params("UPDATE agent SET paused = NOT coalesce(unpause_on_resume, true), unpause_on_resume = NULL "
-                     "WHERE environment = $1", id);
+      tx.exec_params(
+          "UPDATE agent SET paused = NOT coalesce(unpause_on_resume, true), unpause_on_resume = NULL "
+          "WHERE environment = $1",
+          id);
     }
     tx.exec_params("UPDATE environment SET halted = $2 WHERE id = $1", id, halted);
     insertSchedulerRequest(tx, id, halted ? "halt" : "resume", nlohmann::json::object());
@@ -193,7 +211,8 @@ llvm::Expected<nlohmann::json> PgStore::getSettings(const std::string& env) {
   return withTx<nlohmann::json>(db_, "reading settings", [&](pqxx::work& tx) {
     pqxx::result r = tx.exec_params(
         "SELECT json_build_object('settings', settings, 'protected', to_json(protected_settings))::text "
-        "FROM environment WHERE id = $1", env);
+        "FROM environment WHERE id = $1",
+        env);
     return one(r, "environment " + env + " not found");
   });
 }
@@ -201,12 +220,16 @@ llvm::Expected<nlohmann::json> PgStore::getSettings(const std::string& env) {
 llvm::Error PgStore::writeSetting(const std::string& env, const std::string& key,
                                   const std::optional<nlohmann::json>& value) {
   return withTxVoid(db_, "writing a setting", [&](pqxx::work& tx) {
-    pqxx::result r = tx.exec_params("SELECT $2 = ANY(protected_settings) FROM environment WHERE id = $1 FOR UPDATE", env, key);
+    pqxx::result r = tx.exec_params(
+        "SELECT $2 = ANY(protected_settings) FROM environment WHERE id = $1 FOR UPDATE", env, key);
     if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + env + " not found"};
     if (r[0][0].as<bool>())
-      throw StoreFailure{ErrorCode::Forbidden, "setting '" + key + "' is protected (set by project.yml) and cannot be changed through the API"};
+      throw StoreFailure{ErrorCode::Forbidden,
+                         "setting '" + key +
+                             "' is protected (set by project.yml) and cannot be changed through the API"};
     if (value)
-      tx.exec_params("UPDATE environment SET settings = settings || jsonb_build_object($2::text, $3::jsonb) WHERE id = $1",
+      tx.exec_params("UPDATE environment SET settings = settings || jsonb_build_object($2::text, $3::jsonb) "
+                     "WHERE id = $1",
                      env, key, value->dump());
     else
       tx.exec_params("UPDATE environment SET settings = settings - $2::text WHERE id = $1", env, key);
@@ -229,9 +252,9 @@ llvm::Error PgStore::protectSettings(const std::string& env, const nlohmann::jso
 llvm::Expected<std::vector<std::string>> PgStore::missingFiles(const std::vector<std::string>& hashes) {
   return withTx<std::vector<std::string>>(db_, "checking files", [&](pqxx::work& tx) {
     std::vector<std::string> out;
-    pqxx::result r = tx.exec_params(
-        "SELECT h FROM jsonb_array_elements_text($1::jsonb) h WHERE NOT EXISTS (SELECT 1 FROM file WHERE content_hash = h)",
-        nlohmann::json(hashes).dump());
+    pqxx::result r = tx.exec_params("SELECT h FROM jsonb_array_elements_text($1::jsonb) h WHERE NOT EXISTS "
+                                    "(SELECT 1 FROM file WHERE content_hash = h)",
+                                    nlohmann::json(hashes).dump());
     for (const auto& row : r) out.push_back(row[0].c_str());
     return out;
   });
@@ -240,7 +263,8 @@ llvm::Expected<std::vector<std::string>> PgStore::missingFiles(const std::vector
 llvm::Error PgStore::putFile(const std::string& hash, const std::string& content) {
   return withTxVoid(db_, "storing a file", [&](pqxx::work& tx) {
     pqxx::binarystring bytes(content.data(), content.size());
-    tx.exec_params("INSERT INTO file (content_hash, content) VALUES ($1, $2) ON CONFLICT DO NOTHING", hash, bytes);
+    tx.exec_params("INSERT INTO file (content_hash, content) VALUES ($1, $2) ON CONFLICT DO NOTHING", hash,
+                   bytes);
   });
 }
 
@@ -271,11 +295,12 @@ llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::stri
 }
 
 llvm::Expected<std::optional<std::string>> PgStore::getFile(const std::string& hash) {
-  return withTx<std::optional<std::string>>(db_, "reading a file", [&](pqxx::work& tx) -> std::optional<std::string> {
-    pqxx::result r = tx.exec_params("SELECT content FROM file WHERE content_hash = $1", hash);
-    if (r.empty()) return std::nullopt;
-    return pqxx::binarystring(r[0][0]).str();
-  });
+  return withTx<std::optional<std::string>>(
+      db_, "reading a file", [&](pqxx::work& tx) -> std::optional<std::string> {
+        pqxx::result r = tx.exec_params("SELECT content FROM file WHERE content_hash = $1", hash);
+        if (r.empty()) return std::nullopt;
+        return pqxx::binarystring(r[0][0]).str();
+      });
 }
 
 llvm::Error PgStore::putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) {
@@ -285,29 +310,34 @@ llvm::Error PgStore::putCode(const std::string& env, int64_t cmVersion, const nl
     tx.exec_params("DELETE FROM version_code WHERE environment = $1 AND cm_version = $2", env, cmVersion);
     for (const auto& m : modules) {
       std::string name = m.at("name"), version = m.at("version");
-      tx.exec_params("INSERT INTO version_code (environment, cm_version, inmanta_module_name, inmanta_module_version) "
-                     "VALUES ($1, $2, $3, $4)",
-                     env, cmVersion, name, version);
-      pqxx::result ins = tx.exec_params(
-          "INSERT INTO inmanta_module (environment, name, version, requirements) "
-          "VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING RETURNING 1",
-          env, name, version, m.value("requirements", nlohmann::json::array()).dump());
-      if (ins.empty()) continue;  // the same module version is registered already, with its files
+      tx.exec_params(
+          "INSERT INTO version_code (environment, cm_version, inmanta_module_name, inmanta_module_version) "
+          "VALUES ($1, $2, $3, $4)",
+          env, cmVersion, name, version);
+      pqxx::result ins =
+          tx.exec_params("INSERT INTO inmanta_module (environment, name, version, requirements) "
+                         "VALUES ($1, $2, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON "
+                         "CONFLICT DO NOTHING RETURNING 1",
+                         env, name, version, m.value("requirements", nlohmann::json::array()).dump());
+      if (ins.empty()) continue; // the same module version is registered already, with its files
       for (const auto& f : m.at("files")) {
         std::string hash = f.at("hash");
         if (tx.exec_params("SELECT 1 FROM file WHERE content_hash = $1", hash).empty())
           throw StoreFailure{ErrorCode::BadRequest, "module " + name + ": file " + hash + " (" +
-                                                        f.value("python_module", std::string()) + ") was not uploaded"};
+                                                        f.value("python_module", std::string()) +
+                                                        ") was not uploaded"};
         tx.exec_params("INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
-                       "file_content_hash, python_module_name, is_byte_code, file_path) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                       env, name, version, hash, f.value("python_module", std::string()), f.value("is_byte_code", false),
-                       f.value("path", std::string()));
+                       "file_content_hash, python_module_name, is_byte_code, file_path) VALUES ($1, $2, $3, "
+                       "$4, $5, $6, $7)",
+                       env, name, version, hash, f.value("python_module", std::string()),
+                       f.value("is_byte_code", false), f.value("path", std::string()));
       }
     }
   });
 }
 
-llvm::Error PgStore::requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) {
+llvm::Error PgStore::requestScheduler(const std::string& env, const std::string& kind,
+                                      const nlohmann::json& payload) {
   return withTxVoid(db_, "requesting the scheduler", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     insertSchedulerRequest(tx, env, kind, payload);
@@ -348,7 +378,7 @@ class PgServerLock final : public ServerLock {
   }
 
  private:
-  static constexpr int64_t kKey = 0x696e6d616e746132;  // "inmanta2"
+  static constexpr int64_t kKey = 0x696e6d616e746132; // "inmanta2"
   DbSettings db_;
   std::unique_ptr<pqxx::connection> conn_;
   bool held_ = false;
@@ -356,6 +386,8 @@ class PgServerLock final : public ServerLock {
 
 } // namespace
 
-std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db) { return std::make_unique<PgServerLock>(db); }
+std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db) {
+  return std::make_unique<PgServerLock>(db);
+}
 
 } // namespace inm::store

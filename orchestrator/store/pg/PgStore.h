@@ -18,7 +18,8 @@ void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::s
 /// Throws NotFound unless environment `env` exists; returns its `halted` flag.
 bool requireEnvironment(pqxx::work& tx, const std::string& env);
 /// COPYs `rows` into the resource table as version `version` of `env`, inside `tx`.
-void copyResources(pqxx::work& tx, const std::string& env, int64_t version, const std::vector<ResourceRow>& rows);
+void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
+                   const std::vector<ResourceRow>& rows);
 
 class PgStore final : public Store {
  public:
@@ -33,7 +34,8 @@ class PgStore final : public Store {
   llvm::Expected<nlohmann::json> createEnvironment(const nlohmann::json& spec) override;
   llvm::Expected<nlohmann::json> listEnvironments() override;
   llvm::Expected<nlohmann::json> getEnvironment(const std::string& id) override;
-  llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id, const nlohmann::json& changes) override;
+  llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id,
+                                                   const nlohmann::json& changes) override;
   llvm::Error deleteEnvironment(const std::string& id) override;
   llvm::Error clearEnvironment(const std::string& id) override;
   llvm::Error setHalted(const std::string& id, bool halted) override;
@@ -44,8 +46,9 @@ class PgStore final : public Store {
 
   llvm::Expected<int64_t> reserveVersion(const std::string& env) override;
   llvm::Error putVersion(const VersionInput& input) override;
-  llvm::Error putVersionStreamed(const std::string& env,
-                                 const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) override;
+  llvm::Error
+  putVersionStreamed(const std::string& env,
+                     const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) override;
   llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
@@ -67,24 +70,30 @@ class PgStore final : public Store {
   llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) override;
   llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) override;
   llvm::Expected<nlohmann::json> resourceActions(const std::string& env, const std::string& rid) override;
-  llvm::Expected<nlohmann::json> parameters(const std::string& env, const std::optional<std::string>& rid) override;
+  llvm::Expected<nlohmann::json> parameters(const std::string& env,
+                                            const std::optional<std::string>& rid) override;
   llvm::Expected<nlohmann::json> setParameter(const std::string& env, const nlohmann::json& param) override;
-  llvm::Error deleteParameter(const std::string& env, const std::string& name, const std::string& rid) override;
+  llvm::Error deleteParameter(const std::string& env, const std::string& name,
+                              const std::string& rid) override;
   llvm::Expected<nlohmann::json> agents(const std::string& env) override;
-  llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name, const std::string& action) override;
+  llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name,
+                          const std::string& action) override;
   llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) override;
   llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) override;
   llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) override;
   llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) override;
-  llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) override;
-  llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) override;
+  llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid,
+                                                  int64_t version) override;
+  llvm::Expected<nlohmann::json> complianceReport(const std::string& env,
+                                                  const std::vector<std::string>& rids) override;
   llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) override;
-  llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
-                          int64_t expireSeconds) override;
+  llvm::Error recordToken(const std::string& jti, const std::string& env,
+                          const std::vector<std::string>& clientTypes, int64_t expireSeconds) override;
   llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) override;
   llvm::Error revokeToken(const std::string& env, const std::string& jti) override;
   llvm::Expected<nlohmann::json> tokens(const std::string& env) override;
-  llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) override;
+  llvm::Error requestScheduler(const std::string& env, const std::string& kind,
+                               const nlohmann::json& payload) override;
 
  private:
   DbSettings db_;

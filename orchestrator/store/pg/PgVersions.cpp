@@ -1,7 +1,8 @@
 // Versions and desired state on PostgreSQL (see PgStore.h and orchestrator.md §4). put_version writes the
-// configurationmodel row, its resources with COPY (the streamed form batch by batch as the body is parsed, then
-// derives the graph columns from the stored rows in SQL), unknowns, agents, code links and the `store` action,
-// all in one transaction under a shared per-environment advisory lock; release takes the exclusive one.
+// configurationmodel row, its resources with COPY (the streamed form batch by batch as the body is parsed,
+// then derives the graph columns from the stored rows in SQL), unknowns, agents, code links and the `store`
+// action, all in one transaction under a shared per-environment advisory lock; release takes the exclusive
+// one.
 #include "PgStore.h"
 
 #include <llvm/ADT/SmallVector.h>
@@ -20,38 +21,50 @@ constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
 /// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI.
 std::string versionRowSql(const char* where) {
   return std::string(
-             "SELECT json_build_object('version', cm.version, 'environment', cm.environment, 'date', cm.date, "
-             "'released', cm.released, 'deployed', cm.released AND d.done = cm.total, 'total', cm.total, 'done', d.done, "
+             "SELECT json_build_object('version', cm.version, 'environment', cm.environment, 'date', "
+             "cm.date, "
+             "'released', cm.released, 'deployed', cm.released AND d.done = cm.total, 'total', cm.total, "
+             "'done', d.done, "
              "'result', CASE WHEN NOT cm.released THEN 'pending' WHEN d.done < cm.total THEN 'deploying' "
              "WHEN d.failed > 0 THEN 'failed' ELSE 'success' END, "
              "'status', CASE WHEN NOT cm.released THEN 'pending' WHEN d.done < cm.total THEN 'deploying' "
              "WHEN d.failed > 0 THEN 'failed' ELSE 'success' END, "
              "'version_info', cm.version_info, 'undeployable', to_json(cm.undeployable), "
-             "'skipped_for_undeployable', to_json(cm.skipped_for_undeployable), 'partial_base', cm.partial_base, "
-             "'is_suitable_for_partial_compiles', cm.is_suitable_for_partial_compiles, 'pip_config', cm.pip_config)::text "
+             "'skipped_for_undeployable', to_json(cm.skipped_for_undeployable), 'partial_base', "
+             "cm.partial_base, "
+             "'is_suitable_for_partial_compiles', cm.is_suitable_for_partial_compiles, 'pip_config', "
+             "cm.pip_config)::text "
              "FROM configurationmodel cm CROSS JOIN LATERAL (SELECT "
              "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
-             "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', 'undefined', "
+             "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', "
+             "'undefined', "
              "'skipped_for_undefined', 'non_compliant')) AS failed "
-             "FROM (SELECT ") + kStatusSql +
-         " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = r.environment "
-         "AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment AND r.model = cm.version) s) d " +
+             "FROM (SELECT ") +
+         kStatusSql +
+         " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = "
+         "r.environment "
+         "AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment AND r.model = cm.version) "
+         "s) d " +
          where;
 }
 
-/// A partial version (under the exclusive environment lock): its base is still the newest version suitable for
-/// partial compiles, and every module the base uses arrives with the base's code unless allowHandlerCodeUpdate.
+/// A partial version (under the exclusive environment lock): its base is still the newest version suitable
+/// for partial compiles, and every module the base uses arrives with the base's code unless
+/// allowHandlerCodeUpdate.
 void checkPartial(pqxx::work& tx, const VersionInput& in) {
-  int64_t current = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 "
-                                   "AND is_suitable_for_partial_compiles",
-                                   in.environment)[0][0].as<int64_t>();
+  int64_t current =
+      tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 "
+                     "AND is_suitable_for_partial_compiles",
+                     in.environment)[0][0]
+          .as<int64_t>();
   int64_t base = in.partialBase.value_or(0);
   if (current != base)
-    throw StoreFailure{ErrorCode::Conflict, std::string(kPartialBaseChanged) + " from version " + std::to_string(base) +
-                                                " to " + std::to_string(current)};
+    throw StoreFailure{ErrorCode::Conflict, std::string(kPartialBaseChanged) + " from version " +
+                                                std::to_string(base) + " to " + std::to_string(current)};
   if (base == 0 || in.allowHandlerCodeUpdate || !in.moduleVersionInfo.is_object()) return;
   pqxx::result used = tx.exec_params(
-      "SELECT inmanta_module_name, inmanta_module_version FROM agent_modules WHERE environment = $1 AND cm_version = $2 "
+      "SELECT inmanta_module_name, inmanta_module_version FROM agent_modules WHERE environment = $1 AND "
+      "cm_version = $2 "
       "UNION SELECT inmanta_module_name, inmanta_module_version FROM version_code WHERE environment = $1 AND "
       "cm_version = $2 ORDER BY 1",
       in.environment, base);
@@ -62,8 +75,8 @@ void checkPartial(pqxx::work& tx, const VersionInput& in) {
       std::string code = it.value().value("version", "");
       if (code != baseCode)
         throw StoreFailure{ErrorCode::BadRequest,
-                           "module " + name + ": the partial export carries code version " + code + " but its base version " +
-                               std::to_string(base) + " uses " + baseCode +
+                           "module " + name + ": the partial export carries code version " + code +
+                               " but its base version " + std::to_string(base) + " uses " + baseCode +
                                "; a partial export may not change handler code (allow_handler_code_update)"};
     }
   }
@@ -71,8 +84,9 @@ void checkPartial(pqxx::work& tx, const VersionInput& in) {
 
 /// Path inside the module of a file registered only by its Python module name (`module_version_info`), so
 /// executors can lay the code out again: `inmanta_plugins.<mod>` is `plugins/__init__.py`; a name other files
-/// of the module extend is a package (`plugins/a/b/__init__.py`), any other `plugins/a/b.py`. "" when the name is
-/// not below `inmanta_plugins.<mod>` or holds an unsafe segment (the scheduler then refuses the code).
+/// of the module extend is a package (`plugins/a/b/__init__.py`), any other `plugins/a/b.py`. "" when the
+/// name is not below `inmanta_plugins.<mod>` or holds an unsafe segment (the scheduler then refuses the
+/// code).
 std::string pathOfPythonModule(const std::string& name, const nlohmann::json& files) {
   llvm::SmallVector<llvm::StringRef, 8> parts;
   llvm::StringRef(name).split(parts, '.');
@@ -92,22 +106,23 @@ std::string pathOfPythonModule(const std::string& name, const nlohmann::json& fi
 void appendCopyField(std::string& line, std::string_view v) {
   for (char c : v) {
     switch (c) {
-      case '\\': line += "\\\\"; break;
-      case '\n': line += "\\n"; break;
-      case '\r': line += "\\r"; break;
-      case '\t': line += "\\t"; break;
-      default: line += c;
+    case '\\': line += "\\\\"; break;
+    case '\n': line += "\\n"; break;
+    case '\r': line += "\\r"; break;
+    case '\t': line += "\\t"; break;
+    default: line += c;
     }
   }
 }
 
 } // namespace
 
-void copyResources(pqxx::work& tx, const std::string& env, int64_t version, const std::vector<ResourceRow>& rows) {
+void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
+                   const std::vector<ResourceRow>& rows) {
   if (rows.empty()) return;
-  static const std::vector<std::string> kColumns = {"environment", "model", "resource_id", "resource_type", "agent",
-                                                    "resource_id_value", "attributes", "attribute_hash",
-                                                    "is_undefined", "resource_set"};
+  static const std::vector<std::string> kColumns = {
+      "environment",       "model",      "resource_id",    "resource_type", "agent",
+      "resource_id_value", "attributes", "attribute_hash", "is_undefined",  "resource_set"};
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   pqxx::tablewriter copy(tx, "resource", kColumns.begin(), kColumns.end());
@@ -128,20 +143,21 @@ void copyResources(pqxx::work& tx, const std::string& env, int64_t version, cons
     line += '\t';
     appendCopyField(line, r.attributeHash);
     line += r.undefined ? "\tt\t" : "\tf\t";
-    if (r.resourceSet) appendCopyField(line, *r.resourceSet);
-    else line += "\\N";
+    if (r.resourceSet)
+      appendCopyField(line, *r.resourceSet);
+    else
+      line += "\\N";
     copy.write_raw_line(line);
   }
   copy.complete();
 }
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
   return withTx<int64_t>(db_, "reserving a version", [&](pqxx::work& tx) {
-    pqxx::result r = tx.exec_params("UPDATE environment SET last_version = last_version + 1 WHERE id = $1 RETURNING last_version", env);
+    pqxx::result r = tx.exec_params(
+        "UPDATE environment SET last_version = last_version + 1 WHERE id = $1 RETURNING last_version", env);
     if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + env + " not found"};
     return r[0][0].as<int64_t>();
   });
@@ -149,89 +165,100 @@ llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
 
 namespace {
 
-/// The checks and the configurationmodel row that open a put_version. Partial exports take the environment lock
-/// exclusively, full ones shared (orchestrator.md §3.7).
+/// The checks and the configurationmodel row that open a put_version. Partial exports take the environment
+/// lock exclusively, full ones shared (orchestrator.md §3.7).
 void beginVersion(pqxx::work& tx, const VersionInput& in) {
-    tx.exec_params(std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
-                       kEnvLockSql + ")",
-                   in.environment);
-    pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
-    if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
-    if (in.partial) checkPartial(tx, in);
-    int64_t reserved = env[0][0].as<int64_t>();
-    if (in.version <= 0 || in.version > reserved)
-      throw StoreFailure{ErrorCode::BadRequest, "version " + std::to_string(in.version) +
-                                                    " was not reserved (reserve_version has handed out up to " +
-                                                    std::to_string(reserved) + ")"};
-    if (!tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", in.environment, in.version).empty())
-      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(in.version) + " is already defined"};
-    tx.exec_params(
-        "INSERT INTO configurationmodel (environment, version, version_info, total, partial_base, "
-        "is_suitable_for_partial_compiles, undeployable, skipped_for_undeployable, pip_config) VALUES ($1, $2, "
-        "$3::jsonb, $4, NULLIF($5, '')::integer, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)), "
-        "ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9::jsonb)",
-        in.environment, in.version, in.versionInfo.is_null() ? std::string("null") : in.versionInfo.dump(),
-        int64_t(in.resources.size()), in.partialBase ? std::to_string(*in.partialBase) : std::string(),
-        in.suitableForPartial, nlohmann::json(in.undeployable).dump(), nlohmann::json(in.skippedForUndeployable).dump(),
-        in.pipConfig.is_null() ? std::string("null") : in.pipConfig.dump());
+  tx.exec_params(
+      std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
+          kEnvLockSql + ")",
+      in.environment);
+  pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
+  if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
+  if (in.partial) checkPartial(tx, in);
+  int64_t reserved = env[0][0].as<int64_t>();
+  if (in.version <= 0 || in.version > reserved)
+    throw StoreFailure{ErrorCode::BadRequest, "version " + std::to_string(in.version) +
+                                                  " was not reserved (reserve_version has handed out up to " +
+                                                  std::to_string(reserved) + ")"};
+  if (!tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2",
+                      in.environment, in.version)
+           .empty())
+    throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(in.version) + " is already defined"};
+  tx.exec_params(
+      "INSERT INTO configurationmodel (environment, version, version_info, total, partial_base, "
+      "is_suitable_for_partial_compiles, undeployable, skipped_for_undeployable, pip_config) VALUES ($1, $2, "
+      "$3::jsonb, $4, NULLIF($5, '')::integer, $6, ARRAY(SELECT jsonb_array_elements_text($7::jsonb)), "
+      "ARRAY(SELECT jsonb_array_elements_text($8::jsonb)), $9::jsonb)",
+      in.environment, in.version, in.versionInfo.is_null() ? std::string("null") : in.versionInfo.dump(),
+      int64_t(in.resources.size()), in.partialBase ? std::to_string(*in.partialBase) : std::string(),
+      in.suitableForPartial, nlohmann::json(in.undeployable).dump(),
+      nlohmann::json(in.skippedForUndeployable).dump(),
+      in.pipConfig.is_null() ? std::string("null") : in.pipConfig.dump());
 }
 
 /// Unknowns, agents, handler code links and the `store` action that close a put_version.
 void finishVersion(pqxx::work& tx, const VersionInput& in) {
-    if (!in.unknowns.empty()) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& u : in.unknowns)
-        rows.push_back({{"name", u.value("parameter", "")},
-                        {"source", u.value("source", "fact")},
-                        {"resource_id", u.value("resource", "")},
-                        {"metadata", u.value("metadata", nlohmann::json())}});
-      tx.exec_params("INSERT INTO unknownparameter (id, environment, name, source, resource_id, version, metadata) "
-                     "SELECT gen_random_uuid(), $1, x.name, x.source, x.resource_id, $2, x.metadata "
-                     "FROM jsonb_to_recordset($3::jsonb) AS x(name varchar, source varchar, resource_id varchar, metadata jsonb)",
-                     in.environment, in.version, rows.dump());
-    }
-    std::vector<std::string> agents = in.agents;
-    agents.push_back("$__scheduler");
-    tx.exec_params("INSERT INTO agent (environment, name) SELECT $1, a FROM jsonb_array_elements_text($2::jsonb) a "
-                   "ON CONFLICT DO NOTHING",
-                   in.environment, nlohmann::json(agents).dump());
-    // Code: register each module version and link it to the agents it serves in this version.
-    if (in.moduleVersionInfo.is_object()) {
-      for (auto it = in.moduleVersionInfo.begin(); it != in.moduleVersionInfo.end(); ++it) {
-        const auto& m = it.value();
-        std::string name = m.value("name", it.key()), mversion = m.value("version", "");
-        pqxx::result ins = tx.exec_params(
-            "INSERT INTO inmanta_module (environment, name, version, requirements) VALUES ($1, $2, $3, "
-            "ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING RETURNING 1",
-            in.environment, name, mversion, m.value("requirements", nlohmann::json::array()).dump());
-        if (!ins.empty()) {
-          for (const auto& f : m.value("files_in_module", nlohmann::json::array())) {
-            std::string hash = f.value("hash_value", "");
-            if (tx.exec_params("SELECT 1 FROM file WHERE content_hash = $1", hash).empty())
-              throw StoreFailure{ErrorCode::BadRequest, "module_version_info." + it.key() + ": file " + hash + " (" +
-                                                            f.value("name", "") + ") was not uploaded"};
-            tx.exec_params("INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
-                           "file_content_hash, python_module_name, is_byte_code, file_path) "
-                           "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                           in.environment, name, mversion, hash, f.value("name", ""), f.value("is_byte_code", false),
-                           pathOfPythonModule(f.value("name", ""), m.value("files_in_module", nlohmann::json::array())));
-          }
+  if (!in.unknowns.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& u : in.unknowns)
+      rows.push_back({{"name", u.value("parameter", "")},
+                      {"source", u.value("source", "fact")},
+                      {"resource_id", u.value("resource", "")},
+                      {"metadata", u.value("metadata", nlohmann::json())}});
+    tx.exec_params(
+        "INSERT INTO unknownparameter (id, environment, name, source, resource_id, version, metadata) "
+        "SELECT gen_random_uuid(), $1, x.name, x.source, x.resource_id, $2, x.metadata "
+        "FROM jsonb_to_recordset($3::jsonb) AS x(name varchar, source varchar, resource_id varchar, metadata "
+        "jsonb)",
+        in.environment, in.version, rows.dump());
+  }
+  std::vector<std::string> agents = in.agents;
+  agents.push_back("$__scheduler");
+  tx.exec_params(
+      "INSERT INTO agent (environment, name) SELECT $1, a FROM jsonb_array_elements_text($2::jsonb) a "
+      "ON CONFLICT DO NOTHING",
+      in.environment, nlohmann::json(agents).dump());
+  // Code: register each module version and link it to the agents it serves in this version.
+  if (in.moduleVersionInfo.is_object()) {
+    for (auto it = in.moduleVersionInfo.begin(); it != in.moduleVersionInfo.end(); ++it) {
+      const auto& m = it.value();
+      std::string name = m.value("name", it.key()), mversion = m.value("version", "");
+      pqxx::result ins = tx.exec_params(
+          "INSERT INTO inmanta_module (environment, name, version, requirements) VALUES ($1, $2, $3, "
+          "ARRAY(SELECT jsonb_array_elements_text($4::jsonb))) ON CONFLICT DO NOTHING RETURNING 1",
+          in.environment, name, mversion, m.value("requirements", nlohmann::json::array()).dump());
+      if (!ins.empty()) {
+        for (const auto& f : m.value("files_in_module", nlohmann::json::array())) {
+          std::string hash = f.value("hash_value", "");
+          if (tx.exec_params("SELECT 1 FROM file WHERE content_hash = $1", hash).empty())
+            throw StoreFailure{ErrorCode::BadRequest, "module_version_info." + it.key() + ": file " + hash +
+                                                          " (" + f.value("name", "") + ") was not uploaded"};
+          tx.exec_params(
+              "INSERT INTO module_files (environment, inmanta_module_name, inmanta_module_version, "
+              "file_content_hash, python_module_name, is_byte_code, file_path) "
+              "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+              in.environment, name, mversion, hash, f.value("name", ""), f.value("is_byte_code", false),
+              pathOfPythonModule(f.value("name", ""), m.value("files_in_module", nlohmann::json::array())));
         }
-        tx.exec_params("INSERT INTO agent_modules (environment, cm_version, agent_name, inmanta_module_name, "
-                       "inmanta_module_version) SELECT $1, $2, a, $3, $4 FROM jsonb_array_elements_text($5::jsonb) a "
-                       "ON CONFLICT DO NOTHING",
-                       in.environment, in.version, name, mversion,
-                       m.value("for_agents", nlohmann::json::array()).dump());
       }
+      tx.exec_params(
+          "INSERT INTO agent_modules (environment, cm_version, agent_name, inmanta_module_name, "
+          "inmanta_module_version) SELECT $1, $2, a, $3, $4 FROM jsonb_array_elements_text($5::jsonb) a "
+          "ON CONFLICT DO NOTHING",
+          in.environment, in.version, name, mversion, m.value("for_agents", nlohmann::json::array()).dump());
     }
-    // One `store` action over all resources of the version.
-    tx.exec_params("WITH a AS (INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
-                   "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
-                   "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), now(), 'available', '[]' "
-                   "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer RETURNING action_id) "
-                   "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-                   "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND r.model = $2::integer",
-                   in.environment, in.version);
+  }
+  // One `store` action over all resources of the version.
+  tx.exec_params(
+      "WITH a AS (INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+      "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
+      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), now(), "
+      "'available', '[]' "
+      "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer RETURNING action_id) "
+      "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
+      "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND "
+      "r.model = $2::integer",
+      in.environment, in.version);
 }
 
 /// COPYs the rows of a streamed version, opening it first (begin()) once its number is known.
@@ -251,8 +278,9 @@ class CopySink final : public ResourceSink {
     } catch (const pqxx::unique_violation& e) {
       std::string detail = e.what();
       size_t k = detail.find("Key (");
-      throw StoreFailure{ErrorCode::BadRequest, "duplicate resource in 'resources'" +
-                                                    (k == std::string::npos ? std::string() : ": " + detail.substr(k))};
+      throw StoreFailure{ErrorCode::BadRequest,
+                         "duplicate resource in 'resources'" +
+                             (k == std::string::npos ? std::string() : ": " + detail.substr(k))};
     }
     total_ += int64_t(rows.size());
   }
@@ -276,8 +304,9 @@ llvm::Error PgStore::putVersion(const VersionInput& in) {
   });
 }
 
-llvm::Error PgStore::putVersionStreamed(const std::string& envId,
-                                        const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) {
+llvm::Error
+PgStore::putVersionStreamed(const std::string& envId,
+                            const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) {
   return withTxVoid(db_, "storing a version", [&](pqxx::work& tx) {
     VersionInput head;
     head.environment = envId;
@@ -296,9 +325,10 @@ llvm::Error PgStore::putVersionStreamed(const std::string& envId,
     const int64_t v = in.version;
     // is_undefined and resource_set come from the body's tail.
     if (!sv.undefinedIds.empty())
-      tx.exec_params("UPDATE resource SET is_undefined = true WHERE environment = $1 AND model = $2 AND resource_id IN "
-                     "(SELECT jsonb_array_elements_text($3::jsonb))",
-                     env, v, nlohmann::json(sv.undefinedIds).dump());
+      tx.exec_params(
+          "UPDATE resource SET is_undefined = true WHERE environment = $1 AND model = $2 AND resource_id IN "
+          "(SELECT jsonb_array_elements_text($3::jsonb))",
+          env, v, nlohmann::json(sv.undefinedIds).dump());
     bool anySets = !sv.resourceSets.empty();
     if (anySets) {
       nlohmann::json sets = nlohmann::json::object();
@@ -308,7 +338,8 @@ llvm::Error PgStore::putVersionStreamed(const std::string& envId,
           "r.environment = $1 AND r.model = $2 AND r.resource_id = s.key) LIMIT 1",
           env, v, sets.dump());
       if (!missing.empty())
-        throw StoreFailure{ErrorCode::BadRequest, std::string("resource_sets names ") + missing[0][0].c_str() +
+        throw StoreFailure{ErrorCode::BadRequest, std::string("resource_sets names ") +
+                                                      missing[0][0].c_str() +
                                                       ", which is not a resource of this version"};
       tx.exec_params("UPDATE resource r SET resource_set = s.value FROM jsonb_each_text($3::jsonb) s "
                      "WHERE r.environment = $1 AND r.model = $2 AND r.resource_id = s.key",
@@ -320,46 +351,59 @@ llvm::Error PgStore::putVersionStreamed(const std::string& envId,
     // The requires graph must be closed (a set difference: hashed, whatever the plan).
     pqxx::result open = tx.exec_params(
         "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
-        "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment = $1 "
+        "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment "
+        "= $1 "
         "AND model = $2 LIMIT 1",
         env, v);
     if (!open.empty()) {
-      pqxx::result who = tx.exec_params(
-          "SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 AND attributes->'requires' ? $3 "
-          "ORDER BY resource_id LIMIT 1",
-          env, v, std::string(open[0][0].c_str()));
-      throw StoreFailure{ErrorCode::BadRequest, (who.empty() ? std::string("a resource") : std::string(who[0][0].c_str())) +
-                                                    " requires " + open[0][0].c_str() + ", which is not in this version"};
+      pqxx::result who = tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = "
+                                        "$2 AND attributes->'requires' ? $3 "
+                                        "ORDER BY resource_id LIMIT 1",
+                                        env, v, std::string(open[0][0].c_str()));
+      throw StoreFailure{ErrorCode::BadRequest,
+                         (who.empty() ? std::string("a resource") : std::string(who[0][0].c_str())) +
+                             " requires " + open[0][0].c_str() + ", which is not in this version"};
     }
     // undeployable, skipped_for_undeployable (dependents of undefined resources, transitively) and
     // is_suitable_for_partial_compiles (no requires between different named sets).
-    for (const auto& row : tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 "
-                                          "AND is_undefined ORDER BY resource_id", env, v))
+    for (const auto& row :
+         tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 "
+                        "AND is_undefined ORDER BY resource_id",
+                        env, v))
       in.undeployable.push_back(row[0].c_str());
     if (!in.undeployable.empty()) {
       pqxx::result skipped = tx.exec_params(
           "WITH RECURSIVE e AS (SELECT r.resource_id AS rid, q AS req FROM resource r CROSS JOIN LATERAL "
           "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND r.model = $2), "
-          "s(rid) AS (SELECT e.rid FROM e JOIN resource u ON u.environment = $1 AND u.model = $2 AND u.resource_id = e.req "
+          "s(rid) AS (SELECT e.rid FROM e JOIN resource u ON u.environment = $1 AND u.model = $2 AND "
+          "u.resource_id = e.req "
           "AND u.is_undefined UNION SELECT e.rid FROM e JOIN s ON e.req = s.rid) "
-          "SELECT s.rid FROM s JOIN resource r ON r.environment = $1 AND r.model = $2 AND r.resource_id = s.rid "
+          "SELECT s.rid FROM s JOIN resource r ON r.environment = $1 AND r.model = $2 AND r.resource_id = "
+          "s.rid "
           "WHERE NOT r.is_undefined ORDER BY s.rid",
           env, v);
       for (const auto& row : skipped) in.skippedForUndeployable.push_back(row[0].c_str());
     }
     in.suitableForPartial = true;
     if (anySets)
-      in.suitableForPartial = tx.exec_params(
-          "SELECT NOT EXISTS (SELECT 1 FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
-          "JOIN resource t ON t.environment = $1 AND t.model = $2 AND t.resource_id = q WHERE r.environment = $1 "
-          "AND r.model = $2 AND r.resource_set IS NOT NULL AND t.resource_set IS NOT NULL AND r.resource_set <> t.resource_set)",
-          env, v)[0][0].as<bool>();
-    for (const auto& row : tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
-                                          "ORDER BY agent", env, v))
+      in.suitableForPartial =
+          tx.exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource r CROSS JOIN LATERAL "
+                         "jsonb_array_elements_text(r.attributes->'requires') q "
+                         "JOIN resource t ON t.environment = $1 AND t.model = $2 AND t.resource_id = q WHERE "
+                         "r.environment = $1 "
+                         "AND r.model = $2 AND r.resource_set IS NOT NULL AND t.resource_set IS NOT NULL AND "
+                         "r.resource_set <> t.resource_set)",
+                         env, v)[0][0]
+              .as<bool>();
+    for (const auto& row :
+         tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
+                        "ORDER BY agent",
+                        env, v))
       in.agents.push_back(row[0].c_str());
     tx.exec_params(
         "UPDATE configurationmodel SET total = $3, version_info = $4::jsonb, pip_config = $5::jsonb, "
-        "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT jsonb_array_elements_text($7::jsonb)), "
+        "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT "
+        "jsonb_array_elements_text($7::jsonb)), "
         "skipped_for_undeployable = ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) "
         "WHERE environment = $1 AND version = $2",
         env, v, sink.total(), in.versionInfo.is_null() ? std::string("null") : in.versionInfo.dump(),
@@ -372,16 +416,21 @@ llvm::Error PgStore::putVersionStreamed(const std::string& envId,
 llvm::Expected<int64_t> PgStore::partialBase(const std::string& env) {
   return withTx<int64_t>(db_, "finding the partial base", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    return tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND "
-                          "is_suitable_for_partial_compiles", env)[0][0].as<int64_t>();
+    return tx
+        .exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND "
+                     "is_suitable_for_partial_compiles",
+                     env)[0][0]
+        .as<int64_t>();
   });
 }
 
 llvm::Expected<std::pair<int64_t, int64_t>> PgStore::latestVersions(const std::string& env) {
   return withTx<std::pair<int64_t, int64_t>>(db_, "reading versions", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    pqxx::result r = tx.exec_params("SELECT coalesce(max(version), 0), coalesce(max(version) FILTER (WHERE released), 0) "
-                                    "FROM configurationmodel WHERE environment = $1", env);
+    pqxx::result r =
+        tx.exec_params("SELECT coalesce(max(version), 0), coalesce(max(version) FILTER (WHERE released), 0) "
+                       "FROM configurationmodel WHERE environment = $1",
+                       env);
     return std::make_pair(r[0][0].as<int64_t>(), r[0][1].as<int64_t>());
   });
 }
@@ -389,14 +438,20 @@ llvm::Expected<std::pair<int64_t, int64_t>> PgStore::latestVersions(const std::s
 llvm::Expected<nlohmann::json> PgStore::versionResources(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "reading the resources of a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env, version).empty())
+    if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env,
+                       version)
+            .empty())
       throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
     pqxx::result r = tx.exec_params(
-        std::string("SELECT coalesce(json_agg(json_build_object('resource_id', r.resource_id, 'resource_type', r.resource_type, "
-        "'agent', r.agent, 'resource_id_value', r.resource_id_value, 'attributes', r.attributes, "
-        "'attribute_hash', r.attribute_hash, 'is_undefined', r.is_undefined, 'resource_set', r.resource_set, 'status', ") +
-        kStatusSql + ") ORDER BY r.resource_id), '[]')::text FROM resource r LEFT JOIN resource_persistent_state rps "
-        "ON rps.environment = r.environment AND rps.resource_id = r.resource_id WHERE r.environment = $1 AND r.model = $2",
+        std::string("SELECT coalesce(json_agg(json_build_object('resource_id', r.resource_id, "
+                    "'resource_type', r.resource_type, "
+                    "'agent', r.agent, 'resource_id_value', r.resource_id_value, 'attributes', r.attributes, "
+                    "'attribute_hash', r.attribute_hash, 'is_undefined', r.is_undefined, 'resource_set', "
+                    "r.resource_set, 'status', ") +
+            kStatusSql +
+            ") ORDER BY r.resource_id), '[]')::text FROM resource r LEFT JOIN resource_persistent_state rps "
+            "ON rps.environment = r.environment AND rps.resource_id = r.resource_id WHERE r.environment = $1 "
+            "AND r.model = $2",
         env, version);
     return nlohmann::json::parse(r[0][0].c_str());
   });
@@ -406,25 +461,34 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
   return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
-    pqxx::result cm = tx.exec_params("SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2",
-                                     env, version);
-    if (cm.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    pqxx::result cm = tx.exec_params(
+        "SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
+    if (cm.empty())
+      throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
     if (cm[0][0].as<bool>())
       throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) + " is already released"};
-    int64_t latest = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
-                                    env)[0][0].as<int64_t>();
+    int64_t latest =
+        tx.exec_params(
+              "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
+              env)[0][0]
+            .as<int64_t>();
     if (latest > version)
       throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) +
-                                                  " is older than the latest released version " + std::to_string(latest)};
-    tx.exec_params("INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
-                   "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
-                   "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, is_undefined, "
-                   "'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
-                   "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING",
+                                                  " is older than the latest released version " +
+                                                  std::to_string(latest)};
+    tx.exec_params(
+        "INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
+        "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
+        "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, "
+        "is_undefined, "
+        "'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
+        "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING",
+        env, version);
+    tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2",
                    env, version);
-    tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2", env, version);
     insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
-    pqxx::result row = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    pqxx::result row =
+        tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
     return nlohmann::json::parse(row[0][0].c_str());
   });
 }
@@ -433,10 +497,13 @@ llvm::Expected<nlohmann::json> PgStore::listVersions(const std::string& env, int
   return withTx<nlohmann::json>(db_, "listing versions", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : tx.exec_params(versionRowSql("WHERE cm.environment = $1 ORDER BY cm.version DESC OFFSET $2 LIMIT $3"),
-                                          env, start, limit))
+    for (const auto& row : tx.exec_params(
+             versionRowSql("WHERE cm.environment = $1 ORDER BY cm.version DESC OFFSET $2 LIMIT $3"), env,
+             start, limit))
       rows.push_back(nlohmann::json::parse(row[0].c_str()));
-    int64_t count = tx.exec_params("SELECT count(*) FROM configurationmodel WHERE environment = $1", env)[0][0].as<int64_t>();
+    int64_t count =
+        tx.exec_params("SELECT count(*) FROM configurationmodel WHERE environment = $1", env)[0][0]
+            .as<int64_t>();
     return nlohmann::json{{"versions", rows}, {"start", start}, {"limit", limit}, {"count", count}};
   });
 }
@@ -444,8 +511,10 @@ llvm::Expected<nlohmann::json> PgStore::listVersions(const std::string& env, int
 llvm::Expected<nlohmann::json> PgStore::getVersion(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "reading a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    pqxx::result r = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
-    if (r.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    pqxx::result r =
+        tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    if (r.empty())
+      throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
     return nlohmann::json::parse(r[0][0].c_str());
   });
 }
@@ -453,7 +522,8 @@ llvm::Expected<nlohmann::json> PgStore::getVersion(const std::string& env, int64
 llvm::Expected<nlohmann::json> PgStore::versionActions(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "reading resource actions", [&](pqxx::work& tx) {
     pqxx::result r = tx.exec_params(
-        "SELECT coalesce(json_object_agg(x.resource_id, x.actions), '{}')::text FROM (SELECT rar.resource_id, "
+        "SELECT coalesce(json_object_agg(x.resource_id, x.actions), '{}')::text FROM (SELECT "
+        "rar.resource_id, "
         "json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, 'started', ra.started, "
         "'finished', ra.finished, 'messages', ra.messages, 'status', ra.status, 'changes', ra.changes, "
         "'change', ra.change) ORDER BY ra.started DESC) AS actions FROM resourceaction_resource rar "
@@ -466,11 +536,12 @@ llvm::Expected<nlohmann::json> PgStore::versionActions(const std::string& env, i
 
 llvm::Expected<nlohmann::json> PgStore::versionUnknowns(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "reading unknowns", [&](pqxx::work& tx) {
-    pqxx::result r = tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'source', source, 'resource_id', resource_id, "
-        "'version', version, 'metadata', metadata, 'resolved', resolved, 'environment', environment) ORDER BY resource_id, name), '[]')::text "
-        "FROM unknownparameter WHERE environment = $1 AND version = $2",
-        env, version);
+    pqxx::result r = tx.exec_params("SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, "
+                                    "'source', source, 'resource_id', resource_id, "
+                                    "'version', version, 'metadata', metadata, 'resolved', resolved, "
+                                    "'environment', environment) ORDER BY resource_id, name), '[]')::text "
+                                    "FROM unknownparameter WHERE environment = $1 AND version = $2",
+                                    env, version);
     return nlohmann::json::parse(r[0][0].c_str());
   });
 }
@@ -479,12 +550,18 @@ llvm::Error PgStore::deleteVersion(const std::string& env, int64_t version) {
   return withTxVoid(db_, "deleting a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
-    pqxx::result cm = tx.exec_params("SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
-    if (cm.empty()) throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
-    int64_t latest = tx.exec_params("SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
-                                    env)[0][0].as<int64_t>();
+    pqxx::result cm = tx.exec_params(
+        "SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
+    if (cm.empty())
+      throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+    int64_t latest =
+        tx.exec_params(
+              "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1 AND released",
+              env)[0][0]
+            .as<int64_t>();
     if (latest == version)
-      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) + " is the latest released version and cannot be deleted"};
+      throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) +
+                                                  " is the latest released version and cannot be deleted"};
     tx.exec_params("DELETE FROM resource WHERE environment = $1 AND model = $2", env, version);
     tx.exec_params("DELETE FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
   });
@@ -494,14 +571,16 @@ llvm::Expected<nlohmann::json> PgStore::desiredStates(const std::string& env) {
   return withTx<nlohmann::json>(db_, "listing desired states", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     pqxx::result r = tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('version', cm.version, 'date', cm.date, 'total', cm.total, "
+        "SELECT coalesce(json_agg(json_build_object('version', cm.version, 'date', cm.date, 'total', "
+        "cm.total, "
         "'labels', CASE WHEN cm.version_info->'export_metadata'->>'type' IS NULL THEN '[]'::json ELSE "
         "json_build_array(json_build_object('name', cm.version_info->'export_metadata'->>'type', "
         "'message', coalesce(cm.version_info->'export_metadata'->>'message', ''))) END, "
         "'released', cm.released, "
         "'status', CASE WHEN s.v IS NOT NULL AND cm.version = s.v THEN 'active' "
         "WHEN s.v IS NULL OR cm.version > s.v THEN 'candidate' "
-        "WHEN cm.released THEN 'retired' ELSE 'skipped_candidate' END) ORDER BY cm.version DESC), '[]')::text "
+        "WHEN cm.released THEN 'retired' ELSE 'skipped_candidate' END) ORDER BY cm.version DESC), "
+        "'[]')::text "
         "FROM configurationmodel cm LEFT JOIN (SELECT last_processed_model_version AS v FROM scheduler "
         "WHERE environment = $1) s ON true WHERE cm.environment = $1",
         env);
@@ -512,22 +591,33 @@ llvm::Expected<nlohmann::json> PgStore::desiredStates(const std::string& env) {
 llvm::Expected<int64_t> PgStore::purgeVersions(const std::string& env, int64_t keep) {
   return withTx<int64_t>(db_, "purging versions", [&](pqxx::work& tx) {
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
-    pqxx::result doomed = tx.exec_params(
-        "SELECT version FROM configurationmodel WHERE environment = $1 AND version NOT IN (SELECT version FROM "
-        "configurationmodel WHERE environment = $1 ORDER BY version DESC LIMIT $2) AND version <> coalesce((SELECT "
-        "max(version) FROM configurationmodel WHERE environment = $1 AND released), 0) AND version <> coalesce((SELECT "
-        "last_processed_model_version FROM scheduler WHERE environment = $1), 0)",
-        env, keep);
+    pqxx::result doomed =
+        tx.exec_params("SELECT version FROM configurationmodel WHERE environment = $1 AND version NOT IN "
+                       "(SELECT version FROM "
+                       "configurationmodel WHERE environment = $1 ORDER BY version DESC LIMIT $2) AND "
+                       "version <> coalesce((SELECT "
+                       "max(version) FROM configurationmodel WHERE environment = $1 AND released), 0) AND "
+                       "version <> coalesce((SELECT "
+                       "last_processed_model_version FROM scheduler WHERE environment = $1), 0)",
+                       env, keep);
     if (doomed.empty()) return int64_t(0);
     std::string list = "[";
     for (size_t i = 0; i < doomed.size(); ++i) list += (i ? "," : "") + std::string(doomed[i][0].c_str());
     list += "]";
-    tx.exec_params("DELETE FROM resource WHERE environment = $1 AND model IN (SELECT v::int FROM jsonb_array_elements_text($2::jsonb) v)", env, list);
-    tx.exec_params("DELETE FROM configurationmodel WHERE environment = $1 AND version IN (SELECT v::int FROM jsonb_array_elements_text($2::jsonb) v)", env, list);
-    tx.exec_params("DELETE FROM resource_persistent_state p WHERE p.environment = $1 AND NOT EXISTS (SELECT 1 FROM resource r "
-                   "WHERE r.environment = $1 AND r.resource_id = p.resource_id)", env);
-    tx.exec_params("DELETE FROM agent a WHERE a.environment = $1 AND a.name <> '$__scheduler' AND NOT EXISTS (SELECT 1 FROM "
-                   "resource r WHERE r.environment = $1 AND r.agent = a.name)", env);
+    tx.exec_params("DELETE FROM resource WHERE environment = $1 AND model IN (SELECT v::int FROM "
+                   "jsonb_array_elements_text($2::jsonb) v)",
+                   env, list);
+    tx.exec_params("DELETE FROM configurationmodel WHERE environment = $1 AND version IN (SELECT v::int FROM "
+                   "jsonb_array_elements_text($2::jsonb) v)",
+                   env, list);
+    tx.exec_params("DELETE FROM resource_persistent_state p WHERE p.environment = $1 AND NOT EXISTS (SELECT "
+                   "1 FROM resource r "
+                   "WHERE r.environment = $1 AND r.resource_id = p.resource_id)",
+                   env);
+    tx.exec_params("DELETE FROM agent a WHERE a.environment = $1 AND a.name <> '$__scheduler' AND NOT EXISTS "
+                   "(SELECT 1 FROM "
+                   "resource r WHERE r.environment = $1 AND r.agent = a.name)",
+                   env);
     return int64_t(doomed.size());
   });
 }

@@ -22,18 +22,18 @@ namespace inm::pybridge {
 
 /// A module of the project with a Python plugins package.
 struct PythonModule {
-  std::string name;       ///< top-level module name ("fs")
-  std::string moduleDir;  ///< the module's directory
+  std::string name;      ///< top-level module name ("fs")
+  std::string moduleDir; ///< the module's directory
 };
 
 /// What the Python code of the project contributes to the pipeline (owned by the driver).
 struct PythonSetup {
-  std::deque<std::string> signatures;        ///< storage behind pluginSpecs[i].signature
-  std::vector<ir::PluginSpec> pluginSpecs;   ///< for ir::lower
-  runtime::PluginRegistry plugins;           ///< for EvalOptions::extraPlugins
-  exporter::ResourceRegistry resources;      ///< std + Python registrations, for ExportOptions::registry
-  std::vector<exporter::ModuleCode> code;    ///< for ExportOptions::code
-  bool active = false;                       ///< an interpreter was started
+  std::deque<std::string> signatures;      ///< storage behind pluginSpecs[i].signature
+  std::vector<ir::PluginSpec> pluginSpecs; ///< for ir::lower
+  runtime::PluginRegistry plugins;         ///< for EvalOptions::extraPlugins
+  exporter::ResourceRegistry resources;    ///< std + Python registrations, for ExportOptions::registry
+  std::vector<exporter::ModuleCode> code;  ///< for ExportOptions::code
+  bool active = false;                     ///< an interpreter was started
 
   PythonSetup() : resources(exporter::ResourceRegistry::standard()) {}
 };
@@ -62,8 +62,8 @@ struct ServerAnswer {
 using ServerCall = std::function<ServerAnswer(const ServerRequest&)>;
 
 /// Makes the orchestrator reachable from plugins for this compile (push-mode export, the server's compile
-/// service): `Context.get_client()` sends its calls through `call`; `environment` is the compile's environment.
-/// Without it, get_client()/run_sync() raise.
+/// service): `Context.get_client()` sends its calls through `call`; `environment` is the compile's
+/// environment. Without it, get_client()/run_sync() raise.
 void setServer(ServerCall call, std::string environment);
 
 /// Directory of our `inmanta` Python package (install or source tree), "" if not found.

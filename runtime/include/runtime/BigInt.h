@@ -1,6 +1,6 @@
 // Exact integers of any size, the slow path of the language's ints (Python ints in the reference). An int
-// that fits in int64 is a ValueKind::Int; every operation here normalises its result back to one when it fits,
-// so a ValueKind::BigInt never holds a 64-bit value and int equality stays a kind + payload comparison.
+// that fits in int64 is a ValueKind::Int; every operation here normalises its result back to one when it
+// fits, so a ValueKind::BigInt never holds a 64-bit value and int equality stays a kind + payload comparison.
 // Big ints are immutable magnitudes in the Model's arena. Their size is bounded by Limits::maxIntDigits:
 // an operation whose result would have more decimal digits is refused with a limit error (never a hang).
 #pragma once
@@ -17,9 +17,9 @@ namespace inm::runtime {
 class ValueArena;
 
 struct BigData {
-  uint32_t size;        // limbs
+  uint32_t size; // limbs
   bool negative;
-  uint64_t limbs[1];    // magnitude, least significant first, no leading zero limb
+  uint64_t limbs[1]; // magnitude, least significant first, no leading zero limb
 };
 
 enum class IntOp : uint8_t { Add, Sub, Mul, FloorDiv, Mod, Pow };

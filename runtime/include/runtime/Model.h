@@ -21,8 +21,8 @@ class PluginRegistry;
 
 struct Instance {
   ir::EntityId entity;
-  uint32_t firstSlot = 0;              // slots [firstSlot, firstSlot + entity.slots.size()) in Model
-  SourceRange createdAt;               // first constructor location
+  uint32_t firstSlot = 0;                 // slots [firstSlot, firstSlot + entity.slots.size()) in Model
+  SourceRange createdAt;                  // first constructor location
   std::vector<SourceRange> moreCreatedAt; // further constructor locations (index matches)
 };
 
@@ -57,7 +57,9 @@ class Model {
   /// [1]/[0:1] ends). Returns nullptr if the entity has no such attribute or it was never set.
   const Value* get(InstanceId id, StringId name) const;
   const Value* get(InstanceId id, llvm::StringRef name) const;
-  const Value& slot(InstanceId id, uint32_t slotIndex) const { return slots_[instances_[id].firstSlot + slotIndex]; }
+  const Value& slot(InstanceId id, uint32_t slotIndex) const {
+    return slots_[instances_[id].firstSlot + slotIndex];
+  }
 
   /// Instances whose entity is `e` or a subtype, in creation order.
   std::vector<InstanceId> instancesOf(ir::EntityId e) const;
@@ -76,13 +78,18 @@ class Model {
   /// Registers an instance; its attribute storage exists only after allocateSlots() / adoptSlots().
   /// `firstSlot` places its attributes in the storage (default: after the previous instance's).
   InstanceId addInstance(ir::EntityId e, SourceRange at, uint32_t firstSlot = UINT32_MAX);
-  /// Allocates the attribute storage of every instance added since the last call (values already set are kept).
+  /// Allocates the attribute storage of every instance added since the last call (values already set are
+  /// kept).
   void allocateSlots();
   /// Takes `values` as the attribute storage (the evaluator hands over its slot array instead of copying it).
   void adoptSlots(ChunkedVector<Value>&& values);
-  Value& mutableSlot(InstanceId id, uint32_t slotIndex) { return slots_[instances_[id].firstSlot + slotIndex]; }
+  Value& mutableSlot(InstanceId id, uint32_t slotIndex) {
+    return slots_[instances_[id].firstSlot + slotIndex];
+  }
   std::vector<uint8_t>& setFlags() { return set_; }
-  bool isSet(InstanceId id, uint32_t slotIndex) const { return set_[instances_[id].firstSlot + slotIndex] != 0; }
+  bool isSet(InstanceId id, uint32_t slotIndex) const {
+    return set_[instances_[id].firstSlot + slotIndex] != 0;
+  }
   void setSources(const SourceManager* sm) { sm_ = sm; }
   /// "file:line" of a range (used in "instantiated at" texts).
   std::string locText(SourceRange r) const;

@@ -20,15 +20,27 @@ namespace inm::runtime {
 struct PluginResult {
   enum Kind : uint8_t { Ok, Error, Retry } kind = Ok;
   Value value;
-  DiagKind errorKind = DiagKind::ExplicitPlugin;  // e.g. ExplicitPlugin, External, Runtime, PluginType
+  DiagKind errorKind = DiagKind::ExplicitPlugin; // e.g. ExplicitPlugin, External, Runtime, PluginType
   std::string message;
-  std::string cause;  ///< optional "caused by" text shown under the error (e.g. a type check's detail)
+  std::string cause; ///< optional "caused by" text shown under the error (e.g. a type check's detail)
 
-  static PluginResult ok(Value v) { PluginResult r; r.value = v; return r; }
-  static PluginResult error(DiagKind kind, std::string msg) {
-    PluginResult r; r.kind = Error; r.errorKind = kind; r.message = std::move(msg); return r;
+  static PluginResult ok(Value v) {
+    PluginResult r;
+    r.value = v;
+    return r;
   }
-  static PluginResult retry() { PluginResult r; r.kind = Retry; return r; }
+  static PluginResult error(DiagKind kind, std::string msg) {
+    PluginResult r;
+    r.kind = Error;
+    r.errorKind = kind;
+    r.message = std::move(msg);
+    return r;
+  }
+  static PluginResult retry() {
+    PluginResult r;
+    r.kind = Retry;
+    return r;
+  }
 };
 
 /// Services the evaluator offers to a plugin during one call.
@@ -53,11 +65,17 @@ class PluginContext {
   virtual const Value* lookupVariable(llvm::StringRef name) = 0;
   /// True if `name` is a variable visible at the call site, final or not (lets std::template tell
   /// "undefined" from "not final yet" after lookupVariable returned nullptr). Default: assume visible.
-  virtual bool hasVariable(llvm::StringRef name) { (void)name; return true; }
+  virtual bool hasVariable(llvm::StringRef name) {
+    (void)name;
+    return true;
+  }
   /// Logs a warning (deprecations).
   virtual void warn(std::string message) = 0;
   /// False when declared parameter `i` was omitted by the caller (it has a default; args[i] is null).
-  virtual bool argGiven(size_t i) { (void)i; return true; }
+  virtual bool argGiven(size_t i) {
+    (void)i;
+    return true;
+  }
   /// Checks `v` against typedef `fullName` (base type and constraint) as a model assignment would; false with
   /// the assignment's error text in `err`. Unknown typedef names and contexts without an evaluator accept.
   virtual bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {

@@ -1,7 +1,8 @@
 // Integer arithmetic of the language without undefined behaviour: every operation on 64-bit ints reports
 // overflow instead of wrapping (the language's ints are exact Python ints: on overflow the caller redoes the
 // operation on big ints, runtime/BigInt.h; see docs/limits.md), floor division/modulo never trap on
-// INT64_MIN / -1, and a float converts to an int only when it is in range. Used by the evaluator's operators, the template engine and plugins.
+// INT64_MIN / -1, and a float converts to an int only when it is in range. Used by the evaluator's operators,
+// the template engine and plugins.
 #pragma once
 
 #include <cmath>
@@ -12,8 +13,14 @@ namespace inm {
 /// a ** b for b >= 0 by square-and-multiply (O(log b)); false on overflow.
 inline bool checkedPow(int64_t base, int64_t exp, int64_t& out) {
   if (exp < 0) return false;
-  if (base == 0 || base == 1) { out = exp == 0 ? 1 : base; return true; }
-  if (base == -1) { out = exp % 2 ? -1 : 1; return true; }
+  if (base == 0 || base == 1) {
+    out = exp == 0 ? 1 : base;
+    return true;
+  }
+  if (base == -1) {
+    out = exp % 2 ? -1 : 1;
+    return true;
+  }
   int64_t acc = 1;
   while (exp > 0) {
     if ((exp & 1) && __builtin_mul_overflow(acc, base, &acc)) return false;

@@ -1,7 +1,7 @@
 // An append-only array stored in fixed-size chunks: elements never move once added, so growing it neither
-// copies the contents nor touches twice the memory (a doubling std::vector of millions of slots did both), and
-// references to elements stay valid across push_back. Indexing costs a shift and a mask.
-// Invariant: chunk k holds elements [k << Bits, (k + 1) << Bits); every chunk but the last is full.
+// copies the contents nor touches twice the memory (a doubling std::vector of millions of slots did both),
+// and references to elements stay valid across push_back. Indexing costs a shift and a mask. Invariant: chunk
+// k holds elements [k << Bits, (k + 1) << Bits); every chunk but the last is full.
 #pragma once
 
 #include <cassert>

@@ -29,10 +29,10 @@ enum class DiagKind : uint16_t {
 
 /// Static facts about a kind.
 struct DiagKindInfo {
-  const char* name;       ///< e.g. "DoubleSet"
+  const char* name; ///< e.g. "DoubleSet"
   Severity severity;
-  const char* className;  ///< reference exception class, e.g. "DoubleSetException" ("None" for notes)
-  const char* format;     ///< fmt format string
+  const char* className; ///< reference exception class, e.g. "DoubleSetException" ("None" for notes)
+  const char* format;    ///< fmt format string
 };
 const DiagKindInfo& diagKindInfo(DiagKind kind);
 
@@ -41,15 +41,21 @@ struct Diagnostic {
   DiagKind kind = DiagKind::CompilerError;
   Severity severity = Severity::Error;
   std::string message;
-  SourceRange range;             ///< may be invalid (no location)
-  std::string reportedIn;        ///< reference rendering of the statement, e.g. "t1.a = 3"; empty if none
-  bool locWithColumn = false;    ///< reference location shows line:col (declarations) or just line
+  SourceRange range;          ///< may be invalid (no location)
+  std::string reportedIn;     ///< reference rendering of the statement, e.g. "t1.a = 3"; empty if none
+  bool locWithColumn = false; ///< reference location shows line:col (declarations) or just line
   std::vector<Diagnostic> causes;
   std::vector<Diagnostic> notes;
 
   const char* className() const { return diagKindInfo(kind).className; }
-  Diagnostic& note(Diagnostic n) { notes.push_back(std::move(n)); return *this; }
-  Diagnostic& causedBy(Diagnostic c) { causes.push_back(std::move(c)); return *this; }
+  Diagnostic& note(Diagnostic n) {
+    notes.push_back(std::move(n));
+    return *this;
+  }
+  Diagnostic& causedBy(Diagnostic c) {
+    causes.push_back(std::move(c));
+    return *this;
+  }
 };
 
 /// Builds a diagnostic from a kind's format and arguments.
@@ -77,7 +83,8 @@ class DiagnosticEngine {
 
   /// Records a diagnostic (errors past the cap are counted but not kept).
   Diagnostic& report(Diagnostic d);
-  template <typename... Args> Diagnostic& error(DiagKind kind, SourceRange range, Args&&... args) {
+  template <typename... Args>
+  Diagnostic& error(DiagKind kind, SourceRange range, Args&&... args) {
     return report(makeDiag(kind, range, std::forward<Args>(args)...));
   }
 

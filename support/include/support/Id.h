@@ -11,7 +11,8 @@
 namespace inm {
 
 /// A typed index into a Store; `kNone` marks "no node".
-template <typename Tag> struct Id {
+template <typename Tag>
+struct Id {
   static constexpr uint32_t kNone = UINT32_MAX;
   uint32_t index = kNone;
   constexpr Id() = default;
@@ -23,7 +24,8 @@ template <typename Tag> struct Id {
 };
 
 /// A contiguous run [begin, end) of IDs in one store (e.g. the statements of a block).
-template <typename IdT> struct IdRange {
+template <typename IdT>
+struct IdRange {
   uint32_t begin = 0;
   uint32_t end = 0;
   uint32_t size() const { return end - begin; }
@@ -32,7 +34,10 @@ template <typename IdT> struct IdRange {
   struct Iter {
     uint32_t i;
     IdT operator*() const { return IdT{i}; }
-    Iter& operator++() { ++i; return *this; }
+    Iter& operator++() {
+      ++i;
+      return *this;
+    }
     bool operator!=(const Iter& o) const { return i != o.i; }
   };
   Iter begin_() const { return {begin}; }
@@ -41,7 +46,8 @@ template <typename IdT> struct IdRange {
 };
 
 /// Owns nodes of one kind; hands out IDs in insertion order.
-template <typename IdT, typename T> class Store {
+template <typename IdT, typename T>
+class Store {
  public:
   IdT add(T v) {
     items_.push_back(std::move(v));
@@ -68,6 +74,7 @@ template <typename IdT, typename T> class Store {
 
 } // namespace inm
 
-template <typename Tag> struct std::hash<inm::Id<Tag>> {
+template <typename Tag>
+struct std::hash<inm::Id<Tag>> {
   size_t operator()(inm::Id<Tag> id) const noexcept { return std::hash<uint32_t>{}(id.index); }
 };

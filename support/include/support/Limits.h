@@ -1,9 +1,9 @@
 // Resource limits of the compiler (docs/limits.md): every bound that protects the process from a hostile or
-// careless model lives here, with its default, its environment variable and its driver flag. The driver applies
-// the environment (`INM_MAX_*`) and its `--max-*` flags once at start-up (applyLimitsFromEnv / setLimit); the
-// stages read limits() and report a diagnostic naming the construct when one is exceeded. Also the stack guard:
-// a last-resort check that a recursive walk stops with "nested too deep" before the real stack runs out,
-// whatever the stack rlimit (the driver's 1 GiB re-exec is an optimisation, not the defence).
+// careless model lives here, with its default, its environment variable and its driver flag. The driver
+// applies the environment (`INM_MAX_*`) and its `--max-*` flags once at start-up (applyLimitsFromEnv /
+// setLimit); the stages read limits() and report a diagnostic naming the construct when one is exceeded. Also
+// the stack guard: a last-resort check that a recursive walk stops with "nested too deep" before the real
+// stack runs out, whatever the stack rlimit (the driver's 1 GiB re-exec is an optimisation, not the defence).
 #pragma once
 
 #include <cstdint>
@@ -41,9 +41,9 @@ const Limits& limits();
 Limits& mutableLimits();
 
 /// Applies INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
-/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES, INM_MAX_INT_DIGITS
-/// as `lookup` returns them (the driver passes the process environment; null = unset). Returns an error text
-/// for a bad value.
+/// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES,
+/// INM_MAX_INT_DIGITS as `lookup` returns them (the driver passes the process environment; null = unset).
+/// Returns an error text for a bad value.
 std::string applyLimitsFromEnv(const char* (*lookup)(const char* name));
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);

@@ -4,8 +4,9 @@
 // Invariant: every DenseMap/DenseSet keyed by a pairKey uses PairKeyInfo.
 #pragma once
 
-#include <cstdint>
 #include <llvm/ADT/DenseMapInfo.h>
+
+#include <cstdint>
 
 namespace inm {
 

@@ -1,10 +1,13 @@
-// Byte splicing between two asio streams with C++20 coroutines: the server's relay between an external agent's
-// socket and its scheduler's Unix socket, and `inmanta agent`'s pump between the server connection (plain or TLS)
-// and its executor host. Invariant: `splice` returns only after both directions stopped, so the caller may destroy
-// both streams afterwards; when one direction ends (EOF or error) `closeBoth` runs and ends the other.
+// Byte splicing between two asio streams with C++20 coroutines: the server's relay between an external
+// agent's socket and its scheduler's Unix socket, and `inmanta agent`'s pump between the server connection
+// (plain or TLS) and its executor host. Invariant: `splice` returns only after both directions stopped, so
+// the caller may destroy both streams afterwards; when one direction ends (EOF or error) `closeBoth` runs and
+// ends the other.
 #pragma once
 
-#include <utility>  // std::exchange, used by asio's awaitable without including it
+// clang-format off
+#include <utility> // first: std::exchange, used by asio's awaitable without including it
+// clang-format on
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -27,10 +30,12 @@ boost::asio::awaitable<void> pumpBytes(From& from, To& to) {
   std::vector<char> buf(1 << 16);
   for (;;) {
     boost::system::error_code ec;
-    size_t n = co_await from.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
+    size_t n =
+        co_await from.async_read_some(asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
     if (n > 0) {
       boost::system::error_code wec;
-      co_await asio::async_write(to, asio::buffer(buf.data(), n), asio::redirect_error(asio::use_awaitable, wec));
+      co_await asio::async_write(to, asio::buffer(buf.data(), n),
+                                 asio::redirect_error(asio::use_awaitable, wec));
       if (wec) co_return;
     }
     if (ec) co_return;
@@ -39,14 +44,14 @@ boost::asio::awaitable<void> pumpBytes(From& from, To& to) {
 
 namespace detail {
 template <typename From, typename To>
-boost::asio::awaitable<void> pumpAndSignal(From& from, To& to, const std::function<void()>& closeBoth, bool& done,
-                                           boost::asio::steady_timer& signal) {
+boost::asio::awaitable<void> pumpAndSignal(From& from, To& to, const std::function<void()>& closeBoth,
+                                           bool& done, boost::asio::steady_timer& signal) {
   co_await pumpBytes(from, to);
   closeBoth();
   done = true;
   signal.cancel();
 }
-}  // namespace detail
+} // namespace detail
 
 /// Copies a -> b and b -> a until one direction ends, then closes both (`closeBoth`) and waits for the other.
 template <typename A, typename B>
@@ -64,4 +69,4 @@ boost::asio::awaitable<void> splice(A& a, B& b, std::function<void()> closeBoth)
   }
 }
 
-}  // namespace inm::api
+} // namespace inm::api

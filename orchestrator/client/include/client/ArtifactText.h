@@ -1,8 +1,9 @@
-// Used by pushArtifact (public for its unit tests): a one-pass rewrite of the export artifact's text into the resource list of a
-// put_version body, without building a JSON tree of 100k resources. Only the top level and each resource's own
-// members are scanned; member texts are copied as they are, except that the `undefined` member is dropped (it
-// becomes a `resource_state` entry) and every `requires` entry gets the `,v=<version>` suffix.
-// Invariant: the output is valid JSON whenever the input is; malformed input is an error naming the byte offset.
+// Used by pushArtifact (public for its unit tests): a one-pass rewrite of the export artifact's text into the
+// resource list of a put_version body, without building a JSON tree of 100k resources. Only the top level and
+// each resource's own members are scanned; member texts are copied as they are, except that the `undefined`
+// member is dropped (it becomes a `resource_state` entry) and every `requires` entry gets the `,v=<version>`
+// suffix. Invariant: the output is valid JSON whenever the input is; malformed input is an error naming the
+// byte offset.
 #pragma once
 
 #include <llvm/Support/Error.h>
@@ -16,20 +17,21 @@ namespace inm::client::detail {
 
 struct ArtifactParts {
   int64_t formatVersion = 0;
-  std::string resourcesJson;           // the rewritten `resources` array, as JSON text
+  std::string resourcesJson; // the rewritten `resources` array, as JSON text
   size_t resources = 0;
-  nlohmann::json resourceState = nlohmann::json::object();  // unversioned id -> "undefined"
-  std::set<std::string> types;         // resource types (the id before '[')
-  nlohmann::json files = nlohmann::json::object();          // sha1 -> content, as in the artifact
-  nlohmann::json resourceSets = nlohmann::json::object();   // set name -> unversioned ids
-  nlohmann::json pythonCode = nlohmann::json::array();      // the optional `python_code` (docs/pybridge.md)
+  nlohmann::json resourceState = nlohmann::json::object(); // unversioned id -> "undefined"
+  std::set<std::string> types;                             // resource types (the id before '[')
+  nlohmann::json files = nlohmann::json::object();         // sha1 -> content, as in the artifact
+  nlohmann::json resourceSets = nlohmann::json::object();  // set name -> unversioned ids
+  nlohmann::json pythonCode = nlohmann::json::array();     // the optional `python_code` (docs/pybridge.md)
 };
 
 /// The sources of a codebatched body for one resource type, from an artifact's `python_code`:
-/// {sha1: [path, python module name, [requirements]]}, e.g. "plugins/sub/x.py" of module m -> "inmanta_plugins.m.sub.x".
+/// {sha1: [path, python module name, [requirements]]}, e.g. "plugins/sub/x.py" of module m ->
+/// "inmanta_plugins.m.sub.x".
 nlohmann::json codeSources(const nlohmann::json& pythonCode);
 
 /// Splits and rewrites `text` for model version `version`.
 llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version);
 
-}  // namespace inm::client::detail
+} // namespace inm::client::detail

@@ -1,9 +1,10 @@
-// The orchestrator's HTTP client, used by `inmanta export` (push) and `inmanta-cli`. It speaks the reference's
-// wire protocol (orchestrator.md §18): JSON bodies, gzip for bodies of 1 KiB or more, the environment in the
-// `X-Inmanta-tid` header, a bearer token, success only on HTTP 200, errors as JSON objects with `message`.
-// Boost.Beast on C++20 coroutines inside; a blocking API outside (the callers are command-line programs).
-// Invariant: no call throws; every failure (connection, TLS, timeout, non-200 answer) is an llvm::Error whose
-// text names the server (host:port) and, for an answer, its status and the server's `message`.
+// The orchestrator's HTTP client, used by `inmanta export` (push) and `inmanta-cli`. It speaks the
+// reference's wire protocol (orchestrator.md §18): JSON bodies, gzip for bodies of 1 KiB or more, the
+// environment in the `X-Inmanta-tid` header, a bearer token, success only on HTTP 200, errors as JSON objects
+// with `message`. Boost.Beast on C++20 coroutines inside; a blocking API outside (the callers are
+// command-line programs). Invariant: no call throws; every failure (connection, TLS, timeout, non-200 answer)
+// is an llvm::Error whose text names the server (host:port) and, for an answer, its status and the server's
+// `message`.
 #pragma once
 
 #include <llvm/Support/Error.h>
@@ -28,17 +29,18 @@ struct Endpoint {
   std::string host = "localhost";
   uint16_t port = 8888;
   bool ssl = false;
-  std::string caCertFile;       // verify the server against this CA bundle; empty = the system's store
-  std::string token;            // bearer token; empty = none
-  std::string environment;      // sent as X-Inmanta-tid when a request asks for it
+  std::string caCertFile;  // verify the server against this CA bundle; empty = the system's store
+  std::string token;       // bearer token; empty = none
+  std::string environment; // sent as X-Inmanta-tid when a request asks for it
   std::chrono::seconds timeout{120};
 
   /// "host:port", for messages.
   std::string address() const { return host + ":" + std::to_string(port); }
 };
 
-/// Reads `section` (compiler_rest_transport or cmdline_rest_transport: host, port, ssl, ssl_ca_cert_file, token,
-/// request_timeout) and `[config] environment`. A malformed port, boolean or timeout is an error naming it.
+/// Reads `section` (compiler_rest_transport or cmdline_rest_transport: host, port, ssl, ssl_ca_cert_file,
+/// token, request_timeout) and `[config] environment`. A malformed port, boolean or timeout is an error
+/// naming it.
 llvm::Expected<Endpoint> endpointFromConfig(const config::Config& cfg, const std::string& section);
 
 /// A query string parameter list, in order; values are percent-encoded when sent.
@@ -51,13 +53,13 @@ struct Request {
   std::string path;
   Query query;
   std::string body;
-  bool tenant = true;           // send X-Inmanta-tid (when the endpoint has an environment)
+  bool tenant = true; // send X-Inmanta-tid (when the endpoint has an environment)
 };
 
 /// An answer with status 200.
 struct Response {
   unsigned status = 0;
-  std::string body;             // decoded (gunzipped) body text
+  std::string body; // decoded (gunzipped) body text
   /// The body parsed as JSON (an empty body is null); a body that is not JSON is an error.
   llvm::Expected<nlohmann::json> json() const;
 };
@@ -98,15 +100,15 @@ class HttpError : public llvm::ErrorInfo<HttpError> {
   void log(llvm::raw_ostream& os) const override;
   std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
   unsigned status;
-  std::string message;          // the server's message
-  std::string where;            // "GET /api/v1/... on host:port"
+  std::string message; // the server's message
+  std::string where;   // "GET /api/v1/... on host:port"
 };
 
 /// A consumed error: the HTTP status (0 when the server gave no answer) and the full text.
 struct Failure {
   unsigned status = 0;
-  std::string message;          // the server's message, or the whole text when there was no answer
-  std::string text;             // message plus where it happened
+  std::string message; // the server's message, or the whole text when there was no answer
+  std::string text;    // message plus where it happened
 };
 /// Consumes `err` (which must be a failure) into a Failure.
 Failure takeFailure(llvm::Error err);
@@ -121,4 +123,4 @@ llvm::Expected<std::string> gunzip(const std::string& data);
 /// Standard base64 with padding.
 std::string base64(const std::string& data);
 
-}  // namespace inm::client
+} // namespace inm::client

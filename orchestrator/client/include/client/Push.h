@@ -1,5 +1,5 @@
-// `inmanta export` push mode: turns our export artifact (docs/artifact.md, format_version 1) into the calls of
-// the reference's 11.5.5 exporter (orchestrator.md §18): reserve_version, file stat + upload, codebatched,
+// `inmanta export` push mode: turns our export artifact (docs/artifact.md, format_version 1) into the calls
+// of the reference's 11.5.5 exporter (orchestrator.md §18): reserve_version, file stat + upload, codebatched,
 // put_version (or v2 partial), and release with -d. Invariant: the artifact text is parsed once and the
 // put_version body serialised once; files go up in parallel, never one request per resource.
 #pragma once
@@ -15,10 +15,10 @@
 namespace inm::client {
 
 struct PushOptions {
-  bool partial = false;                        // --partial: PUT /api/v2/version/partial, the server picks the version
-  bool release = false;                        // -d: release the stored version
-  std::vector<std::string> removedResourceSets;  // --delete-resource-set (partial only)
-  nlohmann::json exportMetadata;               // version_info.export_metadata (an object)
+  bool partial = false; // --partial: PUT /api/v2/version/partial, the server picks the version
+  bool release = false; // -d: release the stored version
+  std::vector<std::string> removedResourceSets; // --delete-resource-set (partial only)
+  nlohmann::json exportMetadata;                // version_info.export_metadata (an object)
   std::string compilerVersion;
   unsigned parallelUploads = 8;
 };
@@ -26,8 +26,8 @@ struct PushOptions {
 struct PushResult {
   int64_t version = 0;
   size_t resources = 0;
-  size_t filesUploaded = 0;                    // missing on the server, so sent
-  size_t filesKnown = 0;                       // already on the server
+  size_t filesUploaded = 0; // missing on the server, so sent
+  size_t filesKnown = 0;    // already on the server
 };
 
 /// POST /api/v2/reserve_version: the next version number of the client's environment.
@@ -38,4 +38,4 @@ llvm::Expected<int64_t> reserveVersion(Client& client);
 llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artifact, int64_t version,
                                         const PushOptions& options, llvm::raw_ostream* log = nullptr);
 
-}  // namespace inm::client
+} // namespace inm::client

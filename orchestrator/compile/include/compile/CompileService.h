@@ -1,18 +1,20 @@
-// The server's compile service (orchestrator.md §11): a per-environment FIFO of compile requests persisted in the
-// `compile` table, run one at a time per environment (never while the environment is halted, each start waiting
-// out `recompile_backoff`), each run's stages recorded as `report` rows: Init, the libgit2 clone or pull of
-// repo_url/repo_branch into <state_dir>/server/<env>/compiler, then `inmanta export` as a child process with a
-// timeout. Also the `auto_full_compile` cron and report retention. Independent of HTTP: the API layer calls
-// request()/isCompiling()/purgeReports(); reports are read back from the tables.
-// Concurrency (STYLE.md): all service state lives on one strand; libpqxx, libgit2 and the child wait run on the
-// bounded blocking pool given to the constructor and are awaited. Invariant: every claimed run ends with
-// `completed` set (success or a failure report), and a restart marks runs it finds unfinished as failed, so the
-// queue never sticks.
+// The server's compile service (orchestrator.md §11): a per-environment FIFO of compile requests persisted in
+// the `compile` table, run one at a time per environment (never while the environment is halted, each start
+// waiting out `recompile_backoff`), each run's stages recorded as `report` rows: Init, the libgit2 clone or
+// pull of repo_url/repo_branch into <state_dir>/server/<env>/compiler, then `inmanta export` as a child
+// process with a timeout. Also the `auto_full_compile` cron and report retention. Independent of HTTP: the
+// API layer calls request()/isCompiling()/purgeReports(); reports are read back from the tables. Concurrency
+// (STYLE.md): all service state lives on one strand; libpqxx, libgit2 and the child wait run on the bounded
+// blocking pool given to the constructor and are awaited. Invariant: every claimed run ends with `completed`
+// set (success or a failure report), and a restart marks runs it finds unfinished as failed, so the queue
+// never sticks.
 #pragma once
 
 #include "compile/Git.h"
 
-#include <utility>  // boost/asio/awaitable.hpp uses std::exchange without including it
+// clang-format off
+#include <utility> // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it
+// clang-format on
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -36,14 +38,14 @@ namespace asio = boost::asio;
 
 /// Static configuration of the service (from the server's config file).
 struct CompileServiceOptions {
-  std::string dbConnection;     ///< libpq connection string
-  unsigned dbConnections = 2;   ///< at most this many connections (the blocking pool should be at least as big)
-  std::string stateDir;         ///< <state_dir>; each environment compiles in <state_dir>/server/<env>/compiler
-  std::string compilerBinary;   ///< the `inmanta` binary to run (the server's own executable)
-  std::string serverAddress = "localhost";  ///< where the compiler exports to: this server
+  std::string dbConnection;   ///< libpq connection string
+  unsigned dbConnections = 2; ///< at most this many connections (the blocking pool should be at least as big)
+  std::string stateDir;       ///< <state_dir>; each environment compiles in <state_dir>/server/<env>/compiler
+  std::string compilerBinary; ///< the `inmanta` binary to run (the server's own executable)
+  std::string serverAddress = "localhost"; ///< where the compiler exports to: this server
   int serverPort = 8888;
-  std::string internalToken;    ///< passed as --token when set
-  std::vector<std::string> exportArgs;  ///< more flags for an exporting compile (--ssl, --ssl-ca-cert F)
+  std::string internalToken;           ///< passed as --token when set
+  std::vector<std::string> exportArgs; ///< more flags for an exporting compile (--ssl, --ssl-ca-cert F)
   /// When set, mints the --token for one environment (the server: an env-scoped compiler+api token).
   std::function<std::string(const std::string& environment)> tokenFor;
   /// How often queues and `auto_full_compile` settings are re-read (picks up resume, settings changes and
@@ -52,18 +54,18 @@ struct CompileServiceOptions {
   /// Receives problems that do not stop the service (an invalid auto_full_compile, a database error while
   /// sweeping); may be empty.
   std::function<void(const std::string& message)> warn;
-  std::chrono::seconds compileTimeout{600};  ///< the compiler is killed after this long
-  GitCredentials git;           ///< repository credentials
+  std::chrono::seconds compileTimeout{600}; ///< the compiler is killed after this long
+  GitCredentials git;                       ///< repository credentials
 };
 
 /// One compile request (POST /api/v1/notify, inmanta-cli environment recompile, the cron, ...).
 struct CompileRequest {
-  std::string environment;                         ///< environment id (uuid text)
-  bool forceUpdate = false;                        ///< pull the repository first (`update`)
-  bool doExport = true;                            ///< export to the server; false compiles only (-j FILE)
+  std::string environment;  ///< environment id (uuid text)
+  bool forceUpdate = false; ///< pull the repository first (`update`)
+  bool doExport = true;     ///< export to the server; false compiles only (-j FILE)
   bool partial = false;
-  nlohmann::json metadata = nlohmann::json::object();  ///< ends up in the version's export metadata
-  nlohmann::json envVars = nlohmann::json::object();   ///< requested environment variables of the compiler
+  nlohmann::json metadata = nlohmann::json::object(); ///< ends up in the version's export metadata
+  nlohmann::json envVars = nlohmann::json::object();  ///< requested environment variables of the compiler
 };
 
 class CompileStore;
@@ -77,7 +79,8 @@ class CompileService {
   CompileService& operator=(const CompileService&) = delete;
 
   /// At server start: marks runs left unfinished by a previous process as failed (with a report saying so),
-  /// starts the queues that still hold requests and the `auto_full_compile` crons. Returns how many runs it failed.
+  /// starts the queues that still hold requests and the `auto_full_compile` crons. Returns how many runs it
+  /// failed.
   asio::awaitable<llvm::Expected<int>> start();
 
   /// Queues a request and makes sure the environment's queue runs; returns the new compile id.
@@ -112,7 +115,8 @@ class CompileService {
   /// The port the compiler exports to (when the server bound port 0).
   void setServerPort(int port) { options_.serverPort = port; }
 
-  /// Cancels timers and kills a running compiler (its run stays unfinished and is failed by the next start()).
+  /// Cancels timers and kills a running compiler (its run stays unfinished and is failed by the next
+  /// start()).
   void stop();
 
  private:
@@ -126,10 +130,10 @@ class CompileService {
   asio::thread_pool& blocking_;
   CompileServiceOptions options_;
   std::unique_ptr<CompileStore> store_;
-  std::map<std::string, EnvState> envs_;  // touched only on strand_
-  std::atomic<bool> cancel_{false};       // set by stop(): kills a running compiler
-  std::set<std::string> warnedCron_;      // touched only on strand_
+  std::map<std::string, EnvState> envs_; // touched only on strand_
+  std::atomic<bool> cancel_{false};      // set by stop(): kills a running compiler
+  std::set<std::string> warnedCron_;     // touched only on strand_
   bool stopped_ = false;
 };
 
-}  // namespace inm::compile
+} // namespace inm::compile

@@ -21,7 +21,8 @@ class Config {
  public:
   /// Reads the standard search order relative to `cwd`, then `extraFiles` (each must exist: a missing -c file
   /// is an error naming it). A file that fails to parse is an error naming its path and line.
-  static llvm::Expected<Config> load(const std::vector<std::string>& extraFiles, const std::string& cwd = ".");
+  static llvm::Expected<Config> load(const std::vector<std::string>& extraFiles,
+                                     const std::string& cwd = ".");
 
   /// Parses one INI text into this configuration (later values win); `origin` names it in errors.
   llvm::Error mergeText(const std::string& text, const std::string& origin);
@@ -29,9 +30,11 @@ class Config {
   /// The raw value of [section] option, the environment override first; nullopt when unset.
   std::optional<std::string> get(const std::string& section, const std::string& option) const;
   /// The value or `fallback` when unset.
-  std::string getString(const std::string& section, const std::string& option, const std::string& fallback) const;
+  std::string getString(const std::string& section, const std::string& option,
+                        const std::string& fallback) const;
   /// An integer option; a value that is not an integer is an error naming section, option and value.
-  llvm::Expected<int64_t> getInt(const std::string& section, const std::string& option, int64_t fallback) const;
+  llvm::Expected<int64_t> getInt(const std::string& section, const std::string& option,
+                                 int64_t fallback) const;
   /// A boolean option (true/false, yes/no, on/off, 1/0, any case); anything else is an error.
   llvm::Expected<bool> getBool(const std::string& section, const std::string& option, bool fallback) const;
   /// Sets a value as if read from a file (command-line flags use this to win over files, not over env vars).
@@ -52,4 +55,4 @@ class Config {
   std::vector<std::string> files_;
 };
 
-}  // namespace inm::config
+} // namespace inm::config

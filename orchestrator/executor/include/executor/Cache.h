@@ -1,10 +1,11 @@
-// The `@cache` facility of the handler API (orchestrator.md §8.4) as a C++ object: one HandlerCache per executor
+// The `@cache` facility of the handler API (orchestrator.md §8.4) as a C++ object: one HandlerCache per
+// executor
 // (= agent + code version), shared by every action of that agent. A cached method builds its key with `key()`
-// (method name + argument texts; a resource argument contributes its unversioned id via `keyOf`) and calls `get`.
-// Retention: fixed `evictAfterCreation`, sliding `evictAfterLastAccess`, the shorter wins, neither => 60 s after
-// the last access. Invariants: one computation per key even under concurrent callers (the others wait for it);
-// `callOnDelete` runs exactly once per stored value, on eviction or at `clear()`/destruction (executor stop),
-// never under the cache's lock. The clock is injectable for tests.
+// (method name + argument texts; a resource argument contributes its unversioned id via `keyOf`) and calls
+// `get`. Retention: fixed `evictAfterCreation`, sliding `evictAfterLastAccess`, the shorter wins, neither =>
+// 60 s after the last access. Invariants: one computation per key even under concurrent callers (the others
+// wait for it); `callOnDelete` runs exactly once per stored value, on eviction or at `clear()`/destruction
+// (executor stop), never under the cache's lock. The clock is injectable for tests.
 #pragma once
 
 #include <any>
@@ -23,16 +24,16 @@ struct Resource;
 
 /// Retention and callbacks of one cached method.
 struct CacheOptions {
-  std::optional<double> evictAfterCreation;    ///< seconds after the value was computed
-  std::optional<double> evictAfterLastAccess;  ///< seconds after the last `get`
-  bool cacheNone = true;                       ///< false: an empty std::any result is not stored
-  std::function<void(const std::any&)> callOnDelete;  ///< runs once when the value leaves the cache
+  std::optional<double> evictAfterCreation;          ///< seconds after the value was computed
+  std::optional<double> evictAfterLastAccess;        ///< seconds after the last `get`
+  bool cacheNone = true;                             ///< false: an empty std::any result is not stored
+  std::function<void(const std::any&)> callOnDelete; ///< runs once when the value leaves the cache
 };
 
 /// A keyed, thread-safe value cache with time-based eviction.
 class HandlerCache {
  public:
-  using Clock = std::function<double()>;  ///< monotonic seconds
+  using Clock = std::function<double()>; ///< monotonic seconds
   /// The default clock: std::chrono::steady_clock in seconds.
   static double steadySeconds();
 
@@ -47,7 +48,8 @@ class HandlerCache {
   static std::string keyOf(const Resource& resource);
 
   /// The cached value of `key`, computing it with `compute` when absent or expired. Concurrent callers of the
-  /// same key wait for one computation. An exception from `compute` propagates to every waiter and stores nothing.
+  /// same key wait for one computation. An exception from `compute` propagates to every waiter and stores
+  /// nothing.
   std::any get(const std::string& key, const CacheOptions& options, const std::function<std::any()>& compute);
 
   /// Typed convenience around `get`.
@@ -78,4 +80,4 @@ class HandlerCache {
   std::map<std::string, Entry> entries_;
 };
 
-}  // namespace inm::executor
+} // namespace inm::executor

@@ -1,10 +1,10 @@
 // The scheduler's side of the executor protocol: ExecutorProcess runs one `inmanta executor` child and
 // ExecutorPool keeps one live process per key (environment + agent group + code version). Both live on the
-// caller's asio executor (internally on a strand of it); every result is delivered through the batch's callback
-// on that strand. Invariants: every request sent gets exactly one result — its own, or `unavailable` naming the
-// cause when the process dies (EOF: killed, crashed, exited) or hangs (no heartbeat answer within the timeout,
-// then it is killed); every child is reaped (on death, on shutdown, in the destructor) and gets PR_SET_PDEATHSIG,
-// so no executor outlives the thread that started it.
+// caller's asio executor (internally on a strand of it); every result is delivered through the batch's
+// callback on that strand. Invariants: every request sent gets exactly one result — its own, or `unavailable`
+// naming the cause when the process dies (EOF: killed, crashed, exited) or hangs (no heartbeat answer within
+// the timeout, then it is killed); every child is reaped (on death, on shutdown, in the destructor) and gets
+// PR_SET_PDEATHSIG, so no executor outlives the thread that started it.
 #pragma once
 
 #include "executor/Protocol.h"
@@ -12,11 +12,10 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-
 #include <sys/types.h>
 
 #include <atomic>
@@ -33,12 +32,12 @@ namespace inm::executor {
 
 /// How executor processes are started and watched.
 struct ExecutorOptions {
-  std::string executable;                   ///< default: this process's own binary (/proc/self/exe)
+  std::string executable; ///< default: this process's own binary (/proc/self/exe)
   std::vector<std::string> arguments = {"executor"};
-  int threads = 4;                          ///< worker threads inside the executor (passed as --threads)
+  int threads = 4; ///< worker threads inside the executor (passed as --threads)
   std::chrono::milliseconds heartbeatInterval{1000};
-  std::chrono::milliseconds heartbeatTimeout{10000};  ///< no answer for this long => hung => killed
-  std::chrono::milliseconds shutdownGrace{5000};      ///< after `shutdown`, SIGKILL when still running
+  std::chrono::milliseconds heartbeatTimeout{10000}; ///< no answer for this long => hung => killed
+  std::chrono::milliseconds shutdownGrace{5000};     ///< after `shutdown`, SIGKILL when still running
   /// ExecutorPool only: arguments appended for the process of a key (e.g. `--python-code DIR` of a code
   /// blueprint), asked each time a process for that key starts. Unset or empty: none.
   std::function<std::vector<std::string>(const std::string& key)> keyArguments;
@@ -51,7 +50,8 @@ using ResultCallback = std::function<void(const ActionResult&)>;
 using FileProvider =
     std::function<void(const std::string& sha1hex, std::function<void(std::optional<std::string>)> reply)>;
 
-/// Receives content an executor offers for the file store (`put_file`: the current content of a changed file).
+/// Receives content an executor offers for the file store (`put_file`: the current content of a changed
+/// file).
 using FileSink = std::function<void(const std::string& sha1hex, const std::string& content)>;
 
 /// One executor child process and its protocol connection.
@@ -62,11 +62,11 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   static std::shared_ptr<ExecutorProcess> start(boost::asio::any_io_executor executor, std::string key,
                                                 const ExecutorOptions& options, FileProvider files,
                                                 std::string* error = nullptr);
-  /// An executor host at the other end of an already connected stream socket `fd` (an external agent relayed by
-  /// the server, docs/deploy.md "External agents"); takes ownership of `fd` and sends `hello`. There is no child:
-  /// killing it shuts the socket down, and results of a lost connection say "`label` disconnected".
-  static std::shared_ptr<ExecutorProcess> attach(boost::asio::any_io_executor executor, std::string key, int fd,
-                                                 const ExecutorOptions& options, FileProvider files,
+  /// An executor host at the other end of an already connected stream socket `fd` (an external agent relayed
+  /// by the server, docs/deploy.md "External agents"); takes ownership of `fd` and sends `hello`. There is no
+  /// child: killing it shuts the socket down, and results of a lost connection say "`label` disconnected".
+  static std::shared_ptr<ExecutorProcess> attach(boost::asio::any_io_executor executor, std::string key,
+                                                 int fd, const ExecutorOptions& options, FileProvider files,
                                                  std::string label);
   ~ExecutorProcess();
 
@@ -99,7 +99,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   const std::string& deathCause() const { return deathCause_; }
 
  private:
-  ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options, FileProvider files);
+  ExecutorProcess(boost::asio::any_io_executor executor, std::string key, ExecutorOptions options,
+                  FileProvider files);
   /// Takes the two ends of the connection, sends `hello`, starts reading and the heartbeat.
   void begin(int writeFd, int readFd);
   void send(Json message);
@@ -121,14 +122,14 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   FileProvider files_;
   FileSink sink_;
   pid_t pid_ = -1;
-  std::string label_;  ///< set for an attached connection (no child process)
+  std::string label_; ///< set for an attached connection (no child process)
   std::atomic<bool> alive_{false};
   std::atomic<bool> reaped_{false};
   std::string deathCause_;
-  std::string killCause_;   ///< set when we killed it (hung, explicit kill) to name the real cause
-  std::string lastError_;   ///< last `error` frame from the executor
-  boost::asio::posix::stream_descriptor in_;   ///< the child's stdin (we write)
-  boost::asio::posix::stream_descriptor out_;  ///< the child's stdout (we read)
+  std::string killCause_; ///< set when we killed it (hung, explicit kill) to name the real cause
+  std::string lastError_; ///< last `error` frame from the executor
+  boost::asio::posix::stream_descriptor in_;  ///< the child's stdin (we write)
+  boost::asio::posix::stream_descriptor out_; ///< the child's stdout (we read)
   boost::asio::steady_timer heartbeat_;
   boost::asio::steady_timer grace_;
   std::chrono::steady_clock::time_point lastHeard_;
@@ -138,7 +139,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   std::deque<std::string> writeQueue_;
   bool writing_ = false;
   std::vector<char> readBuffer_ = std::vector<char>(1 << 16);
-  FrameDecoder decoder_;  ///< many result frames per read: one async op per 64 KiB, not two per frame
+  FrameDecoder decoder_; ///< many result frames per read: one async op per 64 KiB, not two per frame
   struct Pending {
     std::string resourceId;
     std::shared_ptr<ResultCallback> callback;
@@ -155,14 +156,16 @@ class ExecutorPool {
   /// Kills and reaps every remaining child.
   ~ExecutorPool();
 
-  /// The live process for `key`, started (or restarted) as needed; nullptr when spawning failed (`error` set).
+  /// The live process for `key`, started (or restarted) as needed; nullptr when spawning failed (`error`
+  /// set).
   std::shared_ptr<ExecutorProcess> get(const std::string& key, std::string* error = nullptr);
   /// get(key)->deploy(…); when spawning fails every request gets `unavailable` with the spawn error.
   void deploy(const std::string& key, std::vector<DeployRequest> requests, ResultCallback onResult);
   /// Where executors' `put_file` content goes (applies to processes started afterwards).
   void setFileSink(FileSink sink) { sink_ = std::move(sink); }
   /// The whole batch as one asynchronous operation: completes with every result (in arrival order) once the
-  /// last one is in. Works with any completion token, e.g. `co_await pool.asyncDeploy(key, reqs, use_awaitable)`.
+  /// last one is in. Works with any completion token, e.g. `co_await pool.asyncDeploy(key, reqs,
+  /// use_awaitable)`.
   template <typename CompletionToken>
   auto asyncDeploy(const std::string& key, std::vector<DeployRequest> requests, CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(std::vector<ActionResult>)>(
@@ -206,4 +209,4 @@ class ExecutorPool {
   size_t started_ = 0;
 };
 
-}  // namespace inm::executor
+} // namespace inm::executor

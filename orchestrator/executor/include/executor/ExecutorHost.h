@@ -1,8 +1,9 @@
-// The executor process's side of the protocol (`inmanta executor`, tools/ExecutorMain.cpp): reads frames from one
-// fd, runs each requested action on a small worker pool through the handler registry, and writes one `result`
-// frame per action to the other fd. Handlers fetch file contents through `get_file` round trips to the scheduler.
-// One HandlerCache per agent lives as long as the process. Invariants: exactly one `result` per request, even when
-// the handler is missing or throws; nothing but frames is ever written to the output fd.
+// The executor process's side of the protocol (`inmanta executor`, tools/ExecutorMain.cpp): reads frames from
+// one fd, runs each requested action on a small worker pool through the handler registry, and writes one
+// `result` frame per action to the other fd. Handlers fetch file contents through `get_file` round trips to
+// the scheduler. One HandlerCache per agent lives as long as the process. Invariants: exactly one `result`
+// per request, even when the handler is missing or throws; nothing but frames is ever written to the output
+// fd.
 #pragma once
 
 #include "executor/Handler.h"
@@ -22,6 +23,7 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
 /// Runs one request against `registry` with the given services (what each worker does); exposed for tests.
 struct DeployRequest;
 struct ActionResult;
-ActionResult runAction(const DeployRequest& request, const HandlerRegistry& registry, const HandlerServices& services);
+ActionResult runAction(const DeployRequest& request, const HandlerRegistry& registry,
+                       const HandlerServices& services);
 
-}  // namespace inm::executor
+} // namespace inm::executor

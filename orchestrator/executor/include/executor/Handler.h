@@ -1,10 +1,10 @@
-// The handler API (orchestrator.md §8): how an executor runs the code that enforces one resource. A handler is an
-// object with the HandlerAPI methods; CRUDHandler implements `execute` with the §8.2 algorithm on top of
-// read/create/update/delete; `deploy` adds the §6.5 dependency gate and the reload step. Handlers signal outcomes
-// with the exceptions below (ResourcePurged, SkipResource, SkipResourceForDependencies), exactly like the
-// reference's Python API, so the Python bridge can map its exceptions one to one; every exception is caught in
-// this library and turned into a state. Invariant: `deploy`/`execute`/`checkFacts` never throw and always leave
-// a state in the context.
+// The handler API (orchestrator.md §8): how an executor runs the code that enforces one resource. A handler
+// is an object with the HandlerAPI methods; CRUDHandler implements `execute` with the §8.2 algorithm on top
+// of read/create/update/delete; `deploy` adds the §6.5 dependency gate and the reload step. Handlers signal
+// outcomes with the exceptions below (ResourcePurged, SkipResource, SkipResourceForDependencies), exactly
+// like the reference's Python API, so the Python bridge can map its exceptions one to one; every exception is
+// caught in this library and turned into a state. Invariant: `deploy`/`execute`/`checkFacts` never throw and
+// always leave a state in the context.
 #pragma once
 
 #include "executor/Cache.h"
@@ -64,7 +64,8 @@ class HandlerAPI {
 
   /// Enforce (or, when `dryRun`, only compare) the desired state of `resource`.
   virtual void execute(HandlerContext& ctx, const Resource& resource, bool dryRun) = 0;
-  /// Facts of the resource: pre, facts(), post; returns {name: value}. Never throws (failure => state failed).
+  /// Facts of the resource: pre, facts(), post; returns {name: value}. Never throws (failure => state
+  /// failed).
   Json checkFacts(HandlerContext& ctx, const Resource& resource);
   /// Override to report facts; the returned object's entries become facts.
   virtual Json facts(HandlerContext& ctx, const Resource& resource) { return Json::object(); }
@@ -113,7 +114,9 @@ class CRUDHandler : public HandlerAPI {
 class HandlerRegistry {
  public:
   using Factory = std::function<std::unique_ptr<HandlerAPI>()>;
-  void add(const std::string& resourceType, Factory factory) { factories_[resourceType] = std::move(factory); }
+  void add(const std::string& resourceType, Factory factory) {
+    factories_[resourceType] = std::move(factory);
+  }
   /// A fresh handler for `resourceType`, or nullptr when none is registered.
   std::unique_ptr<HandlerAPI> create(const std::string& resourceType) const;
   bool has(const std::string& resourceType) const { return factories_.count(resourceType) != 0; }
@@ -122,10 +125,11 @@ class HandlerRegistry {
   std::map<std::string, Factory> factories_;
 };
 
-/// Registers the std handlers (File, Directory, Symlink, testing::NullResource, AgentConfig, Package, Service).
+/// Registers the std handlers (File, Directory, Symlink, testing::NullResource, AgentConfig, Package,
+/// Service).
 void registerStdHandlers(HandlerRegistry& registry);
 
 /// sha1 of `bytes` as lower-case hex.
 std::string sha1Hex(const std::string& bytes);
 
-}  // namespace inm::executor
+} // namespace inm::executor

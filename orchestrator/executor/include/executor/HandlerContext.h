@@ -1,8 +1,9 @@
-// The per-action state a handler reports into (orchestrator.md §8.3): resource state, change, changes, structured
-// log lines, facts and a scratch store shared by read and create/update/delete. One context per action; the
-// executor turns it into an ActionResult afterwards. Everything it holds is plain data (strings and JSON) so the
-// Python bridge can expose it unchanged. Invariant: `change` is set at most once per action (a second
-// setCreated/setUpdated/setPurged raises InvalidOperation) and a `non_compliant` state needs recorded changes.
+// The per-action state a handler reports into (orchestrator.md §8.3): resource state, change, changes,
+// structured log lines, facts and a scratch store shared by read and create/update/delete. One context per
+// action; the executor turns it into an ActionResult afterwards. Everything it holds is plain data (strings
+// and JSON) so the Python bridge can expose it unchanged. Invariant: `change` is set at most once per action
+// (a second setCreated/setUpdated/setPurged raises InvalidOperation) and a `non_compliant` state needs
+// recorded changes.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,13 +19,13 @@ namespace inm::executor {
 
 using Json = nlohmann::json;
 
-/// A resource as a handler sees it: its versioned id, its parsed type/agent and its attributes (all keys of the
-/// stored resource but `id`, `version`, `requires`). Plain data: handlers read and (on the `current` copy) write
-/// attributes by name.
+/// A resource as a handler sees it: its versioned id, its parsed type/agent and its attributes (all keys of
+/// the stored resource but `id`, `version`, `requires`). Plain data: handlers read and (on the `current`
+/// copy) write attributes by name.
 struct Resource {
-  std::string id;      ///< versioned id, e.g. "std::File[web1,path=/etc/motd],v=3"
-  std::string type;    ///< "std::File"
-  std::string agent;   ///< "web1"
+  std::string id;    ///< versioned id, e.g. "std::File[web1,path=/etc/motd],v=3"
+  std::string type;  ///< "std::File"
+  std::string agent; ///< "web1"
   int64_t version = 0;
   Json attributes = Json::object();
 
@@ -42,7 +43,15 @@ struct Resource {
 };
 
 /// The states a handler may end in (§8.3; `deploying`, `available`, … are scheduler states, never reported).
-enum class ResourceState : uint8_t { Deployed, Failed, Skipped, SkippedForDependency, Unavailable, NonCompliant, Dry };
+enum class ResourceState : uint8_t {
+  Deployed,
+  Failed,
+  Skipped,
+  SkippedForDependency,
+  Unavailable,
+  NonCompliant,
+  Dry
+};
 const char* stateName(ResourceState s);
 /// Parses a state name; nullopt when it is not one of the handler states.
 std::optional<ResourceState> parseState(const std::string& name);
@@ -53,11 +62,11 @@ const char* changeName(Change c);
 
 /// One structured log line of an action, as stored in the action log (§15).
 struct LogLine {
-  std::string level;       ///< "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"
-  std::string msg;         ///< formatted: the template `%`-formatted with kwargs
+  std::string level; ///< "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"
+  std::string msg;   ///< formatted: the template `%`-formatted with kwargs
   Json kwargs = Json::object();
-  std::string timestamp;   ///< ISO 8601 UTC with microseconds
-  Json toJson() const;     ///< {"level","msg","args":[],"kwargs","timestamp"}
+  std::string timestamp; ///< ISO 8601 UTC with microseconds
+  Json toJson() const;   ///< {"level","msg","args":[],"kwargs","timestamp"}
 };
 
 /// Raised by the context on a misuse that the reference reports as InvalidOperation.
@@ -66,8 +75,8 @@ class InvalidOperation : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Formats a Python-style template with named arguments: `%(name)s`, `%(name)d`, `%(name)r`, `%(name)f`, `%%`.
-/// A missing key or bad conversion leaves the template text as is and returns false through `ok`.
+/// Formats a Python-style template with named arguments: `%(name)s`, `%(name)d`, `%(name)r`, `%(name)f`,
+/// `%%`. A missing key or bad conversion leaves the template text as is and returns false through `ok`.
 std::string formatPercent(const std::string& tmpl, const Json& kwargs, bool* ok = nullptr);
 
 /// The context of one action (deploy, dry run or fact check) of one resource.
@@ -101,9 +110,13 @@ class HandlerContext {
   void log(const std::string& level, const std::string& msg, Json kwargs = Json::object());
   void debug(const std::string& msg, Json kwargs = Json::object()) { log("DEBUG", msg, std::move(kwargs)); }
   void info(const std::string& msg, Json kwargs = Json::object()) { log("INFO", msg, std::move(kwargs)); }
-  void warning(const std::string& msg, Json kwargs = Json::object()) { log("WARNING", msg, std::move(kwargs)); }
+  void warning(const std::string& msg, Json kwargs = Json::object()) {
+    log("WARNING", msg, std::move(kwargs));
+  }
   void error(const std::string& msg, Json kwargs = Json::object()) { log("ERROR", msg, std::move(kwargs)); }
-  void critical(const std::string& msg, Json kwargs = Json::object()) { log("CRITICAL", msg, std::move(kwargs)); }
+  void critical(const std::string& msg, Json kwargs = Json::object()) {
+    log("CRITICAL", msg, std::move(kwargs));
+  }
   void exception(const std::string& msg, const std::string& traceback, Json kwargs = Json::object());
   const std::vector<LogLine>& logs() const { return logs_; }
 
@@ -134,4 +147,4 @@ class HandlerContext {
 /// Now as the action log's timestamp text ("2026-11-24T01:02:03.123456+00:00").
 std::string isoNow();
 
-}  // namespace inm::executor
+} // namespace inm::executor

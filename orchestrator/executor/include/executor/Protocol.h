@@ -1,7 +1,7 @@
-// The scheduler <-> executor protocol (docs/deploy.md, "Executor protocol"): length-prefixed JSON frames on the
-// executor's stdin/stdout. A frame is a 4-byte big-endian body length followed by that many bytes of UTF-8 JSON
-// (one object with a "type"). Version kProtocolVersion is exchanged in the first frame each way (`hello`).
-// This header holds the frame codec and the request/result records both sides share; invariant:
+// The scheduler <-> executor protocol (docs/deploy.md, "Executor protocol"): length-prefixed JSON frames on
+// the executor's stdin/stdout. A frame is a 4-byte big-endian body length followed by that many bytes of
+// UTF-8 JSON (one object with a "type"). Version kProtocolVersion is exchanged in the first frame each way
+// (`hello`). This header holds the frame codec and the request/result records both sides share; invariant:
 // decode(encode(x)) == x for every record, and a frame longer than kMaxFrameBytes is a protocol error.
 #pragma once
 
@@ -38,12 +38,12 @@ class FrameDecoder {
 
 /// One resource action asked of an executor (an element of a `deploy` frame's "requests").
 struct DeployRequest {
-  std::string actionId;          ///< uuid of the action log row
-  std::string resourceId;        ///< versioned id
+  std::string actionId;   ///< uuid of the action log row
+  std::string resourceId; ///< versioned id
   Json attributes = Json::object();
-  std::string reason;            ///< "Start run because <reason>"
-  std::map<std::string, std::string> dependencies;  ///< unversioned id -> state (§5.2)
-  bool dependencyChanged = false;                   ///< a dependency changed since the last success (reload)
+  std::string reason;                              ///< "Start run because <reason>"
+  std::map<std::string, std::string> dependencies; ///< unversioned id -> state (§5.2)
+  bool dependencyChanged = false;                  ///< a dependency changed since the last success (reload)
   bool dryRun = false;
 
   Json toJson() const;
@@ -57,7 +57,7 @@ struct DeployRequest {
 struct ActionResult {
   std::string actionId;
   std::string resourceId;
-  std::string status;            ///< a ResourceState name, or "unavailable"
+  std::string status; ///< a ResourceState name, or "unavailable"
   std::string change = "nochange";
   Json changes = Json::object(); ///< {attr: {current, desired}}
   Json logs = Json::array();     ///< LogLine::toJson() objects
@@ -66,7 +66,8 @@ struct ActionResult {
   Json toJson() const;
   static ActionResult fromJson(const Json& j);
   /// An `unavailable` result with one ERROR line carrying `message` (executor died, no handler, …).
-  static ActionResult unavailable(const std::string& actionId, const std::string& resourceId, const std::string& message);
+  static ActionResult unavailable(const std::string& actionId, const std::string& resourceId,
+                                  const std::string& message);
 };
 
 /// Standard base64 with padding (file contents travel base64-encoded; JSON strings must be UTF-8).
@@ -74,4 +75,4 @@ std::string base64Encode(const std::string& bytes);
 /// Decodes standard base64; throws std::runtime_error on a character outside the alphabet.
 std::string base64Decode(const std::string& text);
 
-}  // namespace inm::executor
+} // namespace inm::executor

@@ -19,4 +19,4 @@ std::string hmacSha256(const std::string& key, const std::string& data);
 /// A complete HS256 token: base64url({"alg":"HS256","typ":"JWT"}) "." base64url(claimsJson) "." signature.
 std::string signHs256(const std::string& key, const std::string& claimsJson);
 
-}  // namespace inm::jwt
+} // namespace inm::jwt

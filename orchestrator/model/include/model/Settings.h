@@ -1,7 +1,8 @@
-// Environment settings (orchestrator.md §10, §18): the definitions as data and the typed validation of a value.
-// Types use the reference's names (bool, int, str, enum, dict, positive_float). Values arrive from clients as
-// JSON of any type (the 11.5.5 CLI sends strings such as "false"); coerceSetting converts them to the setting's
-// type or fails naming the setting. Invariant: a stored value always has its definition's JSON type.
+// Environment settings (orchestrator.md §10, §18): the definitions as data and the typed validation of a
+// value. Types use the reference's names (bool, int, str, enum, dict, positive_float). Values arrive from
+// clients as JSON of any type (the 11.5.5 CLI sends strings such as "false"); coerceSetting converts them to
+// the setting's type or fails naming the setting. Invariant: a stored value always has its definition's JSON
+// type.
 #pragma once
 
 #include <llvm/Support/Error.h>
@@ -15,7 +16,7 @@ namespace inm::model {
 /// One setting's definition.
 struct SettingDef {
   const char* name;
-  const char* type;                       ///< bool|int|str|enum|dict|positive_float
+  const char* type; ///< bool|int|str|enum|dict|positive_float
   nlohmann::json defaultValue;
   const char* doc;
   std::vector<std::string> allowedValues; ///< enum only
@@ -27,7 +28,8 @@ struct SettingDef {
 const std::vector<SettingDef>& settingDefs();
 /// The definition of `name`, or nullptr.
 const SettingDef* findSetting(const std::string& name);
-/// Converts `value` to the setting's type (strings parsed as the type); a Failure(BadRequest) names the setting.
+/// Converts `value` to the setting's type (strings parsed as the type); a Failure(BadRequest) names the
+/// setting.
 llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohmann::json& value);
 /// The definition as the API shows it (v2 `definition` entries and v1 `metadata` entries share these keys).
 nlohmann::json settingDefinitionJson(const SettingDef& def, bool isProtected);

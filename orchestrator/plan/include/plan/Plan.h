@@ -1,7 +1,7 @@
-// The scheduler's planning step (orchestrator.md §6.2, §6.5): pure functions, no I/O. `foldVersions` turns the
-// released versions newer than the managed one into one change set against the managed intent; `computeBlocked`
-// finds the resources an undefined root blocks. Invariant: the result depends only on the arguments, and
-// `ChangeSet::dump()` prints it in a stable order (sorted ids) so plans can be golden-tested.
+// The scheduler's planning step (orchestrator.md §6.2, §6.5): pure functions, no I/O. `foldVersions` turns
+// the released versions newer than the managed one into one change set against the managed intent;
+// `computeBlocked` finds the resources an undefined root blocks. Invariant: the result depends only on the
+// arguments, and `ChangeSet::dump()` prints it in a stable order (sorted ids) so plans can be golden-tested.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,26 +9,26 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
-#include <optional>
 #include <vector>
 
 namespace inm::plan {
 
 /// One resource of one version as the scheduler needs it (a `resource` row).
 struct Intent {
-  std::string id;                       ///< unversioned resource id
-  std::string agent;                    ///< agent name
-  std::string hash;                     ///< attribute_hash (§3.6; excludes requires)
-  bool undefined = false;               ///< is_undefined
-  std::vector<std::string> requireIds; ///< direct requires, unversioned ids
-  std::shared_ptr<const nlohmann::json> attributes;  ///< all attributes (may be null in tests)
-  /// All attributes as compact JSON text, when `attributes` is left unparsed (the scheduler's store: parsed only
-  /// when a task is dispatched, so 100k idle intents cost their text, not a JSON tree each).
+  std::string id;                                   ///< unversioned resource id
+  std::string agent;                                ///< agent name
+  std::string hash;                                 ///< attribute_hash (§3.6; excludes requires)
+  bool undefined = false;                           ///< is_undefined
+  std::vector<std::string> requireIds;              ///< direct requires, unversioned ids
+  std::shared_ptr<const nlohmann::json> attributes; ///< all attributes (may be null in tests)
+  /// All attributes as compact JSON text, when `attributes` is left unparsed (the scheduler's store: parsed
+  /// only when a task is dispatched, so 100k idle intents cost their text, not a JSON tree each).
   std::shared_ptr<const std::string> attributesText;
-  std::optional<bool> sendEvent, receiveEvents;  ///< set when `attributes` is unparsed
+  std::optional<bool> sendEvent, receiveEvents; ///< set when `attributes` is unparsed
 };
 
 /// A released version: every resource it holds.
@@ -42,27 +42,28 @@ using ManagedIntent = std::map<std::string, Intent>;
 
 /// The folded difference between the managed intent and the newest of the given versions.
 struct ChangeSet {
-  int fromVersion = 0;                  ///< managed version before (0 = none)
-  int toVersion = 0;                    ///< newest folded version
-  std::vector<int> folded;              ///< the versions folded, in order
-  std::vector<Intent> added;            ///< NEW: unmanaged before, or deleted and re-added inside the batch
-  std::vector<Intent> updated;          ///< UPDATED: hash or defined-ness changed
-  std::vector<Intent> unchanged;        ///< present before and after with equal hash and defined-ness
-  std::vector<std::string> deleted;     ///< DELETED: managed before, absent from the newest version
-  std::vector<std::pair<std::string, std::string>> addedEdges;    ///< (resource, requires) new edges
-  std::vector<std::pair<std::string, std::string>> droppedEdges;  ///< (resource, requires) edges gone
+  int fromVersion = 0;              ///< managed version before (0 = none)
+  int toVersion = 0;                ///< newest folded version
+  std::vector<int> folded;          ///< the versions folded, in order
+  std::vector<Intent> added;        ///< NEW: unmanaged before, or deleted and re-added inside the batch
+  std::vector<Intent> updated;      ///< UPDATED: hash or defined-ness changed
+  std::vector<Intent> unchanged;    ///< present before and after with equal hash and defined-ness
+  std::vector<std::string> deleted; ///< DELETED: managed before, absent from the newest version
+  std::vector<std::pair<std::string, std::string>> addedEdges;   ///< (resource, requires) new edges
+  std::vector<std::pair<std::string, std::string>> droppedEdges; ///< (resource, requires) edges gone
 
   /// A stable text form: one line per entry, sorted by id (for goldens and logs).
   std::string dump() const;
 };
 
 /// Folds `versions` (released, ascending, all newer than the managed version) into one change set against
-/// `managed`. A resource absent from any folded version but present in the newest is NEW (fresh state), even if
-/// its hash equals the managed one. Only the newest version's content becomes intent.
-ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion, const std::vector<VersionSnapshot>& versions);
+/// `managed`. A resource absent from any folded version but present in the newest is NEW (fresh state), even
+/// if its hash equals the managed one. Only the newest version's content becomes intent.
+ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
+                       const std::vector<VersionSnapshot>& versions);
 
 /// The blocked resources of a complete intent: every undefined resource and everything that transitively
 /// requires one (requires pointing outside `intents` are ignored). Sorted ids.
 std::set<std::string> computeBlocked(const std::vector<const Intent*>& intents);
 
-}  // namespace inm::plan
+} // namespace inm::plan

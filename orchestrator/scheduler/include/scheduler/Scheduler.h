@@ -1,13 +1,13 @@
-// The per-environment resource scheduler as a state machine (orchestrator.md §5.1, §5.3, §6): intent, per-resource
-// deploy state, dirty set, per-agent priority queues, requires ordering across agents, timers, events, pause and
-// halt. It does no I/O: it hands work to an `Executor`, takes the time from a `Clock`, and queues every state
-// change it makes as `Effects` which the host drains (`takeEffects`) and writes to PostgreSQL in one transaction
-// per batch. Invariant: it is touched from one strand only; every method returns after a bounded amount of work
-// and never calls back into the host except `Executor::submit`.
+// The per-environment resource scheduler as a state machine (orchestrator.md §5.1, §5.3, §6): intent,
+// per-resource deploy state, dirty set, per-agent priority queues, requires ordering across agents, timers,
+// events, pause and halt. It does no I/O: it hands work to an `Executor`, takes the time from a `Clock`, and
+// queues every state change it makes as `Effects` which the host drains (`takeEffects`) and writes to
+// PostgreSQL in one transaction per batch. Invariant: it is touched from one strand only; every method
+// returns after a bounded amount of work and never calls back into the host except `Executor::submit`.
 #pragma once
 
-#include "plan/Plan.h"
 #include "cron/Cron.h"
+#include "plan/Plan.h"
 #include "scheduler/Work.h"
 
 #include <deque>
@@ -22,7 +22,7 @@
 
 namespace inm::scheduler {
 
-using cron::CronSpec;      // timer settings are shared with the compile service (orchestrator/cron)
+using cron::CronSpec; // timer settings are shared with the compile service (orchestrator/cron)
 using cron::TimePoint;
 using cron::TimerSetting;
 
@@ -50,7 +50,7 @@ class Clock {
 struct Settings {
   TimerSetting deployInterval{600, std::nullopt};
   TimerSetting repairInterval{86400, std::nullopt};
-  int agentParallelism = 1;             ///< concurrent tasks per agent (1 = the reference's strict serial)
+  int agentParallelism = 1; ///< concurrent tasks per agent (1 = the reference's strict serial)
 };
 
 /// One resource's persisted state, read back at start (a `resource_persistent_state` row, §6.10).
@@ -70,26 +70,26 @@ struct ActionStart {
   int version = 0;
   TaskKind kind = TaskKind::Deploy;
   TimePoint started;
-  nlohmann::json messages;              ///< the "Start run because …" line
-  uint64_t seq = 0;                     ///< order among all effects (starts, finishes, blocked changes)
+  nlohmann::json messages; ///< the "Start run because …" line
+  uint64_t seq = 0;        ///< order among all effects (starts, finishes, blocked changes)
 };
 
 /// A finished deploy: close the action row, update the rps result columns.
 struct DeployFinish {
   std::string actionId, resourceId;
   int version = 0;
-  std::string status;                   ///< as reported (skipped_for_dependency kept for the action row)
+  std::string status; ///< as reported (skipped_for_dependency kept for the action row)
   std::string change;
   nlohmann::json changes, messages;
   TimePoint started, finished;
-  std::string deployedHash;             ///< the hash this run deployed (-> last_deployed_attribute_hash)
-  bool stale = false;                   ///< the intent changed (or the resource left) while it ran
-  bool removed = false;                 ///< the resource is no longer managed: log only
+  std::string deployedHash; ///< the hash this run deployed (-> last_deployed_attribute_hash)
+  bool stale = false;       ///< the intent changed (or the resource left) while it ran
+  bool removed = false;     ///< the resource is no longer managed: log only
   HandlerResult handlerResult = HandlerResult::New;
-  bool compliant = false;               ///< last_handler_run_compliant (non-stale only)
+  bool compliant = false; ///< last_handler_run_compliant (non-stale only)
   Blocked blocked = Blocked::NotBlocked;
   bool sendEvent = false;
-  uint64_t seq = 0;                     ///< order among all effects
+  uint64_t seq = 0; ///< order among all effects
 };
 
 /// A change of the blocked column outside a deploy's own finish (recovery, repair, a version).
@@ -104,15 +104,15 @@ struct VersionWrite {
   int version = 0;
   struct Row {
     std::string resourceId, agent, hash;
-    bool undefined = false, fresh = false;  ///< fresh = NEW: reset the deploy columns
-    Blocked blocked = Blocked::NotBlocked;  ///< after the version's BLOCKED recomputation
+    bool undefined = false, fresh = false; ///< fresh = NEW: reset the deploy columns
+    Blocked blocked = Blocked::NotBlocked; ///< after the version's BLOCKED recomputation
   };
-  std::vector<Row> rows;                ///< new and updated resources
+  std::vector<Row> rows; ///< new and updated resources
   struct Orphan {
     std::string resourceId;
-    int after = 0;                      ///< orphaned_after: the last version that had it
+    int after = 0; ///< orphaned_after: the last version that had it
   };
-  std::vector<Orphan> orphans;          ///< deleted resources
+  std::vector<Orphan> orphans; ///< deleted resources
 };
 
 /// A dry-run result for one resource (dryrun.resources[rvid], todo - 1, plus a `dryrun` action).
@@ -135,20 +135,20 @@ struct FactWrite {
   std::string status;
 };
 
-/// Everything the state machine changed since the last `takeEffects`. Effects of one kind are in order; across
-/// kinds, `seq` orders starts, finishes and blocked changes (a writer must apply, per resource, the latest).
-/// Versions processed since the last take are merged into one VersionWrite (the newest number).
+/// Everything the state machine changed since the last `takeEffects`. Effects of one kind are in order;
+/// across kinds, `seq` orders starts, finishes and blocked changes (a writer must apply, per resource, the
+/// latest). Versions processed since the last take are merged into one VersionWrite (the newest number).
 struct Effects {
   std::optional<VersionWrite> version;
-  std::vector<BlockedWrite> blocked;    ///< blocked column changes outside deploys
+  std::vector<BlockedWrite> blocked; ///< blocked column changes outside deploys
   std::vector<ActionStart> starts;
   std::vector<DeployFinish> finishes;
   std::vector<DryrunWrite> dryruns;
   std::vector<FactWrite> facts;
-  std::vector<std::string> log;          ///< human log lines (warnings, decisions) for the process log
+  std::vector<std::string> log; ///< human log lines (warnings, decisions) for the process log
   bool empty() const {
-    return !version && blocked.empty() && starts.empty() && finishes.empty() && dryruns.empty() && facts.empty() &&
-           log.empty();
+    return !version && blocked.empty() && starts.empty() && finishes.empty() && dryruns.empty() &&
+           facts.empty() && log.empty();
   }
 };
 
@@ -166,8 +166,8 @@ class SchedulerState {
   void setSettings(const Settings& s);
   const Settings& settings() const { return settings_; }
 
-  /// Rebuilds state after a start from the last processed version's intent and the rps rows (§6.10). Call once,
-  /// before anything else; resources without a row count as new.
+  /// Rebuilds state after a start from the last processed version's intent and the rps rows (§6.10). Call
+  /// once, before anything else; resources without a row count as new.
   void restore(int version, const std::vector<plan::Intent>& intents,
                const std::unordered_map<std::string, PersistedState>& persisted);
   /// After restore and any newer versions: schedules all dirty resources at INTERVAL_DEPLOY (start) and arms
@@ -229,10 +229,8 @@ class SchedulerState {
     int prio;
     uint64_t seq;
     TaskKind kind;
-    uint64_t ref;  // resource index (Deploy) or side task id
-    bool operator<(const QKey& o) const {
-      return prio != o.prio ? prio < o.prio : seq < o.seq;
-    }
+    uint64_t ref; // resource index (Deploy) or side task id
+    bool operator<(const QKey& o) const { return prio != o.prio ? prio < o.prio : seq < o.seq; }
   };
 
   struct Res {
@@ -240,8 +238,8 @@ class SchedulerState {
     uint32_t agent = 0;
     std::string hash;
     bool undefined = false, present = false, sendEvent = false, receiveEvents = true;
-    std::shared_ptr<const nlohmann::json> attributes;   // parsed (tests), or null and then:
-    std::shared_ptr<const std::string> attributesText;  // compact JSON, parsed when dispatched
+    std::shared_ptr<const nlohmann::json> attributes;  // parsed (tests), or null and then:
+    std::shared_ptr<const std::string> attributesText; // compact JSON, parsed when dispatched
     std::vector<std::string> requireIds;
     std::vector<uint32_t> requires_, provides;
     uint64_t generation = 0;
@@ -250,13 +248,13 @@ class SchedulerState {
     Blocked blocked = Blocked::NotBlocked;
     bool lastCompliant = false, hasRun = false;
     std::optional<TimePoint> lastDeployed, lastSuccess, lastProducedEvents;
-    std::optional<TimePoint> lastChangeStarted;  // newest deploy start with change != nochange (§6.6 reload)
+    std::optional<TimePoint> lastChangeStarted; // newest deploy start with change != nochange (§6.6 reload)
     // scheduling
     bool scheduled = false, ready = false, running = false;
     int prio = 0;
     uint64_t seq = 0;
     std::string reason;
-    std::vector<uint32_t> blockedOn;  // direct requires that are scheduled or running (+ itself while running)
+    std::vector<uint32_t> blockedOn; // direct requires that are scheduled or running (+ itself while running)
     bool timerArmed = false;
     TimePoint timerDue{};
     bool timerRepair = false;
@@ -269,7 +267,7 @@ class SchedulerState {
   };
   struct SideTask {
     TaskKind kind;
-    uint32_t res = UINT32_MAX;   // RefreshFact
+    uint32_t res = UINT32_MAX; // RefreshFact
     std::string resourceId;
     uint32_t agent = 0;
     int version = 0;
@@ -327,7 +325,7 @@ class SchedulerState {
   uint64_t nextSeq_ = 1, nextTask_ = 1, effectSeq_ = 1;
   Effects effects_;
   Stats stats_;
-  std::set<uint32_t> pumpAgents_;  // agents that may have startable work
+  std::set<uint32_t> pumpAgents_; // agents that may have startable work
 };
 
-}  // namespace inm::scheduler
+} // namespace inm::scheduler

@@ -1,6 +1,7 @@
-// The seam between the scheduler state machine and whatever runs handlers (executor processes, an external agent,
-// a test double): batches of work items out, results back. Plain values only; no I/O. Invariant: every submitted
-// WorkItem gets exactly one WorkResult with the same taskId (an executor that dies answers `unavailable`).
+// The seam between the scheduler state machine and whatever runs handlers (executor processes, an external
+// agent, a test double): batches of work items out, results back. Plain values only; no I/O. Invariant: every
+// submitted WorkItem gets exactly one WorkResult with the same taskId (an executor that dies answers
+// `unavailable`).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,20 +31,21 @@ enum class Priority : int {
 
 /// One unit of work handed to an executor.
 struct WorkItem {
-  uint64_t taskId = 0;                 ///< echoed back in the result
+  uint64_t taskId = 0; ///< echoed back in the result
   TaskKind kind = TaskKind::Deploy;
-  std::string actionId;                ///< uuid of the resourceaction row this run writes
-  std::string resourceId;              ///< unversioned id
-  int version = 0;                     ///< version of the intent (rvid = resourceId + ",v=" + version)
+  std::string actionId;   ///< uuid of the resourceaction row this run writes
+  std::string resourceId; ///< unversioned id
+  int version = 0;        ///< version of the intent (rvid = resourceId + ",v=" + version)
   std::string agent;
-  std::shared_ptr<const nlohmann::json> attributes;  ///< the intent's attributes (never null for real work)
-  std::string reason;                  ///< why it runs ("Start run because <reason>")
+  std::shared_ptr<const nlohmann::json> attributes; ///< the intent's attributes (never null for real work)
+  std::string reason;                               ///< why it runs ("Start run because <reason>")
   /// Direct dependencies and their states as a handler sees them (§5.2, never `deploying`); Deploy only.
   std::vector<std::pair<std::string, std::string>> dependencyStates;
-  /// §6.6 reload: a direct dependency had a deploy with a change (created/updated/purged) that started after this
-  /// resource's last successful deploy started (never deployed successfully: any such change). Deploy only.
+  /// §6.6 reload: a direct dependency had a deploy with a change (created/updated/purged) that started after
+  /// this resource's last successful deploy started (never deployed successfully: any such change). Deploy
+  /// only.
   bool dependencyChanged = false;
-  std::string dryrunId;                ///< DryRun only
+  std::string dryrunId; ///< DryRun only
 };
 
 /// The outcome of one WorkItem.
@@ -52,14 +54,14 @@ struct WorkResult {
   /// Deploy: deployed | non_compliant | failed | unavailable | skipped | skipped_for_dependency.
   /// DryRun: dry | failed. RefreshFact: deployed | failed | unavailable.
   std::string status;
-  std::string change = "nochange";     ///< nochange | created | updated | purged
-  nlohmann::json changes = nlohmann::json::object();   ///< attr -> {"current": .., "desired": ..}
-  nlohmann::json messages = nlohmann::json::array();   ///< LogLines {"level","msg","args","kwargs","timestamp"}
-  nlohmann::json facts = nlohmann::json::object();     ///< name -> value (ctx.set_fact / facts())
+  std::string change = "nochange";                   ///< nochange | created | updated | purged
+  nlohmann::json changes = nlohmann::json::object(); ///< attr -> {"current": .., "desired": ..}
+  nlohmann::json messages = nlohmann::json::array(); ///< LogLines {"level","msg","args","kwargs","timestamp"}
+  nlohmann::json facts = nlohmann::json::object();   ///< name -> value (ctx.set_fact / facts())
 };
 
-/// Whatever executes work. `submit` must not call back into the scheduler synchronously: results are delivered
-/// later through SchedulerState::onResults on the scheduler's strand.
+/// Whatever executes work. `submit` must not call back into the scheduler synchronously: results are
+/// delivered later through SchedulerState::onResults on the scheduler's strand.
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -69,10 +71,12 @@ class Executor {
 
 /// The dependency gate of the handler framework (§6.5): the status a deploy gets without running its handler
 /// because a dependency is not `deployed`, or nullopt when the handler may run. Shared by every executor.
-std::optional<std::string> gateDependencies(const std::vector<std::pair<std::string, std::string>>& dependencyStates,
-                                            std::string* why = nullptr);
+std::optional<std::string>
+gateDependencies(const std::vector<std::pair<std::string, std::string>>& dependencyStates,
+                 std::string* why = nullptr);
 
 /// A LogLine as stored in resourceaction.messages (§15).
-nlohmann::json logLine(const std::string& level, const std::string& msg, nlohmann::json kwargs = nlohmann::json::object());
+nlohmann::json logLine(const std::string& level, const std::string& msg,
+                       nlohmann::json kwargs = nlohmann::json::object());
 
-}  // namespace inm::scheduler
+} // namespace inm::scheduler

@@ -32,7 +32,11 @@ struct Result {
   model::ErrorCode code = model::ErrorCode::Internal;
   std::string message;
 
-  static Result of(nlohmann::json v) { Result r; r.value = std::move(v); return r; }
+  static Result of(nlohmann::json v) {
+    Result r;
+    r.value = std::move(v);
+    return r;
+  }
   static Result error(model::ErrorCode code, std::string message);
   static Result error(llvm::Error err);
 };
@@ -58,10 +62,12 @@ class FileBatch;
 
 class Service {
  public:
-  Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler, ServiceOptions options = {});
+  Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler,
+          ServiceOptions options = {});
 
   /// Runs `fn` (a blocking call) on the pool and resumes on the caller's executor with its value.
-  template <typename F> asio::awaitable<std::invoke_result_t<F>> blocking(F fn);
+  template <typename F>
+  asio::awaitable<std::invoke_result_t<F>> blocking(F fn);
 
   asio::awaitable<Result> health();
 
@@ -96,8 +102,8 @@ class Service {
   /// The same from a spooled (uncompressed) body file, parsed streaming: memory holds a batch of resources,
   /// not the version (Store::putVersionStreamed).
   asio::awaitable<Result> putVersionFile(std::string env, std::string bodyFile);
-  /// PUT /api/v2/version/partial: merges the exported resource sets into the latest version suitable for partial
-  /// compiles (orchestrator.md §3.7) under a server-picked version number. Value: the version.
+  /// PUT /api/v2/version/partial: merges the exported resource sets into the latest version suitable for
+  /// partial compiles (orchestrator.md §3.7) under a server-picked version number. Value: the version.
   asio::awaitable<Result> putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
   asio::awaitable<Result> release(std::string env, int64_t version);
   asio::awaitable<Result> listVersions(std::string env, int64_t start, int64_t limit);
@@ -126,7 +132,8 @@ class Service {
   asio::awaitable<Result> listResources(std::string env, std::map<std::string, std::string> query);
   asio::awaitable<Result> resourceDetails(std::string env, std::string rid);
   asio::awaitable<Result> resourceHistory(std::string env, std::string rid);
-  /// Log lines of every action of the resource, newest first: [{action_id, action, timestamp, level, msg, args, kwargs}].
+  /// Log lines of every action of the resource, newest first: [{action_id, action, timestamp, level, msg,
+  /// args, kwargs}].
   asio::awaitable<Result> resourceLogs(std::string env, std::string rid);
   /// GET /api/v1/resource/<rvid>: {"resource": {...}, "logs": [actions]} (logs only when asked).
   asio::awaitable<Result> resourceV1(std::string env, std::string rvid, bool logs);
@@ -160,7 +167,8 @@ class Service {
 
   // Revocable tokens (orchestrator.md §12). The check is cached for kTokenCacheTtl; revoke drops the entry.
   /// Records a new jti for `env`; value: the jti.
-  asio::awaitable<Result> issueToken(std::string env, std::vector<std::string> clientTypes, int64_t expireSeconds);
+  asio::awaitable<Result> issueToken(std::string env, std::vector<std::string> clientTypes,
+                                     int64_t expireSeconds);
   /// Whether a token carrying `jti` may be used (known and not revoked); a database failure is an error.
   asio::awaitable<Result> tokenUsable(std::string jti);
   asio::awaitable<Result> revokeToken(std::string env, std::string jti);
@@ -182,9 +190,9 @@ class Service {
   asio::thread_pool& pool_;
   SchedulerControl* scheduler_;
   ServiceOptions options_;
-  std::shared_ptr<FileBatch> fileBatch_;  ///< group commit of uploads
+  std::shared_ptr<FileBatch> fileBatch_; ///< group commit of uploads
   std::mutex partialMutex_;
-  std::map<std::string, std::shared_ptr<std::mutex>> partialLocks_;  ///< per environment (putPartialVersion)
+  std::map<std::string, std::shared_ptr<std::mutex>> partialLocks_; ///< per environment (putPartialVersion)
   std::mutex tokenMutex_;
   std::unordered_map<std::string, std::pair<bool, std::chrono::steady_clock::time_point>> tokenCache_;
 };

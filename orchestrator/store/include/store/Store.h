@@ -41,11 +41,11 @@ int knownSchemaVersion();
 
 /// A resource of a version to store, already validated and hashed by the service.
 struct ResourceRow {
-  std::string resourceId;       ///< unversioned
+  std::string resourceId; ///< unversioned
   std::string resourceType;
   std::string agent;
   std::string idValue;
-  std::string attributesJson;   ///< JSON text of the attributes (requires as unversioned ids)
+  std::string attributesJson; ///< JSON text of the attributes (requires as unversioned ids)
   std::string attributeHash;
   bool undefined = false;
   std::optional<std::string> resourceSet;
@@ -55,16 +55,16 @@ struct ResourceRow {
 struct VersionInput {
   std::string environment;
   int64_t version = 0;
-  bool partial = false;                   ///< the version was picked by the server (PUT /api/v2/version/partial)
+  bool partial = false; ///< the version was picked by the server (PUT /api/v2/version/partial)
   std::optional<int64_t> partialBase;
   std::vector<ResourceRow> resources;
-  std::vector<std::string> undeployable;  ///< ids of undefined resources
+  std::vector<std::string> undeployable; ///< ids of undefined resources
   std::vector<std::string> skippedForUndeployable;
-  nlohmann::json unknowns = nlohmann::json::array();  ///< [{resource, parameter, source, metadata}]
+  nlohmann::json unknowns = nlohmann::json::array(); ///< [{resource, parameter, source, metadata}]
   nlohmann::json versionInfo;
   nlohmann::json pipConfig;
-  nlohmann::json moduleVersionInfo;       ///< {module: {name, version, requirements, for_agents, files_in_module}}
-  std::vector<std::string> agents;        ///< agents of the resources
+  nlohmann::json moduleVersionInfo; ///< {module: {name, version, requirements, for_agents, files_in_module}}
+  std::vector<std::string> agents;  ///< agents of the resources
   bool suitableForPartial = true;
   /// Partial exports only: a module the base version uses may arrive with other code (else 400 naming it).
   bool allowHandlerCodeUpdate = false;
@@ -85,22 +85,22 @@ class ResourceSink {
 struct StreamedVersion {
   VersionInput head;
   std::vector<std::string> undefinedIds;
-  std::vector<std::pair<std::string, std::string>> resourceSets;  ///< (resource id, set name)
+  std::vector<std::pair<std::string, std::string>> resourceSets; ///< (resource id, set name)
 };
 
 /// GET /api/v2/resource_actions (orchestrator.md §13, §15). Empty strings = no filter.
 struct ActionQuery {
   std::string resourceType, agent, attribute, attributeValue;
-  std::string logSeverity;                  ///< only actions with a log line of this level (upper-case)
-  std::vector<std::string> excludeChanges;  ///< drop actions whose change is one of these
+  std::string logSeverity;                 ///< only actions with a log line of this level (upper-case)
+  std::vector<std::string> excludeChanges; ///< drop actions whose change is one of these
   int64_t limit = 1000;
   /// Paging on (started, action_id): actions started before `lastTimestamp` (older page) or after
   /// `firstTimestamp` (newer page); `actionId` breaks ties among equal timestamps.
   std::string firstTimestamp, lastTimestamp, actionId;
 };
 
-/// Start of the Conflict message putVersion gives a partial version whose base is no longer the newest version
-/// suitable for partial compiles (another version landed meanwhile): the caller rebuilds and retries.
+/// Start of the Conflict message putVersion gives a partial version whose base is no longer the newest
+/// version suitable for partial compiles (another version landed meanwhile): the caller rebuilds and retries.
 inline constexpr const char* kPartialBaseChanged = "the base version of this partial export changed";
 
 /// The whole store (implemented in pg/ on libpqxx).
@@ -122,7 +122,8 @@ class Store {
   virtual llvm::Expected<nlohmann::json> listEnvironments() = 0;
   virtual llvm::Expected<nlohmann::json> getEnvironment(const std::string& id) = 0;
   /// changes: any of name, project_id, repo_url, repo_branch, description, icon.
-  virtual llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id, const nlohmann::json& changes) = 0;
+  virtual llvm::Expected<nlohmann::json> updateEnvironment(const std::string& id,
+                                                           const nlohmann::json& changes) = 0;
   virtual llvm::Error deleteEnvironment(const std::string& id) = 0;
   /// Deletes every version, resource, state, parameter, agent … of the environment but keeps it.
   virtual llvm::Error clearEnvironment(const std::string& id) = 0;
@@ -140,22 +141,24 @@ class Store {
   // Versions (orchestrator.md §4).
   virtual llvm::Expected<int64_t> reserveVersion(const std::string& env) = 0;
   virtual llvm::Error putVersion(const VersionInput& input) = 0;
-  /// put_version with bounded memory: `produce` parses the body, feeding resources to the sink in batches, and
-  /// returns the rest; the store then derives undeployable, skipped_for_undeployable, the partial-compile flag
-  /// and the agents from the stored rows with SQL, all in one transaction.
-  virtual llvm::Error putVersionStreamed(const std::string& env,
-                                         const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) = 0;
+  /// put_version with bounded memory: `produce` parses the body, feeding resources to the sink in batches,
+  /// and returns the rest; the store then derives undeployable, skipped_for_undeployable, the partial-compile
+  /// flag and the agents from the stored rows with SQL, all in one transaction.
+  virtual llvm::Error
+  putVersionStreamed(const std::string& env,
+                     const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) = 0;
   /// The newest version with is_suitable_for_partial_compiles (0 if none).
   virtual llvm::Expected<int64_t> partialBase(const std::string& env) = 0;
   /// The latest stored version number (0 if none) and the latest released one.
   virtual llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) = 0;
-  /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes, attribute_hash,
-  /// is_undefined, resource_set}], sorted by resource_id.
+  /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes,
+  /// attribute_hash, is_undefined, resource_set}], sorted by resource_id.
   virtual llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) = 0;
   /// Releases a version (404/409 per §4), creates missing rps rows, asks the scheduler to read it.
   virtual llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) = 0;
   /// v1 version rows, newest first: {versions: [...], count}.
-  virtual llvm::Expected<nlohmann::json> listVersions(const std::string& env, int64_t start, int64_t limit) = 0;
+  virtual llvm::Expected<nlohmann::json> listVersions(const std::string& env, int64_t start,
+                                                      int64_t limit) = 0;
   /// One version row (NotFound when absent).
   virtual llvm::Expected<nlohmann::json> getVersion(const std::string& env, int64_t version) = 0;
   /// Resource actions of a version's resources, for include_logs.
@@ -175,53 +178,62 @@ class Store {
   /// concurrent uploads.
   virtual llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) = 0;
   virtual llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) = 0;
-  /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code, path}]}], the code
-  /// of model version `cmVersion` (linked in version_code; the scheduler starts its executors with it).
+  /// modules: [{name, version, requirements: [..], files: [{hash, python_module, is_byte_code, path}]}], the
+  /// code of model version `cmVersion` (linked in version_code; the scheduler starts its executors with it).
   virtual llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) = 0;
 
   // Resources (orchestrator.md §5.2, §13): the state of every resource the environment has released.
-  /// [{resource_id, resource_type, agent, resource_id_value, requires, status, model, attributes?}] sorted by id;
-  /// attributes only when `withAttributes`.
+  /// [{resource_id, resource_type, agent, resource_id_value, requires, status, model, attributes?}] sorted by
+  /// id; attributes only when `withAttributes`.
   virtual llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) = 0;
   /// {resource_id, resource_type, agent, id_attribute_value, status, attributes, model, last_deploy,
   ///  first_generated_version, first_generated_time, requires_status} (NotFound when never released).
   virtual llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) = 0;
-  /// Versions in which the resource's attribute hash changed: [{date, attribute_hash, attributes, requires, version}].
+  /// Versions in which the resource's attribute hash changed: [{date, attribute_hash, attributes, requires,
+  /// version}].
   virtual llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) = 0;
   /// Actions of a resource, newest first: [{action_id, action, started, finished, status, messages, change,
   /// changes, version}].
   virtual llvm::Expected<nlohmann::json> resourceActions(const std::string& env, const std::string& rid) = 0;
   /// Parameters and facts: rows {id, name, value, source, resource_id, updated, metadata, expires}.
-  virtual llvm::Expected<nlohmann::json> parameters(const std::string& env, const std::optional<std::string>& rid) = 0;
-  virtual llvm::Expected<nlohmann::json> setParameter(const std::string& env, const nlohmann::json& param) = 0;
-  virtual llvm::Error deleteParameter(const std::string& env, const std::string& name, const std::string& rid) = 0;
+  virtual llvm::Expected<nlohmann::json> parameters(const std::string& env,
+                                                    const std::optional<std::string>& rid) = 0;
+  virtual llvm::Expected<nlohmann::json> setParameter(const std::string& env,
+                                                      const nlohmann::json& param) = 0;
+  virtual llvm::Error deleteParameter(const std::string& env, const std::string& name,
+                                      const std::string& rid) = 0;
 
   // Agents.
   /// [{name, paused, last_failover, unpause_on_resume, environment}] sorted by name.
   virtual llvm::Expected<nlohmann::json> agents(const std::string& env) = 0;
-  /// action: pause|unpause|keep_paused_on_resume|unpause_on_resume; name nullopt = all agents. Asks the scheduler.
-  virtual llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name, const std::string& action) = 0;
+  /// action: pause|unpause|keep_paused_on_resume|unpause_on_resume; name nullopt = all agents. Asks the
+  /// scheduler.
+  virtual llvm::Error agentAction(const std::string& env, const std::optional<std::string>& name,
+                                  const std::string& action) = 0;
 
-  // Dry runs: a row per request, resources pre-filled (undefined / skipped_for_undefined ones answered at once).
+  // Dry runs: a row per request, resources pre-filled (undefined / skipped_for_undefined ones answered at
+  // once).
   virtual llvm::Expected<nlohmann::json> createDryrun(const std::string& env, int64_t version) = 0;
   virtual llvm::Expected<nlohmann::json> dryruns(const std::string& env, std::optional<int64_t> version) = 0;
   virtual llvm::Expected<nlohmann::json> dryrun(const std::string& env, const std::string& id) = 0;
 
   // Action queries and handler helpers (orchestrator.md §6.6, §13, §15); PgActions.cpp.
-  /// Actions newest first: [{action_id, action, version, resource_version_ids, started, finished, status, messages,
-  /// change, changes, send_event, environment}].
+  /// Actions newest first: [{action_id, action, version, resource_version_ids, started, finished, status,
+  /// messages, change, changes, send_event, environment}].
   virtual llvm::Expected<nlohmann::json> queryActions(const std::string& env, const ActionQuery& query) = 0;
-  /// Finished deploy actions of the direct dependencies (the `requires` of `rid` in `version`) started after the
-  /// resource's last_success (all when it never succeeded): {dependency id: [actions newest first]}.
-  virtual llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid, int64_t version) = 0;
+  /// Finished deploy actions of the direct dependencies (the `requires` of `rid` in `version`) started after
+  /// the resource's last_success (all when it never succeeded): {dependency id: [actions newest first]}.
+  virtual llvm::Expected<nlohmann::json> dependencyEvents(const std::string& env, const std::string& rid,
+                                                          int64_t version) = 0;
   /// Compliance of the released resources (all when `rids` is empty): {rid: {status, compliance, ...}}.
-  virtual llvm::Expected<nlohmann::json> complianceReport(const std::string& env, const std::vector<std::string>& rids) = 0;
+  virtual llvm::Expected<nlohmann::json> complianceReport(const std::string& env,
+                                                          const std::vector<std::string>& rids) = 0;
   /// The scheduler's state as the database knows it (see docs/server.md "scheduler_status").
   virtual llvm::Expected<nlohmann::json> schedulerStatus(const std::string& env) = 0;
 
   // Revocable tokens (the `token` table; orchestrator.md §12).
-  virtual llvm::Error recordToken(const std::string& jti, const std::string& env, const std::vector<std::string>& clientTypes,
-                                  int64_t expireSeconds) = 0;
+  virtual llvm::Error recordToken(const std::string& jti, const std::string& env,
+                                  const std::vector<std::string>& clientTypes, int64_t expireSeconds) = 0;
   /// nullopt: unknown jti; else whether it is revoked.
   virtual llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) = 0;
   /// Marks the environment's token revoked (NotFound when it has no such jti).
@@ -230,7 +242,8 @@ class Store {
   virtual llvm::Expected<nlohmann::json> tokens(const std::string& env) = 0;
 
   // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
-  virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind, const nlohmann::json& payload) = 0;
+  virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind,
+                                       const nlohmann::json& payload) = 0;
 };
 
 /// A store on PostgreSQL. Each thread that calls it uses its own connection, opened on first use and reopened
@@ -238,8 +251,8 @@ class Store {
 std::unique_ptr<Store> openPgStore(const DbSettings& db);
 
 /// Holds a session-level advisory lock that marks "a server owns this database". acquire() is false when
-/// another server holds it. check() reconnects and re-acquires after a database restart. Not thread-safe: call
-/// from one coroutine at a time.
+/// another server holds it. check() reconnects and re-acquires after a database restart. Not thread-safe:
+/// call from one coroutine at a time.
 class ServerLock {
  public:
   virtual ~ServerLock() = default;

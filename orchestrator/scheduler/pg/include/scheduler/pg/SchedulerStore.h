@@ -1,9 +1,9 @@
 // The scheduler process's view of PostgreSQL (orchestrator.md §5, §6.10, §6.11, §6.12, §14, §15; the schema
 // contract is migrations/001_initial.sql). Reads what the server wrote (released versions, settings, agents,
-// scheduler_request rows) and writes what the scheduler owns (rps deploy/intent columns, actions, dryrun, facts,
-// the scheduler row). Every method is blocking: call it from the bounded DB pool, never from the strand. libpqxx
-// exceptions stop here and become llvm::Error naming the operation. Invariant: `write` applies one Effects in one
-// transaction, with multi-row statements (never one statement per resource).
+// scheduler_request rows) and writes what the scheduler owns (rps deploy/intent columns, actions, dryrun,
+// facts, the scheduler row). Every method is blocking: call it from the bounded DB pool, never from the
+// strand. libpqxx exceptions stop here and become llvm::Error naming the operation. Invariant: `write`
+// applies one Effects in one transaction, with multi-row statements (never one statement per resource).
 #pragma once
 
 #include "scheduler/Scheduler.h"
@@ -36,14 +36,15 @@ struct Request {
 struct EnvironmentInfo {
   Settings settings;
   bool halted = false;
-  bool resetDeployProgressOnStart = false;  ///< §6.10: start from scratch (every resource counts as new)
+  bool resetDeployProgressOnStart = false; ///< §6.10: start from scratch (every resource counts as new)
   std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
 };
 
 class SchedulerStore {
  public:
   /// Connects; the error names host, port and database.
-  static llvm::Expected<std::unique_ptr<SchedulerStore>> connect(const DbParams& p, const std::string& environment);
+  static llvm::Expected<std::unique_ptr<SchedulerStore>> connect(const DbParams& p,
+                                                                 const std::string& environment);
   ~SchedulerStore();
 
   /// Checks the environment exists and ensures its `scheduler` row; returns last_processed_model_version (0 =
@@ -54,8 +55,8 @@ class SchedulerStore {
   llvm::Expected<std::map<std::string, bool>> loadAgents();
   /// All resources of one version.
   llvm::Expected<std::vector<plan::Intent>> loadVersion(int version);
-  /// The released versions newer than `after`, ascending; only the newest carries full content, the others only
-  /// resource ids (enough for plan::foldVersions).
+  /// The released versions newer than `after`, ascending; only the newest carries full content, the others
+  /// only resource ids (enough for plan::foldVersions).
   llvm::Expected<std::vector<plan::VersionSnapshot>> releasedVersionsAfter(int after);
   /// The rps rows (orphans excluded) after clearing is_deploying (§6.10: a restart clears it).
   llvm::Expected<std::unordered_map<std::string, PersistedState>> loadPersistedAndClearDeploying();
@@ -67,8 +68,8 @@ class SchedulerStore {
                                                           const std::map<std::string, bool>& pausedAgents);
   /// The bytes of a stored file (table `file`, keyed by sha1 hex); nullopt when there is no such file.
   llvm::Expected<std::optional<std::string>> readFile(const std::string& sha1hex);
-  /// One Python file of a version's handler code (docs/pybridge.md): module, the module's code version, the path
-  /// inside the module ("plugins/x.py") and the content's sha1 (table `file`).
+  /// One Python file of a version's handler code (docs/pybridge.md): module, the module's code version, the
+  /// path inside the module ("plugins/x.py") and the content's sha1 (table `file`).
   struct CodeFile {
     std::string module, moduleVersion, path, hash;
   };
@@ -89,10 +90,10 @@ class SchedulerStore {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Splits one Effects for parallel writers: `version` (to be written first, alone: it resets the deploy columns of
-/// new resources) and `shards` Effects partitioned by resource id (starts, finishes, blocked changes of one
-/// resource always land in the same shard, so each shard keeps the per-resource order within and across
-/// batches); dry runs, facts and the log go to shard 0. Shards may be empty.
+/// Splits one Effects for parallel writers: `version` (to be written first, alone: it resets the deploy
+/// columns of new resources) and `shards` Effects partitioned by resource id (starts, finishes, blocked
+/// changes of one resource always land in the same shard, so each shard keeps the per-resource order within
+/// and across batches); dry runs, facts and the log go to shard 0. Shards may be empty.
 struct SplitEffects {
   std::optional<Effects> version;
   std::vector<Effects> shards;
@@ -104,4 +105,4 @@ std::string isoTime(TimePoint t);
 /// PostgreSQL text-array literal of `items` (quoted and escaped).
 std::string pgArray(const std::vector<std::string>& items);
 
-}  // namespace inm::scheduler::pg
+} // namespace inm::scheduler::pg
