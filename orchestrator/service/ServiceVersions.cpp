@@ -22,6 +22,30 @@ using model::ErrorCode;
 
 namespace {
 
+/// A 400 naming what is wrong with the request body.
+llvm::Error bad(std::string message) { return model::fail(ErrorCode::BadRequest, std::move(message)); }
+
+/// The body fields after the resources that put_version and its streamed form read alike: unknowns (with
+/// unversioned resource ids), version_info, pip_config and module_version_info.
+llvm::Error readVersionTail(const nlohmann::json& body, store::VersionInput& in) {
+  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
+    if (!u->is_array()) return bad("'unknowns' must be a list");
+    for (const auto& x : *u) {
+      if (!x.is_object()) return bad("'unknowns' must hold objects");
+      nlohmann::json c = x;
+      if (c.contains("resource") && c["resource"].is_string())
+        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
+      in.unknowns.push_back(std::move(c));
+    }
+  }
+  in.versionInfo = body.value("version_info", nlohmann::json());
+  in.pipConfig = body.value("pip_config", nlohmann::json());
+  in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
+  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object())
+    return bad("'module_version_info' must be an object");
+  return llvm::Error::success();
+}
+
 /// A version being built: the store input plus each resource's unversioned requires (same order).
 struct Built {
   store::VersionInput in;
@@ -37,7 +61,6 @@ llvm::Error finishGraph(Built& b);
 /// field.
 llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i,
                                             std::vector<std::string>& reqs) {
-  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::string where = "resources[" + std::to_string(i) + "]";
   if (!r.is_object()) return bad(where + " must be an object");
   auto id = r.find("id");
@@ -74,7 +97,6 @@ llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i,
 /// Parses a put_version body into store rows; Failure(BadRequest) names the offending field. The graph
 /// checks run unless `partial` (a partial export may require resources of its base version).
 llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial) {
-  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   if (!body.is_object()) return bad("the request body must be a JSON object");
   store::VersionInput in;
   in.environment = env;
@@ -125,21 +147,7 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   for (auto it = sets.begin(); it != sets.end(); ++it)
     if (!index.count(artifact::stripVersion(it.key()).str()))
       return bad("resource_sets names " + it.key() + ", which is not a resource of this version");
-  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
-    if (!u->is_array()) return bad("'unknowns' must be a list");
-    for (const auto& x : *u) {
-      if (!x.is_object()) return bad("'unknowns' must hold objects");
-      nlohmann::json c = x;
-      if (c.contains("resource") && c["resource"].is_string())
-        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
-      in.unknowns.push_back(std::move(c));
-    }
-  }
-  in.versionInfo = body.value("version_info", nlohmann::json());
-  in.pipConfig = body.value("pip_config", nlohmann::json());
-  in.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
-  if (!in.moduleVersionInfo.is_null() && !in.moduleVersionInfo.is_object())
-    return bad("'module_version_info' must be an object");
+  if (llvm::Error e = readVersionTail(body, in)) return std::move(e);
   Built b{std::move(in), std::move(requiresOf)};
   if (!partial)
     if (llvm::Error e = finishGraph(b)) return std::move(e);
@@ -147,7 +155,6 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
 }
 
 llvm::Error finishGraph(Built& b) {
-  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   store::VersionInput& in = b.in;
   std::vector<std::vector<std::string>>& requiresOf = b.requiresOf;
   std::unordered_map<std::string, size_t> index;
@@ -203,7 +210,6 @@ llvm::Error finishGraph(Built& b) {
 /// Merges a partial export into its base version's resources (orchestrator.md §3.7); Failure(BadRequest)
 /// names the rule that is broken.
 llvm::Error mergePartial(Built& b, const nlohmann::json& base, const std::set<std::string>& removedSets) {
-  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::set<std::string> exportedSets;
   std::unordered_map<std::string, size_t> fresh;
   for (size_t i = 0; i < b.in.resources.size(); ++i) {
@@ -351,7 +357,6 @@ constexpr size_t kStreamBatch = 2000;
 /// named its version); the rest is checked like parseVersion does.
 llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::ResourceSink& sink,
                                                      size_t& count) {
-  auto bad = [](std::string m) { return model::fail(ErrorCode::BadRequest, std::move(m)); };
   std::vector<store::ResourceRow> batch;
   std::optional<llvm::Error> failure;
   bool begun = false;
@@ -424,21 +429,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
     if (!it->is_string()) return bad("resource_sets." + rid + " must be a string");
     out.resourceSets.emplace_back(rid, it->get<std::string>());
   }
-  if (auto u = body.find("unknowns"); u != body.end() && !u->is_null()) {
-    if (!u->is_array()) return bad("'unknowns' must be a list");
-    for (const auto& x : *u) {
-      if (!x.is_object()) return bad("'unknowns' must hold objects");
-      nlohmann::json c = x;
-      if (c.contains("resource") && c["resource"].is_string())
-        c["resource"] = artifact::stripVersion(c["resource"].get<std::string>()).str();
-      head.unknowns.push_back(std::move(c));
-    }
-  }
-  head.versionInfo = body.value("version_info", nlohmann::json());
-  head.pipConfig = body.value("pip_config", nlohmann::json());
-  head.moduleVersionInfo = body.value("module_version_info", nlohmann::json());
-  if (!head.moduleVersionInfo.is_null() && !head.moduleVersionInfo.is_object())
-    return bad("'module_version_info' must be an object");
+  if (llvm::Error e = readVersionTail(body, head)) return std::move(e);
   return out;
 }
 

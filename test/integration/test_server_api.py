@@ -172,6 +172,19 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(psql(s.db, f"SELECT python_module_name FROM module_files WHERE environment = '{self.env}'"), "inmanta_plugins.std")
 
     # Versions ---------------------------------------------------------------------------------------
+    def test_put_version_bad_tail_fields(self):
+        # The fields after the resources are checked alike by the whole-body and the streamed reader (this class
+        # also runs with every body spooled, test_server_push_perf); nothing is stored on a 400.
+        s, env = self.s, self.env
+        res = [dict(rid=f"{NULL}[internal,name=t]", name="t")]
+        for extra, needle in [({"unknowns": "x"}, "'unknowns' must be a list"),
+                              ({"unknowns": [3]}, "'unknowns' must hold objects"),
+                              ({"module_version_info": [1]}, "'module_version_info' must be an object")]:
+            v, (status, body) = sf.put_version(s, env, res, **extra)
+            self.assertEqual(status, 400, body)
+            self.assertIn(needle, body["message"])
+            self.assertEqual(psql(s.db, f"SELECT count(*) FROM configurationmodel WHERE environment = '{env}' AND version = {v}"), "0")
+
     def test_put_version_release_and_rps(self):
         s, env = self.s, self.env
         s.ok("POST", "/api/v2/environment_settings/auto_deploy", {"value": False}, env=env)
