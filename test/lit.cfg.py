@@ -26,6 +26,11 @@ llvm_bin = "/usr/lib/llvm-14/bin"
 config.substitutions.append(("%inmanta", inmanta))
 config.substitutions.append(("%std", os.path.join(repo, "modules", "std")))
 config.substitutions.append(("%repo", repo))
+# The shared kit beside the checkout (conformance cases, bench generator): tests that read it say
+# `REQUIRES: shared-kit` and are reported UNSUPPORTED in a checkout without it (e.g. a `mktemp -d` clone).
+if os.path.isfile(os.path.join(repo, "..", "shared", "bench", "genmodel.py")) and os.path.isdir(
+        os.path.join(repo, "..", "shared", "conformance")):
+    config.available_features.add("shared-kit")
 # Whole-word replacements so that e.g. `FileCheck` inside a path is left alone.
 config.substitutions.append((r"\bFileCheck\b", os.path.join(llvm_bin, "FileCheck")))
 config.substitutions.append((r"(^|\|\s*|&&\s*|;\s*)not\b", r"\1" + os.path.join(llvm_bin, "not")))

@@ -84,6 +84,20 @@ class EmbeddedDeployTest(unittest.TestCase):
         import pwd
         nobody = pwd.getpwnam("nobody")
         os.chmod(self.tmp, 0o755)
+        # A checkout inside a private folder (a `mktemp -d` clone is 0700) cannot be traversed by `nobody`: open
+        # every ancestor of the checkout for traversal (o+x) for this test only, as an administrator would.
+        opened = []
+        for start in (harness.ROOT, os.path.dirname(harness.INMANTA)):
+            d = os.path.abspath(start)
+            while True:
+                mode = os.stat(d).st_mode
+                if not mode & 0o001:
+                    os.chmod(d, mode | 0o001)
+                    opened.append((d, mode))
+                if d == os.path.dirname(d):
+                    break
+                d = os.path.dirname(d)
+        self.addCleanup(lambda: [os.chmod(p, m) for p, m in reversed(opened)])
         for d, _, files in os.walk(self.project):
             os.chown(d, nobody.pw_uid, nobody.pw_gid)
             for f in files:
