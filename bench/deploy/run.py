@@ -93,7 +93,11 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
     put(1)
     penv = dict(os.environ, INMANTA_DATABASE_HOST="127.0.0.1", INMANTA_DATABASE_PORT=str(cluster.port),
                 INMANTA_DATABASE_NAME=db, INMANTA_DATABASE_USERNAME="postgres")
-    proc = harness.Process([os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
+    if os.environ.get("INM_BENCH_PROFILE"):
+        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db=db)
+        cluster.psql("SELECT pg_stat_statements_reset()", db=db)
+    wrap = os.environ.get("INM_BENCH_WRAP", "").split()
+    proc = harness.Process(wrap + [os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
                             "--executor", executor], env=penv)
     try:
         time.sleep(1.0)
@@ -133,6 +137,10 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
         if os.environ.get("INM_BENCH_VERBOSE"):
             print(proc.output()[-4000:])
     m = re.search(r"peak RSS (\d+) MiB", proc.output())
+    if os.environ.get("INM_BENCH_PROFILE"):
+        print(sql(cluster, db, "SELECT round(total_exec_time)::int || ' ms  ' || calls || ' calls  ' || rows || "
+                               "' rows  ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 110) FROM "
+                               "pg_stat_statements ORDER BY total_exec_time DESC LIMIT 14"), flush=True)
     cluster.psql(f"DROP DATABASE {db}")
     return {"n": n, "agents": agents, "executor": executor, "parallelism": parallelism, "wall_s": round(wall, 2),
             "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
@@ -149,6 +157,10 @@ def main():
     ap.add_argument("--parallelism", default="1000")
     args = ap.parse_args()
     cluster = harness.PgCluster().start()
+    if os.environ.get("INM_BENCH_PROFILE"):  # per-statement times (pg_stat_statements, Debian's contrib)
+        cluster.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        cluster.stop()
+        cluster.start()
     if os.environ.get("INM_BENCH_VERBOSE"):
         cluster.psql("ALTER SYSTEM SET log_min_duration_statement = 100")
         cluster.psql("SELECT pg_reload_conf()")

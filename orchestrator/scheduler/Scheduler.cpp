@@ -11,6 +11,7 @@
 #include <cassert>
 #include <cctype>
 #include <random>
+#include <string_view>
 #include <unordered_set>
 
 namespace inm::scheduler {
@@ -607,19 +608,47 @@ void SchedulerState::setBackpressure(bool on) {
   }
 }
 
+void SchedulerState::setMaxInFlight(size_t n) {
+  maxInFlight_ = n;
+  for (uint32_t a = 0; a < agents_.size(); ++a) pumpAgents_.insert(a);
+  pump();
+}
+
 void SchedulerState::pump() {
   if (halted_ || backpressure_ || pumpAgents_.empty()) return;
   std::vector<WorkItem> batch;
-  int limit = std::max(1, settings_.agentParallelism);
-  for (uint32_t ai : pumpAgents_) {
-    AgentQ& a = agents_[ai];
-    while (!a.paused && a.inFlight < static_cast<uint32_t>(limit) && !a.ready.empty()) {
+  const uint32_t limit = static_cast<uint32_t>(std::max(1, settings_.agentParallelism));
+  auto startable = [&](const AgentQ& a) { return !a.paused && a.inFlight < limit && !a.ready.empty(); };
+  size_t budget = SIZE_MAX;
+  if (maxInFlight_ > 0) budget = running_.size() >= maxInFlight_ ? 0 : maxInFlight_ - running_.size();
+  // Round robin, one task per agent per round, starting after the agent served last: under the global cap
+  // every agent with work gets its share of the free slots, not the lowest-numbered agents all of them.
+  std::vector<uint32_t> order;
+  order.reserve(pumpAgents_.size());
+  auto split = pumpAgents_.lower_bound(nextAgent_);
+  order.insert(order.end(), split, pumpAgents_.end());
+  order.insert(order.end(), pumpAgents_.begin(), split);
+  while (!order.empty() && budget > 0) {
+    size_t kept = 0;
+    for (uint32_t ai : order) {
+      AgentQ& a = agents_[ai];
+      if (!startable(a)) continue;
+      if (budget == 0) {
+        order[kept++] = ai; // still has work: stays in line for the next free slot
+        continue;
+      }
       QKey k = *a.ready.begin();
       a.ready.erase(a.ready.begin());
       startTask(a, k, batch);
+      --budget;
+      nextAgent_ = ai + 1;
+      if (startable(a)) order[kept++] = ai;
     }
+    order.resize(kept);
   }
+  // Agents that could not start everything (cap reached) are pumped again when a result frees a slot.
   pumpAgents_.clear();
+  pumpAgents_.insert(order.begin(), order.end());
   if (!batch.empty()) {
     stats_.batches++;
     executor_.submit(std::move(batch));
@@ -628,8 +657,8 @@ void SchedulerState::pump() {
 
 // ---------------------------------------------------------------- results
 
-void SchedulerState::onResults(const std::vector<WorkResult>& results) {
-  for (const auto& r : results) {
+void SchedulerState::onResults(std::vector<WorkResult> results) {
+  for (auto& r : results) {
     auto it = running_.find(r.taskId);
     if (it == running_.end()) {
       effects_.log.push_back("ignoring a result for unknown task " + std::to_string(r.taskId));
@@ -647,7 +676,7 @@ void SchedulerState::onResults(const std::vector<WorkResult>& results) {
   pump();
 }
 
-void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
+void SchedulerState::finishDeploy(Running& t, WorkResult& wr) {
   TimePoint now = clock_.now();
   stats_.deploysFinished++;
   Res& r = res_[t.res];
@@ -696,8 +725,8 @@ void SchedulerState::finishDeploy(Running& t, const WorkResult& wr) {
   f.version = t.version;
   f.status = st;
   f.change = wr.change;
-  f.changes = wr.changes;
-  f.messages = wr.messages.is_array() ? wr.messages : nlohmann::json::array();
+  f.changes = std::move(wr.changes);
+  f.messages = wr.messages.is_array() ? std::move(wr.messages) : nlohmann::json::array();
   std::string endMsg =
       "End run (status " + st + (stale ? ", stale: the intent changed while it ran" : "") + ")";
   f.messages.push_back(logLine("info", endMsg, {{"status", st}, {"stale", stale}}));
@@ -882,11 +911,29 @@ void SchedulerState::noteBlocked(const Res& r) {
 
 // ---------------------------------------------------------------- views
 
-Effects SchedulerState::takeEffects() {
+Effects SchedulerState::takeEffects(std::chrono::milliseconds holdRunningStarts) {
   Effects e = std::move(effects_);
   effects_ = Effects{};
+  if (holdRunningStarts.count() <= 0 || e.starts.empty()) return e;
+  // A deploy that started less than `holdRunningStarts` ago and has not finished yet keeps its start for the
+  // next take: most finish by then, and a start written with its finish is one completed row instead of a row
+  // plus an update of it (and of is_deploying) in the next batch.
+  std::unordered_set<std::string_view> finished;
+  for (const auto& f : e.finishes) finished.insert(f.actionId);
+  TimePoint cutoff = clock_.now() - holdRunningStarts;
+  std::vector<ActionStart> keep;
+  keep.reserve(e.starts.size());
+  for (auto& st : e.starts) {
+    if (st.kind == TaskKind::Deploy && st.started > cutoff && !finished.count(st.actionId))
+      effects_.starts.push_back(std::move(st));
+    else
+      keep.push_back(std::move(st));
+  }
+  e.starts = std::move(keep);
   return e;
 }
+
+size_t SchedulerState::heldStarts() const { return effects_.starts.size(); }
 
 std::optional<SchedulerState::View> SchedulerState::view(const std::string& id) const {
   auto it = index_.find(id);
