@@ -108,7 +108,13 @@ class InProcessNullExecutor : public Executor {
       return r;
     }
     r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
-    bool fail = w.attributes && w.attributes->is_object() && w.attributes->value("fail", false);
+    nlohmann::json parsed;
+    const nlohmann::json* attrs = w.attributes.get();
+    if (!attrs && w.attributesText) {
+      parsed = nlohmann::json::parse(*w.attributesText, nullptr, false);
+      attrs = &parsed;
+    }
+    bool fail = attrs && attrs->is_object() && attrs->value("fail", false);
     if (fail) {
       r.status = "failed";
       r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
@@ -158,7 +164,10 @@ class ProcessExecutor : public Executor {
       executor::DeployRequest r;
       r.actionId = w.actionId;
       r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
-      r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
+      if (w.attributes)
+        r.attributes = *w.attributes;
+      else if (w.attributesText)
+        r.attributesText = w.attributesText; // sent verbatim: no parse, copy and dump per resource
       r.reason = w.reason;
       for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
       r.dependencyChanged = w.dependencyChanged;

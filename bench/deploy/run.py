@@ -52,6 +52,16 @@ def vmhwm_kib(pid):
     return 0
 
 
+def cpu_s(pid):
+    """user+sys CPU seconds of a process so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
 def one_run(cluster, build, n, agents, executor, parallelism):
     db = f"bench_{uuid.uuid4().hex[:10]}"
     cluster.psql(f"CREATE DATABASE {db}")
@@ -119,6 +129,8 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
                 raise RuntimeError(f"timeout: {done}/{n}")
             time.sleep(0.05)
         wall = time.time() - t0
+        sched_cpu = cpu_s(proc.pid)
+        exec_cpu = sum(cpu_s(c) for c in children(proc.pid))
         # One changed resource of N: count the deploys it schedules.
         before = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
         put(2, changed=n // 2)
@@ -145,7 +157,8 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
     return {"n": n, "agents": agents, "executor": executor, "parallelism": parallelism, "wall_s": round(wall, 2),
             "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
             "scheduler_peak_mib": int(m.group(1)) if m else None,
-            "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None}
+            "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None,
+            "scheduler_cpu_s": round(sched_cpu, 2), "executor_cpu_s": round(exec_cpu, 2)}
 
 
 def main():
@@ -179,12 +192,12 @@ def main():
             subprocess.run(["bash", "-c", f"grep -E 'duration' {cluster.log} | cut -c1-300 | tail -30"])
         cluster.destroy()
     print("| N | agents | executor | agent_parallelism | release→all deployed | resources/s | deploys for 1 change "
-          "| scheduler peak | executor peak |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+          "| scheduler peak | executor peak | scheduler CPU | executor CPU |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['n']:,} | {r['agents']} | {r['executor']} | {r['parallelism']} | {r['wall_s']} s | "
               f"{r['rate_per_s']:,} | {r['one_change_deploys']} | {r['scheduler_peak_mib']} MiB | "
-              f"{r['executor_peak_mib']} MiB |")
+              f"{r['executor_peak_mib']} MiB | {r['scheduler_cpu_s']} s | {r['executor_cpu_s']} s |")
 
 
 if __name__ == "__main__":

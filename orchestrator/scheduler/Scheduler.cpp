@@ -104,13 +104,6 @@ std::string randomUuid() {
   return buf;
 }
 
-/// The attributes a work item carries: the parsed tree when there is one, else parsed from the stored text.
-std::shared_ptr<const nlohmann::json> dispatchAttributes(const std::shared_ptr<const nlohmann::json>& parsed,
-                                                         const std::shared_ptr<const std::string>& text) {
-  if (parsed || !text) return parsed;
-  return std::make_shared<const nlohmann::json>(nlohmann::json::parse(*text, nullptr, false));
-}
-
 bool boolAttr(const std::shared_ptr<const nlohmann::json>& a, const char* key, bool fallback) {
   if (!a || !a->is_object()) return fallback;
   auto it = a->find(key);
@@ -564,7 +557,8 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.resourceId = r.id;
     w.resourceId = r.id;
     w.version = version_;
-    w.attributes = dispatchAttributes(r.attributes, r.attributesText);
+    w.attributes = r.attributes; // a tree (tests) or the stored text, never parsed here
+    if (!w.attributes) w.attributesText = r.attributesText;
     w.reason = r.reason;
     for (uint32_t d : r.requires_) {
       const Res& dep = res_[d];
@@ -588,7 +582,8 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     t.dryrunId = s.dryrunId;
     w.resourceId = s.resourceId;
     w.version = s.version;
-    w.attributes = dispatchAttributes(s.attributes, s.attributesText);
+    w.attributes = s.attributes;
+    if (!w.attributes) w.attributesText = s.attributesText;
     w.dryrunId = s.dryrunId;
     w.reason = k.kind == TaskKind::DryRun ? "dryrun" : "fact refresh";
     effects_.starts.push_back(ActionStart{w.actionId, s.resourceId, a.name, s.version, k.kind, now,
