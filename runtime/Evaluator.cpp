@@ -186,10 +186,10 @@ Model Evaluator::run() {
       ctx.scope = scopes_.ns(ctx.file);
       Value v;
       if (eval(ctx, a.defaultValue.expr, v) != Status::Ok) continue;
-      std::string err;
-      DiagKind k = DiagKind::Runtime;
-      if (!validate(a.type, v, err, k, nullptr)) {
-        Diagnostic d = makeDiag(k, a.range, err);
+      DiagOr<void> valid = validate(a.type, v, nullptr);
+      if (!valid) {
+        Diagnostic d = valid.takeError();
+        d.range = a.range;
         d.locWithColumn = true;
         // reference: "digit t = 12"
         std::string tn =
@@ -319,8 +319,9 @@ bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, s
   for (uint32_t i = 0; i < ev_.prog_.typedefs.size(); ++i) {
     if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
     Reporter::Capture none(ev_.report_, nullptr); // the caller reports the plugin error, not the constraint's
-    DiagKind kind = DiagKind::Runtime;
-    return ev_.checkTypedef(ir::TypedefId{i}, v, err, kind);
+    DiagOr<void> valid = ev_.checkTypedef(ir::TypedefId{i}, v);
+    if (!valid) err = valid.error().message;
+    return valid.ok();
   }
   return true;
 }

@@ -14,6 +14,7 @@
 #include "runtime/Model.h"
 #include "runtime/Plugins.h"
 #include "support/ChunkedVector.h"
+#include "support/DiagOr.h"
 #include "support/Diagnostics.h"
 #include "support/PairKey.h"
 
@@ -270,22 +271,26 @@ class Evaluator {
   /// Starts a Forward unit feeding slot `slot` of `inst` from `src` (see gradualFeed).
   void startForward(Ctx& ctx, UnitId unitId, uint32_t inst, uint32_t slot, SlotId src, uint32_t mapExpr,
                     uint32_t origin, bool originIsExpr);
-  Status wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt, DiagKind kind,
-                       std::string message);
-  void takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end);
+  /// Reports "could not set attribute" for slot `slot` of `inst` at `node`, caused by `cause` (placed).
+  Status wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+                       Diagnostic cause);
+  /// Promises on the relations a block about to be emitted assigns through outer variables (§5.4).
+  Status takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end);
   void releaseEager(UnitId unitId);
   /// Writes `v` into attribute slot of an instance (validating, syncing inverses); gradual sources for list
   /// relations are handled by the caller. `stmtNode` / `isStmt` name the reporting node for messages.
   Status assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, uint32_t node,
                     bool nodeIsStmt);
-  /// Writes to a list/optional relation slot of an instance: adds one instance (or null / a list).
-  Status addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, bool reverse,
-                       std::string& err, DiagKind& errKind);
-  Status setSingle(SlotId sid, const Value& v, SourceRange at, std::string& err, DiagKind& errKind);
+  /// Writes to a list/optional relation slot of an instance: adds one instance (or null / a list), and
+  /// the other end of a bidirectional relation unless `reverse`. The error is unplaced.
+  DiagOr<void> addToRelation(uint32_t inst, uint32_t slot, const Value& v, SourceRange at, bool reverse);
+  /// Sets a single-valued slot (an equal value again is fine). The error (set twice) is unplaced.
+  DiagOr<void> setSingle(SlotId sid, const Value& v, SourceRange at);
   Status setVariable(Ctx& ctx, SlotId sid, const Value& v, SourceRange at, uint32_t node, bool nodeIsStmt);
-  /// Checks `v` against an attribute type; on failure fills `err` (and errKind).
-  bool validate(const ir::Type& t, const Value& v, std::string& err, DiagKind& errKind, Ctx* ctx);
-  bool checkTypedef(ir::TypedefId td, const Value& v, std::string& err, DiagKind& errKind);
+  /// Checks `v` against an attribute type. The error is unplaced, except a typedef constraint's (at the
+  /// typedef); an error evaluating a constraint is reported by eval, the check then fails without a message.
+  DiagOr<void> validate(const ir::Type& t, const Value& v, Ctx* ctx);
+  DiagOr<void> checkTypedef(ir::TypedefId td, const Value& v);
 
   // ---- expressions (Expressions.cpp, Operators.cpp, Format.cpp) ----
   Status eval(Ctx& ctx, ExprId id, Value& out); // tracks the consumer, then evalNode

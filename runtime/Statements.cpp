@@ -322,164 +322,151 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
 
 Status Evaluator::setVariable(Ctx& ctx, SlotId sid, const Value& v, SourceRange at, uint32_t node,
                               bool isStmt) {
-  std::string err;
-  DiagKind kind = DiagKind::DoubleSet;
-  if (setSingle(sid, v, at, err, kind) == Status::Ok) return Status::Ok;
-  return failDiag(diagAt(ctx.file, node, isStmt, kind, err));
+  DiagOr<void> set = setSingle(sid, v, at);
+  if (set) return Status::Ok;
+  return failDiag(diagAt(ctx.file, node, isStmt, set.takeError()));
 }
 
-Status Evaluator::setSingle(SlotId sid, const Value& v, SourceRange at, std::string& err, DiagKind& errKind) {
+DiagOr<void> Evaluator::setSingle(SlotId sid, const Value& v, SourceRange at) {
   SlotMeta& m = slots_.meta(sid);
   if (m.state == kSet) {
-    if (valuesEqual(slots_.value(sid), v) || (slots_.value(sid).isUnknown() && v.isUnknown()))
-      return Status::Ok;
+    if (valuesEqual(slots_.value(sid), v) || (slots_.value(sid).isUnknown() && v.isUnknown())) return {};
     const PackedLoc old = slots_.setLoc(m.setAt);
     std::string oldAt =
         old.file == UINT32_MAX ? std::string("<unknown>")
         : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line, old.col)
                   : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
     std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
-    err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
-                      model_.display(slots_.value(sid), true), oldAt, model_.display(v, true), newAt);
-    errKind = DiagKind::DoubleSet;
-    return Status::Error;
+    return makeDiag(
+        DiagKind::DoubleSet, SourceRange{},
+        fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
+                    model_.display(slots_.value(sid), true), oldAt, model_.display(v, true), newAt));
   }
   slots_.value(sid) = v;
   m.state = kSet;
   if (at.valid()) m.setAt = slots_.internSetLoc(at);
   wake(sid);
-  return Status::Ok;
+  return {};
 }
 
 Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
-                                DiagKind kind, std::string message) {
+                                Diagnostic cause) {
   const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
   Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
                             makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
-  outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
+  outer.causedBy(std::move(cause));
   return failDiag(std::move(outer));
 }
 
 Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
                              uint32_t node, bool nodeIsStmt) {
   SlotId sid = attrSid(inst, slot);
-  std::string err;
-  DiagKind kind = DiagKind::Runtime;
-  Status st;
   SlotKind sk = slots_.meta(sid).kind;
   const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  // The cause of an attribute error is placed at the reporting node unless it comes placed (a typedef's
+  // constraint is reported at the typedef).
+  auto cause = [&](Diagnostic d) {
+    bool placed = d.range.valid() || !d.reportedIn.empty();
+    return placed ? std::move(d) : diagAt(ctx.file, node, nodeIsStmt, std::move(d));
+  };
   if (sk == SlotKind::List || sk == SlotKind::Optional) {
-    st = addToRelation(ctx, inst, slot, v, at, false, err, kind);
-  } else {
-    // An equal value is already there: nothing to do (the reference compares before validating).
-    if (slots_.meta(sid).state == kSet && valuesEqual(slots_.value(sid), v)) return Status::Ok;
-    std::vector<Diagnostic> captured;
-    bool ok;
-    {
-      Reporter::Capture into(report_, &captured);
-      ok = validate(attr.type, v, err, kind, &ctx);
-    }
-    if (!captured.empty()) {
-      const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
-      Diagnostic outer =
-          diagAt(ctx.file, node, nodeIsStmt,
-                 makeDiag(DiagKind::Attribute, SourceRange{},
-                          strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
-      outer.causedBy(std::move(captured.front()));
-      return failDiag(std::move(outer));
-    }
-    if (!ok) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
-    st = setSingle(sid, v, at, err, kind);
-    if (st == Status::Ok && attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
-      // [1] relation: keep the other end in sync.
-      uint32_t other = v.inst;
-      int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
-      if (oslot >= 0) {
-        SlotId osid = attrSid(other, uint32_t(oslot));
-        Value me = Value::instance(InstanceId{inst});
-        if (slots_.meta(osid).kind == SlotKind::Single) {
-          if (!(other == inst && uint32_t(oslot) == slot)) st = setSingle(osid, me, at, err, kind);
-        } else {
-          st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, kind);
-        }
-        if (st != Status::Ok) return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, kind, err);
+    DiagOr<void> added = addToRelation(inst, slot, v, at, false);
+    if (!added) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(added.takeError()));
+    return Status::Ok;
+  }
+  // An equal value is already there: nothing to do (the reference compares before validating).
+  if (slots_.meta(sid).state == kSet && valuesEqual(slots_.value(sid), v)) return Status::Ok;
+  // Errors while evaluating a typedef's constraint are the cause of the attribute error, as reported.
+  std::vector<Diagnostic> captured;
+  DiagOr<void> valid = [&] {
+    Reporter::Capture into(report_, &captured);
+    return validate(attr.type, v, &ctx);
+  }();
+  if (!captured.empty()) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, std::move(captured.front()));
+  if (!valid) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(valid.takeError()));
+  DiagOr<void> set = setSingle(sid, v, at);
+  if (!set) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(set.takeError()));
+  if (attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
+    // [1] relation: keep the other end in sync.
+    uint32_t other = v.inst;
+    int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+    if (oslot >= 0) {
+      SlotId osid = attrSid(other, uint32_t(oslot));
+      Value me = Value::instance(InstanceId{inst});
+      DiagOr<void> synced;
+      if (slots_.meta(osid).kind == SlotKind::Single) {
+        if (!(other == inst && uint32_t(oslot) == slot)) synced = setSingle(osid, me, at);
+      } else {
+        synced = addToRelation(other, uint32_t(oslot), me, at, true);
       }
+      if (!synced)
+        return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, cause(synced.takeError()));
     }
   }
-  if (st == Status::Error && !err.empty()) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
-  return st;
+  return Status::Ok;
 }
 
-Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
-                                bool reverse, std::string& err, DiagKind& errKind) {
+DiagOr<void> Evaluator::addToRelation(uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+                                      bool reverse) {
   SlotId sid = attrSid(inst, slot);
   const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
   if (v.kind == ValueKind::List) {
-    for (const Value& item : v.items()) {
-      Status st = addToRelation(ctx, inst, slot, item, at, reverse, err, errKind);
-      if (st != Status::Ok) return st;
-    }
-    return Status::Ok;
+    for (const Value& item : v.items()) INM_TRY_DIAG(addToRelation(inst, slot, item, at, reverse));
+    return {};
   }
   if (v.isUnknown()) {
     slots_.ext(sid).sawUnknown = true;
-    return Status::Ok;
+    return {};
   }
   SlotExt& x = slots_.ext(sid);
   if (v.isNull()) {
     if (!x.values.empty()) {
       if (slots_.meta(sid).kind == SlotKind::Optional) {
-        err = fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
-                          model_.display(x.values[0], true));
-        errKind = DiagKind::DoubleSet;
-        return Status::Error;
+        return makeDiag(DiagKind::DoubleSet, SourceRange{},
+                        fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
+                                    model_.display(x.values[0], true)));
       }
       std::string vals;
       for (size_t i = 0; i < x.values.size(); ++i)
         vals += (i ? ", " : "") + model_.display(x.values[i], false);
-      err = fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
-                        "assigned already",
-                        strings_.str(attr.name).str(), describeInst(inst), vals);
-      errKind = DiagKind::Runtime;
-      return Status::Error;
+      return makeDiag(
+          DiagKind::Runtime, SourceRange{},
+          fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
+                      "assigned already",
+                      strings_.str(attr.name).str(), describeInst(inst), vals));
     }
     freeze(sid);
-    return Status::Ok;
+    return {};
   }
   if (v.kind != ValueKind::Instance) {
-    err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                      prog_.entities[attr.type.entity].fullName);
-    errKind = DiagKind::Runtime;
-    return Status::Error;
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                                prog_.entities[attr.type.entity].fullName));
   }
   if (!prog_.isSubtype(model_.entityOf(v.instanceId()), attr.type.entity)) {
-    err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
-                      prog_.entities[attr.type.entity].fullName);
-    errKind = DiagKind::Runtime;
-    return Status::Error;
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                                prog_.entities[attr.type.entity].fullName));
   }
   SlotExt& x2 = slots_.ext(sid);
   for (const Value& have : x2.values)
-    if (have.inst == v.inst) return Status::Ok; // already present (also fine after freeze)
+    if (have.inst == v.inst) return {}; // already present (also fine after freeze)
   SlotMeta& m = slots_.meta(sid);
   if (m.state == kFrozen) {
     if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
         x2.values.size() >= attr.mult.high) {
-      err = fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
-                        strings_.str(attr.name).str(), describeInst(inst));
-      errKind = DiagKind::Runtime;
-      return Status::Error;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
+                                  strings_.str(attr.name).str(), describeInst(inst)));
     }
     if (m.kind == SlotKind::Optional && !x2.values.empty()) {
-      err = fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
-                        model_.display(x2.values[0], true), model_.display(v, true));
-      errKind = DiagKind::DoubleSet;
-      return Status::Error;
+      return makeDiag(DiagKind::DoubleSet, SourceRange{},
+                      fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
+                                  model_.display(x2.values[0], true), model_.display(v, true)));
     }
-    err = reverse ? "List modified after freeze (reverse)" : "List modified after freeze";
-    errKind = DiagKind::ModifiedAfterFreeze;
-    return Status::Error;
+    return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{},
+                    reverse ? "List modified after freeze (reverse)" : "List modified after freeze");
   }
   bool wasEmpty = x2.values.empty();
   x2.values.push_back(v);
@@ -499,15 +486,13 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
     if (oslot >= 0) {
       SlotId osid = attrSid(other, uint32_t(oslot));
       Value me = Value::instance(InstanceId{inst});
-      Status st;
       if (slots_.meta(osid).kind == SlotKind::Single)
-        st = setSingle(osid, me, at, err, errKind);
+        INM_TRY_DIAG(setSingle(osid, me, at));
       else
-        st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, errKind);
-      if (st != Status::Ok) return st;
+        INM_TRY_DIAG(addToRelation(other, uint32_t(oslot), me, at, true));
     }
   }
-  return Status::Ok;
+  return {};
 }
 
 static std::string typeText(const ir::Program& prog, const ir::Type& t) {
@@ -518,12 +503,12 @@ static std::string typeText(const ir::Program& prog, const ir::Type& t) {
   return kTypeNames[int(t.base)];
 }
 
-bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err, DiagKind& errKind) {
+DiagOr<void> Evaluator::checkTypedef(ir::TypedefId td, const Value& v) {
   const ir::Typedef& t = prog_.typedefs[td];
   ir::Type base;
   base.base = t.base;
-  if (!validate(base, v, err, errKind, nullptr)) return false;
-  if (!t.constraint.valid()) return true;
+  INM_TRY_DIAG(validate(base, v, nullptr));
+  if (!t.constraint.valid()) return {};
   uint32_t f = t.constraint.file;
   ScopeId scope = scopes_.staticScope(f, v);
   Ctx ctx;
@@ -531,44 +516,36 @@ bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err,
   ctx.ast = &prog_.ast(f);
   ctx.scope = scope;
   Value r;
-  Status st = eval(ctx, t.constraint.expr, r);
-  if (st != Status::Ok) {
-    err.clear();
-    return false;
-  }
-  if (r.isUnknown()) return true;
+  // An error in the constraint itself is reported (or captured) by eval; blocked, it fails without a message.
+  if (eval(ctx, t.constraint.expr, r) != Status::Ok) return makeDiag(DiagKind::Runtime, SourceRange{}, "");
+  if (r.isUnknown()) return {};
   bool truthy = r.kind == ValueKind::Bool
                     ? r.b
                     : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0)); // a BigInt is never 0
-  if (truthy) return true;
-  err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
-                    frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_));
-  errKind = DiagKind::Runtime;
-  if (report_.capturing()) {
-    Diagnostic d = makeDiag(DiagKind::Runtime, t.range, err);
-    d.reportedIn = t.fullName;
-    d.locWithColumn = true;
-    report_.captured(std::move(d));
-  }
-  return false;
+  if (truthy) return {};
+  // Placed at the typedef (an attribute error shows it as its cause as is); other callers keep the message.
+  Diagnostic d = makeDiag(DiagKind::Runtime, t.range,
+                          fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
+                                      frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_)));
+  d.reportedIn = t.fullName;
+  d.locWithColumn = true;
+  return d;
 }
 
-bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, DiagKind& errKind, Ctx* ctx) {
-  if (v.isUnknown()) return true;
-  if (t.nullable && v.isNull()) return true;
-  auto bad = [&](const Value& x, const std::string& expected) {
-    err = fmt::format("Invalid value '{}', expected {}", msgValue(x), expected);
-    errKind = DiagKind::Runtime;
-    return false;
+DiagOr<void> Evaluator::validate(const ir::Type& t, const Value& v, Ctx* ctx) {
+  if (v.isUnknown()) return {};
+  if (t.nullable && v.isNull()) return {};
+  auto bad = [&](const Value& x, const std::string& expected) -> DiagOr<void> {
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid value '{}', expected {}", msgValue(x), expected));
   };
   if (t.isList) {
     if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]" + (t.nullable ? "?" : ""));
     ir::Type elem = t;
     elem.isList = false;
     elem.nullable = false;
-    for (const Value& item : v.items())
-      if (!validate(elem, item, err, errKind, ctx)) return false;
-    return true;
+    for (const Value& item : v.items()) INM_TRY_DIAG(validate(elem, item, ctx));
+    return {};
   }
   auto isLiteral = [&](const Value& x, auto& self) -> bool {
     switch (x.kind) {
@@ -584,56 +561,55 @@ bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, Di
     default: return true;
     }
   };
+  auto expect = [&](bool ok, const char* expected) { return ok ? DiagOr<void>() : bad(v, expected); };
   switch (t.base) {
-  case ir::BaseType::String: return v.kind == ValueKind::String || bad(v, "string");
-  case ir::BaseType::Int: return v.isInt() || v.kind == ValueKind::Bool || bad(v, "int");
-  case ir::BaseType::Float: return v.kind == ValueKind::Float || bad(v, "float");
-  case ir::BaseType::Number: return v.isNumber() || bad(v, "number");
-  case ir::BaseType::Bool: return v.kind == ValueKind::Bool || bad(v, "bool");
+  case ir::BaseType::String: return expect(v.kind == ValueKind::String, "string");
+  case ir::BaseType::Int: return expect(v.isInt() || v.kind == ValueKind::Bool, "int");
+  case ir::BaseType::Float: return expect(v.kind == ValueKind::Float, "float");
+  case ir::BaseType::Number: return expect(v.isNumber(), "number");
+  case ir::BaseType::Bool: return expect(v.kind == ValueKind::Bool, "bool");
   case ir::BaseType::List:
     if (v.kind != ValueKind::List) return bad(v, "list");
     for (const Value& i : v.items())
       if (!isLiteral(i, isLiteral)) return bad(i, "Literal");
-    return true;
+    return {};
   case ir::BaseType::Dict:
     if (v.kind != ValueKind::Dict) return bad(v, "dict");
     if (!isLiteral(v, isLiteral)) return bad(v, "Literal");
-    return true;
-  case ir::BaseType::Any: return true;
-  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v, err, errKind);
+    return {};
+  case ir::BaseType::Any: return {};
+  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v);
   case ir::BaseType::Entity:
     if (v.kind != ValueKind::Instance) {
-      err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                        prog_.entities[t.entity].fullName);
-      errKind = DiagKind::Runtime;
-      return false;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                                  prog_.entities[t.entity].fullName));
     }
     if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
-      err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
-                        prog_.entities[t.entity].fullName);
-      errKind = DiagKind::Runtime;
-      return false;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                                  prog_.entities[t.entity].fullName));
     }
-    return true;
+    return {};
   }
-  return true;
+  return {};
 }
 
 // ---------------------------------------------------------------- for / if
 
-void Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
+Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
   units_.eagerSlots(unitId); // held from now on, even when empty (the unit is then never recycled)
   const frontend::Ast& ast = *ctx.ast;
   const std::vector<StringId>& local = scopes_.declaredNames(ctx.file, begin, end);
   for (uint32_t i = begin; i < end; ++i) {
     const Stmt& s = ast.stmts[ast.stmtLists[i]];
     if (s.kind == StmtKind::If) {
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-      takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
+      TRY(takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd));
       continue;
     }
     if (s.kind == StmtKind::For) {
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
       continue;
     }
     if (s.kind != StmtKind::Assign) continue;
@@ -656,11 +632,10 @@ void Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint3
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
     if (slot < 0) {
       // The reference resolves eager promises when the block is reached: a missing attribute fails there.
-      failDiag(
+      return failDiag(
           diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
                              prog_.entities[model_.entityOf(base.instanceId())].fullName)));
-      return;
     }
     SlotId sid = attrSid(base.inst, uint32_t(slot));
     if (slots_.meta(sid).kind != SlotKind::List && slots_.meta(sid).kind != SlotKind::Optional) continue;
@@ -669,6 +644,7 @@ void Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint3
     held.push_back(sid);
     acquirePromise(sid);
   }
+  return Status::Ok;
 }
 
 void Evaluator::releaseEager(UnitId unitId) {
@@ -738,8 +714,7 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, b
       units_[u].aux = p.sid.index; // the preset source (execFor)
       Ctx sub = ctx;
       sub.unit = u;
-      takeEagerPromises(sub, u, s.bodyBegin, s.bodyEnd);
-      if (aborted()) return Status::Error;
+      TRY(takeEagerPromises(sub, u, s.bodyBegin, s.bodyEnd));
       addWaiter(p.sid, u, true);
       enqueue(u);
       continue;
@@ -767,8 +742,7 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
     }
     if (src.valid()) {
       units_[unitId].aux = src.index; // the gradual source, kept across re-runs
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-      if (aborted()) return Status::Error;
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
       addWaiter(src, unitId, true);
     }
   }
@@ -812,9 +786,8 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
 
 Status Evaluator::execIf(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (units_[unitId].eager == kNone) {
-    takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-    takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
-    if (aborted()) return Status::Error;
+    TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
+    TRY(takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd));
   }
   Value c;
   Status st = eval(ctx, s.value, c);
