@@ -51,6 +51,9 @@ class Server:
         self.cluster = harness.PgCluster().start()
         db = "bench"
         self.cluster.psql(f"CREATE DATABASE {db}")
+        if os.environ.get("PUSH_PG_LOG"):  # statements slower than PUSH_PG_LOG ms go to the cluster's log
+            self.cluster.psql(f"ALTER SYSTEM SET log_min_duration_statement = {int(os.environ['PUSH_PG_LOG'])}")
+            self.cluster.psql("SELECT pg_reload_conf()")
         self.port = harness.free_port()
         cfg = os.path.join(work, "server.cfg")
         with open(cfg, "w") as f:
@@ -139,6 +142,11 @@ def main():
                         if "version_stored" in line or "version_released" in line or "PUT /api/v1/version" in line \
                                 or ('"/api/v1/version/' in line and "POST" in line):
                             print("  server: " + line[:300])
+                if os.environ.get("PUSH_PG_LOG") and kind == "real":
+                    with open(server.cluster.log, errors="replace") as f:
+                        for line in f:
+                            if "duration:" in line:
+                                print("  pg: " + line.strip()[:400])
             finally:
                 server.stop()
         hwm = max(hwms)

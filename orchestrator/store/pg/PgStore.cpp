@@ -2,6 +2,8 @@
 // shaped into JSON by PostgreSQL itself (json_build_object), so the API's field names live in one place.
 #include "PgStore.h"
 
+#include <algorithm>
+
 namespace inm::store {
 
 using model::ErrorCode;
@@ -271,13 +273,17 @@ llvm::Error PgStore::putFile(const std::string& hash, const std::string& content
 llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::string>>& files) {
   if (files.empty()) return llvm::Error::success();
   return withTxVoid(db_, "storing files", [&](pqxx::work& tx) {
-    // One multi-row INSERT; bytea travels in its hex text form ("\\x…") so every parameter is text.
+    // Multi-row INSERTs of up to kRows files (a statement takes at most 65535 parameters); bytea travels in
+    // its hex text form ("\\x…") so every parameter is text.
     static const char kHex[] = "0123456789abcdef";
+    constexpr size_t kRows = 4000;
+    for (size_t start = 0; start < files.size(); start += kRows) {
+    size_t end = std::min(files.size(), start + kRows);
     std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
     std::vector<std::string> params;
-    params.reserve(files.size() * 2);
-    for (size_t i = 0; i < files.size(); ++i) {
-      const std::string& bytes = files[i].second;
+    params.reserve((end - start) * 2);
+    for (size_t i = 0; i < end - start; ++i) {
+      const std::string& bytes = files[start + i].second;
       std::string hex;
       hex.reserve(2 + 2 * bytes.size());
       hex += "\\x";
@@ -285,12 +291,13 @@ llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::stri
         hex += kHex[c >> 4];
         hex += kHex[c & 15];
       }
-      params.push_back(files[i].first);
+      params.push_back(files[start + i].first);
       params.push_back(std::move(hex));
       sql += (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
     }
     sql += " ON CONFLICT DO NOTHING";
     tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+    }
   });
 }
 

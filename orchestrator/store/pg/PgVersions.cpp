@@ -248,17 +248,13 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
           in.environment, in.version, name, mversion, m.value("for_agents", nlohmann::json::array()).dump());
     }
   }
-  // One `store` action over all resources of the version.
-  tx.exec_params(
-      "WITH a AS (INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
-      "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
-      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), now(), "
-      "'available', '[]' "
-      "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer RETURNING action_id) "
-      "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-      "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND "
-      "r.model = $2::integer",
-      in.environment, in.version);
+  // One `store` action over all resources of the version. It has no resourceaction_resource rows (migration
+  // 004): readers reach its resources through the version's resource rows.
+  tx.exec_params("INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+                 "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
+                 "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
+                 "now(), 'available', '[]' FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
+                 in.environment, in.version);
 }
 
 /// COPYs the rows of a streamed version, opening it first (begin()) once its number is known.
