@@ -163,7 +163,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       !intOpt("server", "request_spool_size", spoolRequest, spoolRequest) ||
       !intOpt("server", "file_batch_size", fileBatch, fileBatch))
     return 1;
-  if (fileBatch < 0) return fail("[server] file_batch_size must be >= 0 (0 turns the file-batch extension off)");
+  if (fileBatch < 0)
+    return fail("[server] file_batch_size must be >= 0 (0 turns the file-batch extension off)");
   if (spoolRequest < 0) return fail("[server] request_spool_size must be >= 0");
   if (poolMax < 1) return fail("[database] connection_pool_max_size must be at least 1");
   if (maxRequest < 1024) return fail("[server] max_request_size must be at least 1024 bytes");

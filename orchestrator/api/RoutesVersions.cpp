@@ -144,8 +144,9 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
             total += it.value().get_ref<const std::string&>().size();
             if (total > limit)
               throw ApiError{ErrorCode::PayloadTooLarge,
-                             "the file batch exceeds the server's file batch limit of " + std::to_string(limit) +
-                                 " base64 bytes at file " + it.key() + "; send fewer files per request"};
+                             "the file batch exceeds the server's file batch limit of " +
+                                 std::to_string(limit) + " base64 bytes at file " + it.key() +
+                                 "; send fewer files per request"};
             batch.emplace_back(it.key(), std::move(it.value().get_ref<std::string&>()));
           }
           unwrap(co_await svc.uploadFiles(std::move(batch)));

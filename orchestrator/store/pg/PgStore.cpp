@@ -285,25 +285,26 @@ llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::stri
     static const char kHex[] = "0123456789abcdef";
     constexpr size_t kRows = 4000;
     for (size_t start = 0; start < files.size(); start += kRows) {
-    size_t end = std::min(files.size(), start + kRows);
-    std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
-    std::vector<std::string> params;
-    params.reserve((end - start) * 2);
-    for (size_t i = 0; i < end - start; ++i) {
-      const std::string& bytes = files[start + i].second;
-      std::string hex;
-      hex.reserve(2 + 2 * bytes.size());
-      hex += "\\x";
-      for (unsigned char c : bytes) {
-        hex += kHex[c >> 4];
-        hex += kHex[c & 15];
+      size_t end = std::min(files.size(), start + kRows);
+      std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
+      std::vector<std::string> params;
+      params.reserve((end - start) * 2);
+      for (size_t i = 0; i < end - start; ++i) {
+        const std::string& bytes = files[start + i].second;
+        std::string hex;
+        hex.reserve(2 + 2 * bytes.size());
+        hex += "\\x";
+        for (unsigned char c : bytes) {
+          hex += kHex[c >> 4];
+          hex += kHex[c & 15];
+        }
+        params.push_back(files[start + i].first);
+        params.push_back(std::move(hex));
+        sql +=
+            (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
       }
-      params.push_back(files[start + i].first);
-      params.push_back(std::move(hex));
-      sql += (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
-    }
-    sql += " ON CONFLICT DO NOTHING";
-    tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+      sql += " ON CONFLICT DO NOTHING";
+      tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
     }
   });
 }

@@ -257,11 +257,12 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
   }
   // One `store` action over all resources of the version. It has no resourceaction_resource rows (migration
   // 004): readers reach its resources through the version's resource rows.
-  tx.exec_params("INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
-                 "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
-                 "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
-                 "now(), 'available', '[]' FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
-                 in.environment, in.version);
+  tx.exec_params(
+      "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+      "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
+      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
+      "now(), 'available', '[]' FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
+      in.environment, in.version);
 }
 
 /// COPYs the rows of a streamed version, opening it first (begin()) once its number is known. The COPY runs
@@ -364,10 +365,9 @@ class CopySink final : public ResourceSink {
     } catch (const pqxx::unique_violation& e) {
       std::string detail = e.what();
       size_t k = detail.find("Key (");
-      fail(std::make_exception_ptr(
-          StoreFailure{ErrorCode::BadRequest,
-                       "duplicate resource in 'resources'" +
-                           (k == std::string::npos ? std::string() : ": " + detail.substr(k))}));
+      fail(std::make_exception_ptr(StoreFailure{
+          ErrorCode::BadRequest, "duplicate resource in 'resources'" +
+                                     (k == std::string::npos ? std::string() : ": " + detail.substr(k))}));
     } catch (...) {
       fail(std::current_exception());
     }
