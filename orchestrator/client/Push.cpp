@@ -7,6 +7,7 @@
 
 #include "client/ArtifactText.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -128,7 +129,8 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
     } else {
       result.fileBatches = batches.size();
       batches.erase(batches.begin());
-      if (llvm::Error e = client.sendAll(batches, options.parallelUploads)) return e;
+      // Four in flight keep the server's pool busy; more would only hold more batches in its memory.
+      if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) return e;
     }
   }
   if (!singles.empty())
