@@ -108,12 +108,11 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
         continue;
       }
       if (size + b64.size() > target) flush();
-      // sha1 hex and base64 need no JSON escaping.
-      body += body.empty() ? "{\"files\": {\"" : ", \"";
-      body += hash;
-      body += "\": \"";
-      body += b64;
-      body += '"';
+      // Escaped like any JSON string, although sha1 hex and base64 never need it.
+      body += body.empty() ? "{\"files\": {" : ", ";
+      body += nlohmann::json(hash).dump();
+      body += ": ";
+      body += nlohmann::json(b64).dump();
       size += b64.size();
     }
     flush();
