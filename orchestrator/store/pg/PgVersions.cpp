@@ -498,13 +498,11 @@ PgStore::putVersionStreamed(const std::string& envId,
                          "r.resource_set <> t.resource_set)",
                          env, v)[0][0]
               .as<bool>();
-    // The version's agents go straight from its rows into agent (a 100k genmodel version has 21k agents);
-    // finishVersion then adds only the scheduler's.
-    tx.exec_params(
-        "INSERT INTO agent (environment, name) SELECT DISTINCT r.environment, r.agent FROM resource r "
-        "WHERE r.environment = $1 AND r.model = $2 AND NOT EXISTS (SELECT 1 FROM agent x WHERE "
-        "x.environment = $1 AND x.name = r.agent) ON CONFLICT DO NOTHING",
-        env, v);
+    for (const auto& row :
+         tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
+                        "ORDER BY agent",
+                        env, v))
+      in.agents.push_back(row[0].c_str());
     tx.exec_params(
         "UPDATE configurationmodel SET total = $3, version_info = $4::jsonb, pip_config = $5::jsonb, "
         "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT "
