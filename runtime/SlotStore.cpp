@@ -3,30 +3,11 @@
 
 namespace inm::runtime {
 
-SlotId SlotStore::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
-  SlotId sid{uint32_t(meta_.size())};
-  SlotMeta m;
-  m.kind = kind;
-  m.owner = owner;
-  m.attr = attr;
-  meta_.push_back(m);
-  vals_.emplace_back();
-  return sid;
-}
-
-SlotExt& SlotStore::ext(SlotId sid) {
+SlotExt& SlotStore::newExt(SlotId sid) {
   SlotMeta& m = meta_[sid.index];
-  if (m.ext == kNone) {
-    m.ext = uint32_t(exts_.size());
-    exts_.emplace_back();
-  }
+  m.ext = uint32_t(exts_.size());
+  exts_.emplace_back();
   return exts_[m.ext];
-}
-
-bool SlotStore::ready(SlotId sid) const {
-  const SlotMeta& m = meta_[sid.index];
-  if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return m.state == kSet;
-  return m.state == kFrozen;
 }
 
 Value SlotStore::read(SlotId sid, Model& model) {

@@ -17,13 +17,25 @@ namespace inm::runtime {
 
 class SlotStore {
  public:
-  SlotId newSlot(SlotKind kind, uint32_t owner, uint32_t attr);
+  SlotId newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
+    SlotId sid{uint32_t(meta_.size())};
+    SlotMeta m;
+    m.kind = kind;
+    m.owner = owner;
+    m.attr = attr;
+    meta_.push_back(m);
+    vals_.emplace_back();
+    return sid;
+  }
   SlotMeta& meta(SlotId sid) { return meta_[sid.index]; }
   const SlotMeta& meta(SlotId sid) const { return meta_[sid.index]; }
   /// The stored value of a single / variable slot (lists and optionals keep theirs in the ext).
   Value& value(SlotId sid) { return vals_[sid.index]; }
   /// The slot's ext, created on first use.
-  SlotExt& ext(SlotId sid);
+  SlotExt& ext(SlotId sid) {
+    uint32_t e = meta_[sid.index].ext;
+    return e != kNone ? exts_[e] : newExt(sid);
+  }
   /// The slot's ext, or null when it has none yet (never creates one).
   SlotExt* extIf(SlotId sid) {
     return meta_[sid.index].ext == kNone ? nullptr : &exts_[meta_[sid.index].ext];
@@ -38,7 +50,12 @@ class SlotStore {
     uint32_t e = meta_[sid.index].ext;
     return e == kNone ? 0 : exts_[e].potential;
   }
-  bool ready(SlotId sid) const;         // set (single/var) or frozen (multi)
+  /// Set (single/var) or frozen (multi).
+  bool ready(SlotId sid) const {
+    const SlotMeta& m = meta_[sid.index];
+    if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return m.state == kSet;
+    return m.state == kFrozen;
+  }
   Value read(SlotId sid, Model& model); // list slots: a List of the values
 
   /// Starts the slot run of a new instance; its slots are the next ones created.
@@ -62,6 +79,8 @@ class SlotStore {
   }
 
  private:
+  SlotExt& newExt(SlotId sid);
+
   ChunkedVector<Value> vals_;
   ChunkedVector<SlotMeta> meta_;
   ChunkedVector<SlotExt> exts_;
