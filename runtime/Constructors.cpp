@@ -271,7 +271,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
     for (auto& [ix, key] : keys) indexTables_[ix].try_emplace(key, inst);
-    const_cast<Instance&>(model_.instance(InstanceId{inst})).moreCreatedAt.push_back(at);
+    model_.addCreatedAt(InstanceId{inst}, at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
       return fail(ctx, id, DiagKind::LimitExceeded,
