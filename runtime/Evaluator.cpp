@@ -27,11 +27,18 @@ uint32_t Evaluator::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
   uint32_t sid = uint32_t(meta_.size());
   SlotMeta m;
   m.kind = kind;
-  m.owner = owner;
   m.attr = attr;
+  if (kind == SlotKind::Var || kind == SlotKind::Single) m.setAt = kNone;
+  (void)owner; // recovered by ownerOf()
   meta_.push_back(m);
   vals_.emplace_back();
   return sid;
+}
+
+uint32_t Evaluator::ownerOf(uint32_t sid) const {
+  auto it = std::upper_bound(instBase_.begin(), instBase_.end(), sid);
+  assert(it != instBase_.begin() && "a slot created before any instance is a variable");
+  return uint32_t(it - instBase_.begin() - 1);
 }
 
 SlotExt& Evaluator::ext(uint32_t sid) {
@@ -105,7 +112,11 @@ void Evaluator::addWaiter(uint32_t sid, uint32_t unit, bool gradual) {
     maybeQueueForFreeze(sid);
 }
 
-void Evaluator::acquirePromise(uint32_t sid) { meta_[sid].promises++; }
+void Evaluator::acquirePromise(uint32_t sid) {
+  assert((meta_[sid].kind == SlotKind::List || meta_[sid].kind == SlotKind::Optional) &&
+         "promises are kept on relation slots only (they share storage with setAt)");
+  meta_[sid].promises++;
+}
 
 void Evaluator::releasePromise(uint32_t sid) {
   SlotMeta& m = meta_[sid];

@@ -59,18 +59,22 @@ struct PackedLoc {
   uint32_t col = 0;
 };
 
+/// 16 bytes: there is one per attribute of every instance (2.7M on the 100k bench project). The owning
+/// instance is not stored (Evaluator::ownerOf finds it from the slot number).
 struct SlotMeta {
   SlotKind kind = SlotKind::Var;
   uint8_t state = kOpen;
   bool queued : 1 = false; // in the freeze candidate queue
   bool policy : 1 = false; // relation mentioned in the precedence policy
   bool inZero : 1 = false; // parked in zeroWaiters_
-  uint32_t owner = kNone;  // instance index (kNone for variables)
   uint32_t attr = kNone;   // AttrId index (instance slots) or variable name StringId
-  int32_t promises = 0;    // outstanding providers
   uint32_t ext = kNone;    // index into exts_
-  uint32_t setAt = kNone;  // index into Evaluator::setLocs_ (where a single slot was set), kNone if unknown
+  union {
+    int32_t promises = 0; // List/Optional: outstanding providers
+    uint32_t setAt;       // Var/Single: index into Evaluator::setLocs_ (where it was set), kNone if unknown
+  };
 };
+static_assert(sizeof(SlotMeta) == 16, "one SlotMeta per slot: keep it small");
 
 struct SlotExt {
   std::vector<Value> values;     // list / optional contents
@@ -189,6 +193,8 @@ class Evaluator {
   uint32_t newSlot(SlotKind kind, uint32_t owner, uint32_t attr);
   SlotExt& ext(uint32_t sid);
   uint32_t attrSid(uint32_t inst, uint32_t slot) const { return instBase_[inst] + slot; }
+  /// The instance whose attribute slot `sid` is (a binary search: only for messages).
+  uint32_t ownerOf(uint32_t sid) const;
   bool slotReady(uint32_t sid) const; // set (single/var) or frozen (multi)
   Value slotValue(uint32_t sid);      // list slots: a List of the values
   void wake(uint32_t sid);            // state changed: run waiters and subscribers

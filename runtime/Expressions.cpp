@@ -270,7 +270,7 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
                       fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, name.str(), describeInst(m.owner)));
+                                  prog_.entities[a.owner].fullName, name.str(), describeInst(ownerOf(sid))));
     }
     return blockOn(ctx, sid);
   }
