@@ -27,9 +27,9 @@ uint32_t Evaluator::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
   uint32_t sid = uint32_t(meta_.size());
   SlotMeta m;
   m.kind = kind;
-  m.attr = attr;
   if (kind == SlotKind::Var || kind == SlotKind::Single) m.setAt = kNone;
-  (void)owner; // recovered by ownerOf()
+  // owner and attribute are recovered by ownerOf() / slotAttr(); variables are named by scopeVars_
+  if (owner != kNone && kind == SlotKind::List) m.lowBound = prog_.attrs[ir::AttrId{attr}].mult.low > 0;
   meta_.push_back(m);
   vals_.emplace_back();
   return sid;
@@ -131,8 +131,8 @@ void Evaluator::maybeQueueForFreeze(uint32_t sid) {
   SlotMeta& m = meta_[sid];
   if (m.kind != SlotKind::List && m.kind != SlotKind::Optional) return;
   if (m.state == kFrozen || m.queued || m.promises > 0) return;
-  if (m.kind == SlotKind::List) {
-    const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+  if (m.lowBound) {
+    const ir::Attribute& a = slotAttr(sid);
     size_t n = m.ext == kNone ? 0 : exts_[m.ext].values.size();
     if (n < a.mult.low) return;
   }
@@ -180,9 +180,9 @@ bool Evaluator::freezeOne() {
       // Freeze the policy slot that comes first in the policy order.
       auto rank = [&](uint32_t sid) {
         for (size_t i = 0; i < prog_.precedence.size(); ++i)
-          if (prog_.precedence[i].before.index == meta_[sid].attr) return int(i) * 2;
+          if (prog_.precedence[i].before == slotAttrId(sid)) return int(i) * 2;
         for (size_t i = 0; i < prog_.precedence.size(); ++i)
-          if (prog_.precedence[i].after.index == meta_[sid].attr) return int(i) * 2 + 1;
+          if (prog_.precedence[i].after == slotAttrId(sid)) return int(i) * 2 + 1;
         return 1 << 30;
       };
       std::stable_sort(deferred.begin(), deferred.end(),

@@ -59,22 +59,23 @@ struct PackedLoc {
   uint32_t col = 0;
 };
 
-/// 16 bytes: there is one per attribute of every instance (2.7M on the 100k bench project). The owning
-/// instance is not stored (Evaluator::ownerOf finds it from the slot number).
+/// 12 bytes: there is one per attribute of every instance (2.7M on the 100k bench project). The owning
+/// instance and the attribute are not stored: callers know them, or Evaluator::ownerOf finds them from the
+/// slot number (messages and rare paths only).
 struct SlotMeta {
   SlotKind kind = SlotKind::Var;
   uint8_t state = kOpen;
-  bool queued : 1 = false; // in the freeze candidate queue
-  bool policy : 1 = false; // relation mentioned in the precedence policy
-  bool inZero : 1 = false; // parked in zeroWaiters_
-  uint32_t attr = kNone;   // AttrId index (instance slots) or variable name StringId
-  uint32_t ext = kNone;    // index into exts_
+  bool queued : 1 = false;   // in the freeze candidate queue
+  bool policy : 1 = false;   // relation mentioned in the precedence policy
+  bool inZero : 1 = false;   // parked in zeroWaiters_
+  bool lowBound : 1 = false; // a List relation end with a lower bound > 0 (not queued for freezing below it)
+  uint32_t ext = kNone;      // index into exts_
   union {
     int32_t promises = 0; // List/Optional: outstanding providers
     uint32_t setAt;       // Var/Single: index into Evaluator::setLocs_ (where it was set), kNone if unknown
   };
 };
-static_assert(sizeof(SlotMeta) == 16, "one SlotMeta per slot: keep it small");
+static_assert(sizeof(SlotMeta) == 12, "one SlotMeta per slot: keep it small");
 
 struct SlotExt {
   std::vector<Value> values;     // list / optional contents
@@ -193,8 +194,18 @@ class Evaluator {
   uint32_t newSlot(SlotKind kind, uint32_t owner, uint32_t attr);
   SlotExt& ext(uint32_t sid);
   uint32_t attrSid(uint32_t inst, uint32_t slot) const { return instBase_[inst] + slot; }
-  /// The instance whose attribute slot `sid` is (a binary search: only for messages).
+  /// The instance whose attribute slot `sid` is (a binary search: only for messages and rare paths).
   uint32_t ownerOf(uint32_t sid) const;
+  /// The attribute of slot `slot` of instance `inst`.
+  const ir::Attribute& slotAttr(uint32_t inst, uint32_t slot) const {
+    return prog_.attrs[prog_.entities[model_.entityOf(InstanceId{inst})].slots[slot]];
+  }
+  /// The attribute of instance slot `sid` (a binary search, see ownerOf).
+  ir::AttrId slotAttrId(uint32_t sid) const {
+    uint32_t inst = ownerOf(sid);
+    return prog_.entities[model_.entityOf(InstanceId{inst})].slots[sid - instBase_[inst]];
+  }
+  const ir::Attribute& slotAttr(uint32_t sid) const { return prog_.attrs[slotAttrId(sid)]; }
   bool slotReady(uint32_t sid) const; // set (single/var) or frozen (multi)
   Value slotValue(uint32_t sid);      // list slots: a List of the values
   void wake(uint32_t sid);            // state changed: run waiters and subscribers

@@ -99,7 +99,7 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
   const Expr& e = ctx.ast->exprs[valueExpr];
   if (e.kind != ExprKind::List || scopes_[ctx.scope].isStatic) return Status::Ok;
   uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   struct Item {
     uint32_t src = kNone, map = kNone;
     Value value;
@@ -279,7 +279,7 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
           m = it == innerMaps_.end() ? kNone : it->second;
         }
         // a constructor in the outermost element fills the inverse end with the target instance (eager path)
-        const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[attrSid(inst, slot)].attr}];
+        const ir::Attribute& attr = slotAttr(inst, slot);
         uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
         llvm::SmallVector<Value, 4> values{v};
         uint32_t savedScope = ctx.scope, savedInst = ctx.hintInst;
@@ -393,7 +393,7 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
   DiagKind kind = DiagKind::Runtime;
   Status st;
   SlotKind sk = meta_[sid].kind;
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   if (sk == SlotKind::List || sk == SlotKind::Optional) {
     st = addToRelation(ctx, inst, slot, v, at, false, err, kind);
   } else {
@@ -438,7 +438,7 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
 Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
                                 bool reverse, std::string& err, DiagKind& errKind) {
   uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   if (v.kind == ValueKind::List) {
     for (const Value& item : v.items()) {
       Status st = addToRelation(ctx, inst, slot, item, at, reverse, err, errKind);
@@ -884,7 +884,7 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
   ExprId valueExpr{units_[unitId].node};
   ctx.parent = origin;
   uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   if (meta_[sid].kind == SlotKind::List) {
     uint32_t src = kNone, map = kNone;
     Status st = gradualFeed(ctx, valueExpr, src, map);
