@@ -51,7 +51,6 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
     SlotId sid = slots_.newSlot(kind, inst, ent.slots[s].index);
     if (kind == SlotKind::List && a.mult.low > 0) slots_.meta(sid).lowBound = true;
     if (kind != SlotKind::Single) {
-      freezer_.addMulti(sid);
       for (const ir::PrecedenceRule& r : prog_.precedence)
         if (r.before == ent.slots[s] || r.after == ent.slots[s]) slots_.meta(sid).policy = true;
     }
