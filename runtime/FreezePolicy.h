@@ -3,8 +3,8 @@
 // on, policy relations after the others in precedence order; then, in a deadlock, the lowest waited-on
 // slot; then slots nobody waits on; last, any slot still open in creation order. The policy only picks:
 // the Evaluator freezes what it picks (which wakes units).
-// Invariant: every open list/optional slot is at or after forceCursor_; a slot is in freezeQueue_ at most once
-// (SlotMeta::queued) and in zeroWaiters_ at most once (SlotMeta::inZero).
+// Invariant: every open list/optional slot is at or after forceCursor_; a slot is in freezeQueue_ at most
+// once (SlotMeta::queued) and in zeroWaiters_ at most once (SlotMeta::inZero).
 #pragma once
 
 #include "ir/Ir.h"

@@ -10,7 +10,8 @@ SlotId SlotStore::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
   SlotMeta m;
   m.kind = kind;
   if (kind == SlotKind::Var || kind == SlotKind::Single) m.setAt = kNone;
-  (void)owner; // owner and attribute are recovered by ownerOf() / attrOf(); variables are named by their scope
+  // Owner and attribute are recovered by ownerOf() / attrOf(); variables are named by their scope.
+  (void)owner;
   (void)attr;
   meta_.push_back(m);
   vals_.emplace_back();
