@@ -33,9 +33,8 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
   return key;
 }
 
-uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
-  InstanceId id = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
-  uint32_t inst = id.index;
+InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
+  InstanceId inst = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
   slots_.beginInstance(e);
   instHasImpl_.push_back(0);
   const ir::Entity& ent = prog_.entities[e];
@@ -48,7 +47,7 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
       else if (!(a.mult.low == 1 && a.mult.high == 1))
         kind = SlotKind::List;
     }
-    SlotId sid = slots_.newSlot(kind, inst, ent.slots[s].index);
+    SlotId sid = slots_.newSlot(kind, inst.index, ent.slots[s].index);
     if (kind == SlotKind::List && a.mult.low > 0) slots_.meta(sid).lowBound = true;
     if (kind != SlotKind::Single) {
       for (const ir::PrecedenceRule& r : prog_.precedence)
@@ -60,8 +59,8 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
   return inst;
 }
 
-void Evaluator::scheduleImplements(uint32_t inst) {
-  const ir::Entity& ent = prog_.entities[model_.entityOf(InstanceId{inst})];
+void Evaluator::scheduleImplements(InstanceId inst) {
+  const ir::Entity& ent = prog_.entities[model_.entityOf(inst)];
   for (ir::ImplementId iid : ent.implements) {
     const ir::Implement& imp = prog_.implements[iid];
     uint32_t nsFile = prog_.namespaces[imp.ns].file;
@@ -70,11 +69,11 @@ void Evaluator::scheduleImplements(uint32_t inst) {
     ScopeId parent = nsFile == UINT32_MAX ? ScopeId{} : scopes_.ns(nsFile);
     if (!imp.when.valid()) {
       for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
-      instHasImpl_[inst] = 1;
+      instHasImpl_[inst.index] = 1;
       continue;
     }
-    UnitId u =
-        newUnit(UnitKind::Implement, scopes_.newEmptyScope(parent, file, inst), file, imp.when.expr.index);
+    UnitId u = newUnit(UnitKind::Implement, scopes_.newEmptyScope(parent, file, inst.index), file,
+                       imp.when.expr.index);
     units_[u].inst = inst;
     units_[u].aux = iid.index;
     enqueue(u);
@@ -188,10 +187,11 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   }
   for (Given& g : given) {
     if (g.evaluated || !isIndexSlot(g.slot)) continue;
-    uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+    uint32_t savedAttr = ctx.hintAttr;
+    InstanceId savedInst = ctx.hintInst;
     const ir::Attribute& a = prog_.attrs[E.slots[g.slot]];
     ctx.hintAttr = a.isRelation && a.inverse.valid() ? a.inverse.index : kNone;
-    ctx.hintInst = kNone;
+    ctx.hintInst = InstanceId{};
     Status st = eval(ctx, g.expr, g.value);
     ctx.hintAttr = savedAttr;
     ctx.hintInst = savedInst;
@@ -205,7 +205,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   };
 
   // Look the key up in every index.
-  uint32_t found = kNone;
+  InstanceId found;
   llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys; // (IndexId, key) to register
   for (ir::IndexId ix : E.indexes) {
     std::vector<Value> vals;
@@ -216,7 +216,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       if (Given* g = findGiven(s))
         v = g->value;
       else if (int(s) == hintSlot)
-        v = Value::instance(InstanceId{ctx.hintInst});
+        v = Value::instance(ctx.hintInst);
       else if (E.defaults[s].valid()) {
         Ctx dctx = ctx;
         dctx.file = E.defaults[s].file;
@@ -244,17 +244,17 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     std::string key = indexKey(vals);
     InstanceId hit = indexes_.find(ix.index, key);
     if (hit.valid()) {
-      if (found != kNone && found != hit.index)
-        return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(hit.index));
-      found = hit.index;
+      if (found.valid() && found != hit)
+        return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(hit));
+      found = hit;
     }
     keys.emplace_back(ix.index, std::move(key));
   }
   SourceRange at = e.range;
-  uint32_t inst;
+  InstanceId inst;
   bool isNew = false;
-  if (found != kNone) {
-    if (model_.entityOf(InstanceId{found}) != ent)
+  if (found.valid()) {
+    if (model_.entityOf(found) != ent)
       return fail(
           ctx, id, DiagKind::Duplicate,
           fmt::format("Type found in index is not an exact match. Instance {} matches the key, but is not of "
@@ -262,8 +262,8 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
                       describeInst(found), E.fullName));
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
-    for (auto& [ix, key] : keys) indexes_.add(ix, key, InstanceId{inst});
-    model_.addCreatedAt(InstanceId{inst}, at);
+    for (auto& [ix, key] : keys) indexes_.add(ix, key, inst);
+    model_.addCreatedAt(inst, at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
       return fail(ctx, id, DiagKind::LimitExceeded,
@@ -274,11 +274,11 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     isNew = true;
     for (auto& [ix, key] : keys) {
       llvm::SmallVector<UnitId, 2> woken;
-      indexes_.addAndWake(ix, key, InstanceId{inst}, woken);
+      indexes_.addAndWake(ix, key, inst, woken);
       for (UnitId w : woken) enqueue(w);
     }
   }
-  Value self = Value::instance(InstanceId{inst});
+  Value self = Value::instance(inst);
   memoPut(ctx, id.index, self);
   out = self;
 
@@ -288,7 +288,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     if (Given* g = findGiven(s))
       v = g->value;
     else if (int(s) == hintSlot)
-      v = Value::instance(InstanceId{ctx.hintInst});
+      v = Value::instance(ctx.hintInst);
     else
       continue; // defaults below
     const ir::Attribute& a = prog_.attrs[E.slots[s]];

@@ -252,7 +252,7 @@ Model Evaluator::run() {
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
-      SlotId sid = attrSid(i, s);
+      SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
       bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.ext != kNone);
       if (!set) continue;
@@ -278,7 +278,7 @@ const Value* EvalPluginContext::attr(InstanceId id, llvm::StringRef name, bool* 
     if (exists) *exists = false;
     return nullptr;
   }
-  SlotId s = ev_.attrSid(id.index, uint32_t(slot));
+  SlotId s = ev_.attrSid(id, uint32_t(slot));
   if (!ev_.slotReady(s)) {
     blockedOn = s;
     return nullptr;

@@ -5,6 +5,19 @@
 // slot is frozen by the reference's rules (§5.4 of the language spec) and execution resumes.
 // Invariant: a unit never observes a partially written slot; every error aborts the run with exactly one
 // diagnostic (end-of-run completeness errors are collected, several becoming a MultiException).
+//
+// Structure: the Evaluator runs statements and expressions (Statements.cpp, Expressions.cpp, Operators.cpp,
+// Constructors.cpp, Finalize.cpp); its state lives in components with private state — SlotStore, UnitQueue,
+// ScopeTable, FreezePolicy, IndexTables, Reporter (one header each in this folder). Handles are typed:
+// SlotId, UnitId, ScopeId, InstanceId.
+// Error idiom (one for the whole runtime):
+//  - a step that may wait for a slot returns Status (Ok / Blocked / Error) and propagates it with TRY; Error
+//    means the diagnostic was already reported (through the Reporter: failDiag, fail, failStmt, failRead);
+//  - a check that cannot wait and whose error the caller places or wraps returns DiagOr<T> (support/DiagOr.h)
+//    holding an unplaced Diagnostic, propagated with INM_TRY_DIAG / INM_TRY_ASSIGN; the caller places it at
+//    its node (diagAt) and reports it, or wraps it (wrapAttrError);
+//  - Reporter::Capture turns reported errors into collected ones while a typedef constraint is evaluated for
+//    an attribute (they become the attribute error's cause); aborted() is read only by the scheduler loop.
 #pragma once
 
 #include "frontend/Ast.h"
@@ -119,7 +132,7 @@ struct Unit {
   ScopeId scope;
   uint32_t file = 0;
   uint32_t node = kNone;   // StmtId / ExprId index
-  uint32_t inst = kNone;   // AttrAssign / Implement / ForGradual / Forward: the instance
+  InstanceId inst;         // AttrAssign / Implement / ForGradual / Forward: the instance
   uint32_t aux = kNone;    // AttrAssign: slot index; Implement: ImplementId; ForGradual/Forward: source sid
   uint32_t progress = 0;   // values of the source already processed
   SlotId target;           // Forward: target sid
@@ -137,7 +150,7 @@ struct Ctx {
   const frontend::Ast* ast = nullptr;
   uint64_t iterKey = 0;      // distinguishes comprehension iterations for memoisation
   uint32_t hintAttr = kNone; // implicit inverse: relation end on the constructed entity
-  uint32_t hintInst = kNone; //   filled with this instance
+  InstanceId hintInst;       //   filled with this instance
   SlotId blockedOn;          // the slot a Blocked status waits for
   bool blockedGradual = false;
   uint32_t reportStmt = kNone; // statement being executed (for "reported in")
@@ -212,7 +225,7 @@ class Evaluator {
   Reporter report_;
 
   // ---- slot changes that wake units or feed the freeze policy (Evaluator.cpp) ----
-  SlotId attrSid(uint32_t inst, uint32_t slot) const { return slots_.attrSid(InstanceId{inst}, slot); }
+  SlotId attrSid(InstanceId inst, uint32_t slot) const { return slots_.attrSid(inst, slot); }
   bool slotReady(SlotId sid) const { return slots_.ready(sid); }
   Value slotValue(SlotId sid) { return slots_.read(sid, model_); }
   void wake(SlotId sid); // state changed: run waiters and subscribers
@@ -224,12 +237,12 @@ class Evaluator {
     slots_.meta(sid).promises++;
   }
   /// The attribute of slot `slot` of instance `inst`.
-  const ir::Attribute& slotAttr(uint32_t inst, uint32_t slot) const {
-    return prog_.attrs[prog_.entities[model_.entityOf(InstanceId{inst})].slots[slot]];
+  const ir::Attribute& slotAttr(InstanceId inst, uint32_t slot) const {
+    return prog_.attrs[prog_.entities[model_.entityOf(inst)].slots[slot]];
   }
   /// The attribute of instance slot `sid` (a binary search: messages and rare paths only).
   const ir::Attribute& slotAttr(SlotId sid) const { return prog_.attrs[slots_.attrOf(sid, prog_)]; }
-  uint32_t ownerOf(SlotId sid) const { return slots_.ownerOf(sid).index; }
+  InstanceId ownerOf(SlotId sid) const { return slots_.ownerOf(sid); }
   void releasePromise(SlotId sid);
   void freeze(SlotId sid);
   void maybeQueueForFreeze(SlotId sid) { freezer_.maybeQueue(slots_, sid); }
@@ -277,7 +290,7 @@ class Evaluator {
   Status forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, bool& handled);
   /// `x.rel = [a, b.rel, …]` where some item can be fed gradually (gradualFeed): those items get a Forward
   /// unit each, the others are assigned at once. `handled` is false when no item can (eager assignment).
-  Status feedListLiteral(Ctx& ctx, UnitId unitId, uint32_t inst, uint32_t slot, ExprId valueExpr,
+  Status feedListLiteral(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, ExprId valueExpr,
                          uint32_t origin, bool originIsExpr, bool& handled);
   /// Forward units that apply a comprehension to each value: unit -> comprehension ExprId (rare, so kept out
   /// of Unit; Forward units are never recycled).
@@ -285,21 +298,21 @@ class Evaluator {
   /// a comprehension over a comprehension over a relation: inner comprehension ExprId of each map level
   std::unordered_map<uint32_t, uint32_t> innerMaps_;
   /// Starts a Forward unit feeding slot `slot` of `inst` from `src` (see gradualFeed).
-  void startForward(Ctx& ctx, UnitId unitId, uint32_t inst, uint32_t slot, SlotId src, uint32_t mapExpr,
+  void startForward(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, SlotId src, uint32_t mapExpr,
                     uint32_t origin, bool originIsExpr);
   /// Reports "could not set attribute" for slot `slot` of `inst` at `node`, caused by `cause` (placed).
-  Status wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+  Status wrapAttrError(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
                        Diagnostic cause);
   /// Promises on the relations a block about to be emitted assigns through outer variables (§5.4).
   Status takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end);
   void releaseEager(UnitId unitId);
   /// Writes `v` into attribute slot of an instance (validating, syncing inverses); gradual sources for list
   /// relations are handled by the caller. `stmtNode` / `isStmt` name the reporting node for messages.
-  Status assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at, uint32_t node,
+  Status assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Value& v, SourceRange at, uint32_t node,
                     bool nodeIsStmt);
   /// Writes to a list/optional relation slot of an instance: adds one instance (or null / a list), and
   /// the other end of a bidirectional relation unless `reverse`. The error is unplaced.
-  DiagOr<void> addToRelation(uint32_t inst, uint32_t slot, const Value& v, SourceRange at, bool reverse);
+  DiagOr<void> addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at, bool reverse);
   /// Sets a single-valued slot (an equal value again is fine). The error (set twice) is unplaced.
   DiagOr<void> setSingle(SlotId sid, const Value& v, SourceRange at);
   Status setVariable(Ctx& ctx, SlotId sid, const Value& v, SourceRange at, uint32_t node, bool nodeIsStmt);
@@ -313,7 +326,7 @@ class Evaluator {
   Status evalNode(Ctx& ctx, ExprId id, Value& out);
   Status evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, uint32_t consumer);
-  Status readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing,
+  Status readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, Value& out, bool* missing,
                   uint32_t consumer);
   Status evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out);
@@ -343,9 +356,9 @@ class Evaluator {
   std::string indexKey(const std::vector<Value>& values);
   llvm::DenseSet<uint64_t, PairKeyInfo> implDone_; // (instance, ImplId) already emitted
   std::vector<uint8_t> instHasImpl_;
-  uint32_t createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
-  void scheduleImplements(uint32_t inst);
-  void emitImplementation(uint32_t inst, ir::ImplId impl);
+  InstanceId createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
+  void scheduleImplements(InstanceId inst);
+  void emitImplementation(InstanceId inst, ir::ImplId impl);
   void blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
                     const std::string& keyText, ExprId node);
 
@@ -382,7 +395,7 @@ class Evaluator {
   SourceRange rangeOf(uint32_t file, uint32_t node, bool isStmt) {
     return report_.rangeOf(file, node, isStmt);
   }
-  std::string describeInst(uint32_t inst) { return model_.describe(InstanceId{inst}); }
+  std::string describeInst(InstanceId inst) { return model_.describe(inst); }
   std::string typeName(const Value& v); // Python class names: 'int', 'str', …
   std::string reprValue(const Value& v) { return model_.repr(v); }
   /// A value as the reference shows it in messages: str() with null as `null`.

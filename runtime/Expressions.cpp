@@ -277,9 +277,9 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   return Status::Ok;
 }
 
-Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing,
+Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, Value& out, bool* missing,
                            uint32_t consumer) {
-  ir::EntityId ent = model_.entityOf(InstanceId{inst});
+  ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, name);
   if (slot < 0) {
     if (missing) {
@@ -325,7 +325,7 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
                             strings_.str(e.name).str(), model_.display(base, true), typeName(base),
                             model_.repr(base)));
   }
-  return readAttr(ctx, base.inst, e.name, id, out, nullptr, consumer);
+  return readAttr(ctx, base.instanceId(), e.name, id, out, nullptr, consumer);
 }
 
 Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -347,7 +347,7 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
       return fail(ctx, id, DiagKind::NotFound,
                   fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
                               prog_.entities[model_.entityOf(base.instanceId())].fullName));
-    sid = attrSid(base.inst, uint32_t(slot));
+    sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (t.kind == ExprKind::Name) {
     Value self;
     bool isSelf = false;

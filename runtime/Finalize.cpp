@@ -31,11 +31,11 @@ void Evaluator::finalize() {
       Diagnostic d =
           makeDiag(DiagKind::Runtime, inst.createdAt,
                    fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
-      d.reportedIn = describeInst(i);
+      d.reportedIn = describeInst(id);
       errors.push_back(std::move(d));
     }
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
-      SlotId sid = attrSid(i, s);
+      SlotId sid = attrSid(id, s);
       SlotMeta& m = slots_.meta(sid);
       const ir::Attribute& a = prog_.attrs[e.slots[s]];
       if (m.kind == SlotKind::Single) {
@@ -43,7 +43,7 @@ void Evaluator::finalize() {
         std::string attrLoc = diags_.formatLoc(a.range, true);
         errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
                                   fmt::format("The object {} is not complete: attribute {} ({}) is not set",
-                                              describeInst(i), strings_.str(a.name).str(), attrLoc)));
+                                              describeInst(id), strings_.str(a.name).str(), attrLoc)));
         continue;
       }
       size_t n = slots_.valueCount(sid);
@@ -53,7 +53,7 @@ void Evaluator::finalize() {
             makeDiag(DiagKind::Unset, inst.createdAt,
                      fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
                                  "only {} are set",
-                                 describeInst(i), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
+                                 describeInst(id), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
         continue;
       }
       m.state = kFrozen;

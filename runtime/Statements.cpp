@@ -41,7 +41,7 @@ Status Evaluator::gradualSource(Ctx& ctx, ExprId id, SlotId& sidOut) {
     if (base.kind != ValueKind::Instance) return Status::Ok;
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), e.name);
     if (slot < 0) return Status::Ok;
-    sid = attrSid(base.inst, uint32_t(slot));
+    sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (e.kind == ExprKind::Name) {
     Value self;
     bool isSelf = false;
@@ -93,7 +93,7 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, SlotId& sidOut, uint32_t& map
   return gradualSource(ctx, id, sidOut);
 }
 
-Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, uint32_t inst, uint32_t slot, ExprId valueExpr,
+Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, ExprId valueExpr,
                                   uint32_t origin, bool originIsExpr, bool& handled) {
   handled = false;
   const Expr& e = ctx.ast->exprs[valueExpr];
@@ -116,7 +116,8 @@ Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, uint32_t inst, uint32
     if (it.src.valid()) {
       anyFeed = true;
     } else {
-      uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+      uint32_t savedAttr = ctx.hintAttr;
+      InstanceId savedInst = ctx.hintInst;
       if (attr.isRelation && attr.inverse.valid()) {
         ctx.hintAttr = attr.inverse.index;
         ctx.hintInst = inst;
@@ -146,7 +147,7 @@ Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, uint32_t inst, uint32
   return Status::Ok;
 }
 
-void Evaluator::startForward(Ctx& ctx, UnitId unitId, uint32_t inst, uint32_t slot, SlotId src,
+void Evaluator::startForward(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, SlotId src,
                              uint32_t mapExpr, uint32_t origin, bool originIsExpr) {
   // The promise on the target moves to the forwarding unit, which holds it until the source is frozen.
   UnitId fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
@@ -207,8 +208,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
                     fmt::format("The object at {} is not an Entity but a <class '{}'> with value {}", what,
                                 typeName(base), model_.display(base, true)));
   }
-  uint32_t inst = base.inst;
-  ir::EntityId ent = model_.entityOf(base.instanceId());
+  InstanceId inst = base.instanceId();
+  ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, t.name);
   if (slot < 0)
     return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
@@ -243,7 +244,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
     if (handled) return Status::Ok;
   }
   Value v;
-  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  uint32_t savedAttr = ctx.hintAttr;
+  InstanceId savedInst = ctx.hintInst;
   if (attr.isRelation && attr.inverse.valid()) {
     ctx.hintAttr = attr.inverse.index;
     ctx.hintInst = inst;
@@ -258,7 +260,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
 Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
   Unit& u0 = units_[unitId];
   SlotId src = u0.target;
-  uint32_t inst = u0.inst, slot = u0.aux, node = u0.origin;
+  InstanceId inst = u0.inst;
+  uint32_t slot = u0.aux, node = u0.origin;
   const SlotMeta& m = slots_.meta(src);
   uint32_t mapExpr = kNone;
   if (!forwardMaps_.empty())
@@ -283,7 +286,7 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
         uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
         llvm::SmallVector<Value, 4> values{v};
         ScopeId savedScope = ctx.scope;
-        uint32_t savedInst = ctx.hintInst;
+        InstanceId savedInst = ctx.hintInst;
         uint64_t savedKey = ctx.iterKey;
         Status st = Status::Ok;
         for (size_t level = chain.size(); level-- > 0 && st == Status::Ok;) {
@@ -349,9 +352,9 @@ DiagOr<void> Evaluator::setSingle(SlotId sid, const Value& v, SourceRange at) {
   return {};
 }
 
-Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+Status Evaluator::wrapAttrError(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
                                 Diagnostic cause) {
-  const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
+  const ir::Entity& e = prog_.entities[model_.entityOf(inst)];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
   Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
                             makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
@@ -359,7 +362,7 @@ Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t
   return failDiag(std::move(outer));
 }
 
-Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                              uint32_t node, bool nodeIsStmt) {
   SlotId sid = attrSid(inst, slot);
   SlotKind sk = slots_.meta(sid).kind;
@@ -389,11 +392,11 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
   if (!set) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(set.takeError()));
   if (attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
     // [1] relation: keep the other end in sync.
-    uint32_t other = v.inst;
-    int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+    InstanceId other = v.instanceId();
+    int oslot = prog_.slotOf(model_.entityOf(other), prog_.attrs[attr.inverse].name);
     if (oslot >= 0) {
       SlotId osid = attrSid(other, uint32_t(oslot));
-      Value me = Value::instance(InstanceId{inst});
+      Value me = Value::instance(inst);
       DiagOr<void> synced;
       if (slots_.meta(osid).kind == SlotKind::Single) {
         if (!(other == inst && uint32_t(oslot) == slot)) synced = setSingle(osid, me, at);
@@ -407,7 +410,7 @@ Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value
   return Status::Ok;
 }
 
-DiagOr<void> Evaluator::addToRelation(uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                                       bool reverse) {
   SlotId sid = attrSid(inst, slot);
   const ir::Attribute& attr = slotAttr(inst, slot);
@@ -446,7 +449,7 @@ DiagOr<void> Evaluator::addToRelation(uint32_t inst, uint32_t slot, const Value&
   }
   if (!prog_.isSubtype(model_.entityOf(v.instanceId()), attr.type.entity)) {
     return makeDiag(DiagKind::Runtime, SourceRange{},
-                    fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                    fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
                                 prog_.entities[attr.type.entity].fullName));
   }
   SlotExt& x2 = slots_.ext(sid);
@@ -481,11 +484,11 @@ DiagOr<void> Evaluator::addToRelation(uint32_t inst, uint32_t slot, const Value&
     maybeQueueForFreeze(sid);
   }
   if (!reverse && attr.inverse.valid()) {
-    uint32_t other = v.inst;
-    int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+    InstanceId other = v.instanceId();
+    int oslot = prog_.slotOf(model_.entityOf(other), prog_.attrs[attr.inverse].name);
     if (oslot >= 0) {
       SlotId osid = attrSid(other, uint32_t(oslot));
-      Value me = Value::instance(InstanceId{inst});
+      Value me = Value::instance(inst);
       if (slots_.meta(osid).kind == SlotKind::Single)
         INM_TRY_DIAG(setSingle(osid, me, at));
       else
@@ -587,7 +590,7 @@ DiagOr<void> Evaluator::validate(const ir::Type& t, const Value& v, Ctx* ctx) {
     }
     if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
       return makeDiag(DiagKind::Runtime, SourceRange{},
-                      fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
+                      fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
                                   prog_.entities[t.entity].fullName));
     }
     return {};
@@ -637,7 +640,7 @@ Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uin
                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
                              prog_.entities[model_.entityOf(base.instanceId())].fullName)));
     }
-    SlotId sid = attrSid(base.inst, uint32_t(slot));
+    SlotId sid = attrSid(base.instanceId(), uint32_t(slot));
     if (slots_.meta(sid).kind != SlotKind::List && slots_.meta(sid).kind != SlotKind::Optional) continue;
     auto& held = units_.eagerSlots(unitId);
     if (std::find(held.begin(), held.end(), sid) != held.end()) continue;
@@ -807,7 +810,8 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, UnitId unitId) {
 // ---------------------------------------------------------------- constructor arguments and implementations
 
 Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
-  uint32_t inst = units_[unitId].inst, slot = units_[unitId].aux, origin = units_[unitId].origin;
+  InstanceId inst = units_[unitId].inst;
+  uint32_t slot = units_[unitId].aux, origin = units_[unitId].origin;
   ExprId valueExpr{units_[unitId].node};
   ctx.parent = origin;
   SlotId sid = attrSid(inst, slot);
@@ -827,7 +831,8 @@ Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
     if (handled) return Status::Ok;
   }
   Value v;
-  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  uint32_t savedAttr = ctx.hintAttr;
+  InstanceId savedInst = ctx.hintInst;
   if (attr.isRelation && attr.inverse.valid()) {
     ctx.hintAttr = attr.inverse.index;
     ctx.hintInst = inst;
@@ -840,7 +845,7 @@ Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
 }
 
 Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
-  uint32_t inst = units_[unitId].inst;
+  InstanceId inst = units_[unitId].inst;
   const ir::Implement& imp = prog_.implements[ir::ImplementId{units_[unitId].aux}];
   if (imp.when.valid()) {
     Value c;
@@ -858,18 +863,18 @@ Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
     if (!c.b) return Status::Ok;
   }
   for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
-  instHasImpl_[inst] = 1;
+  instHasImpl_[inst.index] = 1;
   return Status::Ok;
 }
 
-void Evaluator::emitImplementation(uint32_t inst, ir::ImplId implId) {
-  if (!implDone_.insert(pairKey(inst, implId.index)).second) return;
+void Evaluator::emitImplementation(InstanceId inst, ir::ImplId implId) {
+  if (!implDone_.insert(pairKey(inst.index, implId.index)).second) return;
   const ir::Implementation& impl = prog_.impls[implId];
   const ir::CodeRef& body = impl.body;
   if (!body.valid() || body.stmtBegin == body.stmtEnd) return;
   uint32_t nsFile = prog_.namespaces[impl.ns].file;
   ScopeId parent = nsFile == UINT32_MAX ? ScopeId{} : scopes_.ns(nsFile);
-  ScopeId scope = scopes_.newScope(parent, body.file, inst, body.stmtBegin, body.stmtEnd);
+  ScopeId scope = scopes_.newScope(parent, body.file, inst.index, body.stmtBegin, body.stmtEnd);
   emitBlock(scope, body.file, body.stmtBegin, body.stmtEnd);
 }
 
