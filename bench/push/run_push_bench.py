@@ -126,6 +126,7 @@ def environment(inmanta, port, kind):
 
 PHASES = {"rewrite": r"push: reading the artifact took ([0-9.]+)",
           "files": r"push: uploading \d+ files .* took ([0-9.]+)",
+          "file_batches": r"push: uploading \d+ files \(.*; (\d+) batches\)",
           "serialise": r"push: serialising put_version .* took ([0-9.]+)",
           "put_version": r"push: put_version took ([0-9.]+)",
           "release": r"push: release took ([0-9.]+)",

@@ -7,6 +7,7 @@
 
 #include "client/ArtifactText.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -107,12 +108,11 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
         continue;
       }
       if (size + b64.size() > target) flush();
-      // sha1 hex and base64 need no JSON escaping.
-      body += body.empty() ? "{\"files\": {\"" : ", \"";
-      body += hash;
-      body += "\": \"";
-      body += b64;
-      body += '"';
+      // Escaped like any JSON string, although sha1 hex and base64 never need it.
+      body += body.empty() ? "{\"files\": {" : ", ";
+      body += nlohmann::json(hash).dump();
+      body += ": ";
+      body += nlohmann::json(b64).dump();
       size += b64.size();
     }
     flush();
@@ -128,7 +128,8 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
     } else {
       result.fileBatches = batches.size();
       batches.erase(batches.begin());
-      if (llvm::Error e = client.sendAll(batches, options.parallelUploads)) return e;
+      // Four in flight keep the server's pool busy; more would only hold more batches in its memory.
+      if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) return e;
     }
   }
   if (!singles.empty())

@@ -71,7 +71,8 @@ TEST(ExecutorProtocol, StoredAttributeTextIsSentVerbatimAndDecodesAsTheTree) {
   r.resourceId = "std::testing::NullResource[x,name=n],v=3";
   r.reason = "because \"quoted\"";
   r.dependencies["std::testing::NullResource[x,name=m]"] = "deployed";
-  r.attributesText = std::make_shared<const std::string>(R"({"name": "n", "fail": true, "nested": {"k": [1, 2]}})");
+  r.attributesText =
+      std::make_shared<const std::string>(R"({"name": "n", "fail": true, "nested": {"k": [1, 2]}})");
   std::string body = "{\"type\":\"deploy\",\"requests\":[";
   r.appendJson(body);
   body += ',';

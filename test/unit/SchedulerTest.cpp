@@ -263,7 +263,8 @@ TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDiffer
   release(1, {{"a1"}, {"b1", "b"}, {"c1", "c"}});
   s->takeEffects();
   auto answer = [&](const std::string& id, const std::string& status) {
-    auto it = std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+    auto it =
+        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
     ASSERT_NE(it, exec.pending.end());
     WorkResult r;
     r.taskId = it->taskId;
@@ -272,15 +273,16 @@ TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDiffer
     exec.pending.erase(it);
     s->onResults({r});
   };
-  answer(rid("a1"), "deployed");        // the executor's line is the last one: no second End line
+  answer(rid("a1"), "deployed");           // the executor's line is the last one: no second End line
   answer(rid("b1", "b"), "non_compliant"); // recorded as failed: our line says so
   release(2, {{"a1"}, {"b1", "b"}, {"c1", "c", "h2"}});
-  answer(rid("c1", "c"), "deployed");   // stale: our line says so
+  answer(rid("c1", "c"), "deployed"); // stale: our line says so
   auto e = s->takeEffects();
   std::map<std::string, std::vector<std::string>> msgs;
   for (auto& f : e.finishes)
     for (auto& m : f.messages) msgs[f.resourceId].push_back(m["msg"]);
-  EXPECT_EQ(msgs[rid("a1")], std::vector<std::string>{"End run for resource " + rid("a1") + ": deployed, nochange"});
+  EXPECT_EQ(msgs[rid("a1")],
+            std::vector<std::string>{"End run for resource " + rid("a1") + ": deployed, nochange"});
   ASSERT_EQ(msgs[rid("b1", "b")].size(), 2u);
   EXPECT_EQ(msgs[rid("b1", "b")][1], "End run (status failed)");
   ASSERT_EQ(msgs[rid("c1", "c")].size(), 2u);

@@ -221,9 +221,11 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
   }
   std::vector<std::string> agents = in.agents;
   agents.push_back("$__scheduler");
+  // Only the new ones: an insert that conflicts still costs a speculative insertion per row.
   tx.exec_params(
       "INSERT INTO agent (environment, name) SELECT $1, a FROM jsonb_array_elements_text($2::jsonb) a "
-      "ON CONFLICT DO NOTHING",
+      "WHERE NOT EXISTS (SELECT 1 FROM agent x WHERE x.environment = $1 AND x.name = a) ON CONFLICT DO "
+      "NOTHING",
       in.environment, nlohmann::json(agents).dump());
   // Code: register each module version and link it to the agents it serves in this version.
   if (in.moduleVersionInfo.is_object()) {
