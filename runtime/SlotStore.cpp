@@ -1,7 +1,15 @@
 // Result slots: creation, readiness, reading and set-location interning (see SlotStore.h).
 #include "Evaluator.h"
 
+#include <algorithm>
+
 namespace inm::runtime {
+
+InstanceId SlotStore::ownerOf(SlotId sid) const {
+  auto it = std::upper_bound(instBase_.begin(), instBase_.end(), sid.index);
+  assert(it != instBase_.begin() && "a slot created before any instance is a variable");
+  return InstanceId{uint32_t(it - instBase_.begin() - 1)};
+}
 
 SlotExt& SlotStore::newExt(SlotId sid) {
   SlotMeta& m = meta_[sid.index];

@@ -21,8 +21,10 @@ class SlotStore {
     SlotId sid{uint32_t(meta_.size())};
     SlotMeta m;
     m.kind = kind;
-    m.owner = owner;
-    m.attr = attr;
+    if (kind == SlotKind::Var || kind == SlotKind::Single) m.setAt = kNone;
+    // Owner and attribute are recovered by ownerOf() / attrOf(); variables are named by their scope.
+    (void)owner;
+    (void)attr;
     meta_.push_back(m);
     vals_.emplace_back();
     return sid;
@@ -58,8 +60,18 @@ class SlotStore {
   }
   Value read(SlotId sid, Model& model); // list slots: a List of the values
 
-  /// Starts the slot run of a new instance; its slots are the next ones created.
-  void beginInstance() { instBase_.push_back(uint32_t(meta_.size())); }
+  /// Starts the slot run of a new instance of `e`; its slots are the next ones created.
+  void beginInstance(ir::EntityId e) {
+    instBase_.push_back(uint32_t(meta_.size()));
+    instEntity_.push_back(e);
+  }
+  /// The instance an attribute slot belongs to (a binary search: SlotMeta does not store it).
+  InstanceId ownerOf(SlotId sid) const;
+  /// The attribute an instance slot holds (see ownerOf).
+  ir::AttrId attrOf(SlotId sid, const ir::Program& prog) const {
+    InstanceId owner = ownerOf(sid);
+    return prog.entities[instEntity_[owner.index]].slots[sid.index - instBase_[owner.index]];
+  }
   SlotId attrSid(InstanceId inst, uint32_t slot) const { return SlotId{instBase_[inst.index] + slot}; }
   uint32_t size() const { return uint32_t(meta_.size()); }
   size_t extCount() const { return exts_.size(); }
@@ -84,7 +96,8 @@ class SlotStore {
   ChunkedVector<Value> vals_;
   ChunkedVector<SlotMeta> meta_;
   ChunkedVector<SlotExt> exts_;
-  std::vector<uint32_t> instBase_; // instance index -> first slot index (raw: packed table)
+  std::vector<uint32_t> instBase_;       // instance index -> first slot index (raw: packed table)
+  std::vector<ir::EntityId> instEntity_; // instance index -> entity (attrOf)
 
   // Locations slots were set at, interned: millions of slots are set from a few hundred source positions, so
   // a 4-byte index in SlotMeta instead of the 12-byte location keeps every slot 8 bytes smaller.
