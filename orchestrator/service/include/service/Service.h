@@ -59,6 +59,9 @@ struct ServiceOptions {
   int64_t factExpire = 3600;      ///< server.fact-expire: seconds a fact (expires=true) is served as fresh
   int64_t factRenew = 1200;       ///< server.fact-renew: facts this close to expiry are re-requested
   int64_t factResourceBlock = 60; ///< server.fact-resource-block: at most one fact request per resource per …
+  /// Our file-batch extension (`PUT /api/v1/files`, docs/server.md): the most base64 bytes one request may
+  /// carry; 0 turns the extension off (the route is absent and serverstatus does not announce it).
+  uint64_t fileBatchLimit = 16ull << 20;
 };
 
 class FileBatch;
@@ -121,6 +124,11 @@ class Service {
   asio::awaitable<Result> missingFiles(nlohmann::json hashes);
   /// content is base64; its sha1 must equal `hash`.
   asio::awaitable<Result> uploadFile(std::string hash, std::string base64Content);
+  /// Our extension: many (sha1, base64 content) pairs in one transaction. A bad base64 or a sha1 mismatch
+  /// is a 400 naming the file, and nothing of the batch is stored.
+  asio::awaitable<Result> uploadFiles(std::vector<std::pair<std::string, std::string>> files);
+  /// The options the server was configured with (routes read the file-batch limit).
+  const ServiceOptions& options() const { return options_; }
   /// Value: true/false.
   asio::awaitable<Result> fileExists(std::string hash);
   /// Value: base64 content (NotFound when absent).
