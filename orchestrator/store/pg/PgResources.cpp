@@ -100,17 +100,21 @@ llvm::Expected<nlohmann::json> PgStore::resourceActions(const std::string& env, 
   });
 }
 
+namespace {
+/// One `parameter` row as its JSON object (the shape of every parameter answer).
+constexpr const char* kParameterJson =
+    "json_build_object('id', id, 'name', name, 'value', value, 'source', source, 'resource_id', resource_id, "
+    "'updated', updated, 'metadata', metadata, 'expires', expires, 'environment', environment)";
+} // namespace
+
 llvm::Expected<nlohmann::json> PgStore::parameters(const std::string& env,
                                                    const std::optional<std::string>& rid) {
   return withTx<nlohmann::json>(db_, "reading parameters", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'value', value, 'source', "
-        "source, "
-        "'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', expires, "
-        "'environment', "
-        "environment) ORDER BY resource_id, name), '[]')::text FROM parameter WHERE environment = $1 AND "
-        "($2 = '*' OR resource_id = $2)",
+        std::string("SELECT coalesce(json_agg(") + kParameterJson +
+            " ORDER BY resource_id, name), '[]')::text FROM parameter WHERE environment = $1 AND "
+            "($2 = '*' OR resource_id = $2)",
         env, rid ? *rid : std::string("*")));
   });
 }
@@ -120,13 +124,11 @@ llvm::Expected<nlohmann::json> PgStore::parameterFreshness(const std::string& en
   return withTx<nlohmann::json>(db_, "reading a parameter", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "WITH p AS (SELECT * FROM parameter WHERE environment = $1 AND name = $2 AND resource_id = $3) "
-        "SELECT json_build_object('parameter', (SELECT json_build_object('id', id, 'name', name, 'value', "
-        "value, "
-        "'source', source, 'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', "
-        "expires, 'environment', environment) FROM p), 'fresh', coalesce((SELECT NOT expires OR updated > "
-        "now() - "
-        "make_interval(secs => $4) FROM p), false))::text",
+        std::string("WITH p AS (SELECT * FROM parameter WHERE environment = $1 AND name = $2 AND "
+                    "resource_id = $3) SELECT json_build_object('parameter', (SELECT ") +
+            kParameterJson +
+            " FROM p), 'fresh', coalesce((SELECT NOT expires OR updated > now() - make_interval(secs => $4) "
+            "FROM p), false))::text",
         env, name, rid, double(expireSeconds)));
   });
 }

@@ -182,7 +182,6 @@ class Service {
   /// The server.fact-renew round: re-requests the facts of resources whose facts near expiry or that have an
   /// unresolved unknown. Value: the number of resources asked.
   asio::awaitable<Result> renewFacts();
-  const ServiceOptions& options() const { return options_; }
 
   // Revocable tokens (orchestrator.md §12). The check is cached for kTokenCacheTtl; revoke drops the entry.
   /// Records a new jti for `env`; value: the jti.
