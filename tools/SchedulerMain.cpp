@@ -198,6 +198,7 @@ class ProcessExecutor : public Executor {
       r.change = a.change;
       r.changes = a.changes;
       r.messages = a.logs;
+      r.messagesText = a.logsText; // the executor's lines as received: never parsed in the scheduler
       r.facts = a.facts;
       // Results of one round trip arrive back to back: hand them to the state machine together.
       pending_.push_back(std::move(r));

@@ -208,9 +208,10 @@ void ExecutorProcess::readMore() {
     self->lastHeard_ = std::chrono::steady_clock::now();
     try {
       while (self->alive_) {
-        std::optional<Json> msg = self->decoder_.next();
+        std::string logsText;
+        std::optional<Json> msg = self->decoder_.next(&logsText);
         if (!msg) break;
-        self->onMessage(*msg);
+        self->onMessage(*msg, std::move(logsText));
       }
     } catch (const std::exception& e) {
       self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
@@ -221,12 +222,13 @@ void ExecutorProcess::readMore() {
   });
 }
 
-void ExecutorProcess::onMessage(const Json& msg) {
+void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
   const std::string type = msg["type"].get<std::string>();
   if (type == "result" || type == "facts_result") {
     ActionResult r;
     try {
       r = ActionResult::fromJson(msg);
+      r.logsText = std::move(logsText); // the log lines as received: stored verbatim, never parsed here
     } catch (const std::exception& e) {
       std::cerr << "executor " << pid_ << ": ignoring a malformed result: " << e.what() << "\n";
       return;

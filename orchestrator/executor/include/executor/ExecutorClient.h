@@ -118,7 +118,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void sendBody(const std::string& body);
   void writeNext();
   void readMore();
-  void onMessage(const Json& msg);
+  void onMessage(const Json& msg, std::string logsText);
   void onDeath(const std::string& cause);
   void reap(bool force);
   void armHeartbeat();
