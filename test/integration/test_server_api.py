@@ -212,6 +212,12 @@ class ServerApiTest(sf.ServerTestCase):
         # Release: rps rows, scheduler request, 409 twice.
         rel = s.ok("POST", f"/api/v1/version/{v}", {"id": str(v), "push": False}, env=env)
         self.assertTrue(rel["model"]["released"])
+        # All three rows new: the answer's counts come from the insert (u undefined: done and failed), the same
+        # as a later read aggregates from the rows.
+        counts = lambda m: {k: m[k] for k in ("done", "total", "deployed", "result", "status")}
+        self.assertEqual(counts(rel["model"]), {"done": 1, "total": 3, "deployed": False, "result": "deploying",
+                                                 "status": "deploying"})
+        self.assertEqual(counts(s.ok("GET", f"/api/v1/version/{v}", env=env)["model"]), counts(rel["model"]))
         self.assertEqual(psql(s.db, f"SELECT string_agg(resource_id || '=' || blocked || '/' || last_handler_run, ';' ORDER BY resource_id) FROM resource_persistent_state WHERE environment = '{env}'"),
                          f"{NULL}[internal,name=app]=NOT_BLOCKED/NEW;{NULL}[internal,name=db]=NOT_BLOCKED/NEW;{NULL}[other,name=u]=BLOCKED/NEW")
         self.assertEqual(psql(s.db, f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}' AND current_intent_attribute_hash IS NOT NULL"), "3")
@@ -243,6 +249,14 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(s.call("DELETE", f"/api/v1/version/{v2}", env=env)[0], 404)
         versions = s.ok("GET", "/api/v1/version?start=0&limit=1", env=env)
         self.assertEqual((versions["count"], len(versions["versions"]), versions["versions"][0]["version"]), (2, 1, v3))
+        # A release over existing rows aggregates their deploy state (db deployed, cloud new and available).
+        psql(s.db, f"UPDATE resource_persistent_state SET last_non_deploying_status = 'deployed' WHERE environment = '{env}' AND resource_id LIKE '%name=db]'")
+        v4, _ = sf.put_version(s, env, [dict(rid=f"{NULL}[internal,name=db]", name="db"),
+                                        dict(rid=f"{NULL}[internal,name=cloud]", name="cloud")])
+        rel4 = s.ok("POST", f"/api/v1/version/{v4}", {"id": str(v4), "push": False}, env=env)["model"]
+        self.assertEqual(counts(rel4), {"done": 1, "total": 2, "deployed": False, "result": "deploying",
+                                         "status": "deploying"})
+        self.assertEqual(counts(s.ok("GET", f"/api/v1/version/{v4}", env=env)["model"]), counts(rel4))
 
     def test_put_version_errors(self):
         s, env = self.s, self.env

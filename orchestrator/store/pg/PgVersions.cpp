@@ -24,8 +24,17 @@ namespace {
 /// Advisory lock key of an environment: hashtext of its id in a namespace of its own.
 constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
 
-/// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI.
-std::string versionRowSql(const char* where) {
+/// The done/failed counts of a version's row: its resources' statuses aggregated (a join over every resource of
+/// the version).
+constexpr const char* kCountsSql =
+    "CROSS JOIN LATERAL (SELECT "
+    "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
+    "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', 'undefined', "
+    "'skipped_for_undefined', 'non_compliant')) AS failed FROM (SELECT ";
+
+/// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI. `counts`
+/// is the `d(done, failed)` relation: by default aggregated from the resources' statuses.
+std::string versionRowSql(const char* where, const std::string& counts = "") {
   return std::string(
              "SELECT json_build_object('version', cm.version, 'environment', cm.environment, 'date', "
              "cm.date, "
@@ -40,17 +49,13 @@ std::string versionRowSql(const char* where) {
              "cm.partial_base, "
              "'is_suitable_for_partial_compiles', cm.is_suitable_for_partial_compiles, 'pip_config', "
              "cm.pip_config)::text "
-             "FROM configurationmodel cm CROSS JOIN LATERAL (SELECT "
-             "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
-             "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', "
-             "'undefined', "
-             "'skipped_for_undefined', 'non_compliant')) AS failed "
-             "FROM (SELECT ") +
-         kStatusSql +
-         " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = "
-         "r.environment "
-         "AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment AND r.model = cm.version) "
-         "s) d " +
+             "FROM configurationmodel cm ") +
+         (!counts.empty()
+              ? counts
+              : std::string(kCountsSql) + kStatusSql +
+                    " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = "
+                    "r.environment AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment "
+                    "AND r.model = cm.version) s) d ") +
          where;
 }
 
@@ -579,19 +584,33 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
       throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) +
                                                   " is older than the latest released version " +
                                                   std::to_string(latest)};
-    tx.exec_params(
-        "INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
+    // The rows of resources new to the environment, counted as they are inserted: how many, and how many
+    // undefined (a fresh row's status is 'undefined' for those, 'available' for the others).
+    pqxx::result added = tx.exec_params(
+        "WITH ins AS (INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
         "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
         "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, "
         "is_undefined, "
         "'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
-        "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING",
+        "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING RETURNING is_undefined) "
+        "SELECT count(*), count(*) FILTER (WHERE is_undefined) FROM ins",
         env, version);
+    int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();
     tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2",
                    env, version);
     insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
-    pqxx::result row =
-        tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    // When every resource of the version is new to the environment (total = inserted: resource ids are unique
+    // per version), the statuses are known without reading them back: the undefined ones are done and failed,
+    // the others available. Otherwise older rows carry deploy state: aggregate.
+    std::string counts;
+    int64_t total = tx.exec_params("SELECT total FROM configurationmodel WHERE environment = $1 AND version = $2",
+                                   env, version)[0][0]
+                        .as<int64_t>();
+    if (total == inserted)
+      counts = "CROSS JOIN (SELECT " + std::to_string(undefined) + "::bigint AS done, " +
+               std::to_string(undefined) + "::bigint AS failed) d ";
+    pqxx::result row = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2", counts),
+                                      env, version);
     return nlohmann::json::parse(row[0][0].c_str());
   });
 }
