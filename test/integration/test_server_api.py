@@ -38,8 +38,12 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(status, 400)
         self.assertIn("'id'", body["message"])
         self.assertEqual(s.call("PUT", "/api/v2/project", {})[0], 400)
+        pe = s.ok("PUT", "/api/v2/environment", {"project_id": p["id"], "name": "doomed"})["data"]["id"]
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{pe}'"), "1")
         self.assertEqual(s.call("DELETE", f"/api/v2/project/{p['id']}")[0], 200)
         self.assertEqual(s.call("DELETE", f"/api/v1/project/{p['id']}")[0], 404)
+        # Agents have no foreign key to their environment (migration 006): deleted explicitly with it.
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{pe}'"), "0")
         # A chosen project id is kept.
         pid = str(uuid.uuid4())
         self.assertEqual(s.ok("PUT", "/api/v2/project", {"name": "chosen", "project_id": pid})["data"]["id"], pid)
@@ -70,8 +74,10 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(s.call("GET", f"/api/v2/environment/{uuid.uuid4()}")[0], 404)
         chosen = str(uuid.uuid4())
         self.assertEqual(s.ok("PUT", "/api/v2/environment", {"project_id": self.pid, "name": "c", "environment_id": chosen})["data"]["id"], chosen)
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{e['id']}'"), "1")
         self.assertEqual(s.call("DELETE", f"/api/v2/environment/{e['id']}")[0], 200)
         self.assertEqual(s.call("GET", f"/api/v1/environment/{e['id']}")[0], 404)
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{e['id']}'"), "0")
 
     def test_protected_environment_refuses_delete_and_clear(self):
         s = self.s

@@ -184,7 +184,10 @@ void beginVersion(pqxx::work& tx, const VersionInput& in) {
       std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
           kEnvLockSql + ")",
       in.environment);
-  pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
+  // FOR KEY SHARE: the environment cannot be deleted under this version's rows, which have no per-row foreign
+  // keys to it (migrations 004, 006).
+  pqxx::result env =
+      tx.exec_params("SELECT last_version FROM environment WHERE id = $1 FOR KEY SHARE", in.environment);
   if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
   if (in.partial) checkPartial(tx, in);
   int64_t reserved = env[0][0].as<int64_t>();
@@ -568,6 +571,8 @@ llvm::Expected<nlohmann::json> PgStore::versionResources(const std::string& env,
 llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
+    // The environment stays while its new resource_persistent_state rows (no foreign key) are written.
+    tx.exec_params("SELECT 1 FROM environment WHERE id = $1 FOR KEY SHARE", env);
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
     pqxx::result cm = tx.exec_params(
         "SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
