@@ -459,8 +459,9 @@ PgStore::putVersionStreamed(const std::string& envId,
     // Only the key columns: statistics of the jsonb attributes cost most of a full ANALYZE and no plan here
     // uses them.
     if (sink.total() > 2000) tx.exec("ANALYZE resource (environment, model, resource_id)");
-    // The requires graph must be closed (a set difference: hashed, whatever the plan).
-    pqxx::result open = tx.exec_params(
+    // The requires graph must be closed (a set difference: hashed, whatever the plan). A producer that saw
+    // every resource already knows; the query then only runs to name the offender.
+    pqxx::result open = sv.requiresClosed ? pqxx::result() : tx.exec_params(
         "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
         "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment "
         "= $1 "
@@ -506,11 +507,12 @@ PgStore::putVersionStreamed(const std::string& envId,
                          "r.resource_set <> t.resource_set)",
                          env, v)[0][0]
               .as<bool>();
-    for (const auto& row :
-         tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
-                        "ORDER BY agent",
-                        env, v))
-      in.agents.push_back(row[0].c_str());
+    if (!sv.agentsKnown)
+      for (const auto& row :
+           tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
+                          "ORDER BY agent",
+                          env, v))
+        in.agents.push_back(row[0].c_str());
     tx.exec_params(
         "UPDATE configurationmodel SET total = $3, version_info = $4::jsonb, pip_config = $5::jsonb, "
         "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT "
