@@ -86,6 +86,11 @@ struct StreamedVersion {
   VersionInput head;
   std::vector<std::string> undefinedIds;
   std::vector<std::pair<std::string, std::string>> resourceSets; ///< (resource id, set name)
+  /// Set by a producer that saw every resource: the distinct agents (head.agents then holds them, sorted) and
+  /// whether every `requires` names a resource of the version. Unset, the store derives both from the rows;
+  /// false, it finds the offending resource itself for the error.
+  bool agentsKnown = false;
+  bool requiresClosed = false;
 };
 
 /// GET /api/v2/resource_actions (orchestrator.md §13, §15). Empty strings = no filter.
