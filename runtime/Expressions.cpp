@@ -265,11 +265,10 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      const ir::Attribute& a = slotAttr(sid);
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
                       fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, name.str(),
-                                  describeInst(InstanceId{m.owner})));
+                                  prog_.entities[a.owner].fullName, name.str(), describeInst(ownerOf(sid))));
     }
     return blockOn(ctx, sid);
   }
@@ -299,7 +298,7 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      const ir::Attribute& a = slotAttr(inst, uint32_t(slot));
       return failRead(ctx, id, consumer, DiagKind::OptionalValue,
                       fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
                                   prog_.entities[a.owner].fullName, strings_.str(name).str(),

@@ -262,6 +262,31 @@ void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
     } else {
       send(Json{{"type", "file"}, {"request", id}, {"found", false}, {"error", "no file provider"}});
     }
+  } else if (type == "get_code") {
+    uint64_t id = msg.value("request", uint64_t(0));
+    int version = msg.value("version", 0);
+    std::string agent = msg.value("agent", std::string());
+    std::weak_ptr<ExecutorProcess> weak = weak_from_this();
+    auto reply = [weak, id](const Json& filesOrError) {
+      auto self = weak.lock();
+      if (!self) return;
+      Json answer{{"type", "code"}, {"request", id}};
+      if (filesOrError.is_array())
+        answer["files"] = filesOrError;
+      else
+        answer["error"] = filesOrError.is_string() ? filesOrError.get<std::string>() : filesOrError.dump();
+      asio::post(self->strand_,
+                 [self, answer = std::move(answer)]() mutable { self->send(std::move(answer)); });
+    };
+    if (!code_) {
+      reply(Json("this scheduler serves no handler code"));
+    } else {
+      try {
+        code_(version, agent, reply);
+      } catch (const std::exception& e) {
+        reply(Json(std::string(e.what())));
+      }
+    }
   } else if (type == "put_file") {
     std::string hash = msg.value("hash", std::string());
     try {

@@ -10,6 +10,9 @@
 #include "service/Log.h"
 #include "service/Service.h"
 
+#include <llvm/ADT/StringSet.h>
+#include <llvm/Support/Allocator.h>
+
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -361,6 +364,9 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   std::optional<llvm::Error> failure;
   bool begun = false;
   count = 0;
+  // The ids seen so far, the requires not (yet) among them and the agents: the graph's closure and the agent
+  // list without reading the stored rows back.
+  llvm::StringSet<llvm::BumpPtrAllocator> ids, pending, agents;
   VersionSax* saxPtr = nullptr;
   auto flush = [&]() -> bool {
     if (!begun) {
@@ -387,6 +393,11 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
       return false;
     }
     ++count;
+    ids.insert(row->resourceId);
+    pending.erase(row->resourceId);
+    for (const std::string& q : reqs)
+      if (!ids.contains(q)) pending.insert(q);
+    agents.insert(row->agent);
     batch.push_back(std::move(*row));
     if (batch.size() >= kStreamBatch) return flush();
     return true;
@@ -430,6 +441,10 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
     out.resourceSets.emplace_back(rid, it->get<std::string>());
   }
   if (llvm::Error e = readVersionTail(body, head)) return std::move(e);
+  out.requiresClosed = pending.empty(); // a require met later was erased when its resource came
+  out.agentsKnown = true;
+  for (const auto& a : agents) head.agents.push_back(a.getKey().str());
+  std::sort(head.agents.begin(), head.agents.end());
   return out;
 }
 

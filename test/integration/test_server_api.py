@@ -38,8 +38,12 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(status, 400)
         self.assertIn("'id'", body["message"])
         self.assertEqual(s.call("PUT", "/api/v2/project", {})[0], 400)
+        pe = s.ok("PUT", "/api/v2/environment", {"project_id": p["id"], "name": "doomed"})["data"]["id"]
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{pe}'"), "1")
         self.assertEqual(s.call("DELETE", f"/api/v2/project/{p['id']}")[0], 200)
         self.assertEqual(s.call("DELETE", f"/api/v1/project/{p['id']}")[0], 404)
+        # Agents have no foreign key to their environment (migration 006): deleted explicitly with it.
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{pe}'"), "0")
         # A chosen project id is kept.
         pid = str(uuid.uuid4())
         self.assertEqual(s.ok("PUT", "/api/v2/project", {"name": "chosen", "project_id": pid})["data"]["id"], pid)
@@ -70,8 +74,10 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(s.call("GET", f"/api/v2/environment/{uuid.uuid4()}")[0], 404)
         chosen = str(uuid.uuid4())
         self.assertEqual(s.ok("PUT", "/api/v2/environment", {"project_id": self.pid, "name": "c", "environment_id": chosen})["data"]["id"], chosen)
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{e['id']}'"), "1")
         self.assertEqual(s.call("DELETE", f"/api/v2/environment/{e['id']}")[0], 200)
         self.assertEqual(s.call("GET", f"/api/v1/environment/{e['id']}")[0], 404)
+        self.assertEqual(psql(s.db, f"SELECT count(*) FROM agent WHERE environment = '{e['id']}'"), "0")
 
     def test_protected_environment_refuses_delete_and_clear(self):
         s = self.s
@@ -212,6 +218,12 @@ class ServerApiTest(sf.ServerTestCase):
         # Release: rps rows, scheduler request, 409 twice.
         rel = s.ok("POST", f"/api/v1/version/{v}", {"id": str(v), "push": False}, env=env)
         self.assertTrue(rel["model"]["released"])
+        # All three rows new: the answer's counts come from the insert (u undefined: done and failed), the same
+        # as a later read aggregates from the rows.
+        counts = lambda m: {k: m[k] for k in ("done", "total", "deployed", "result", "status")}
+        self.assertEqual(counts(rel["model"]), {"done": 1, "total": 3, "deployed": False, "result": "deploying",
+                                                 "status": "deploying"})
+        self.assertEqual(counts(s.ok("GET", f"/api/v1/version/{v}", env=env)["model"]), counts(rel["model"]))
         self.assertEqual(psql(s.db, f"SELECT string_agg(resource_id || '=' || blocked || '/' || last_handler_run, ';' ORDER BY resource_id) FROM resource_persistent_state WHERE environment = '{env}'"),
                          f"{NULL}[internal,name=app]=NOT_BLOCKED/NEW;{NULL}[internal,name=db]=NOT_BLOCKED/NEW;{NULL}[other,name=u]=BLOCKED/NEW")
         self.assertEqual(psql(s.db, f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}' AND current_intent_attribute_hash IS NOT NULL"), "3")
@@ -243,6 +255,14 @@ class ServerApiTest(sf.ServerTestCase):
         self.assertEqual(s.call("DELETE", f"/api/v1/version/{v2}", env=env)[0], 404)
         versions = s.ok("GET", "/api/v1/version?start=0&limit=1", env=env)
         self.assertEqual((versions["count"], len(versions["versions"]), versions["versions"][0]["version"]), (2, 1, v3))
+        # A release over existing rows aggregates their deploy state (db deployed, cloud new and available).
+        psql(s.db, f"UPDATE resource_persistent_state SET last_non_deploying_status = 'deployed' WHERE environment = '{env}' AND resource_id LIKE '%name=db]'")
+        v4, _ = sf.put_version(s, env, [dict(rid=f"{NULL}[internal,name=db]", name="db"),
+                                        dict(rid=f"{NULL}[internal,name=cloud]", name="cloud")])
+        rel4 = s.ok("POST", f"/api/v1/version/{v4}", {"id": str(v4), "push": False}, env=env)["model"]
+        self.assertEqual(counts(rel4), {"done": 1, "total": 2, "deployed": False, "result": "deploying",
+                                         "status": "deploying"})
+        self.assertEqual(counts(s.ok("GET", f"/api/v1/version/{v4}", env=env)["model"]), counts(rel4))
 
     def test_put_version_errors(self):
         s, env = self.s, self.env

@@ -149,6 +149,22 @@ class PushPerfTest(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn("not valid JSON", json.loads(answer)["message"])
         self.assertEqual(s.call("GET", f"/api/v1/version/{v2}", env=env)[0], 404)
+        # The requires closure is checked while streaming: a require of a later resource is met, one of no
+        # resource of the version is named with the first resource holding it.
+        v3 = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        ids = [f"{NULL}[a,name=z{i}]" for i in range(2500)]
+        res = [sf.resource(ids[i], v3, name=f"z{i}", pad=pad if i == 0 else "",
+                           requires=[ids[(i + 1) % 2500]] if i % 2 == 0 else []) for i in range(2500)]
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", json.dumps({"version": v3, "resources": res}).encode(), env)
+        self.assertEqual(status, 200, answer[:300])
+        v4 = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        res = [dict(r, id=r["id"].replace(f",v={v3}", f",v={v4}"), version=v4) for r in res]
+        res[2400]["requires"] = [f"{NULL}[a,name=gone]"]
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", json.dumps({"version": v4, "resources": res}).encode(), env)
+        self.assertEqual(status, 400)
+        self.assertIn(f"{NULL}[a,name=z2400] requires {NULL}[a,name=gone], which is not in this version",
+                      json.loads(answer)["message"])
+        self.assertEqual(s.call("GET", f"/api/v1/version/{v4}", env=env)[0], 404)
 
     def test_over_limit_streamed_body_is_413(self):
         s, env = self.s, self.env

@@ -24,8 +24,17 @@ namespace {
 /// Advisory lock key of an environment: hashtext of its id in a namespace of its own.
 constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
 
-/// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI.
-std::string versionRowSql(const char* where) {
+/// The done/failed counts of a version's row: its resources' statuses aggregated (a join over every resource of
+/// the version).
+constexpr const char* kCountsSql =
+    "CROSS JOIN LATERAL (SELECT "
+    "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
+    "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', 'undefined', "
+    "'skipped_for_undefined', 'non_compliant')) AS failed FROM (SELECT ";
+
+/// v1 version row: the reference's configurationmodel fields plus deployed/done/result for the CLI. `counts`
+/// is the `d(done, failed)` relation: by default aggregated from the resources' statuses.
+std::string versionRowSql(const char* where, const std::string& counts = "") {
   return std::string(
              "SELECT json_build_object('version', cm.version, 'environment', cm.environment, 'date', "
              "cm.date, "
@@ -40,17 +49,13 @@ std::string versionRowSql(const char* where) {
              "cm.partial_base, "
              "'is_suitable_for_partial_compiles', cm.is_suitable_for_partial_compiles, 'pip_config', "
              "cm.pip_config)::text "
-             "FROM configurationmodel cm CROSS JOIN LATERAL (SELECT "
-             "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
-             "count(*) FILTER (WHERE cm.released AND s.status IN ('failed', 'unavailable', 'skipped', "
-             "'undefined', "
-             "'skipped_for_undefined', 'non_compliant')) AS failed "
-             "FROM (SELECT ") +
-         kStatusSql +
-         " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = "
-         "r.environment "
-         "AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment AND r.model = cm.version) "
-         "s) d " +
+             "FROM configurationmodel cm ") +
+         (!counts.empty()
+              ? counts
+              : std::string(kCountsSql) + kStatusSql +
+                    " AS status FROM resource r LEFT JOIN resource_persistent_state rps ON rps.environment = "
+                    "r.environment AND rps.resource_id = r.resource_id WHERE r.environment = cm.environment "
+                    "AND r.model = cm.version) s) d ") +
          where;
 }
 
@@ -179,7 +184,10 @@ void beginVersion(pqxx::work& tx, const VersionInput& in) {
       std::string(in.partial ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_advisory_xact_lock_shared(") +
           kEnvLockSql + ")",
       in.environment);
-  pqxx::result env = tx.exec_params("SELECT last_version FROM environment WHERE id = $1", in.environment);
+  // FOR KEY SHARE: the environment cannot be deleted under this version's rows, which have no per-row foreign
+  // keys to it (migrations 004, 006).
+  pqxx::result env =
+      tx.exec_params("SELECT last_version FROM environment WHERE id = $1 FOR KEY SHARE", in.environment);
   if (env.empty()) throw StoreFailure{ErrorCode::NotFound, "environment " + in.environment + " not found"};
   if (in.partial) checkPartial(tx, in);
   int64_t reserved = env[0][0].as<int64_t>();
@@ -451,8 +459,9 @@ PgStore::putVersionStreamed(const std::string& envId,
     // Only the key columns: statistics of the jsonb attributes cost most of a full ANALYZE and no plan here
     // uses them.
     if (sink.total() > 2000) tx.exec("ANALYZE resource (environment, model, resource_id)");
-    // The requires graph must be closed (a set difference: hashed, whatever the plan).
-    pqxx::result open = tx.exec_params(
+    // The requires graph must be closed (a set difference: hashed, whatever the plan). A producer that saw
+    // every resource already knows; the query then only runs to name the offender.
+    pqxx::result open = sv.requiresClosed ? pqxx::result() : tx.exec_params(
         "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
         "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment "
         "= $1 "
@@ -498,11 +507,12 @@ PgStore::putVersionStreamed(const std::string& envId,
                          "r.resource_set <> t.resource_set)",
                          env, v)[0][0]
               .as<bool>();
-    for (const auto& row :
-         tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
-                        "ORDER BY agent",
-                        env, v))
-      in.agents.push_back(row[0].c_str());
+    if (!sv.agentsKnown)
+      for (const auto& row :
+           tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "
+                          "ORDER BY agent",
+                          env, v))
+        in.agents.push_back(row[0].c_str());
     tx.exec_params(
         "UPDATE configurationmodel SET total = $3, version_info = $4::jsonb, pip_config = $5::jsonb, "
         "is_suitable_for_partial_compiles = $6, undeployable = ARRAY(SELECT "
@@ -563,6 +573,8 @@ llvm::Expected<nlohmann::json> PgStore::versionResources(const std::string& env,
 llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
+    // The environment stays while its new resource_persistent_state rows (no foreign key) are written.
+    tx.exec_params("SELECT 1 FROM environment WHERE id = $1 FOR KEY SHARE", env);
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
     pqxx::result cm = tx.exec_params(
         "SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);
@@ -579,19 +591,33 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
       throw StoreFailure{ErrorCode::Conflict, "version " + std::to_string(version) +
                                                   " is older than the latest released version " +
                                                   std::to_string(latest)};
-    tx.exec_params(
-        "INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
+    // The rows of resources new to the environment, counted as they are inserted: how many, and how many
+    // undefined (a fresh row's status is 'undefined' for those, 'available' for the others).
+    pqxx::result added = tx.exec_params(
+        "WITH ins AS (INSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
         "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
         "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, "
         "is_undefined, "
         "'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
-        "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING",
+        "WHERE environment = $1 AND model = $2 ON CONFLICT DO NOTHING RETURNING is_undefined) "
+        "SELECT count(*), count(*) FILTER (WHERE is_undefined) FROM ins",
         env, version);
+    int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();
     tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2",
                    env, version);
     insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
-    pqxx::result row =
-        tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2"), env, version);
+    // When every resource of the version is new to the environment (total = inserted: resource ids are unique
+    // per version), the statuses are known without reading them back: the undefined ones are done and failed,
+    // the others available. Otherwise older rows carry deploy state: aggregate.
+    std::string counts;
+    int64_t total = tx.exec_params("SELECT total FROM configurationmodel WHERE environment = $1 AND version = $2",
+                                   env, version)[0][0]
+                        .as<int64_t>();
+    if (total == inserted)
+      counts = "CROSS JOIN (SELECT " + std::to_string(undefined) + "::bigint AS done, " +
+               std::to_string(undefined) + "::bigint AS failed) d ";
+    pqxx::result row = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2", counts),
+                                      env, version);
     return nlohmann::json::parse(row[0][0].c_str());
   });
 }
