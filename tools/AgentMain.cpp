@@ -2,15 +2,17 @@
 // F]
 // [-c FILE]…`: an external agent (docs/deploy.md "External agents"). It connects to the server
 // (`GET /api/v2/agent/connect` with `Upgrade: inmanta-executor`), which relays its claim to the environment's
-// scheduler; once claimed, the connection carries the executor protocol and this process is an executor host
-// (runExecutorHost with the std handlers) behind a socketpair, while the main thread pumps bytes between the
-// socketpair and the (plain or TLS) server connection. A lost connection or a refused claim is retried with
-// exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends the process with code 1.
-// SIGTERM/SIGINT end the current session (running actions finish and report) and exit 0.
+// scheduler; once claimed, the connection carries the executor protocol to an AgentRouter behind a
+// socketpair, which runs the work in `inmanta executor` children with the Python handler code of each version
+// (fetched over the same connection, verified, cached under <state dir>/agent-code/), while the main thread
+// pumps bytes between the socketpair and the (plain or TLS) server connection. A lost connection or a refused
+// claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends
+// the process with code 1. SIGTERM/SIGINT end the current session (running actions finish and report) and
+// exit 0.
+#include "AgentRouter.h"
 #include "Verbs.h"
 #include "api/Splice.h"
 #include "config/Config.h"
-#include "executor/ExecutorHost.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -32,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -74,6 +77,7 @@ struct AgentOptions {
   bool ssl = false;
   std::string caCert;
   int threads = 4;
+  std::string codeDir; ///< <state dir>/agent-code
 };
 
 /// How one connection attempt ended.
@@ -105,8 +109,7 @@ void enableKeepalive(int fd) {
 
 /// The upgrade request, the 101 answer, then the session until either side closes.
 template <typename Stream>
-asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o,
-                                    const executor::HandlerRegistry& registry) {
+asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
   auto& lowest = beast::get_lowest_layer(stream);
   char hostName[256] = "unknown-host";
   gethostname(hostName, sizeof hostName - 1);
@@ -154,12 +157,16 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o,
   hostSide.assign(local(), pair[0]);
   say("connected to " + o.host + ":" + std::to_string(o.port) + "; holding agent(s) " + agentList +
       " of environment " + o.environment);
-  executor::HostOptions hostOptions;
-  hostOptions.threads = o.threads;
-  std::thread host([fd = pair[1], &registry, hostOptions] {
-    executor::runExecutorHost(fd, fd, registry, hostOptions);
-    ::shutdown(fd, SHUT_RDWR);
-    ::close(fd);
+  executor::ExecutorOptions executorOptions;
+  executorOptions.threads = o.threads;
+  auto router = std::make_shared<AgentRouter>(ex, executorOptions, o.codeDir, say);
+  local::socket routerSide(ex);
+  routerSide.assign(local(), pair[1]);
+  bool routerDone = false;
+  asio::steady_timer routerFinished(ex, std::chrono::steady_clock::time_point::max());
+  asio::co_spawn(ex, router->run(std::move(routerSide)), [&](std::exception_ptr) {
+    routerDone = true;
+    routerFinished.cancel();
   });
   bool closed = false;
   auto closeBoth = [&] {
@@ -186,12 +193,11 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o,
   }
   co_await api::splice(stream, hostSide, closeBoth);
   tick.cancel();
-  host.join();
+  if (!routerDone) co_await routerFinished.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   co_return Attempt{Attempt::Session, "the connection to the server closed"};
 }
 
-asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls,
-                                     const executor::HandlerRegistry& registry) {
+asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls) {
   auto ex = co_await asio::this_coro::executor;
   boost::system::error_code ec;
   tcp::resolver resolver(ex);
@@ -204,7 +210,7 @@ asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls,
     stream.expires_after(std::chrono::seconds(10));
     co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return Attempt{Attempt::Retry, "cannot connect to " + where + ": " + ec.message()};
-    co_return co_await runSession(stream, o, registry);
+    co_return co_await runSession(stream, o);
   }
   beast::ssl_stream<beast::tcp_stream> stream(ex, *tls);
   auto& lowest = beast::get_lowest_layer(stream);
@@ -215,15 +221,15 @@ asio::awaitable<Attempt> connectOnce(const AgentOptions& o, ssl::context* tls,
   stream.set_verify_callback(ssl::host_name_verification(o.host));
   co_await stream.async_handshake(ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return Attempt{Attempt::Fatal, "TLS handshake with " + where + " failed: " + ec.message()};
-  co_return co_await runSession(stream, o, registry);
+  co_return co_await runSession(stream, o);
 }
 
 int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta agent: " << msg << "\n";
   std::cerr
       << "usage: inmanta agent --server HOST [--port PORT] -e ENV --agent NAME [--agent NAME…] [--token T]\n"
-         "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [-c FILE]…\n"
-         "Config keys (flags win): [config] environment, agent-names (comma separated);\n"
+         "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [--state-dir DIR] [-c FILE]…\n"
+         "Config keys (flags win): [config] environment, agent-names (comma separated), state-dir;\n"
          "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file.\n";
   return msg.empty() ? 0 : 2;
 }
@@ -233,7 +239,7 @@ int usage(const std::string& msg) {
 int agentMain(const std::vector<std::string>& args, int verbose) {
   (void)verbose;
   std::vector<std::string> cfgFiles;
-  std::optional<std::string> host, port, env, token, caCert, threads;
+  std::optional<std::string> host, port, env, token, caCert, threads, stateDir;
   std::vector<std::string> agents;
   bool sslFlag = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -264,6 +270,8 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
       if (!need(caCert)) return usage("--ssl-ca-cert needs a file");
     } else if (a == "--threads") {
       if (!need(threads)) return usage("--threads needs a value");
+    } else if (a == "--state-dir") {
+      if (!need(stateDir)) return usage("--state-dir needs a directory");
     } else if (a == "-c" || a == "--config") {
       auto v = value();
       if (!v) return usage(a + " needs a file");
@@ -319,6 +327,15 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
     o.threads = int(n);
   }
 
+  // Handler code of the versions this agent runs is laid out (and kept, by blueprint) under the state dir.
+  {
+    std::error_code ec;
+    o.codeDir = (std::filesystem::absolute(
+                     stateDir.value_or(cfg->getString("config", "state-dir", "/var/lib/inmanta")), ec) /
+                 "agent-code")
+                    .string();
+  }
+
   std::optional<ssl::context> tls;
   if (o.ssl) {
     tls.emplace(ssl::context::tls_client);
@@ -342,23 +359,20 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  executor::HandlerRegistry registry;
-  executor::registerStdHandlers(registry);
   int backoff = 1;
   while (!gStop) {
     asio::io_context ioc;
     Attempt result;
-    asio::co_spawn(ioc, connectOnce(o, tls ? &*tls : nullptr, registry),
-                   [&](std::exception_ptr e, Attempt a) {
-                     if (e) {
-                       try {
-                         std::rethrow_exception(e);
-                       } catch (const std::exception& x) {
-                         a = Attempt{Attempt::Retry, std::string("internal error: ") + x.what()};
-                       }
-                     }
-                     result = std::move(a);
-                   });
+    asio::co_spawn(ioc, connectOnce(o, tls ? &*tls : nullptr), [&](std::exception_ptr e, Attempt a) {
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+          a = Attempt{Attempt::Retry, std::string("internal error: ") + x.what()};
+        }
+      }
+      result = std::move(a);
+    });
     ioc.run();
     if (result.kind == Attempt::Fatal) {
       say(result.message + "; not retrying");

@@ -199,6 +199,7 @@ void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& c
       log_("warning: cannot attach " + label + " (dup failed)");
       return;
     }
+    session->setCodeProvider(code_);
     for (const auto& a : agents) {
       claims_[a] = Claim{holder, session};
       external_.insert(a);

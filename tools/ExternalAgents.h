@@ -49,6 +49,10 @@ class ExternalAgents {
   /// error.
   std::string listen(const std::string& path);
 
+  /// Serves `get_code` of the sessions attached from now on (their Python handler code, by version and
+  /// agent).
+  void setCodeProvider(executor::CodeProvider code) { code_ = std::move(code); }
+
   bool isExternal(const std::string& agent) const { return external_.count(agent) != 0; }
   /// The live session of an external agent, or nullptr with the reason in `error`.
   std::shared_ptr<executor::ExecutorProcess> session(const std::string& agent, std::string* error) const;
@@ -64,6 +68,7 @@ class ExternalAgents {
   boost::asio::io_context& ioc_;
   executor::ExecutorOptions options_;
   executor::FileProvider files_;
+  executor::CodeProvider code_;
   Persist persist_;
   std::function<void(const std::string&)> log_;
   std::function<void(const std::vector<std::string>&)> onClaimed_;

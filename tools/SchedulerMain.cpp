@@ -198,6 +198,7 @@ class ProcessExecutor : public Executor {
       r.change = a.change;
       r.changes = a.changes;
       r.messages = a.logs;
+      r.messagesText = a.logsText; // the executor's lines as received: never parsed in the scheduler
       r.facts = a.facts;
       // Results of one round trip arrive back to back: hand them to the state machine together.
       pending_.push_back(std::move(r));
@@ -628,6 +629,21 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
           step();
         });
     externals->setKnown(known);
+    // An external agent asks for the handler code of the versions it runs (`get_code`); read on the file
+    // connection, off the state machine's thread. The files themselves follow as `get_file`.
+    externals->setCodeProvider(
+        [&](int version, const std::string& agent, std::function<void(const executor::Json&)> reply) {
+          asio::post(fileStrand, [&, version, agent, reply] {
+            auto code = (*fileStore)->loadCode(version, agent);
+            if (!code)
+              return reply(executor::Json("cannot read the handler code of version " +
+                                          std::to_string(version) + ": " + llvm::toString(code.takeError())));
+            executor::Json files = executor::Json::array();
+            for (const auto& f : *code)
+              files.push_back({{"module", f.module}, {"path", f.path}, {"hash", f.hash}});
+            reply(files);
+          });
+        });
     std::string socketPath =
         api::agentSocketPath(cfg->getString("config", "state-dir", "/var/lib/inmanta"), env);
     if (auto err = externals->listen(socketPath); !err.empty())

@@ -252,7 +252,24 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     so.db = db;
     supervisor = std::make_unique<SchedulerSupervisor>(io, so);
   }
+  // Facts (orchestrator.md §6.12): server.fact-expire, fact-renew (less than the expiry; a renew round runs
+  // that often), fact-resource-block.
   service::ServiceOptions serviceOptions;
+  if (!intOpt("server", "fact-expire", 3600, serviceOptions.factExpire) ||
+      !intOpt("server", "fact-renew", serviceOptions.factExpire / 3, serviceOptions.factRenew) ||
+      !intOpt("server", "fact-resource-block", 60, serviceOptions.factResourceBlock))
+    return 1;
+  if (serviceOptions.factExpire < 1 || serviceOptions.factRenew < 1 || serviceOptions.factResourceBlock < 0) {
+    llvm::errs() << "inmanta server: [server] fact-expire and fact-renew must be at least 1 second and "
+                    "fact-resource-block at least 0\n";
+    return 1;
+  }
+  // A renew period at or above the expiry cannot keep facts fresh: each round then asks for every expiring
+  // fact.
+  if (serviceOptions.factRenew >= serviceOptions.factExpire)
+    logLine("warning", "fact_renew_not_below_expire",
+            {{"fact_renew", std::to_string(serviceOptions.factRenew)},
+             {"fact_expire", std::to_string(serviceOptions.factExpire)}});
   serviceOptions.fileBatchLimit = uint64_t(fileBatch);
   service::Service svc(*store, pool, supervisor.get(), serviceOptions);
   api::HttpServer server(io, svc, http);
@@ -292,6 +309,24 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   int64_t purgeInterval = 3600;
   if (!intOpt("server", "purge-versions-interval", 3600, purgeInterval)) return 1;
   asio::steady_timer purgeTimer(io);
+  // server.fact-renew: re-request facts nearing expiry and unresolved unknowns.
+  asio::steady_timer factTimer(io);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          factTimer.expires_after(std::chrono::seconds(serviceOptions.factRenew));
+          boost::system::error_code ec;
+          co_await factTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          if (ec) co_return;
+          service::Result r = co_await svc.renewFacts();
+          if (!r.ok)
+            logLine("warning", "fact_renew_failed", {{"error", r.message}});
+          else if (r.value.get<int64_t>() > 0)
+            logLine("info", "facts_renewed", {{"resources", r.value.dump()}});
+        }
+      },
+      asio::detached);
   if (purgeInterval > 0)
     asio::co_spawn(
         io,
@@ -360,6 +395,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     lockTimer.cancel();
     retentionTimer.cancel();
     purgeTimer.cancel();
+    factTimer.cancel();
     compiles.stop();
     if (supervisor) supervisor->stopAll();
     server.shutdown([&] { io.stop(); });

@@ -114,11 +114,8 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
       [&svc](Request& req) -> asio::awaitable<Reply> {
         std::string env = environmentOf(req), name = stringParam(req, "id");
         std::string rid = optStringParam(req, "resource_id").value_or("");
-        nlohmann::json all = unwrap(co_await svc.parameters(env, rid));
-        for (const auto& p : all)
-          if (p["name"] == name) co_return ok({{"parameter", p}});
-        throw ApiError{ErrorCode::NotFound,
-                       "parameter " + name + (rid.empty() ? "" : " of " + rid) + " not found"};
+        nlohmann::json p = unwrap(co_await svc.getParameter(env, name, rid));
+        co_return ok({{"parameter", std::move(p)}});
       },
       {"api", "agent", "compiler"});
   add(V::put, "/api/v1/parameter/<id>",

@@ -3,6 +3,7 @@
 // besides the configuration lookup.
 #include "client/Client.h"
 #include "config/Config.h"
+#include "support/Base64.h"
 
 #include <zlib.h>
 
@@ -68,32 +69,7 @@ llvm::Expected<std::string> gunzip(const std::string& data) {
   return out;
 }
 
-std::string base64(const std::string& data) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    uint32_t v = (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8) | uint8_t(data[i + 2]);
-    out += tbl[v >> 18];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += tbl[v & 63];
-  }
-  if (i + 1 == data.size()) {
-    uint32_t v = uint8_t(data[i]) << 16;
-    out += tbl[v >> 18];
-    out += tbl[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == data.size()) {
-    uint32_t v = (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8);
-    out += tbl[v >> 18];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
+std::string base64(const std::string& data) { return support::base64Encode(data); }
 
 llvm::Expected<Endpoint> endpointFromConfig(const config::Config& cfg, const std::string& section) {
   Endpoint ep;

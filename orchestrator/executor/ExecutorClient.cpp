@@ -208,9 +208,10 @@ void ExecutorProcess::readMore() {
     self->lastHeard_ = std::chrono::steady_clock::now();
     try {
       while (self->alive_) {
-        std::optional<Json> msg = self->decoder_.next();
+        std::string logsText;
+        std::optional<Json> msg = self->decoder_.next(&logsText);
         if (!msg) break;
-        self->onMessage(*msg);
+        self->onMessage(*msg, std::move(logsText));
       }
     } catch (const std::exception& e) {
       self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
@@ -221,12 +222,13 @@ void ExecutorProcess::readMore() {
   });
 }
 
-void ExecutorProcess::onMessage(const Json& msg) {
+void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
   const std::string type = msg["type"].get<std::string>();
   if (type == "result" || type == "facts_result") {
     ActionResult r;
     try {
       r = ActionResult::fromJson(msg);
+      r.logsText = std::move(logsText); // the log lines as received: stored verbatim, never parsed here
     } catch (const std::exception& e) {
       std::cerr << "executor " << pid_ << ": ignoring a malformed result: " << e.what() << "\n";
       return;
@@ -259,6 +261,31 @@ void ExecutorProcess::onMessage(const Json& msg) {
       }
     } else {
       send(Json{{"type", "file"}, {"request", id}, {"found", false}, {"error", "no file provider"}});
+    }
+  } else if (type == "get_code") {
+    uint64_t id = msg.value("request", uint64_t(0));
+    int version = msg.value("version", 0);
+    std::string agent = msg.value("agent", std::string());
+    std::weak_ptr<ExecutorProcess> weak = weak_from_this();
+    auto reply = [weak, id](const Json& filesOrError) {
+      auto self = weak.lock();
+      if (!self) return;
+      Json answer{{"type", "code"}, {"request", id}};
+      if (filesOrError.is_array())
+        answer["files"] = filesOrError;
+      else
+        answer["error"] = filesOrError.is_string() ? filesOrError.get<std::string>() : filesOrError.dump();
+      asio::post(self->strand_,
+                 [self, answer = std::move(answer)]() mutable { self->send(std::move(answer)); });
+    };
+    if (!code_) {
+      reply(Json("this scheduler serves no handler code"));
+    } else {
+      try {
+        code_(version, agent, reply);
+      } catch (const std::exception& e) {
+        reply(Json(std::string(e.what())));
+      }
     }
   } else if (type == "put_file") {
     std::string hash = msg.value("hash", std::string());

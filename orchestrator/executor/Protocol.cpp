@@ -1,7 +1,10 @@
 // Frame codec, request/result records and base64 of the executor protocol (include/executor/Protocol.h).
 #include "executor/Protocol.h"
 
+#include "support/Base64.h"
+
 #include <stdexcept>
+#include <string_view>
 
 namespace inm::executor {
 
@@ -24,7 +27,68 @@ std::string encodeFrameBody(const std::string& body) {
   return out;
 }
 
-std::optional<Json> FrameDecoder::next() {
+namespace {
+/// The end of the JSON value starting at `i` (no validation: the caller validates what it keeps), or npos.
+size_t skipValue(std::string_view s, size_t i) {
+  auto skipString = [&](size_t j) -> size_t { // j at the opening quote
+    for (++j; j < s.size(); ++j) {
+      if (s[j] == '\\') ++j;
+      else if (s[j] == '"') return j + 1;
+    }
+    return std::string_view::npos;
+  };
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return skipString(i);
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (size_t j = i; j < s.size();) {
+      char c = s[j];
+      if (c == '"') {
+        j = skipString(j);
+        if (j == std::string_view::npos) return j;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if ((c == '}' || c == ']') && --depth == 0) return j + 1;
+      ++j;
+    }
+    return std::string_view::npos;
+  }
+  size_t j = i;
+  while (j < s.size() && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' &&
+         s[j] != '\t' && s[j] != '\r')
+    ++j;
+  return j;
+}
+
+/// The span [begin, end) of the array value of the top-level member `key` of the object `s`, if there is one.
+std::optional<std::pair<size_t, size_t>> topLevelArray(std::string_view s, std::string_view key) {
+  auto ws = [&](size_t i) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+    return i;
+  };
+  size_t i = ws(0);
+  if (i >= s.size() || s[i] != '{') return std::nullopt;
+  i = ws(i + 1);
+  while (i < s.size() && s[i] == '"') {
+    size_t keyEnd = skipValue(s, i);
+    if (keyEnd == std::string_view::npos) return std::nullopt;
+    std::string_view name = s.substr(i + 1, keyEnd - i - 2);
+    i = ws(keyEnd);
+    if (i >= s.size() || s[i] != ':') return std::nullopt;
+    i = ws(i + 1);
+    size_t valueEnd = skipValue(s, i);
+    if (valueEnd == std::string_view::npos) return std::nullopt;
+    if (name == key && s[i] == '[') return std::make_pair(i, valueEnd);
+    i = ws(valueEnd);
+    if (i >= s.size() || s[i] != ',') return std::nullopt;
+    i = ws(i + 1);
+  }
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<Json> FrameDecoder::next(std::string* logsText) {
   if (buffer_.size() - offset_ < 4) return std::nullopt;
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
   uint32_t n = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
@@ -32,8 +96,21 @@ std::optional<Json> FrameDecoder::next() {
     throw std::runtime_error("executor protocol: incoming frame of " + std::to_string(n) +
                              " bytes exceeds the limit");
   if (buffer_.size() - offset_ - 4 < n) return std::nullopt;
-  Json msg = Json::parse(buffer_.begin() + static_cast<long>(offset_ + 4),
-                         buffer_.begin() + static_cast<long>(offset_ + 4 + n), nullptr, false);
+  Json msg;
+  std::string_view body(buffer_.data() + offset_ + 4, n);
+  std::optional<std::pair<size_t, size_t>> logs;
+  if (logsText) logs = topLevelArray(body, "logs");
+  if (logs && Json::accept(body.substr(logs->first, logs->second - logs->first))) {
+    // Validated without building a tree; the rest of the frame (small) is parsed with "logs": [].
+    logsText->assign(body.substr(logs->first, logs->second - logs->first));
+    std::string rest;
+    rest.reserve(n - (logs->second - logs->first) + 2);
+    rest.append(body.substr(0, logs->first)).append("[]").append(body.substr(logs->second));
+    msg = Json::parse(rest, nullptr, false);
+  } else {
+    if (logsText) logsText->clear();
+    msg = Json::parse(body.begin(), body.end(), nullptr, false);
+  }
   offset_ += 4 + n;
   if (offset_ > (1u << 20) && offset_ * 2 > buffer_.size()) {
     buffer_.erase(0, offset_);
@@ -113,8 +190,16 @@ DeployRequest DeployRequest::fromJson(Json&& j) {
 }
 
 Json ActionResult::toJson() const {
+  Json all = logs;
+  if (!logsText.empty()) { // the received lines first (rare path: the probe, tests)
+    Json received = Json::parse(logsText, nullptr, false);
+    if (received.is_array()) {
+      for (const Json& l : logs) received.push_back(l);
+      all = std::move(received);
+    }
+  }
   return Json{{"type", "result"}, {"action_id", actionId}, {"id", resourceId}, {"status", status},
-              {"change", change}, {"changes", changes},    {"logs", logs},     {"facts", facts}};
+              {"change", change}, {"changes", changes},    {"logs", all},      {"facts", facts}};
 }
 
 ActionResult ActionResult::fromJson(const Json& j) {
@@ -140,59 +225,13 @@ ActionResult ActionResult::unavailable(const std::string& actionId, const std::s
   return r;
 }
 
-static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string base64Encode(const std::string& bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t v =
-        (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
-    out += kB64[v >> 18];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += kB64[v & 63];
-  }
-  if (i < bytes.size()) {
-    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) v |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    out += kB64[v >> 18];
-    out += kB64[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kB64[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
+std::string base64Encode(const std::string& bytes) { return support::base64Encode(bytes); }
 
 std::string base64Decode(const std::string& text) {
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z')
-      v = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      v = c - '0' + 52;
-    else if (c == '+')
-      v = 62;
-    else if (c == '/')
-      v = 63;
-    else if (c == '=')
-      break;
-    else
-      throw std::runtime_error("base64: invalid character in encoded content");
-    acc = (acc << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return out;
+  std::string error;
+  auto bytes = support::base64Decode(text, {}, &error);
+  if (!bytes) throw std::runtime_error("base64: " + error);
+  return std::move(*bytes);
 }
 
 } // namespace inm::executor

@@ -71,6 +71,31 @@ std::optional<std::string> gateDependencies(const std::vector<std::pair<std::str
   return std::nullopt;
 }
 
+nlohmann::json allMessages(const WorkResult& r) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!r.messagesText.empty()) {
+    nlohmann::json lines = nlohmann::json::parse(r.messagesText, nullptr, false);
+    if (lines.is_array()) out = std::move(lines);
+  }
+  if (r.messages.is_array())
+    for (const auto& m : r.messages) out.push_back(m);
+  return out;
+}
+
+std::string lastMessageText(const std::string& arrayText) {
+  size_t key = arrayText.rfind("\"msg\":");
+  if (key == std::string::npos) return {};
+  size_t i = key + 6;
+  while (i < arrayText.size() && arrayText[i] == ' ') ++i;
+  if (i >= arrayText.size() || arrayText[i] != '"') return {};
+  std::string out;
+  for (++i; i < arrayText.size() && arrayText[i] != '"'; ++i) {
+    if (arrayText[i] == '\\') return out; // an escape: the prefix read so far is enough for our checks
+    out += arrayText[i];
+  }
+  return out;
+}
+
 nlohmann::json logLine(const std::string& level, const std::string& msg, nlohmann::json kwargs) {
   auto now = std::chrono::system_clock::now();
   auto t = std::chrono::system_clock::to_time_t(now);
@@ -722,11 +747,14 @@ void SchedulerState::finishDeploy(Running& t, WorkResult& wr) {
   f.change = wr.change;
   f.changes = std::move(wr.changes);
   f.messages = wr.messages.is_array() ? std::move(wr.messages) : nlohmann::json::array();
+  f.messagesText = std::move(wr.messagesText);
   // The closing line: the executor's own "End run for resource …" when it wrote one and nothing differs from
   // it (each log line costs the action row ~12 µs of jsonb in PostgreSQL); ours when the run was stale, the
   // status was recorded differently, or no executor line came (unavailable, test doubles).
-  bool executorEnded = !f.messages.empty() && f.messages.back().is_object() &&
-                       f.messages.back().value("msg", std::string()).rfind("End run", 0) == 0;
+  bool executorEnded = !f.messages.empty()
+                           ? f.messages.back().is_object() &&
+                                 f.messages.back().value("msg", std::string()).rfind("End run", 0) == 0
+                           : lastMessageText(f.messagesText).rfind("End run", 0) == 0;
   if (stale || st != wr.status || !executorEnded) {
     std::string endMsg =
         "End run (status " + st + (stale ? ", stale: the intent changed while it ran" : "") + ")";
@@ -789,7 +817,7 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     d.status = wr.status;
     if (wr.status != "dry" && wr.status != "deployed") {
       std::string why = wr.status;
-      for (const auto& m : wr.messages)
+      for (const auto& m : allMessages(wr))
         if (m.is_object() && (m.value("level", "") == "ERROR" || m.value("level", "") == "error"))
           why = m.value("msg", why);
       d.changes["handler"] = {{"current", "FAILED"}, {"desired", why}};
@@ -806,13 +834,13 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     } else {
       d.diffStatus = "modified";
     }
-    d.messages = wr.messages;
+    d.messages = allMessages(wr);
     d.started = t.started;
     d.finished = now;
     effects_.dryruns.push_back(std::move(d));
   } else {
     effects_.facts.push_back(
-        FactWrite{t.resourceId, t.actionId, t.version, wr.facts, wr.messages, t.started, now, wr.status});
+        FactWrite{t.resourceId, t.actionId, t.version, wr.facts, allMessages(wr), t.started, now, wr.status});
   }
 }
 

@@ -7,6 +7,7 @@
 #include "artifact/Artifact.h"
 #include "model/Settings.h"
 #include "service/Log.h"
+#include "support/Base64.h"
 
 #include <random>
 
@@ -71,64 +72,13 @@ std::string lowerUuid(std::string s) {
 }
 
 bool decodeBase64(const std::string& in, std::string& out) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  out.clear();
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  bool padding = false;
-  for (char c : in) {
-    if (c == '\n' || c == '\r' || c == ' ') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    if (padding) return false;
-    int v = val(c);
-    if (v < 0) return false;
-    acc = (acc << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((acc >> bits) & 0xff);
-    }
-  }
+  auto bytes = support::base64Decode(in, {support::Base64Alphabet::Either, /*skipWhitespace=*/true});
+  if (!bytes) return false;
+  out = std::move(*bytes);
   return true;
 }
 
-std::string encodeBase64(const std::string& in) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += tbl[n >> 18];
-    out += tbl[(n >> 12) & 63];
-    out += tbl[(n >> 6) & 63];
-    out += tbl[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += tbl[n >> 18];
-    out += tbl[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += tbl[n >> 18];
-    out += tbl[(n >> 12) & 63];
-    out += tbl[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
+std::string encodeBase64(const std::string& in) { return support::base64Encode(in); }
 
 Service::Service(store::Store& store, asio::thread_pool& pool, SchedulerControl* scheduler,
                  ServiceOptions options)

@@ -217,6 +217,50 @@ asio::awaitable<Result> Service::parameters(std::string env, std::optional<std::
   co_return fromExpected(co_await blocking([&] { return store_.parameters(lowerUuid(env), rid); }));
 }
 
+bool Service::mayRequestFacts(const std::string& env, const std::string& rid) {
+  auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(factMutex_);
+  auto [it, fresh] = factAsked_.try_emplace(env + "\n" + rid, now);
+  if (!fresh && now - it->second < std::chrono::seconds(options_.factResourceBlock)) return false;
+  it->second = now;
+  return true;
+}
+
+asio::awaitable<Result> Service::getParameter(std::string env, std::string name, std::string rid) {
+  env = lowerUuid(env);
+  auto found =
+      co_await blocking([&] { return store_.parameterFreshness(env, name, rid, options_.factExpire); });
+  if (!found) co_return Result::error(found.takeError());
+  const nlohmann::json& row = (*found)["parameter"];
+  if (!row.is_null() && (rid.empty() || (*found)["fresh"].get<bool>())) co_return Result::of(row);
+  std::string what = "parameter " + name + (rid.empty() ? "" : " of " + rid);
+  if (rid.empty()) co_return Result::error(model::ErrorCode::NotFound, what + " not found");
+  if (mayRequestFacts(env, rid))
+    if (llvm::Error e = co_await blocking([&] { return store_.requestFacts(env, {rid}); }))
+      co_return Result::error(std::move(e));
+  co_return Result::error(model::ErrorCode::Unavailable,
+                          what + (row.is_null() ? " is not known yet" : " has expired") +
+                              "; its facts were requested from the agent");
+}
+
+asio::awaitable<Result> Service::renewFacts() {
+  int64_t olderThan = std::max<int64_t>(0, options_.factExpire - options_.factRenew);
+  auto due = co_await blocking([&] { return store_.factsToRenew(olderThan); });
+  if (!due) co_return Result::error(due.takeError());
+  std::map<std::string, std::vector<std::string>> byEnv;
+  for (const auto& pair : *due) {
+    std::string env = pair[0], rid = pair[1];
+    if (mayRequestFacts(env, rid)) byEnv[env].push_back(rid);
+  }
+  int64_t asked = 0;
+  for (auto& [env, rids] : byEnv) {
+    if (llvm::Error e = co_await blocking([&] { return store_.requestFacts(env, rids); }))
+      co_return Result::error(std::move(e));
+    asked += int64_t(rids.size());
+  }
+  co_return Result::of(asked);
+}
+
 asio::awaitable<Result> Service::setParameter(std::string env, nlohmann::json param) {
   static const char* sources[] = {"fact", "plugin", "user", "report"};
   std::string source = param.value("source", "user");

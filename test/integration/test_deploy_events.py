@@ -15,17 +15,10 @@ import tempfile
 import unittest
 
 import harness
+import pyfixtures
 import server_fixture as sf
 
-MODULE_YML = "name: pyreload\nversion: 1.0.0\n"
-MODEL = '''entity Note extends std::PurgeableResource:
-  """A text file; changes are events for the resources that require it."""
-  string path
-  string content
-  string agentname = "local"
-end
-implement Note using std::none
-
+MODEL = pyfixtures.NOTE_MODEL % {"module": "pyreload"} + '''
 entity Watcher extends std::Resource:
   """Reloads (appends a line to `log`) when a dependency changed."""
   string name
@@ -34,44 +27,11 @@ entity Watcher extends std::Resource:
 end
 implement Watcher using std::none
 '''
-PLUGINS = '''"""Test module of test_deploy_events.py."""
-import os
-
-from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, provider
-from inmanta.resources import PurgeableResource, Resource, resource
-
-
-@resource("pyreload::Note", agent="agentname", id_attribute="path")
-class Note(PurgeableResource):
-    fields = ("path", "content")
-
+WATCHER = '''
 
 @resource("pyreload::Watcher", agent="agentname", id_attribute="name")
 class Watcher(Resource):
     fields = ("name", "log")
-
-
-@provider("pyreload::Note", name="note")
-class NoteHandler(CRUDHandler):
-    def read_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        if not os.path.exists(resource.path):
-            raise ResourcePurged()
-        with open(resource.path) as f:
-            resource.content = f.read()
-
-    def create_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.set_created()
-
-    def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.set_updated()
-
-    def delete_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        os.remove(resource.path)
-        ctx.set_purged()
 
 
 @provider("pyreload::Watcher", name="watcher")
@@ -86,6 +46,7 @@ class WatcherHandler(CRUDHandler):
         with open(resource.log, "a") as f:
             f.write("reload\\n")
 '''
+PLUGINS = pyfixtures.note_plugins("pyreload", doc="Test module of test_deploy_events.py.", extra=WATCHER)
 
 
 class EventsReloadTest(unittest.TestCase):
@@ -117,27 +78,11 @@ class EventsReloadTest(unittest.TestCase):
                               check=True).stdout.strip()
 
     def export_and_release(self, content):
-        mod = os.path.join(self.dir, "libs", "pyreload")
-        os.makedirs(os.path.join(mod, "model"), exist_ok=True)
-        os.makedirs(os.path.join(mod, "plugins"), exist_ok=True)
-        for path, text in (("module.yml", MODULE_YML), ("model/_init.cf", MODEL), ("plugins/__init__.py", PLUGINS)):
-            with open(os.path.join(mod, path), "w") as f:
-                f.write(text)
-        proj = os.path.join(self.dir, "project")
-        os.makedirs(proj, exist_ok=True)
-        with open(os.path.join(proj, "project.yml"), "w") as f:
-            f.write("name: events\nmodulepath: %s\n" % os.path.join(self.dir, "libs"))
-        with open(os.path.join(proj, "main.cf"), "w") as f:
-            f.write('import pyreload\nn = pyreload::Note(path="%s", content="%s", send_event=true)\n'
-                    'pyreload::Watcher(name="w", log="%s", requires=n)\n' % (self.note, content, self.log))
-        p = subprocess.run([harness.INMANTA, "export", "-e", self.env, "--server_address", "127.0.0.1",
-                            "--server_port", str(self.srv.port)], cwd=proj, capture_output=True, text=True,
-                           timeout=120)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        v = int(self.sql(f"SELECT max(version) FROM configurationmodel WHERE environment = '{self.env}'"))
-        status, body = self.srv.call("POST", f"/api/v1/version/{v}", {}, env=self.env)
-        self.assertTrue(status == 200 or (status == 409 and "already released" in json.dumps(body)), body)
-        return v
+        pyfixtures.write_module(os.path.join(self.dir, "libs"), "pyreload", MODEL, PLUGINS)
+        proj = pyfixtures.write_project(
+            self.dir, "events", 'import pyreload\nn = pyreload::Note(path="%s", content="%s", send_event=true)\n'
+            'pyreload::Watcher(name="w", log="%s", requires=n)\n' % (self.note, content, self.log))
+        return pyfixtures.export_and_release(self, self.srv, self.env, proj)
 
     def reloads(self):
         if not os.path.exists(self.log):

@@ -2,7 +2,10 @@
 environment's `inmanta scheduler`, and `inmanta agent` as a separate process that claims an agent through the
 server's relay and deploys std::File resources into a temporary directory. Killing the agent makes the agent's
 resources `unavailable`; starting it again deploys them; a second claim of a held agent and tokens of the wrong
-client type or environment are refused. Every process is stopped by PID."""
+client type or environment are refused. Python handler code (docs/deploy.md "External agents and Python code"):
+the agent fetches the version's code over its connection, verifies it, lays it out under its own state dir and
+deploys through the Python handler; a corrupt code blob makes the resource `unavailable` naming the module.
+Every process is stopped by PID."""
 import base64
 import hashlib
 import json
@@ -14,6 +17,7 @@ import time
 import unittest
 
 import harness
+import pyfixtures
 import server_fixture as sf
 from test_server_ops import b64url, jwt
 
@@ -155,6 +159,66 @@ class ExternalAgentDeployTest(ExternalAgentBase):
             self.assertEqual(f.read(), b"second version\n")
         self.assertEqual(self.connected(self.env, "ext1"), "t")
         self.assertEqual(third.stop(), 0, third.output())
+
+
+class ExternalAgentPythonTest(ExternalAgentDeployTest):
+    @staticmethod
+    def plugins(tag):
+        return pyfixtures.note_plugins(
+            doc="Handler of test_external_agent.py", preamble=f"TAG = {tag!r}\n",
+            on_create='        ctx.info("wrote", tag=TAG, pid=os.getpid())',
+            on_update='        ctx.info("rewrote", tag=TAG, pid=os.getpid())').encode()
+
+    def put_code(self, path, content, tag, upload=True):
+        """A version of one pynote::Note on agent ext1 whose handler code (registered through
+        module_version_info for ext1) logs `tag`; released."""
+        plugins = self.plugins(tag)
+        h = self.upload(plugins) if upload else hashlib.sha1(plugins).hexdigest()
+        files = [{"name": "inmanta_plugins.pynote", "hash_value": h, "is_byte_code": False}]
+        info = {"pynote": {"name": "pynote", "version": h, "requirements": [], "for_agents": ["ext1"],
+                           "files_in_module": files}}
+        rid = f"pynote::Note[ext1,path={path}]"
+        version, (code, body) = sf.put_version(self.srv, self.env, [{"rid": rid, "path": path, "content": content,
+                                                                     "agentname": "ext1"}],
+                                               module_version_info=info)
+        self.assertEqual(code, 200, body)
+        status, body = self.srv.call("POST", f"/api/v1/version/{version}", {}, env=self.env)
+        self.assertTrue(status == 200 or (status == 409 and "already released" in json.dumps(body)), body)
+        return version, rid, h
+
+    def test_python_handler_code_and_corrupt_blob(self):
+        state = tempfile.mkdtemp(prefix="inm-ext-agent-state-")
+        agent = self.agent(self.env, "ext1", extra=["--state-dir", state])
+        self.wait(lambda: self.connected(self.env, "ext1") == "t", "the agent's claim", agent)
+        path = os.path.join(self.dir, "note.txt")
+        v1, rid, h1 = self.put_code(path, "from python", "code-1")
+        self.wait(lambda: self.status(rid) == "deployed", "the external agent to deploy through Python", agent)
+        with open(path) as f:
+            self.assertEqual(f.read(), "from python")
+        wrote = [m for m in pyfixtures.deploy_logs(self.srv.db, rid, v1) if m.get("msg") == "wrote"]
+        self.assertEqual(len(wrote), 1, pyfixtures.deploy_logs(self.srv.db, rid, v1))
+        self.assertEqual(wrote[0]["kwargs"]["tag"], "code-1")
+        # The handler ran in a child of the agent, not in a local executor of the scheduler.
+        with open(f"/proc/{wrote[0]['kwargs']['pid']}/stat") as f:
+            self.assertEqual(int(f.read().rsplit(")", 1)[1].split()[1]), agent.pid)
+        laid_out = [d for d in os.listdir(os.path.join(state, "agent-code")) if d.startswith("py-")]
+        self.assertEqual(len(laid_out), 1, laid_out)
+        with open(os.path.join(state, "agent-code", laid_out[0], "pynote", "plugins", "__init__.py")) as f:
+            self.assertIn("TAG = 'code-1'", f.read())
+
+        # New code whose stored blob is corrupted: the resource is unavailable, the message names the module.
+        h2 = self.upload(self.plugins("code-2"))
+        self.sql(f"UPDATE file SET content = 'garbage'::bytea WHERE content_hash = '{h2}'")
+        v2, _, got = self.put_code(path, "second", "code-2", upload=False)
+        self.assertEqual(got, h2)
+        self.wait(lambda: self.status(rid) == "unavailable", "the corrupt code to make the resource unavailable",
+                  agent)
+        messages = self.last_messages(rid)
+        self.assertIn("handler code of module pynote is corrupt", messages)
+        with open(path) as f:
+            self.assertEqual(f.read(), "from python", "nothing ran with corrupt code")
+        self.assertTrue(agent.alive(), agent.output())
+        self.assertEqual(agent.stop(), 0, agent.output())
 
 
 class ExternalAgentAuthTest(ExternalAgentBase):

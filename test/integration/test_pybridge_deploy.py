@@ -14,60 +14,21 @@ import tempfile
 import unittest
 
 import harness
+import pyfixtures
 import server_fixture as sf
 
-MODULE_YML = "name: pynote\nversion: 1.0.0\n"
-MODEL = '''entity Note extends std::PurgeableResource:
-  """A text file kept by the Python handler pynote::Note."""
-  string path
-  string content
-  string agentname = "local"
-end
-implement Note using std::none
-'''
-PLUGINS = '''"""Test module of test_pybridge_deploy.py."""
-import os
-
-from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, provider
-from inmanta.resources import PurgeableResource, resource
-
-CODE_TAG = "%(tag)s"
+MODEL = pyfixtures.NOTE_MODEL % {"module": "pynote"}
 
 
-@resource("pynote::Note", agent="agentname", id_attribute="path")
-class Note(PurgeableResource):
-    fields = ("path", "content", "size")
-
-    @staticmethod
-    def get_size(exporter, obj):
-        return len(obj.content)
-
-
-@provider("pynote::Note", name="note")
-class NoteHandler(CRUDHandler):
-    def read_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        if not os.path.exists(resource.path):
-            raise ResourcePurged()
-        with open(resource.path) as f:
-            resource.content = f.read()
-        resource.size = len(resource.content)
-
-    def create_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.info("wrote %%(path)s", path=resource.path, size=resource.size, code=CODE_TAG)
-        ctx.set_created()
-
-    def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.info("rewrote %%(path)s", path=resource.path, size=resource.size, code=CODE_TAG)
-        ctx.set_updated()
-
-    def delete_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        os.remove(resource.path)
-        ctx.set_purged()
-'''
+def plugins(tag):
+    """pynote with a `size` mapper; its handler logs the code version `tag` with each write."""
+    return pyfixtures.note_plugins(
+        doc="Test module of test_pybridge_deploy.py.", preamble=f"CODE_TAG = {tag!r}\n",
+        fields=("path", "content", "size"),
+        mappers="\n    @staticmethod\n    def get_size(exporter, obj):\n        return len(obj.content)\n",
+        read_extra="        resource.size = len(resource.content)\n",
+        on_create='        ctx.info("wrote %(path)s", path=resource.path, size=resource.size, code=CODE_TAG)',
+        on_update='        ctx.info("rewrote %(path)s", path=resource.path, size=resource.size, code=CODE_TAG)')
 
 
 class PythonHandlerDeployTest(unittest.TestCase):
@@ -85,45 +46,18 @@ class PythonHandlerDeployTest(unittest.TestCase):
     def sql(self, text):
         return harness.psql(self.srv.db, text)
 
-    def write_project(self, content, tag):
-        mod = os.path.join(self.dir, "libs", "pynote")
-        os.makedirs(os.path.join(mod, "model"), exist_ok=True)
-        os.makedirs(os.path.join(mod, "plugins"), exist_ok=True)
-        with open(os.path.join(mod, "module.yml"), "w") as f:
-            f.write(MODULE_YML)
-        with open(os.path.join(mod, "model", "_init.cf"), "w") as f:
-            f.write(MODEL)
-        with open(os.path.join(mod, "plugins", "__init__.py"), "w") as f:
-            f.write(PLUGINS % {"tag": tag})
-        proj = os.path.join(self.dir, "project")
-        os.makedirs(proj, exist_ok=True)
-        with open(os.path.join(proj, "project.yml"), "w") as f:
-            f.write("name: pydeploy\nmodulepath: %s\n" % os.path.join(self.dir, "libs"))
-        with open(os.path.join(proj, "main.cf"), "w") as f:
-            f.write('import pynote\npynote::Note(path="%s", content="%s")\n' % (self.target, content))
-        return proj
-
     def export_and_release(self, content, tag):
-        proj = self.write_project(content, tag)
-        p = subprocess.run([harness.INMANTA, "export", "-e", self.env, "--server_address", "127.0.0.1",
-                            "--server_port", str(self.srv.port)], cwd=proj, capture_output=True, text=True,
-                           timeout=120)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        v = int(self.sql(f"SELECT max(version) FROM configurationmodel WHERE environment = '{self.env}'"))
-        # auto_deploy (default on) may have released it already; otherwise release it.
-        status, body = self.srv.call("POST", f"/api/v1/version/{v}", {}, env=self.env)
-        self.assertTrue(status == 200 or (status == 409 and "already released" in json.dumps(body)), body)
-        return v
+        pyfixtures.write_module(os.path.join(self.dir, "libs"), "pynote", MODEL, plugins(tag))
+        proj = pyfixtures.write_project(self.dir, "pydeploy",
+                                        'import pynote\npynote::Note(path="%s", content="%s")\n' % (self.target, content))
+        return pyfixtures.export_and_release(self, self.srv, self.env, proj)
 
     def status(self):
         return self.sql("SELECT CASE WHEN is_deploying THEN 'deploying' ELSE last_non_deploying_status END "
                         f"FROM resource_persistent_state WHERE resource_id = '{self.rid}'")
 
     def deploy_logs(self, version):
-        rows = self.sql("SELECT a.messages FROM resourceaction a JOIN resourceaction_resource x ON "
-                        "x.resource_action_id = a.action_id WHERE x.resource_id = "
-                        f"'{self.rid}' AND x.resource_version = {version} AND a.action = 'deploy'")
-        return [m for line in rows.splitlines() if line for m in json.loads(line)]
+        return pyfixtures.deploy_logs(self.srv.db, self.rid, version)
 
     def wait_deployed(self, version):
         harness.wait_for(lambda: self.status() == "deployed" and self.sql(

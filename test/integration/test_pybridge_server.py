@@ -18,6 +18,7 @@ import tempfile
 import unittest
 
 import harness
+import pyfixtures
 import server_fixture as sf
 
 CLIENT_PLUGINS = '''from inmanta.plugins import Context, plugin
@@ -51,44 +52,10 @@ def sync_param(ctx: Context, name: "string") -> "string":
     return "%d:%s" % (result.code, result.result["parameter"]["value"] if result.code == 200 else "-")
 '''
 
-HANDLER = '''"""Handler code registered through module_version_info only."""
-import os
-
-from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, provider
-from inmanta.resources import PurgeableResource, resource
-
-from . import first, second
-
-
-@resource("pynote::Note", agent="agentname", id_attribute="path")
-class Note(PurgeableResource):
-    fields = ("path", "content")
-
-
-@provider("pynote::Note", name="note")
-class NoteHandler(CRUDHandler):
-    def read_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        if not os.path.exists(resource.path):
-            raise ResourcePurged()
-        with open(resource.path) as f:
-            resource.content = f.read()
-
-    def create_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.info("wrote", via=first.SOURCE + "+" + second.SOURCE, pid=os.getpid())
-        ctx.set_created()
-
-    def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
-        with open(resource.path, "w") as f:
-            f.write(resource.content)
-        ctx.info("rewrote", via=first.SOURCE + "+" + second.SOURCE, pid=os.getpid())
-        ctx.set_updated()
-
-    def delete_resource(self, ctx: HandlerContext, resource: Note) -> None:
-        os.remove(resource.path)
-        ctx.set_purged()
-'''
+HANDLER = pyfixtures.note_plugins(
+    doc="Handler code registered through module_version_info only.", preamble="\nfrom . import first, second\n",
+    on_create='        ctx.info("wrote", via=first.SOURCE + "+" + second.SOURCE, pid=os.getpid())',
+    on_update='        ctx.info("rewrote", via=first.SOURCE + "+" + second.SOURCE, pid=os.getpid())')
 SAME = 'SOURCE = "module_version_info"\n'
 
 
@@ -201,10 +168,7 @@ class ModuleVersionInfoTest(ServerTest):
                         f"last_deployed_version FROM resource_persistent_state WHERE resource_id = '{self.rid}'")
 
     def logs(self, version):
-        rows = self.sql("SELECT a.messages FROM resourceaction a JOIN resourceaction_resource x ON "
-                        f"x.resource_action_id = a.action_id WHERE x.resource_id = '{self.rid}' AND "
-                        f"x.resource_version = {version} AND a.action = 'deploy'")
-        return [m for line in rows.splitlines() if line for m in json.loads(line)]
+        return pyfixtures.deploy_logs(self.srv.db, self.rid, version)
 
     def executors(self):
         """PIDs of live executor processes running code laid out under this server's state dir."""

@@ -190,6 +190,63 @@ class ServerActionsTest(sf.ServerTestCase):
         self.assertEqual(s.call("GET", "/api/v2/facts/nothing", env=e)[0], 404)
 
 
+class ServerActionRowsDeletedTest(sf.ServerTestCase):
+    """Migration 005 dropped the foreign keys (and their ON DELETE CASCADE) of resourceaction and
+    resourceaction_resource: deleting a version keeps its actions, deleting or clearing an environment and deleting
+    a project delete both tables' rows themselves and leave no link row without its action."""
+    setUp = ServerActionsTest.setUp
+    action = ServerActionsTest.action
+
+    def counts(self, env):
+        return psql(self.s.db, f"SELECT (SELECT count(*) FROM resourceaction WHERE environment = '{env}') || ' ' || "
+                               f"(SELECT count(*) FROM resourceaction_resource WHERE environment = '{env}')")
+
+    def orphans(self):
+        return psql(self.s.db, "SELECT count(*) FROM resourceaction_resource rar WHERE NOT EXISTS "
+                               "(SELECT 1 FROM resourceaction ra WHERE ra.action_id = rar.resource_action_id)")
+
+    def fill(self):
+        """Three deploy actions besides the put's `store` action (which has no link rows since migration 004)."""
+        for i, rid in enumerate((self.db, self.app, self.web)):
+            self.action(rid, f"2026-01-01T00:00:0{i + 1}+00:00")
+
+    def test_version_purge_keeps_actions(self):
+        s = self.s
+        self.fill()
+        v2, (status, body) = sf.put_version(s, self.env, [dict(rid=self.db, name="db")])
+        assert status == 200, body
+        self.assertEqual(self.counts(self.env), "5 3")
+        self.assertEqual(s.call("DELETE", f"/api/v1/version/{self.v}", env=self.env)[0], 200)
+        self.assertEqual(self.counts(self.env), "5 3")
+        self.assertEqual(self.orphans(), "0")
+
+    def test_clear_delete_environment_and_project(self):
+        s = self.s
+        self.fill()
+        pid2, env2 = s.project_env("b" + uuid.uuid4().hex[:8])
+        _, (status, body) = sf.put_version(s, env2, [dict(rid=self.db, name="db")])
+        assert status == 200, body
+        env3 = s.ok("PUT", "/api/v2/environment", {"project_id": pid2, "name": "third"})["data"]["id"]
+        for env in (env2, env3):
+            aid = str(uuid.uuid4())
+            psql(s.db, f"INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+                       f"started, messages) VALUES ('{aid}', '{env}', 1, ARRAY['{self.db},v=1'], 'deploy', now(), '[]'); "
+                       f"INSERT INTO resourceaction_resource VALUES ('{env}', '{aid}', '{self.db}', 1)")
+        self.assertEqual(self.counts(self.env), "4 3")
+        self.assertEqual(self.counts(env2), "2 1")
+        self.assertEqual(self.counts(env3), "1 1")
+        s.ok("DELETE", f"/api/v2/decommission/{self.env}")  # clear
+        self.assertEqual(self.counts(self.env), "0 0")
+        self.assertEqual(s.call("DELETE", f"/api/v2/environment/{env3}")[0], 200)
+        self.assertEqual(self.counts(env3), "0 0")
+        self.assertEqual(self.counts(env2), "2 1")
+        self.assertEqual(s.call("DELETE", f"/api/v2/project/{pid2}")[0], 200)
+        self.assertEqual(self.counts(env2), "0 0")
+        self.assertEqual(s.call("DELETE", f"/api/v2/environment/{self.env}")[0], 200)
+        self.assertEqual(psql(s.db, "SELECT count(*) FROM resourceaction"), "0")
+        self.assertEqual(self.orphans(), "0")
+
+
 class ServerRetentionAfterReleaseTest(sf.ServerTestCase):
     def test_release_purges_beyond_keep(self):
         s = self.s

@@ -57,6 +57,42 @@ TEST(ExecutorProtocol, RecordsRoundTrip) {
   EXPECT_EQ(ub.logs[0]["level"], "ERROR");
 }
 
+// A result frame's "logs" can be taken out as text (the scheduler stores it verbatim): the exact text of the
+// array, brackets, braces and escaped quotes inside strings included; the message keeps "logs": [].
+TEST(ExecutorProtocol, LogsTakenAsText) {
+  std::string logs = R"([{"args":[],"kwargs":{"x":"]}\"["},"level":"INFO","msg":"a \"b\" ]"},)"
+                     R"( {"level":"DEBUG","msg":"End run"}])";
+  std::string body = R"({"type":"result","action_id":"a1","status":"deployed","logs":)" + logs +
+                     R"(,"facts":{"k":[1,{"v":"]"}]}})";
+  std::string bytes = encodeFrameBody(body) + encodeFrameBody(body);
+  FrameDecoder d;
+  d.feed(bytes.data(), bytes.size());
+  std::string text;
+  auto m = d.next(&text);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text, logs);
+  EXPECT_EQ((*m)["logs"], Json::array());
+  EXPECT_EQ((*m)["facts"]["k"][1]["v"], "]");
+  EXPECT_EQ((*m)["status"], "deployed");
+  EXPECT_EQ(Json::parse(text)[0]["kwargs"]["x"], "]}\"[");
+  auto plain = d.next(); // without logsText: parsed as before
+  ASSERT_TRUE(plain);
+  EXPECT_EQ((*plain)["logs"][1]["msg"], "End run");
+
+  // Not an array, or not valid JSON: no text; the second is the protocol error it always was.
+  std::string noArray = R"({"type":"result","action_id":"a","status":"x","logs":5})";
+  std::string bad = R"({"type":"result","action_id":"a","status":"x","logs":[{"msg":}]})";
+  bytes = encodeFrameBody(noArray) + encodeFrameBody(bad);
+  FrameDecoder e;
+  e.feed(bytes.data(), bytes.size());
+  text = "stale";
+  auto n = e.next(&text);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(text, "");
+  EXPECT_EQ((*n)["logs"], 5);
+  EXPECT_THROW(e.next(&text), std::runtime_error);
+}
+
 TEST(ExecutorProtocol, Base64) {
   for (std::string s : {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
                         std::string("\0\xff\x10 binary", 10)})

@@ -289,6 +289,51 @@ TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDiffer
   EXPECT_EQ(msgs[rid("c1", "c")][1], "End run (status deployed, stale: the intent changed while it ran)");
 }
 
+// The executor's lines as received text (WorkResult::messagesText) reach the finish untouched; the End-line
+// decision reads the text's last "msg".
+TEST_F(SchedulerTest, ExecutorsLinesAsTextPassThrough) {
+  release(1, {{"a1"}, {"b1", "b"}});
+  s->takeEffects();
+  std::map<std::string, std::string> sent;
+  auto answer = [&](const std::string& id, const std::string& status) {
+    auto it =
+        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+    ASSERT_NE(it, exec.pending.end());
+    WorkResult r;
+    r.taskId = it->taskId;
+    r.status = status;
+    r.messagesText = nlohmann::json::array({logLine("debug", "Calling read_resource", {{"msg", "x"}}),
+                                            logLine("info", "End run for resource " + id)})
+                         .dump();
+    sent[id] = r.messagesText;
+    exec.pending.erase(it);
+    s->onResults({r});
+  };
+  answer(rid("a1"), "deployed");
+  answer(rid("b1", "b"), "non_compliant");
+  auto e = s->takeEffects();
+  ASSERT_EQ(e.finishes.size(), 2u);
+  for (auto& f : e.finishes) {
+    EXPECT_EQ(f.messagesText, sent[f.resourceId]);
+    if (f.resourceId == rid("a1")) {
+      EXPECT_TRUE(f.messages.empty());
+    } else {
+      ASSERT_EQ(f.messages.size(), 1u);
+      EXPECT_EQ(f.messages[0]["msg"], "End run (status failed)");
+    }
+  }
+  EXPECT_EQ(lastMessageText(sent[rid("a1")]), "End run for resource " + rid("a1"));
+  EXPECT_EQ(lastMessageText(R"([{"level": "INFO", "msg": "End run x"}])"), "End run x");
+  EXPECT_EQ(lastMessageText("[]"), "");
+  WorkResult both;
+  both.messagesText = R"([{"msg":"one"}])";
+  both.messages.push_back(logLine("info", "two"));
+  auto all = allMessages(both);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]["msg"], "one");
+  EXPECT_EQ(all[1]["msg"], "two");
+}
+
 TEST_F(SchedulerTest, UnchangedVersionSchedulesNothing) {
   release(1, {{"a"}, {"b", "a", "h", {"a"}}});
   runAll();

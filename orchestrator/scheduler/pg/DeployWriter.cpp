@@ -28,13 +28,24 @@ const std::vector<std::string> kLinkColumns = {"environment", "resource_action_i
                                                "resource_version"};
 
 /// Two dumped JSON arrays as one ("[a,b]" + "[c]" -> "[a,b,c]") without building a tree of both.
+/// (The executor's text may hold whitespace: "[ ]" is empty too.)
 std::string joinArrays(std::string a, const std::string& b) {
-  if (b.size() <= 2) return a;
-  if (a.size() <= 2) return b;
+  auto empty = [](const std::string& s) {
+    size_t i = s.find_first_not_of(" \t\n\r", 1);
+    return i == std::string::npos || s[i] == ']';
+  };
+  if (empty(b)) return a;
+  if (empty(a)) return b;
   a.pop_back();
   a += ',';
   a.append(b, 1, std::string::npos);
   return a;
+}
+
+/// The `messages` column of a finish: the executor's lines as received, then the scheduler's own.
+std::string messagesOf(const DeployFinish& f) {
+  if (f.messagesText.empty()) return f.messages.dump();
+  return joinArrays(f.messagesText, f.messages.dump());
 }
 
 /// The `changes` column of one action: {"<rvid>": changes}.
@@ -86,7 +97,7 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       auto it = finishOf.find(st.actionId);
       if (it != finishOf.end()) {
         const DeployFinish& f = *it->second;
-        actions.field(isoTime(f.finished)).field(joinArrays(st.messages.dump(), f.messages.dump()));
+        actions.field(isoTime(f.finished)).field(joinArrays(st.messages.dump(), messagesOf(f)));
         actions.field(f.status).field(f.change);
         actions.field(changesOf(rvid, f.changes)).boolean(f.sendEvent);
       } else {
@@ -108,7 +119,7 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       if (startedHere.count(f.actionId)) continue;
       fin.field(f.actionId).field(f.status).field(f.change);
       fin.field(changesOf(f.resourceId + ",v=" + std::to_string(f.version), f.changes));
-      fin.field(f.messages.dump()).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
+      fin.field(messagesOf(f)).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
     }
     if (fin.rows()) {
       tx.exec("CREATE TEMP TABLE inm_action_finish (id uuid, status text, change text, changes jsonb, "

@@ -100,18 +100,55 @@ llvm::Expected<nlohmann::json> PgStore::resourceActions(const std::string& env, 
   });
 }
 
+namespace {
+/// One `parameter` row as its JSON object (the shape of every parameter answer).
+constexpr const char* kParameterJson =
+    "json_build_object('id', id, 'name', name, 'value', value, 'source', source, 'resource_id', resource_id, "
+    "'updated', updated, 'metadata', metadata, 'expires', expires, 'environment', environment)";
+} // namespace
+
 llvm::Expected<nlohmann::json> PgStore::parameters(const std::string& env,
                                                    const std::optional<std::string>& rid) {
   return withTx<nlohmann::json>(db_, "reading parameters", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'value', value, 'source', "
-        "source, "
-        "'resource_id', resource_id, 'updated', updated, 'metadata', metadata, 'expires', expires, "
-        "'environment', "
-        "environment) ORDER BY resource_id, name), '[]')::text FROM parameter WHERE environment = $1 AND "
-        "($2 = '*' OR resource_id = $2)",
+        std::string("SELECT coalesce(json_agg(") + kParameterJson +
+            " ORDER BY resource_id, name), '[]')::text FROM parameter WHERE environment = $1 AND "
+            "($2 = '*' OR resource_id = $2)",
         env, rid ? *rid : std::string("*")));
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::parameterFreshness(const std::string& env, const std::string& name,
+                                                           const std::string& rid, int64_t expireSeconds) {
+  return withTx<nlohmann::json>(db_, "reading a parameter", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    return parseFirst(tx.exec_params(
+        std::string("WITH p AS (SELECT * FROM parameter WHERE environment = $1 AND name = $2 AND "
+                    "resource_id = $3) SELECT json_build_object('parameter', (SELECT ") +
+            kParameterJson +
+            " FROM p), 'fresh', coalesce((SELECT NOT expires OR updated > now() - make_interval(secs => $4) "
+            "FROM p), false))::text",
+        env, name, rid, double(expireSeconds)));
+  });
+}
+
+llvm::Error PgStore::requestFacts(const std::string& env, const std::vector<std::string>& resourceIds) {
+  return withTxVoid(db_, "requesting facts", [&](pqxx::work& tx) {
+    for (const auto& rid : resourceIds) insertSchedulerRequest(tx, env, "get_fact", {{"resource_id", rid}});
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::factsToRenew(int64_t olderThanSeconds) {
+  return withTx<nlohmann::json>(db_, "finding facts to renew", [&](pqxx::work& tx) {
+    return parseFirst(tx.exec_params(
+        "SELECT coalesce(json_agg(json_build_array(environment, resource_id) ORDER BY environment, "
+        "resource_id), '[]')::text FROM (SELECT environment, resource_id FROM parameter WHERE source = "
+        "'fact' "
+        "AND expires AND resource_id <> '' AND updated <= now() - make_interval(secs => $1) UNION SELECT "
+        "environment, resource_id FROM unknownparameter WHERE NOT resolved AND resource_id <> '') r WHERE "
+        "environment IN (SELECT id FROM environment WHERE NOT halted)",
+        double(olderThanSeconds)));
   });
 }
 

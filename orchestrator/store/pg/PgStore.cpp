@@ -96,8 +96,8 @@ llvm::Expected<nlohmann::json> PgStore::updateProject(const std::string& id, con
 llvm::Error PgStore::deleteProject(const std::string& id) {
   return withTxVoid(db_, "deleting a project", [&](pqxx::work& tx) {
     // The rows without a foreign key to their environment go first (see deleteEnvironment).
-    for (const char* table :
-         {"resource", "module_files", "resourceaction_resource", "resource_persistent_state", "agent"})
+    for (const char* table : {"resource", "module_files", "resourceaction_resource", "resourceaction",
+                              "resource_persistent_state", "agent"})
       tx.exec_params(std::string("DELETE FROM ") + table +
                          " WHERE environment IN (SELECT e.id FROM environment e WHERE e.project::text = $1)",
                      id);
@@ -179,6 +179,7 @@ llvm::Error PgStore::deleteEnvironment(const std::string& id) {
     tx.exec_params("DELETE FROM resource WHERE environment = $1", id);
     tx.exec_params("DELETE FROM module_files WHERE environment = $1", id);
     tx.exec_params("DELETE FROM resourceaction_resource WHERE environment = $1", id);
+    tx.exec_params("DELETE FROM resourceaction WHERE environment = $1", id);            // migration 005
     tx.exec_params("DELETE FROM resource_persistent_state WHERE environment = $1", id); // migration 004
     tx.exec_params("DELETE FROM agent WHERE environment = $1", id);                     // migration 006
     tx.exec_params("DELETE FROM environment WHERE id = $1", id);

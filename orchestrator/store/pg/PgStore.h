@@ -73,6 +73,10 @@ class PgStore final : public Store {
   llvm::Expected<nlohmann::json> parameters(const std::string& env,
                                             const std::optional<std::string>& rid) override;
   llvm::Expected<nlohmann::json> setParameter(const std::string& env, const nlohmann::json& param) override;
+  llvm::Expected<nlohmann::json> parameterFreshness(const std::string& env, const std::string& name,
+                                                    const std::string& rid, int64_t expireSeconds) override;
+  llvm::Error requestFacts(const std::string& env, const std::vector<std::string>& resourceIds) override;
+  llvm::Expected<nlohmann::json> factsToRenew(int64_t olderThanSeconds) override;
   llvm::Error deleteParameter(const std::string& env, const std::string& name,
                               const std::string& rid) override;
   llvm::Expected<nlohmann::json> agents(const std::string& env) override;

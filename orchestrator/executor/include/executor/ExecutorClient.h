@@ -54,6 +54,13 @@ using FileProvider =
 /// file).
 using FileSink = std::function<void(const std::string& sha1hex, const std::string& content)>;
 
+/// Answers a `get_code` from an external agent (docs/deploy.md "External agents and Python code"): call
+/// `reply` (from any thread) with the handler code registered with `version` for `agent` as an array of
+/// {module, path, hash}, or with a string naming why it cannot be read. The agent then fetches each file by
+/// hash with `get_file` and verifies it.
+using CodeProvider = std::function<void(int version, const std::string& agent,
+                                        std::function<void(const Json& filesOrError)> reply)>;
+
 /// One executor child process and its protocol connection.
 class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
  public:
@@ -79,6 +86,9 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void shutdown(std::function<void()> done = nullptr);
   /// Where `put_file` content goes (default: dropped). Set before the first request.
   void setFileSink(FileSink sink) { sink_ = std::move(sink); }
+  /// Where `get_code` requests go (external agents only; default: answered with an error). Set before the
+  /// first request.
+  void setCodeProvider(CodeProvider code) { code_ = std::move(code); }
   /// SIGKILL now (the death path then fails in-flight requests with `cause`).
   void kill(const std::string& cause);
   /// Synchronous SIGKILL + waitpid, for destructors and shutdown paths outside the strand.
@@ -108,7 +118,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void sendBody(const std::string& body);
   void writeNext();
   void readMore();
-  void onMessage(const Json& msg);
+  void onMessage(const Json& msg, std::string logsText);
   void onDeath(const std::string& cause);
   void reap(bool force);
   void armHeartbeat();
@@ -123,6 +133,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   ExecutorOptions options_;
   FileProvider files_;
   FileSink sink_;
+  CodeProvider code_;
   pid_t pid_ = -1;
   std::string label_; ///< set for an attached connection (no child process)
   std::atomic<bool> alive_{false};

@@ -31,8 +31,11 @@ class FrameDecoder {
  public:
   void feed(const char* data, size_t size) { buffer_.append(data, size); }
   /// The next complete message, nullopt when more bytes are needed. Throws std::runtime_error on an oversized
-  /// frame or a body that is not a JSON object (the stream cannot be resynchronised after that).
-  std::optional<Json> next();
+  /// frame or a body that is not a JSON object (the stream cannot be resynchronised after that). With
+  /// `logsText`, a top-level "logs" array is not decoded into a tree: its text (validated JSON) goes into
+  /// *logsText and the message holds "logs": [] instead (result frames: the scheduler stores log lines as
+  /// received).
+  std::optional<Json> next(std::string* logsText = nullptr);
 
  private:
   std::string buffer_;
@@ -70,8 +73,12 @@ struct ActionResult {
   std::string change = "nochange";
   Json changes = Json::object(); ///< {attr: {current, desired}}
   Json logs = Json::array();     ///< LogLine::toJson() objects
+  /// When non-empty, more log lines (before those of `logs`) as the text of a JSON array, as received in the
+  /// frame (FrameDecoder::next with logsText): never parsed on the scheduler's side.
+  std::string logsText;
   Json facts = Json::object();   ///< {name: {value, expires}}
 
+  /// The `result` frame; its "logs" are `logsText`'s lines, then `logs`.
   Json toJson() const;
   static ActionResult fromJson(const Json& j);
   /// An `unavailable` result with one ERROR line carrying `message` (executor died, no handler, …).

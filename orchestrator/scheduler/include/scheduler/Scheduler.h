@@ -82,6 +82,7 @@ struct DeployFinish {
   std::string status; ///< as reported (skipped_for_dependency kept for the action row)
   std::string change;
   nlohmann::json changes, messages;
+  std::string messagesText; ///< LogLines before `messages`, a JSON array's text (WorkResult::messagesText)
   TimePoint started, finished;
   std::string deployedHash; ///< the hash this run deployed (-> last_deployed_attribute_hash)
   bool stale = false;       ///< the intent changed (or the resource left) while it ran

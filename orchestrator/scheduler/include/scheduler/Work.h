@@ -60,6 +60,9 @@ struct WorkResult {
   std::string change = "nochange";                   ///< nochange | created | updated | purged
   nlohmann::json changes = nlohmann::json::object(); ///< attr -> {"current": .., "desired": ..}
   nlohmann::json messages = nlohmann::json::array(); ///< LogLines {"level","msg","args","kwargs","timestamp"}
+  /// When non-empty, LogLines before those of `messages`, as the text of a JSON array as the executor sent it
+  /// (validated on receipt): a deploy's lines go to the action row without being parsed in the scheduler.
+  std::string messagesText;
   nlohmann::json facts = nlohmann::json::object();   ///< name -> value (ctx.set_fact / facts())
 };
 
@@ -77,6 +80,14 @@ class Executor {
 std::optional<std::string>
 gateDependencies(const std::vector<std::pair<std::string, std::string>>& dependencyStates,
                  std::string* why = nullptr);
+
+/// Every LogLine of `r` as one array: `messagesText` parsed, then `messages` (dry runs and facts, rare).
+nlohmann::json allMessages(const WorkResult& r);
+
+/// The "msg" of the last LogLine in `arrayText` (a JSON array of LogLines), found without parsing the
+/// array: the last "msg" key in it (LogLines of our executors have their keys sorted, so no key of the last
+/// line's kwargs follows its msg); empty when there is none.
+std::string lastMessageText(const std::string& arrayText);
 
 /// A LogLine as stored in resourceaction.messages (§15).
 nlohmann::json logLine(const std::string& level, const std::string& msg,

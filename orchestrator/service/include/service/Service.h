@@ -56,6 +56,9 @@ class SchedulerControl {
 /// Options of the use cases that come from the server configuration.
 struct ServiceOptions {
   int64_t defaultVersionsToKeep = 100;
+  int64_t factExpire = 3600;      ///< server.fact-expire: seconds a fact (expires=true) is served as fresh
+  int64_t factRenew = 1200;       ///< server.fact-renew: facts this close to expiry are re-requested
+  int64_t factResourceBlock = 60; ///< server.fact-resource-block: at most one fact request per resource per …
   /// Our file-batch extension (`PUT /api/v1/files`, docs/server.md): the most base64 bytes one request may
   /// carry; 0 turns the extension off (the route is absent and serverstatus does not announce it).
   uint64_t fileBatchLimit = 16ull << 20;
@@ -172,6 +175,13 @@ class Service {
   asio::awaitable<Result> schedulerStatus(std::string env);
   /// One fact by its id or name, of resource `rid` or (empty rid) of any resource.
   asio::awaitable<Result> fact(std::string env, std::string rid, std::string idOrName);
+  /// GET /api/v1/parameter/<name>?resource_id=R (orchestrator.md §6.12): the row while fresh; a missing or
+  /// expired parameter of a resource asks the scheduler for the resource's facts (at most once per
+  /// factResourceBlock per resource) and answers Unavailable (503); without a resource: the row or NotFound.
+  asio::awaitable<Result> getParameter(std::string env, std::string name, std::string rid);
+  /// The server.fact-renew round: re-requests the facts of resources whose facts near expiry or that have an
+  /// unresolved unknown. Value: the number of resources asked.
+  asio::awaitable<Result> renewFacts();
 
   // Revocable tokens (orchestrator.md §12). The check is cached for kTokenCacheTtl; revoke drops the entry.
   /// Records a new jti for `env`; value: the jti.
@@ -201,6 +211,10 @@ class Service {
   std::shared_ptr<FileBatch> fileBatch_; ///< group commit of uploads
   std::mutex partialMutex_;
   std::map<std::string, std::shared_ptr<std::mutex>> partialLocks_; ///< per environment (putPartialVersion)
+  /// Whether a fact request for (env, rid) may go out now (server.fact-resource-block); records it if so.
+  bool mayRequestFacts(const std::string& env, const std::string& rid);
+  std::mutex factMutex_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> factAsked_;
   std::mutex tokenMutex_;
   std::unordered_map<std::string, std::pair<bool, std::chrono::steady_clock::time_point>> tokenCache_;
 };

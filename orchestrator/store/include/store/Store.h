@@ -207,6 +207,16 @@ class Store {
                                                       const nlohmann::json& param) = 0;
   virtual llvm::Error deleteParameter(const std::string& env, const std::string& name,
                                       const std::string& rid) = 0;
+  /// One parameter of `rid` ("" = none) and whether it is fresh: {"parameter": row or null, "fresh": bool}; a
+  /// row with expires=false is always fresh, others while younger than `expireSeconds` (server.fact-expire).
+  virtual llvm::Expected<nlohmann::json> parameterFreshness(const std::string& env, const std::string& name,
+                                                            const std::string& rid,
+                                                            int64_t expireSeconds) = 0;
+  /// Asks the environment's scheduler for the facts of each resource (`get_fact` scheduler requests).
+  virtual llvm::Error requestFacts(const std::string& env, const std::vector<std::string>& resourceIds) = 0;
+  /// What server.fact-renew re-requests, over the environments that are not halted: resources with an
+  /// expiring fact older than `olderThanSeconds` or with an unresolved unknown. [[env, resource id], ...].
+  virtual llvm::Expected<nlohmann::json> factsToRenew(int64_t olderThanSeconds) = 0;
 
   // Agents.
   /// [{name, paused, last_failover, unpause_on_resume, environment}] sorted by name.
