@@ -24,8 +24,8 @@ namespace {
 /// Advisory lock key of an environment: hashtext of its id in a namespace of its own.
 constexpr const char* kEnvLockSql = "hashtextextended('inmanta-env:' || $1, 0)";
 
-/// The done/failed counts of a version's row: its resources' statuses aggregated (a join over every resource of
-/// the version).
+/// The done/failed counts of a version's row: its resources' statuses aggregated (a join over every resource
+/// of the version).
 constexpr const char* kCountsSql =
     "CROSS JOIN LATERAL (SELECT "
     "count(*) FILTER (WHERE cm.released AND s.status NOT IN ('available', 'deploying')) AS done, "
@@ -461,12 +461,13 @@ PgStore::putVersionStreamed(const std::string& envId,
     if (sink.total() > 2000) tx.exec("ANALYZE resource (environment, model, resource_id)");
     // The requires graph must be closed (a set difference: hashed, whatever the plan). A producer that saw
     // every resource already knows; the query then only runs to name the offender.
-    pqxx::result open = sv.requiresClosed ? pqxx::result() : tx.exec_params(
-        "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
-        "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE environment "
-        "= $1 "
-        "AND model = $2 LIMIT 1",
-        env, v);
+    pqxx::result open;
+    if (!sv.requiresClosed)
+      open = tx.exec_params(
+          "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "
+          "WHERE r.environment = $1 AND r.model = $2 EXCEPT SELECT resource_id FROM resource WHERE "
+          "environment = $1 AND model = $2 LIMIT 1",
+          env, v);
     if (!open.empty()) {
       pqxx::result who = tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = "
                                         "$2 AND attributes->'requires' ? $3 "
@@ -610,14 +611,15 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
     // per version), the statuses are known without reading them back: the undefined ones are done and failed,
     // the others available. Otherwise older rows carry deploy state: aggregate.
     std::string counts;
-    int64_t total = tx.exec_params("SELECT total FROM configurationmodel WHERE environment = $1 AND version = $2",
-                                   env, version)[0][0]
-                        .as<int64_t>();
+    int64_t total =
+        tx.exec_params("SELECT total FROM configurationmodel WHERE environment = $1 AND version = $2", env,
+                       version)[0][0]
+            .as<int64_t>();
     if (total == inserted)
       counts = "CROSS JOIN (SELECT " + std::to_string(undefined) + "::bigint AS done, " +
                std::to_string(undefined) + "::bigint AS failed) d ";
-    pqxx::result row = tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2", counts),
-                                      env, version);
+    pqxx::result row =
+        tx.exec_params(versionRowSql("WHERE cm.environment = $1 AND cm.version = $2", counts), env, version);
     return nlohmann::json::parse(row[0][0].c_str());
   });
 }
