@@ -432,7 +432,7 @@ SourceRange Evaluator::rangeOf(uint32_t file, uint32_t node, bool isStmt) {
 }
 
 Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message) {
-  return diagAt(file, node, isStmt, makeDiag(kind, SourceRange{}, std::move(message)));
+  return diagAt(file, node, isStmt, diagWithText(kind, SourceRange{}, std::move(message)));
 }
 
 Diagnostic Evaluator::diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnostic d) {
@@ -546,9 +546,7 @@ Model Evaluator::run() {
     if (aborted_) break;
     if (!freezeOne()) break;
     if (++iterations > opts_.maxIterations * 100) {
-      diags_.error(DiagKind::CompilerError, SourceRange{},
-                   "Could not complete model, max_iterations " + std::to_string(opts_.maxIterations) +
-                       " reached.");
+      diags_.error(DiagKind::MaxIterations, SourceRange{}, opts_.maxIterations);
       aborted_ = true;
     }
   }

@@ -87,12 +87,11 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       llvm::StringRef pat = strings_.str(e.name);
       auto re = std::make_unique<RE2>(re2::StringPiece(pat.data(), pat.size()), ro);
       if (!re->ok())
-        return fail(
-            ctx, id, DiagKind::ParserError,
-            fmt::format("Regex error in /{}/: {}{}", strings_.str(e.name).str(), re->error(),
-                        re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
-                            ? " (lookaround and backreferences are not supported)"
-                            : ""));
+        return fail(ctx, id, DiagKind::RegexError, strings_.str(e.name).str(),
+                    re->error() +
+                        (re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
+                             ? " (lookaround and backreferences are not supported)"
+                             : ""));
       it = regexCache_.emplace(key, std::move(re)).first;
     }
     llvm::StringRef s = self.str();

@@ -7,6 +7,7 @@
 #include "support/Limits.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/ErrorHandling.h>
 
 #include <cmath>
 
@@ -162,7 +163,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return Status::Ok;
   default: break;
   }
-  return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+  llvm_unreachable("comparisons return above; every arithmetic operator has a case");
 }
 
 Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r,
@@ -204,7 +205,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
                     fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
       d = std::pow(a, b);
       break;
-    default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+    default: llvm_unreachable("evalBinary sends only arithmetic operators here");
     }
     if (!std::isfinite(d))
       return fail(ctx, id, DiagKind::IntegerOverflow,
@@ -220,7 +221,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
   case BinaryOp::Mul: op = IntOp::Mul; break;
   case BinaryOp::Mod: op = IntOp::Mod; break;
   case BinaryOp::Pow: op = IntOp::Pow; break;
-  default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+  default: llvm_unreachable("Div takes the float path above; the other operators have a case");
   }
   if (op == IntOp::Mod && compareInts(r, Value::integer(0)) == 0)
     return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
@@ -500,8 +501,7 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         continue;
       }
       std::string piece, err;
-      if (!applySpec(model_, v, spec, piece, err))
-        return fail(ctx, id, DiagKind::ParserError, "Invalid f-string: " + err);
+      if (!applySpec(model_, v, spec, piece, err)) return fail(ctx, id, DiagKind::InvalidFString, err);
       into += piece;
     }
     return Status::Ok;
