@@ -33,10 +33,9 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
   return key;
 }
 
-uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
-  InstanceId id = model_.addInstance(e, at, uint32_t(meta_.size())); // model storage = our slot array
-  uint32_t inst = id.index;
-  instBase_.push_back(uint32_t(meta_.size()));
+InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
+  InstanceId inst = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
+  slots_.beginInstance();
   instHasImpl_.push_back(0);
   const ir::Entity& ent = prog_.entities[e];
   for (uint32_t s = 0; s < ent.slots.size(); ++s) {
@@ -48,11 +47,11 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
       else if (!(a.mult.low == 1 && a.mult.high == 1))
         kind = SlotKind::List;
     }
-    uint32_t sid = newSlot(kind, inst, ent.slots[s].index);
+    SlotId sid = slots_.newSlot(kind, inst.index, ent.slots[s].index);
     if (kind != SlotKind::Single) {
-      multiSlots_.push_back(sid);
+      freezer_.addMulti(sid);
       for (const ir::PrecedenceRule& r : prog_.precedence)
-        if (r.before == ent.slots[s] || r.after == ent.slots[s]) meta_[sid].policy = true;
+        if (r.before == ent.slots[s] || r.after == ent.slots[s]) slots_.meta(sid).policy = true;
     }
   }
   for (uint32_t s = 0; s < ent.slots.size(); ++s) maybeQueueForFreeze(attrSid(inst, s));
@@ -60,26 +59,21 @@ uint32_t Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
   return inst;
 }
 
-void Evaluator::scheduleImplements(uint32_t inst) {
-  const ir::Entity& ent = prog_.entities[model_.entityOf(InstanceId{inst})];
+void Evaluator::scheduleImplements(InstanceId inst) {
+  const ir::Entity& ent = prog_.entities[model_.entityOf(inst)];
   for (ir::ImplementId iid : ent.implements) {
     const ir::Implement& imp = prog_.implements[iid];
     uint32_t nsFile = prog_.namespaces[imp.ns].file;
     uint32_t file = imp.when.valid() ? imp.when.file : nsFile;
     if (file == UINT32_MAX) file = 0;
-    uint32_t parent = nsFile == UINT32_MAX ? kNone : nsScope_[nsFile];
+    ScopeId parent = nsFile == UINT32_MAX ? ScopeId{} : scopes_.ns(nsFile);
     if (!imp.when.valid()) {
       for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
-      instHasImpl_[inst] = 1;
+      instHasImpl_[inst.index] = 1;
       continue;
     }
-    Scope sc;
-    sc.parent = parent;
-    sc.instance = inst;
-    sc.file = file;
-    sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
-    scopes_.push_back(sc);
-    uint32_t u = newUnit(UnitKind::Implement, uint32_t(scopes_.size() - 1), file, imp.when.expr.index);
+    UnitId u = newUnit(UnitKind::Implement, scopes_.newEmptyScope(parent, file, inst.index), file,
+                       imp.when.expr.index);
     units_[u].inst = inst;
     units_[u].aux = iid.index;
     enqueue(u);
@@ -107,13 +101,11 @@ Status Evaluator::evalKwargs(Ctx& ctx, const Expr& e, ExprId id,
   return Status::Ok;
 }
 
-uint32_t Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
-                                 const std::string& keyText, ExprId node) {
-  if (ctx.unit == kNone) return kNone;
-  lookupWaiters_.emplace(key, ctx.unit);
+void Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
+                             const std::string& keyText, ExprId node) {
+  if (!ctx.unit.valid()) return;
   units_[ctx.unit].waited = true;
-  pendingLookups_.push_back(PendingLookup{e, index, key, keyText, ctx.unit, ctx.file, node.index});
-  return kNone;
+  indexes_.waitFor(key, IndexTables::PendingLookup{e, index, key, keyText, ctx.unit, ctx.file, node.index});
 }
 
 Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
@@ -195,10 +187,11 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   }
   for (Given& g : given) {
     if (g.evaluated || !isIndexSlot(g.slot)) continue;
-    uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+    uint32_t savedAttr = ctx.hintAttr;
+    InstanceId savedInst = ctx.hintInst;
     const ir::Attribute& a = prog_.attrs[E.slots[g.slot]];
     ctx.hintAttr = a.isRelation && a.inverse.valid() ? a.inverse.index : kNone;
-    ctx.hintInst = kNone;
+    ctx.hintInst = InstanceId{};
     Status st = eval(ctx, g.expr, g.value);
     ctx.hintAttr = savedAttr;
     ctx.hintInst = savedInst;
@@ -212,7 +205,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   };
 
   // Look the key up in every index.
-  uint32_t found = kNone;
+  InstanceId found;
   llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys; // (IndexId, key) to register
   for (ir::IndexId ix : E.indexes) {
     std::vector<Value> vals;
@@ -223,12 +216,12 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       if (Given* g = findGiven(s))
         v = g->value;
       else if (int(s) == hintSlot)
-        v = Value::instance(InstanceId{ctx.hintInst});
+        v = Value::instance(ctx.hintInst);
       else if (E.defaults[s].valid()) {
         Ctx dctx = ctx;
         dctx.file = E.defaults[s].file;
         dctx.ast = &prog_.ast(dctx.file);
-        dctx.scope = nsScope_[dctx.file];
+        dctx.scope = scopes_.ns(dctx.file);
         Status st = eval(dctx, E.defaults[s].expr, v);
         if (st != Status::Ok) return st;
       } else {
@@ -249,25 +242,24 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
           fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
     }
     std::string key = indexKey(vals);
-    auto& table = indexTables_[ix.index];
-    auto it = table.find(key);
-    if (it != table.end()) {
-      if (found != kNone && found != it->second)
-        return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(it->second));
-      found = it->second;
+    InstanceId hit = indexes_.find(ix.index, key);
+    if (hit.valid()) {
+      if (found.valid() && found != hit)
+        return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(hit));
+      found = hit;
     }
     keys.emplace_back(ix.index, std::move(key));
   }
   SourceRange at = e.range;
-  uint32_t inst;
+  InstanceId inst;
   bool isNew = false;
-  if (found != kNone) {
-    if (model_.entityOf(InstanceId{found}) != ent)
+  if (found.valid()) {
+    if (model_.entityOf(found) != ent)
       return fail(ctx, id, DiagKind::IndexMatchWrongType, describeInst(found), E.fullName);
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
-    for (auto& [ix, key] : keys) indexTables_[ix].try_emplace(key, inst);
-    const_cast<Instance&>(model_.instance(InstanceId{inst})).moreCreatedAt.push_back(at);
+    for (auto& [ix, key] : keys) indexes_.add(ix, key, inst);
+    const_cast<Instance&>(model_.instance(inst)).moreCreatedAt.push_back(at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
       return fail(ctx, id, DiagKind::LimitExceeded,
@@ -277,14 +269,12 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     inst = createInstance(ctx, ent, at);
     isNew = true;
     for (auto& [ix, key] : keys) {
-      indexTables_[ix].try_emplace(key, inst);
-      if (lookupWaiters_.empty()) continue;
-      auto range = lookupWaiters_.equal_range(std::to_string(ix) + "|" + key);
-      for (auto w = range.first; w != range.second; ++w) enqueue(w->second);
-      lookupWaiters_.erase(range.first, range.second);
+      llvm::SmallVector<UnitId, 2> woken;
+      indexes_.addAndWake(ix, key, inst, woken);
+      for (UnitId w : woken) enqueue(w);
     }
   }
-  Value self = Value::instance(InstanceId{inst});
+  Value self = Value::instance(inst);
   memoPut(ctx, id.index, self);
   out = self;
 
@@ -294,7 +284,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     if (Given* g = findGiven(s))
       v = g->value;
     else if (int(s) == hintSlot)
-      v = Value::instance(InstanceId{ctx.hintInst});
+      v = Value::instance(ctx.hintInst);
     else
       continue; // defaults below
     const ir::Attribute& a = prog_.attrs[E.slots[s]];
@@ -311,18 +301,18 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       if (st != Status::Ok) return st;
       continue;
     }
-    uint32_t u = newUnit(UnitKind::AttrAssign, ctx.scope, ctx.file, g.expr.index);
+    UnitId u = newUnit(UnitKind::AttrAssign, ctx.scope, ctx.file, g.expr.index);
     units_[u].inst = inst;
     units_[u].aux = g.slot;
     units_[u].origin = id.index;
-    uint32_t sid = attrSid(inst, g.slot);
-    if (meta_[sid].kind == SlotKind::List || meta_[sid].kind == SlotKind::Optional) {
+    SlotId sid = attrSid(inst, g.slot);
+    if (slots_.meta(sid).kind == SlotKind::List || slots_.meta(sid).kind == SlotKind::Optional) {
       units_[u].promise = sid;
       acquirePromise(sid);
     }
     // Assign now when the value is available (as the reference does); otherwise the unit waits.
     runUnit(u);
-    if (aborted_) return Status::Error;
+    if (aborted()) return Status::Error;
   }
   for (uint32_t s = 0; s < E.slots.size(); ++s) {
     if (findGiven(s) || int(s) == hintSlot || !E.defaults[s].valid()) continue;
@@ -332,7 +322,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     dctx.unit = ctx.unit;
     dctx.file = d.file;
     dctx.ast = &prog_.ast(d.file);
-    dctx.scope = nsScope_[d.file];
+    dctx.scope = scopes_.ns(d.file);
     dctx.iterKey = ctx.iterKey ^ (uint64_t(s + 1) << 20);
     Value v;
     Status st = eval(dctx, d.expr, v);
@@ -414,10 +404,9 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     }
     if (!match) continue;
     std::string key = indexKey(vals);
-    auto& table = indexTables_[ix.index];
-    auto it = table.find(key);
-    if (it != table.end() && prog_.isSubtype(model_.entityOf(InstanceId{it->second}), ent)) {
-      out = Value::instance(InstanceId{it->second});
+    InstanceId hit = indexes_.find(ix.index, key);
+    if (hit.valid() && prog_.isSubtype(model_.entityOf(hit), ent)) {
+      out = Value::instance(hit);
       return Status::Ok;
     }
     std::string text = "[";
@@ -428,7 +417,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     }
     text += "]";
     blockOnIndex(ctx, std::to_string(ix.index) + "|" + key, ent, ix.index, text, id);
-    ctx.blockedOn = kNone;
+    ctx.blockedOn = SlotId{};
     return Status::Blocked;
   }
   std::string names;

@@ -11,7 +11,7 @@
 
 namespace inm::runtime {
 
-static Status blockOn(Ctx& ctx, uint32_t sid, bool gradual = false) {
+static Status blockOn(Ctx& ctx, SlotId sid, bool gradual = false) {
   ctx.blockedOn = sid;
   ctx.blockedGradual = gradual;
   return Status::Blocked;
@@ -69,7 +69,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   case ExprKind::Regex: {
     Value self;
     bool isSelf = false;
-    lookupVar(ctx.scope, selfName_, &self, &isSelf);
+    scopes_.lookupVar(ctx.scope, selfName_, &self, &isSelf);
     if (!isSelf) return fail(ctx, id, DiagKind::NotFound, "variable self not found");
     if (self.isUnknown()) {
       out = self;
@@ -208,8 +208,8 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
   return Status::Ok;
 }
 
-bool Evaluator::qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid) {
-  sid = kNone;
+bool Evaluator::qualifiedVar(uint32_t file, llvm::StringRef name, SlotId& sid) {
+  sid = SlotId{};
   auto [nsName, var] = name.rsplit("::");
   const ir::Namespace& cur = prog_.namespaces[prog_.files[file].ns];
   StringId nsId = strings_.lookup(nsName);
@@ -218,9 +218,7 @@ bool Evaluator::qualifiedVar(uint32_t file, llvm::StringRef name, uint32_t& sid)
   uint32_t nsFile = prog_.namespaces[it->second].file;
   StringId varId = strings_.lookup(var);
   if (nsFile == UINT32_MAX || !varId.valid()) return true;
-  const Scope& sc = scopes_[nsScope_[nsFile]];
-  for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
-    if (scopeVars_[i].first == varId.index) sid = scopeVars_[i].second;
+  sid = scopes_.ownVar(scopes_.ns(nsFile), varId);
   return true;
 }
 
@@ -231,22 +229,22 @@ std::string Evaluator::namespaceNotFound(llvm::StringRef qualifiedName) {
 
 Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   llvm::StringRef name = strings_.str(e.name);
-  uint32_t sid = kNone;
+  SlotId sid;
   if (name.contains("::")) {
     if (!qualifiedVar(ctx.file, name, sid))
       return failRead(ctx, id, ctx.parent, DiagKind::NotFound, namespaceNotFound(name));
-    if (sid == kNone)
+    if (!sid.valid())
       return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
                       fmt::format("variable {} not found", name.str()));
   } else {
     Value self;
     bool isSelf = false;
-    sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
+    sid = scopes_.lookupVar(ctx.scope, e.name, &self, &isSelf);
     if (isSelf) {
       out = self;
       return Status::Ok;
     }
-    if (sid == kNone) {
+    if (!sid.valid()) {
       if (scopes_[ctx.scope].isStatic) {
         Diagnostic d =
             diagAt(ctx.file, id.index, false, DiagKind::NotFound,
@@ -259,17 +257,18 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
                       fmt::format("variable {} not found", name.str()));
     }
   }
-  const SlotMeta& m = meta_[sid];
+  const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
-      out = exts_[m.ext].values[0];
+    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
+      out = slots_.extIf(sid)[0].values[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
                       fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, name.str(), describeInst(m.owner)));
+                                  prog_.entities[a.owner].fullName, name.str(),
+                                  describeInst(InstanceId{m.owner})));
     }
     return blockOn(ctx, sid);
   }
@@ -278,9 +277,9 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   return Status::Ok;
 }
 
-Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Value& out, bool* missing,
+Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, Value& out, bool* missing,
                            uint32_t consumer) {
-  ir::EntityId ent = model_.entityOf(InstanceId{inst});
+  ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, name);
   if (slot < 0) {
     if (missing) {
@@ -291,11 +290,11 @@ Status Evaluator::readAttr(Ctx& ctx, uint32_t inst, StringId name, ExprId id, Va
                 fmt::format("could not find attribute with name: {} in type {}", strings_.str(name).str(),
                             prog_.entities[ent].fullName));
   }
-  uint32_t sid = attrSid(inst, uint32_t(slot));
-  const SlotMeta& m = meta_[sid];
+  SlotId sid = attrSid(inst, uint32_t(slot));
+  const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
-      out = exts_[m.ext].values[0];
+    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
+      out = slots_.extIf(sid)[0].values[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
@@ -326,12 +325,12 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
                             strings_.str(e.name).str(), model_.display(base, true), typeName(base),
                             model_.repr(base)));
   }
-  return readAttr(ctx, base.inst, e.name, id, out, nullptr, consumer);
+  return readAttr(ctx, base.instanceId(), e.name, id, out, nullptr, consumer);
 }
 
 Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   const Expr& t = ctx.ast->exprs[e.a];
-  uint32_t sid = kNone;
+  SlotId sid;
   if (t.kind == ExprKind::AttrRef) {
     Value base;
     TRY(eval(ctx, t.a, base));
@@ -348,16 +347,16 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
       return fail(ctx, id, DiagKind::NotFound,
                   fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
                               prog_.entities[model_.entityOf(base.instanceId())].fullName));
-    sid = attrSid(base.inst, uint32_t(slot));
+    sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (t.kind == ExprKind::Name) {
     Value self;
     bool isSelf = false;
-    sid = lookupVar(ctx.scope, t.name, &self, &isSelf);
+    sid = scopes_.lookupVar(ctx.scope, t.name, &self, &isSelf);
     if (isSelf) {
       out = Value::boolean(true);
       return Status::Ok;
     }
-    if (sid == kNone)
+    if (!sid.valid())
       return fail(ctx, id, DiagKind::NotFound,
                   fmt::format("variable {} not found", strings_.str(t.name).str()));
   } else {
@@ -367,7 +366,7 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     out = v.isUnknown() ? v : Value::boolean(!v.isNull());
     return Status::Ok;
   }
-  const SlotMeta& m = meta_[sid];
+  const SlotMeta& m = slots_.meta(sid);
   auto definedValue = [&](const Value& v) -> Value {
     if (v.isUnknown()) return v;
     if (v.isNull()) return Value::boolean(false);
@@ -380,13 +379,13 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !exts_[m.ext].values.empty()) {
+    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
       out = Value::boolean(true);
       return Status::Ok;
     }
     if (m.state == kFrozen) {
       // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
-      out = m.ext != kNone && exts_[m.ext].sawUnknown ? Value::unknown() : Value::boolean(false);
+      out = m.ext != kNone && slots_.extIf(sid)[0].sawUnknown ? Value::unknown() : Value::boolean(false);
       return Status::Ok;
     }
     return blockOn(ctx, sid);
@@ -425,7 +424,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   uint32_t nLoops = e.loopEnd - e.loopBegin;
   llvm::SmallVector<Value, 16> result;
   bool unknownResult = false;
-  uint32_t savedScope = ctx.scope;
+  ScopeId savedScope = ctx.scope;
   uint64_t savedKey = ctx.iterKey;
   uint32_t savedAttr = ctx.hintAttr;
   // Each loop level gets one scope whose loop variable is overwritten per iteration.
@@ -447,14 +446,13 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
                     typeName(it))
               : fmt::format("A list comprehension can only be applied to lists and relations, got {}",
                             typeName(it)));
-    uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
-    uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
-    uint32_t outer = ctx.scope;
+    ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
+    SlotId var = scopes_.firstVar(scope);
+    ScopeId outer = ctx.scope;
     uint64_t outerKey = ctx.iterKey;
     uint32_t n = 0;
     for (const Value& item : it.items()) {
-      vals_[var] = item;
-      meta_[var].state = kSet;
+      bindVar(var, item);
       ctx.scope = scope;
       ctx.iterKey = outerKey * 1000003u + (++n);
       Status st = Status::Ok;
@@ -801,7 +799,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   pctx.given = &have;
   PluginResult res = (*fn)(pctx, bound);
   if (res.kind == PluginResult::Retry) {
-    if (pctx.blockedOn == kNone)
+    if (!pctx.blockedOn.valid())
       return fail(ctx, id, DiagKind::Runtime,
                   fmt::format("plugin {} asked to be retried without a reason", p.fullName));
     return blockOn(ctx, pctx.blockedOn);

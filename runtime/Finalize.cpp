@@ -14,9 +14,9 @@ void Evaluator::finalize() {
   std::vector<Diagnostic> errors;
 
   // 1. index lookups that never matched
-  llvm::DenseSet<uint32_t> reported;
-  for (const PendingLookup& p : pendingLookups_) {
-    if (units_[p.unit].done || !reported.insert(p.unit).second) continue;
+  llvm::DenseSet<uint32_t> reported; // unit indexes
+  for (const IndexTables::PendingLookup& p : indexes_.pending()) {
+    if (units_[p.unit].done || !reported.insert(p.unit.index).second) continue;
     errors.push_back(diagAt(p.file, p.node, false, DiagKind::NotFound,
                             fmt::format("No match in index on type {} with key {}",
                                         prog_.entities[p.entity].fullName, p.keyText)));
@@ -31,29 +31,29 @@ void Evaluator::finalize() {
       Diagnostic d =
           makeDiag(DiagKind::Runtime, inst.createdAt,
                    fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
-      d.reportedIn = describeInst(i);
+      d.reportedIn = describeInst(id);
       errors.push_back(std::move(d));
     }
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
-      uint32_t sid = attrSid(i, s);
-      SlotMeta& m = meta_[sid];
+      SlotId sid = attrSid(id, s);
+      SlotMeta& m = slots_.meta(sid);
       const ir::Attribute& a = prog_.attrs[e.slots[s]];
       if (m.kind == SlotKind::Single) {
         if (m.state == kSet) continue;
         std::string attrLoc = diags_.formatLoc(a.range, true);
         errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
                                   fmt::format("The object {} is not complete: attribute {} ({}) is not set",
-                                              describeInst(i), strings_.str(a.name).str(), attrLoc)));
+                                              describeInst(id), strings_.str(a.name).str(), attrLoc)));
         continue;
       }
-      size_t n = m.ext == kNone ? 0 : exts_[m.ext].values.size();
+      size_t n = slots_.valueCount(sid);
       if (n < a.mult.low) {
         std::string attrLoc = diags_.formatLoc(a.range, true);
         errors.push_back(
             makeDiag(DiagKind::Unset, inst.createdAt,
                      fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
                                  "only {} are set",
-                                 describeInst(i), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
+                                 describeInst(id), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
         continue;
       }
       m.state = kFrozen;
@@ -69,13 +69,13 @@ void Evaluator::finalize() {
       Ctx actx;
       actx.file = c.file;
       actx.ast = &prog_.ast(c.file);
-      actx.scope = nsScope_[c.file];
+      actx.scope = scopes_.ns(c.file);
       Value v;
       if (eval(actx, c.expr, v) == Status::Ok && v.isUnknown()) {
         Diagnostic d = makeDiag(DiagKind::Typing, a.range, "Relation annotation can not be Unknown");
         errors.push_back(std::move(d));
       }
-      if (aborted_) return;
+      if (aborted()) return;
     }
   }
 
@@ -95,8 +95,8 @@ void Evaluator::finalize() {
   }
   // 4. statements that never ran to the end
   for (uint32_t u = 0; u < units_.size(); ++u) {
-    if (units_[u].done) continue;
-    const Unit& un = units_[u];
+    const Unit& un = units_[UnitId{u}];
+    if (un.done) continue;
     bool isStmt = un.kind == UnitKind::Stmt;
     bool forwardStmt = un.kind == UnitKind::Forward && !un.originIsExpr;
     Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign || un.originIsExpr ? un.origin : un.node,

@@ -15,7 +15,7 @@ using frontend::StmtKind;
 
 static const char* kTypeNames[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
 
-Status Evaluator::execStmt(Ctx& ctx, uint32_t unitId) {
+Status Evaluator::execStmt(Ctx& ctx, UnitId unitId) {
   const Stmt& s = ctx.ast->stmts[StmtId{units_[unitId].node}];
   ctx.reportStmt = units_[unitId].node;
   switch (s.kind) {
@@ -30,10 +30,10 @@ Status Evaluator::execStmt(Ctx& ctx, uint32_t unitId) {
   return Status::Ok;
 }
 
-Status Evaluator::gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut) {
-  sidOut = kNone;
+Status Evaluator::gradualSource(Ctx& ctx, ExprId id, SlotId& sidOut) {
+  sidOut = SlotId{};
   const Expr& e = ctx.ast->exprs[id];
-  uint32_t sid = kNone;
+  SlotId sid;
   if (e.kind == ExprKind::AttrRef) {
     Value base;
     Status st = eval(ctx, e.a, base);
@@ -41,12 +41,12 @@ Status Evaluator::gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut) {
     if (base.kind != ValueKind::Instance) return Status::Ok;
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), e.name);
     if (slot < 0) return Status::Ok;
-    sid = attrSid(base.inst, uint32_t(slot));
+    sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (e.kind == ExprKind::Name) {
     Value self;
     bool isSelf = false;
-    sid = lookupVar(ctx.scope, e.name, &self, &isSelf);
-    if (isSelf) sid = kNone;
+    sid = scopes_.lookupVar(ctx.scope, e.name, &self, &isSelf);
+    if (isSelf) sid = SlotId{};
   } else if (e.kind == ExprKind::Conditional) {
     // `c ? a.rel : b.rel` propagates gradual mode: only the condition is needed up front. An unknown or
     // non-boolean condition is left to the eager evaluation (unknown result / its error).
@@ -59,11 +59,11 @@ Status Evaluator::gradualSource(Ctx& ctx, ExprId id, uint32_t& sidOut) {
     if (c.kind != ValueKind::Bool) return Status::Ok;
     return gradualSource(ctx, c.b ? e.b : e.c, sidOut);
   }
-  if (sid != kNone && meta_[sid].kind == SlotKind::List) sidOut = sid;
+  if (sid.valid() && slots_.meta(sid).kind == SlotKind::List) sidOut = sid;
   return Status::Ok;
 }
 
-Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& mapOut) {
+Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, SlotId& sidOut, uint32_t& mapOut) {
   mapOut = kNone;
   const Expr& e = ctx.ast->exprs[id];
   if (e.kind == ExprKind::Conditional) {
@@ -73,7 +73,7 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& m
     Status st = eval(ctx, e.a, c);
     ctx.hintAttr = savedAttr;
     if (st != Status::Ok) return st;
-    sidOut = kNone;
+    sidOut = SlotId{};
     if (c.kind != ValueKind::Bool) return Status::Ok;
     return gradualFeed(ctx, c.b ? e.b : e.c, sidOut, mapOut);
   }
@@ -85,7 +85,7 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& m
       TRY(gradualFeed(ctx, iterable, sidOut, inner));
     else
       TRY(gradualSource(ctx, iterable, sidOut));
-    if (sidOut == kNone) return Status::Ok;
+    if (!sidOut.valid()) return Status::Ok;
     mapOut = id.index;
     if (inner != kNone) innerMaps_[id.index] = inner; // keyed by the (immutable) outer comprehension's ExprId
     return Status::Ok;
@@ -93,15 +93,16 @@ Status Evaluator::gradualFeed(Ctx& ctx, ExprId id, uint32_t& sidOut, uint32_t& m
   return gradualSource(ctx, id, sidOut);
 }
 
-Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, ExprId valueExpr,
+Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, ExprId valueExpr,
                                   uint32_t origin, bool originIsExpr, bool& handled) {
   handled = false;
   const Expr& e = ctx.ast->exprs[valueExpr];
   if (e.kind != ExprKind::List || scopes_[ctx.scope].isStatic) return Status::Ok;
-  uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  SlotId sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
   struct Item {
-    uint32_t src = kNone, map = kNone;
+    SlotId src;
+    uint32_t map = kNone;
     Value value;
   };
   llvm::SmallVector<Item, 4> items;
@@ -112,10 +113,11 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
     Item it;
     TRY(gradualFeed(ctx, item, it.src, it.map));
     if (it.src == sid) return Status::Ok; // feeds itself: leave it to the eager path
-    if (it.src != kNone) {
+    if (it.src.valid()) {
       anyFeed = true;
     } else {
-      uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+      uint32_t savedAttr = ctx.hintAttr;
+      InstanceId savedInst = ctx.hintInst;
       if (attr.isRelation && attr.inverse.valid()) {
         ctx.hintAttr = attr.inverse.index;
         ctx.hintInst = inst;
@@ -131,12 +133,12 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
   handled = true;
   SourceRange at = ctx.ast->exprs[valueExpr].range;
   for (Item& it : items) {
-    if (it.src == kNone) {
+    if (!it.src.valid()) {
       TRY(assignAttr(ctx, inst, slot, it.value, at, origin, !originIsExpr));
       continue;
     }
     // each forward holds a promise of its own on the target until its source is frozen
-    uint32_t saved = units_[unitId].promise;
+    SlotId saved = units_[unitId].promise;
     acquirePromise(sid);
     units_[unitId].promise = sid;
     startForward(ctx, unitId, inst, slot, it.src, it.map, origin, originIsExpr);
@@ -145,10 +147,10 @@ Status Evaluator::feedListLiteral(Ctx& ctx, uint32_t unitId, uint32_t inst, uint
   return Status::Ok;
 }
 
-void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t slot, uint32_t src,
+void Evaluator::startForward(Ctx& ctx, UnitId unitId, InstanceId inst, uint32_t slot, SlotId src,
                              uint32_t mapExpr, uint32_t origin, bool originIsExpr) {
   // The promise on the target moves to the forwarding unit, which holds it until the source is frozen.
-  uint32_t fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
+  UnitId fw = newUnit(UnitKind::Forward, ctx.scope, ctx.file, origin);
   units_[fw].inst = inst;
   units_[fw].aux = slot;
   units_[fw].target = src;
@@ -156,27 +158,25 @@ void Evaluator::startForward(Ctx& ctx, uint32_t unitId, uint32_t inst, uint32_t 
   units_[fw].originIsExpr = originIsExpr;
   if (mapExpr != kNone) forwardMaps_[fw] = mapExpr;
   units_[fw].promise = units_[unitId].promise;
-  units_[unitId].promise = kNone;
+  units_[unitId].promise = SlotId{};
   addWaiter(src, fw, true);
   enqueue(fw);
 }
 
-Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
   const Expr& t = ctx.ast->exprs[s.target];
   if (t.kind == ExprKind::Name) {
     llvm::StringRef name = strings_.str(t.name);
-    uint32_t sid = kNone;
+    SlotId sid;
     if (name.contains("::")) {
       if (!qualifiedVar(ctx.file, name, sid))
         return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, namespaceNotFound(name));
-      if (sid == kNone)
+      if (!sid.valid())
         return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
                         fmt::format("variable {} not found", name.rsplit("::").second.str()));
     } else {
-      const Scope& sc = scopes_[ctx.scope];
-      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
-        if (scopeVars_[i].first == t.name.index) sid = scopeVars_[i].second;
-      if (sid == kNone) // not declared in this block (should not happen): treat as not found
+      sid = scopes_.ownVar(ctx.scope, t.name);
+      if (!sid.valid()) // not declared in this block (should not happen): treat as not found
         return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
                         fmt::format("variable {} not found", name.str()));
     }
@@ -208,30 +208,31 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
                     fmt::format("The object at {} is not an Entity but a <class '{}'> with value {}", what,
                                 typeName(base), model_.display(base, true)));
   }
-  uint32_t inst = base.inst;
-  ir::EntityId ent = model_.entityOf(base.instanceId());
+  InstanceId inst = base.instanceId();
+  ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, t.name);
   if (slot < 0)
     return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
                     fmt::format("could not find attribute with name: {} in type {}",
                                 strings_.str(t.name).str(), prog_.entities[ent].fullName));
   const ir::Attribute& attr = prog_.attrs[prog_.entities[ent].slots[uint32_t(slot)]];
-  uint32_t sid = attrSid(inst, uint32_t(slot));
-  SlotKind kind = meta_[sid].kind;
+  SlotId sid = attrSid(inst, uint32_t(slot));
+  SlotKind kind = slots_.meta(sid).kind;
   if (s.plusAssign && kind != SlotKind::List)
     return failStmt(ctx, units_[unitId].node, DiagKind::Typing,
                     "Can not use += on relations with multiplicity 1");
   if (kind == SlotKind::List || kind == SlotKind::Optional) {
-    if (units_[unitId].promise == kNone) {
+    if (!units_[unitId].promise.valid()) {
       units_[unitId].promise = sid;
       acquirePromise(sid);
     }
   }
   if (kind == SlotKind::List) {
-    uint32_t src = kNone, map = kNone;
+    SlotId src;
+    uint32_t map = kNone;
     st = gradualFeed(ctx, s.value, src, map);
     if (st != Status::Ok) return st;
-    if (src != kNone && src != sid) {
+    if (src.valid() && src != sid) {
       // Relation-to-relation assignment (possibly through `?:` or a comprehension): forward values as they
       // arrive; the promise moves along.
       startForward(ctx, unitId, inst, uint32_t(slot), src, map, units_[unitId].node, false);
@@ -243,7 +244,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
     if (handled) return Status::Ok;
   }
   Value v;
-  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  uint32_t savedAttr = ctx.hintAttr;
+  InstanceId savedInst = ctx.hintInst;
   if (attr.isRelation && attr.inverse.valid()) {
     ctx.hintAttr = attr.inverse.index;
     ctx.hintInst = inst;
@@ -255,18 +257,19 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   return assignAttr(ctx, inst, uint32_t(slot), v, ctx.ast->exprs[s.value].range, units_[unitId].node, true);
 }
 
-Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
+Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
   Unit& u0 = units_[unitId];
-  uint32_t src = u0.target;
-  uint32_t inst = u0.inst, slot = u0.aux, node = u0.origin;
-  const SlotMeta& m = meta_[src];
+  SlotId src = u0.target;
+  InstanceId inst = u0.inst;
+  uint32_t slot = u0.aux, node = u0.origin;
+  const SlotMeta& m = slots_.meta(src);
   uint32_t mapExpr = kNone;
   if (!forwardMaps_.empty())
     if (auto it = forwardMaps_.find(unitId); it != forwardMaps_.end()) mapExpr = it->second;
   if (m.ext != kNone) {
-    while (units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
+    while (units_[unitId].progress < slots_.valueCount(src)) {
       uint32_t index = units_[unitId].progress;
-      Value v = exts_[meta_[src].ext].values[index];
+      Value v = slots_.extIf(src)->values[index];
       bool isStmt = !units_[unitId].originIsExpr;
       if (mapExpr != kNone) {
         // `[e for x in src if g]` (possibly over such comprehensions, innermost first): the elements of this
@@ -279,21 +282,21 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
           m = it == innerMaps_.end() ? kNone : it->second;
         }
         // a constructor in the outermost element fills the inverse end with the target instance (eager path)
-        const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[attrSid(inst, slot)].attr}];
+        const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(attrSid(inst, slot)).attr}];
         uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
         llvm::SmallVector<Value, 4> values{v};
-        uint32_t savedScope = ctx.scope, savedInst = ctx.hintInst;
+        ScopeId savedScope = ctx.scope;
+        InstanceId savedInst = ctx.hintInst;
         uint64_t savedKey = ctx.iterKey;
         Status st = Status::Ok;
         for (size_t level = chain.size(); level-- > 0 && st == Status::Ok;) {
           const Expr& ce = ctx.ast->exprs[ExprId{chain[level]}];
           llvm::SmallVector<Value, 4> next;
           for (size_t pos = 0; pos < values.size() && st == Status::Ok; ++pos) {
-            uint32_t scope =
-                newScope(units_[unitId].scope, ctx.file, kNone, 0, 0, ctx.ast->loops[ce.loopBegin].var);
-            uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
-            vals_[var] = values[pos];
-            meta_[var].state = kSet;
+            ScopeId scope = scopes_.newScope(units_[unitId].scope, ctx.file, kNone, 0, 0,
+                                             ctx.ast->loops[ce.loopBegin].var);
+            SlotId var = scopes_.firstVar(scope);
+            bindVar(var, values[pos]);
             ctx.scope = scope;
             ctx.iterKey = ((savedKey * 1000003u + index + 1) * 1000003u + level) * 1000003u + pos;
             ctx.hintInst = level == 0 && hint != kNone ? inst : savedInst;
@@ -315,195 +318,158 @@ Status Evaluator::runForward(Ctx& ctx, uint32_t unitId) {
       if (st != Status::Ok) return st;
     }
   }
-  if (meta_[src].state == kFrozen) return Status::Ok;
-  ctx.blockedOn = kNone; // already subscribed to every change of the source
+  if (slots_.meta(src).state == kFrozen) return Status::Ok;
+  ctx.blockedOn = SlotId{}; // already subscribed to every change of the source
   return Status::Blocked;
 }
 
-Status Evaluator::setVariable(Ctx& ctx, uint32_t sid, const Value& v, SourceRange at, uint32_t node,
+Status Evaluator::setVariable(Ctx& ctx, SlotId sid, const Value& v, SourceRange at, uint32_t node,
                               bool isStmt) {
-  std::string err;
-  DiagKind kind = DiagKind::DoubleSet;
-  if (setSingle(sid, v, at, err, kind) == Status::Ok) return Status::Ok;
-  return failDiag(diagAt(ctx.file, node, isStmt, kind, err));
+  DiagOr<void> set = setSingle(sid, v, at);
+  if (set) return Status::Ok;
+  return failDiag(diagAt(ctx.file, node, isStmt, set.takeError()));
 }
 
-Status Evaluator::setSingle(uint32_t sid, const Value& v, SourceRange at, std::string& err,
-                            DiagKind& errKind) {
-  SlotMeta& m = meta_[sid];
+DiagOr<void> Evaluator::setSingle(SlotId sid, const Value& v, SourceRange at) {
+  SlotMeta& m = slots_.meta(sid);
   if (m.state == kSet) {
-    if (valuesEqual(vals_[sid], v) || (vals_[sid].isUnknown() && v.isUnknown())) return Status::Ok;
-    const PackedLoc old = m.setAt == kNone ? PackedLoc{} : setLocs_[m.setAt];
+    if (valuesEqual(slots_.value(sid), v) || (slots_.value(sid).isUnknown() && v.isUnknown())) return {};
+    const PackedLoc old = slots_.setLoc(m.setAt);
     std::string oldAt =
         old.file == UINT32_MAX ? std::string("<unknown>")
         : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line, old.col)
                   : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
     std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
-    err = fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
-                      model_.display(vals_[sid], true), oldAt, model_.display(v, true), newAt);
-    errKind = DiagKind::DoubleSet;
-    return Status::Error;
+    return makeDiag(
+        DiagKind::DoubleSet, SourceRange{},
+        fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
+                    model_.display(slots_.value(sid), true), oldAt, model_.display(v, true), newAt));
   }
-  vals_[sid] = v;
+  slots_.value(sid) = v;
   m.state = kSet;
-  if (at.valid()) m.setAt = internSetLoc(at);
+  if (at.valid()) m.setAt = slots_.internSetLoc(at);
   wake(sid);
-  return Status::Ok;
+  return {};
 }
 
-uint32_t Evaluator::internSetLoc(const SourceRange& at) {
-  // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored
-  // uninterned.
-  bool fits = at.file.index < (1u << 19) && at.line < (1u << 28) && at.col < (1u << 16);
-  uint64_t key = (uint64_t(at.file.index) << 44) | (uint64_t(at.line) << 16) | at.col;
-  // Mixed (a bijection) before it meets DenseMap's hash for integers (x * 37), which only looks at the low
-  // bits: unmixed, every position of one column would share a bucket chain.
-  key ^= key >> 30;
-  key *= 0xbf58476d1ce4e5b9ULL;
-  key ^= key >> 27;
-  key *= 0x94d049bb133111ebULL;
-  key ^= key >> 31;
-  fits = fits && key < ~uint64_t(0) - 1; // DenseMap's empty and tombstone keys
-  if (fits && key == lastSetLocKey_) return lastSetLoc_;
-  if (fits) {
-    auto [it, added] = setLocIndex_.try_emplace(key, uint32_t(setLocs_.size()));
-    if (added) setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
-    lastSetLocKey_ = key;
-    lastSetLoc_ = it->second;
-    return it->second;
-  }
-  setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
-  return uint32_t(setLocs_.size() - 1);
-}
-
-Status Evaluator::wrapAttrError(Ctx& ctx, uint32_t inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
-                                DiagKind kind, std::string message) {
-  const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
+Status Evaluator::wrapAttrError(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+                                Diagnostic cause) {
+  const ir::Entity& e = prog_.entities[model_.entityOf(inst)];
   llvm::StringRef name = strings_.str(prog_.attrs[e.slots[slot]].name);
   Diagnostic outer = diagAt(ctx.file, node, nodeIsStmt,
                             makeDiag(DiagKind::Attribute, SourceRange{}, name.str(), describeInst(inst)));
-  outer.causedBy(diagAt(ctx.file, node, nodeIsStmt, kind, std::move(message)));
+  outer.causedBy(std::move(cause));
   return failDiag(std::move(outer));
 }
 
-Status Evaluator::assignAttr(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
+Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                              uint32_t node, bool nodeIsStmt) {
-  uint32_t sid = attrSid(inst, slot);
-  std::string err;
-  DiagKind kind = DiagKind::Runtime;
-  Status st;
-  SlotKind sk = meta_[sid].kind;
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+  SlotId sid = attrSid(inst, slot);
+  SlotKind sk = slots_.meta(sid).kind;
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  // The cause of an attribute error is placed at the reporting node unless it comes placed (a typedef's
+  // constraint is reported at the typedef).
+  auto cause = [&](Diagnostic d) {
+    bool placed = d.range.valid() || !d.reportedIn.empty();
+    return placed ? std::move(d) : diagAt(ctx.file, node, nodeIsStmt, std::move(d));
+  };
   if (sk == SlotKind::List || sk == SlotKind::Optional) {
-    st = addToRelation(ctx, inst, slot, v, at, false, err, kind);
-  } else {
-    // An equal value is already there: nothing to do (the reference compares before validating).
-    if (meta_[sid].state == kSet && valuesEqual(vals_[sid], v)) return Status::Ok;
-    std::vector<Diagnostic> captured;
-    std::vector<Diagnostic>* saved = capture_;
-    capture_ = &captured;
-    bool ok = validate(attr.type, v, err, kind, &ctx);
-    capture_ = saved;
-    if (!captured.empty()) {
-      const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{inst})];
-      Diagnostic outer =
-          diagAt(ctx.file, node, nodeIsStmt,
-                 makeDiag(DiagKind::Attribute, SourceRange{},
-                          strings_.str(prog_.attrs[e.slots[slot]].name).str(), describeInst(inst)));
-      outer.causedBy(std::move(captured.front()));
-      return failDiag(std::move(outer));
-    }
-    if (!ok) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
-    st = setSingle(sid, v, at, err, kind);
-    if (st == Status::Ok && attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
-      // [1] relation: keep the other end in sync.
-      uint32_t other = v.inst;
-      int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
-      if (oslot >= 0) {
-        uint32_t osid = attrSid(other, uint32_t(oslot));
-        Value me = Value::instance(InstanceId{inst});
-        if (meta_[osid].kind == SlotKind::Single) {
-          if (!(other == inst && uint32_t(oslot) == slot)) st = setSingle(osid, me, at, err, kind);
-        } else {
-          st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, kind);
-        }
-        if (st != Status::Ok) return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, kind, err);
+    DiagOr<void> added = addToRelation(inst, slot, v, at, false);
+    if (!added) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(added.takeError()));
+    return Status::Ok;
+  }
+  // An equal value is already there: nothing to do (the reference compares before validating).
+  if (slots_.meta(sid).state == kSet && valuesEqual(slots_.value(sid), v)) return Status::Ok;
+  // Errors while evaluating a typedef's constraint are the cause of the attribute error, as reported.
+  std::vector<Diagnostic> captured;
+  DiagOr<void> valid = [&] {
+    Reporter::Capture into(report_, &captured);
+    return validate(attr.type, v, &ctx);
+  }();
+  if (!captured.empty()) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, std::move(captured.front()));
+  if (!valid) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(valid.takeError()));
+  DiagOr<void> set = setSingle(sid, v, at);
+  if (!set) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(set.takeError()));
+  if (attr.isRelation && attr.inverse.valid() && v.kind == ValueKind::Instance) {
+    // [1] relation: keep the other end in sync.
+    InstanceId other = v.instanceId();
+    int oslot = prog_.slotOf(model_.entityOf(other), prog_.attrs[attr.inverse].name);
+    if (oslot >= 0) {
+      SlotId osid = attrSid(other, uint32_t(oslot));
+      Value me = Value::instance(inst);
+      DiagOr<void> synced;
+      if (slots_.meta(osid).kind == SlotKind::Single) {
+        if (!(other == inst && uint32_t(oslot) == slot)) synced = setSingle(osid, me, at);
+      } else {
+        synced = addToRelation(other, uint32_t(oslot), me, at, true);
       }
+      if (!synced)
+        return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, cause(synced.takeError()));
     }
   }
-  if (st == Status::Error && !err.empty()) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, kind, err);
-  return st;
+  return Status::Ok;
 }
 
-Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Value& v, SourceRange at,
-                                bool reverse, std::string& err, DiagKind& errKind) {
-  uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
+DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
+                                      bool reverse) {
+  SlotId sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
   if (v.kind == ValueKind::List) {
-    for (const Value& item : v.items()) {
-      Status st = addToRelation(ctx, inst, slot, item, at, reverse, err, errKind);
-      if (st != Status::Ok) return st;
-    }
-    return Status::Ok;
+    for (const Value& item : v.items()) INM_TRY_DIAG(addToRelation(inst, slot, item, at, reverse));
+    return {};
   }
   if (v.isUnknown()) {
-    ext(sid).sawUnknown = true;
-    return Status::Ok;
+    slots_.ext(sid).sawUnknown = true;
+    return {};
   }
-  SlotExt& x = ext(sid);
+  SlotExt& x = slots_.ext(sid);
   if (v.isNull()) {
     if (!x.values.empty()) {
-      if (meta_[sid].kind == SlotKind::Optional) {
-        err = fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
-                          model_.display(x.values[0], true));
-        errKind = DiagKind::DoubleSet;
-        return Status::Error;
+      if (slots_.meta(sid).kind == SlotKind::Optional) {
+        return makeDiag(DiagKind::DoubleSet, SourceRange{},
+                        fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
+                                    model_.display(x.values[0], true)));
       }
       std::string vals;
       for (size_t i = 0; i < x.values.size(); ++i)
         vals += (i ? ", " : "") + model_.display(x.values[i], false);
-      err = fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
-                        "assigned already",
-                        strings_.str(attr.name).str(), describeInst(inst), vals);
-      errKind = DiagKind::Runtime;
-      return Status::Error;
+      return makeDiag(
+          DiagKind::Runtime, SourceRange{},
+          fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
+                      "assigned already",
+                      strings_.str(attr.name).str(), describeInst(inst), vals));
     }
     freeze(sid);
-    return Status::Ok;
+    return {};
   }
   if (v.kind != ValueKind::Instance) {
-    err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                      prog_.entities[attr.type.entity].fullName);
-    errKind = DiagKind::Runtime;
-    return Status::Error;
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                                prog_.entities[attr.type.entity].fullName));
   }
   if (!prog_.isSubtype(model_.entityOf(v.instanceId()), attr.type.entity)) {
-    err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
-                      prog_.entities[attr.type.entity].fullName);
-    errKind = DiagKind::Runtime;
-    return Status::Error;
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
+                                prog_.entities[attr.type.entity].fullName));
   }
-  SlotExt& x2 = ext(sid);
+  SlotExt& x2 = slots_.ext(sid);
   for (const Value& have : x2.values)
-    if (have.inst == v.inst) return Status::Ok; // already present (also fine after freeze)
-  SlotMeta& m = meta_[sid];
+    if (have.inst == v.inst) return {}; // already present (also fine after freeze)
+  SlotMeta& m = slots_.meta(sid);
   if (m.state == kFrozen) {
     if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
         x2.values.size() >= attr.mult.high) {
-      err = fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
-                        strings_.str(attr.name).str(), describeInst(inst));
-      errKind = DiagKind::Runtime;
-      return Status::Error;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
+                                  strings_.str(attr.name).str(), describeInst(inst)));
     }
     if (m.kind == SlotKind::Optional && !x2.values.empty()) {
-      err = fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
-                        model_.display(x2.values[0], true), model_.display(v, true));
-      errKind = DiagKind::DoubleSet;
-      return Status::Error;
+      return makeDiag(DiagKind::DoubleSet, SourceRange{},
+                      fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
+                                  model_.display(x2.values[0], true), model_.display(v, true)));
     }
-    err = reverse ? "List modified after freeze (reverse)" : "List modified after freeze";
-    errKind = DiagKind::ModifiedAfterFreeze;
-    return Status::Error;
+    return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{},
+                    reverse ? "List modified after freeze (reverse)" : "List modified after freeze");
   }
   bool wasEmpty = x2.values.empty();
   x2.values.push_back(v);
@@ -518,20 +484,18 @@ Status Evaluator::addToRelation(Ctx& ctx, uint32_t inst, uint32_t slot, const Va
     maybeQueueForFreeze(sid);
   }
   if (!reverse && attr.inverse.valid()) {
-    uint32_t other = v.inst;
-    int oslot = prog_.slotOf(model_.entityOf(InstanceId{other}), prog_.attrs[attr.inverse].name);
+    InstanceId other = v.instanceId();
+    int oslot = prog_.slotOf(model_.entityOf(other), prog_.attrs[attr.inverse].name);
     if (oslot >= 0) {
-      uint32_t osid = attrSid(other, uint32_t(oslot));
-      Value me = Value::instance(InstanceId{inst});
-      Status st;
-      if (meta_[osid].kind == SlotKind::Single)
-        st = setSingle(osid, me, at, err, errKind);
+      SlotId osid = attrSid(other, uint32_t(oslot));
+      Value me = Value::instance(inst);
+      if (slots_.meta(osid).kind == SlotKind::Single)
+        INM_TRY_DIAG(setSingle(osid, me, at));
       else
-        st = addToRelation(ctx, other, uint32_t(oslot), me, at, true, err, errKind);
-      if (st != Status::Ok) return st;
+        INM_TRY_DIAG(addToRelation(other, uint32_t(oslot), me, at, true));
     }
   }
-  return Status::Ok;
+  return {};
 }
 
 static std::string typeText(const ir::Program& prog, const ir::Type& t) {
@@ -542,68 +506,49 @@ static std::string typeText(const ir::Program& prog, const ir::Type& t) {
   return kTypeNames[int(t.base)];
 }
 
-bool Evaluator::checkTypedef(ir::TypedefId td, const Value& v, std::string& err, DiagKind& errKind) {
+DiagOr<void> Evaluator::checkTypedef(ir::TypedefId td, const Value& v) {
   const ir::Typedef& t = prog_.typedefs[td];
   ir::Type base;
   base.base = t.base;
-  if (!validate(base, v, err, errKind, nullptr)) return false;
-  if (!t.constraint.valid()) return true;
-  if (staticScope_.empty()) staticScope_.resize(prog_.files.size(), kNone);
+  INM_TRY_DIAG(validate(base, v, nullptr));
+  if (!t.constraint.valid()) return {};
   uint32_t f = t.constraint.file;
-  if (staticScope_[f] == kNone) {
-    Scope sc;
-    sc.file = f;
-    sc.isStatic = true;
-    sc.instance = uint32_t(staticSelf_.size());
-    staticSelf_.emplace_back();
-    sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
-    scopes_.push_back(sc);
-    staticScope_[f] = uint32_t(scopes_.size() - 1);
-  }
-  staticSelf_[scopes_[staticScope_[f]].instance] = v;
+  ScopeId scope = scopes_.staticScope(f, v);
   Ctx ctx;
   ctx.file = f;
   ctx.ast = &prog_.ast(f);
-  ctx.scope = staticScope_[f];
+  ctx.scope = scope;
   Value r;
-  Status st = eval(ctx, t.constraint.expr, r);
-  if (st != Status::Ok) {
-    err.clear();
-    return false;
-  }
-  if (r.isUnknown()) return true;
+  // An error in the constraint itself is reported (or captured) by eval; blocked, it fails without a message.
+  if (eval(ctx, t.constraint.expr, r) != Status::Ok) return makeDiag(DiagKind::Runtime, SourceRange{}, "");
+  if (r.isUnknown()) return {};
   bool truthy = r.kind == ValueKind::Bool
                     ? r.b
                     : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0)); // a BigInt is never 0
-  if (truthy) return true;
-  err = fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
-                    frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_));
-  errKind = DiagKind::Runtime;
-  if (capture_) {
-    Diagnostic d = makeDiag(DiagKind::Runtime, t.range, err);
-    d.reportedIn = t.fullName;
-    d.locWithColumn = true;
-    capture_->push_back(std::move(d));
-  }
-  return false;
+  if (truthy) return {};
+  // Placed at the typedef (an attribute error shows it as its cause as is); other callers keep the message.
+  Diagnostic d = makeDiag(DiagKind::Runtime, t.range,
+                          fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
+                                      frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_)));
+  d.reportedIn = t.fullName;
+  d.locWithColumn = true;
+  return d;
 }
 
-bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, DiagKind& errKind, Ctx* ctx) {
-  if (v.isUnknown()) return true;
-  if (t.nullable && v.isNull()) return true;
-  auto bad = [&](const Value& x, const std::string& expected) {
-    err = fmt::format("Invalid value '{}', expected {}", msgValue(x), expected);
-    errKind = DiagKind::Runtime;
-    return false;
+DiagOr<void> Evaluator::validate(const ir::Type& t, const Value& v, Ctx* ctx) {
+  if (v.isUnknown()) return {};
+  if (t.nullable && v.isNull()) return {};
+  auto bad = [&](const Value& x, const std::string& expected) -> DiagOr<void> {
+    return makeDiag(DiagKind::Runtime, SourceRange{},
+                    fmt::format("Invalid value '{}', expected {}", msgValue(x), expected));
   };
   if (t.isList) {
     if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]" + (t.nullable ? "?" : ""));
     ir::Type elem = t;
     elem.isList = false;
     elem.nullable = false;
-    for (const Value& item : v.items())
-      if (!validate(elem, item, err, errKind, ctx)) return false;
-    return true;
+    for (const Value& item : v.items()) INM_TRY_DIAG(validate(elem, item, ctx));
+    return {};
   }
   auto isLiteral = [&](const Value& x, auto& self) -> bool {
     switch (x.kind) {
@@ -619,59 +564,55 @@ bool Evaluator::validate(const ir::Type& t, const Value& v, std::string& err, Di
     default: return true;
     }
   };
+  auto expect = [&](bool ok, const char* expected) { return ok ? DiagOr<void>() : bad(v, expected); };
   switch (t.base) {
-  case ir::BaseType::String: return v.kind == ValueKind::String || bad(v, "string");
-  case ir::BaseType::Int: return v.isInt() || v.kind == ValueKind::Bool || bad(v, "int");
-  case ir::BaseType::Float: return v.kind == ValueKind::Float || bad(v, "float");
-  case ir::BaseType::Number: return v.isNumber() || bad(v, "number");
-  case ir::BaseType::Bool: return v.kind == ValueKind::Bool || bad(v, "bool");
+  case ir::BaseType::String: return expect(v.kind == ValueKind::String, "string");
+  case ir::BaseType::Int: return expect(v.isInt() || v.kind == ValueKind::Bool, "int");
+  case ir::BaseType::Float: return expect(v.kind == ValueKind::Float, "float");
+  case ir::BaseType::Number: return expect(v.isNumber(), "number");
+  case ir::BaseType::Bool: return expect(v.kind == ValueKind::Bool, "bool");
   case ir::BaseType::List:
     if (v.kind != ValueKind::List) return bad(v, "list");
     for (const Value& i : v.items())
       if (!isLiteral(i, isLiteral)) return bad(i, "Literal");
-    return true;
+    return {};
   case ir::BaseType::Dict:
     if (v.kind != ValueKind::Dict) return bad(v, "dict");
     if (!isLiteral(v, isLiteral)) return bad(v, "Literal");
-    return true;
-  case ir::BaseType::Any: return true;
-  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v, err, errKind);
+    return {};
+  case ir::BaseType::Any: return {};
+  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v);
   case ir::BaseType::Entity:
     if (v.kind != ValueKind::Instance) {
-      err = fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                        prog_.entities[t.entity].fullName);
-      errKind = DiagKind::Runtime;
-      return false;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
+                                  prog_.entities[t.entity].fullName));
     }
     if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
-      err = fmt::format("Invalid class type for {}, should be {}", describeInst(v.inst),
-                        prog_.entities[t.entity].fullName);
-      errKind = DiagKind::Runtime;
-      return false;
+      return makeDiag(DiagKind::Runtime, SourceRange{},
+                      fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
+                                  prog_.entities[t.entity].fullName));
     }
-    return true;
+    return {};
   }
-  return true;
+  return {};
 }
 
 // ---------------------------------------------------------------- for / if
 
-void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uint32_t end) {
-  if (units_[unitId].eager == kNone) {
-    units_[unitId].eager = uint32_t(eagers_.size());
-    eagers_.emplace_back();
-  }
+Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
+  units_.eagerSlots(unitId); // held from now on, even when empty (the unit is then never recycled)
   const frontend::Ast& ast = *ctx.ast;
-  const std::vector<StringId>& local = declaredNames(ctx.file, begin, end);
+  const std::vector<StringId>& local = scopes_.declaredNames(ctx.file, begin, end);
   for (uint32_t i = begin; i < end; ++i) {
     const Stmt& s = ast.stmts[ast.stmtLists[i]];
     if (s.kind == StmtKind::If) {
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-      takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
+      TRY(takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd));
       continue;
     }
     if (s.kind == StmtKind::For) {
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
       continue;
     }
     if (s.kind != StmtKind::Assign) continue;
@@ -682,11 +623,11 @@ void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uin
     if (std::find(local.begin(), local.end(), b.name) != local.end()) continue;
     Value self;
     bool isSelf = false;
-    uint32_t vsid = lookupVar(ctx.scope, b.name, &self, &isSelf);
+    SlotId vsid = scopes_.lookupVar(ctx.scope, b.name, &self, &isSelf);
     Value base;
     if (isSelf)
       base = self;
-    else if (vsid != kNone && slotReady(vsid))
+    else if (vsid.valid() && slotReady(vsid))
       base = slotValue(vsid);
     else
       continue;
@@ -694,61 +635,56 @@ void Evaluator::takeEagerPromises(Ctx& ctx, uint32_t unitId, uint32_t begin, uin
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
     if (slot < 0) {
       // The reference resolves eager promises when the block is reached: a missing attribute fails there.
-      failDiag(
+      return failDiag(
           diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
                              prog_.entities[model_.entityOf(base.instanceId())].fullName)));
-      return;
     }
-    uint32_t sid = attrSid(base.inst, uint32_t(slot));
-    if (meta_[sid].kind != SlotKind::List && meta_[sid].kind != SlotKind::Optional) continue;
-    auto& held = eagers_[units_[unitId].eager];
+    SlotId sid = attrSid(base.instanceId(), uint32_t(slot));
+    if (slots_.meta(sid).kind != SlotKind::List && slots_.meta(sid).kind != SlotKind::Optional) continue;
+    auto& held = units_.eagerSlots(unitId);
     if (std::find(held.begin(), held.end(), sid) != held.end()) continue;
     held.push_back(sid);
     acquirePromise(sid);
   }
+  return Status::Ok;
 }
 
-void Evaluator::releaseEager(uint32_t unitId) {
-  uint32_t e = units_[unitId].eager;
-  if (e == kNone) return;
-  std::vector<uint32_t> held;
-  held.swap(eagers_[e]);
-  for (uint32_t sid : held) releasePromise(sid);
+void Evaluator::releaseEager(UnitId unitId) {
+  for (SlotId sid : units_.takeEager(unitId)) releasePromise(sid);
 }
 
-Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId, bool& handled) {
+Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, bool& handled) {
   handled = false;
   const Expr& e = ctx.ast->exprs[s.value];
   if (e.kind != ExprKind::ListComprehension || e.loopEnd - e.loopBegin != 1 || scopes_[ctx.scope].isStatic)
     return Status::Ok;
   const frontend::ComprehensionLoop& loop = ctx.ast->loops[e.loopBegin];
-  uint32_t iterSrc = kNone;
+  SlotId iterSrc;
   TRY(gradualSource(ctx, loop.iterable, iterSrc));
-  if (iterSrc != kNone) return Status::Ok; // over a relation: eager as before
+  if (iterSrc.valid()) return Status::Ok; // over a relation: eager as before
   Value it;
   TRY(eval(ctx, loop.iterable, it));
   if (it.kind != ValueKind::List) return Status::Ok; // unknown or an error: the eager path reports it
   // Pass 1 (nothing emitted, so a Blocked element can simply be retried): guards, and each element either a
   // relation (its slot) or values.
   struct Piece {
-    uint32_t sid;
+    SlotId sid;
     llvm::SmallVector<Value, 2> values;
   };
   std::vector<Piece> pieces;
   bool anyRelation = false;
-  uint32_t outer = ctx.scope;
+  ScopeId outer = ctx.scope;
   uint64_t outerKey = ctx.iterKey;
-  uint32_t scope = newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
-  uint32_t var = scopeVars_[scopes_[scope].varBegin].second;
+  ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
+  SlotId var = scopes_.firstVar(scope);
   uint32_t n = 0;
   Status st = Status::Ok;
   for (const Value& item : it.items()) {
-    vals_[var] = item;
-    meta_[var].state = kSet;
+    bindVar(var, item);
     ctx.scope = scope;
     ctx.iterKey = outerKey * 1000003u + (++n);
-    Piece p{kNone, {}};
+    Piece p{SlotId{}, {}};
     bool keep = true;
     for (uint32_t g = e.begin; g < e.end && keep; ++g) {
       Value gv;
@@ -764,8 +700,8 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId,
     if (st == Status::Ok && keep) {
       st = gradualSource(ctx, e.a, p.sid);
       // not a relation: its values (comprehensionElement re-checks the guards, which hold)
-      if (st == Status::Ok && p.sid == kNone) st = comprehensionElement(ctx, e, kNone, p.values);
-      if (p.sid != kNone) anyRelation = true;
+      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, kNone, p.values);
+      if (p.sid.valid()) anyRelation = true;
     }
     ctx.scope = outer;
     ctx.iterKey = outerKey;
@@ -775,58 +711,54 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, uint32_t unitId,
   if (!anyRelation) return Status::Ok;
   handled = true;
   for (Piece& p : pieces) {
-    if (p.sid != kNone) {
+    if (p.sid.valid()) {
       // a for unit of this statement whose source is preset to the relation: execFor's gradual path
-      uint32_t u = newUnit(UnitKind::Stmt, outer, ctx.file, units_[unitId].node);
-      units_[u].aux = p.sid;
+      UnitId u = newUnit(UnitKind::Stmt, outer, ctx.file, units_[unitId].node);
+      units_[u].aux = p.sid.index; // the preset source (execFor)
       Ctx sub = ctx;
       sub.unit = u;
-      takeEagerPromises(sub, u, s.bodyBegin, s.bodyEnd);
-      if (aborted_) return Status::Error;
+      TRY(takeEagerPromises(sub, u, s.bodyBegin, s.bodyEnd));
       addWaiter(p.sid, u, true);
       enqueue(u);
       continue;
     }
     for (const Value& item : p.values) {
       if (item.isUnknown()) continue;
-      uint32_t bodyScope = newScope(outer, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
-      uint32_t vs = scopeVars_[scopes_[bodyScope].varBegin].second;
-      vals_[vs] = item;
-      meta_[vs].state = kSet;
+      ScopeId bodyScope = scopes_.newScope(outer, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+      SlotId vs = scopes_.firstVar(bodyScope);
+      bindVar(vs, item);
       emitBlock(bodyScope, ctx.file, s.bodyBegin, s.bodyEnd);
     }
   }
   return Status::Ok;
 }
 
-Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (units_[unitId].aux == kNone) {
-    uint32_t src = kNone;
+    SlotId src;
     Status st = gradualSource(ctx, s.value, src);
     if (st != Status::Ok) return st;
-    if (src == kNone) {
+    if (!src.valid()) {
       bool handled = false;
       TRY(forOverComprehension(ctx, s, unitId, handled));
       if (handled) return Status::Ok;
     }
-    if (src != kNone) {
-      units_[unitId].aux = src;
-      takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-      if (aborted_) return Status::Error;
+    if (src.valid()) {
+      units_[unitId].aux = src.index; // the gradual source, kept across re-runs
+      TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
       addWaiter(src, unitId, true);
     }
   }
-  uint32_t src = units_[unitId].aux;
-  if (src != kNone) {
-    while (meta_[src].ext != kNone && units_[unitId].progress < exts_[meta_[src].ext].values.size()) {
-      Value item = exts_[meta_[src].ext].values[units_[unitId].progress++];
-      uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
-      vals_[scopeVars_[scopes_[scope].varBegin].second] = item;
-      meta_[scopeVars_[scopes_[scope].varBegin].second].state = kSet;
+  SlotId src{units_[unitId].aux};
+  if (src.valid()) {
+    while (units_[unitId].progress < slots_.valueCount(src)) {
+      Value item = slots_.extIf(src)->values[units_[unitId].progress++];
+      ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+      bindVar(scopes_.firstVar(scope), item);
       emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);
     }
-    if (meta_[src].state == kFrozen) return Status::Ok;
-    ctx.blockedOn = kNone;
+    if (slots_.meta(src).state == kFrozen) return Status::Ok;
+    ctx.blockedOn = SlotId{};
     return Status::Blocked;
   }
   Value v;
@@ -847,20 +779,18 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, uint32_t unitId) {
   }
   for (const Value& item : v.items()) {
     if (item.isUnknown()) continue;
-    uint32_t scope = newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
-    uint32_t vs = scopeVars_[scopes_[scope].varBegin].second;
-    vals_[vs] = item;
-    meta_[vs].state = kSet;
+    ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
+    SlotId vs = scopes_.firstVar(scope);
+    bindVar(vs, item);
     emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);
   }
   return Status::Ok;
 }
 
-Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
+Status Evaluator::execIf(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (units_[unitId].eager == kNone) {
-    takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd);
-    takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd);
-    if (aborted_) return Status::Error;
+    TRY(takeEagerPromises(ctx, unitId, s.bodyBegin, s.bodyEnd));
+    TRY(takeEagerPromises(ctx, unitId, s.elseBegin, s.elseEnd));
   }
   Value c;
   Status st = eval(ctx, s.value, c);
@@ -873,23 +803,25 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, uint32_t unitId) {
                     msgValue(c)));
   uint32_t b = c.b ? s.bodyBegin : s.elseBegin;
   uint32_t e = c.b ? s.bodyEnd : s.elseEnd;
-  if (b != e) emitBlock(newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
+  if (b != e) emitBlock(scopes_.newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
   return Status::Ok;
 }
 
 // ---------------------------------------------------------------- constructor arguments and implementations
 
-Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
-  uint32_t inst = units_[unitId].inst, slot = units_[unitId].aux, origin = units_[unitId].origin;
+Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
+  InstanceId inst = units_[unitId].inst;
+  uint32_t slot = units_[unitId].aux, origin = units_[unitId].origin;
   ExprId valueExpr{units_[unitId].node};
   ctx.parent = origin;
-  uint32_t sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{meta_[sid].attr}];
-  if (meta_[sid].kind == SlotKind::List) {
-    uint32_t src = kNone, map = kNone;
+  SlotId sid = attrSid(inst, slot);
+  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  if (slots_.meta(sid).kind == SlotKind::List) {
+    SlotId src;
+    uint32_t map = kNone;
     Status st = gradualFeed(ctx, valueExpr, src, map);
     if (st != Status::Ok) return st;
-    if (src != kNone && src != sid) {
+    if (src.valid() && src != sid) {
       // reports against the constructor expression, not a statement
       startForward(ctx, unitId, inst, slot, src, map, origin, true);
       return Status::Ok;
@@ -899,7 +831,8 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
     if (handled) return Status::Ok;
   }
   Value v;
-  uint32_t savedAttr = ctx.hintAttr, savedInst = ctx.hintInst;
+  uint32_t savedAttr = ctx.hintAttr;
+  InstanceId savedInst = ctx.hintInst;
   if (attr.isRelation && attr.inverse.valid()) {
     ctx.hintAttr = attr.inverse.index;
     ctx.hintInst = inst;
@@ -911,8 +844,8 @@ Status Evaluator::runAttrAssign(Ctx& ctx, uint32_t unitId) {
   return assignAttr(ctx, inst, slot, v, ctx.ast->exprs[valueExpr].range, origin, false);
 }
 
-Status Evaluator::runImplement(Ctx& ctx, uint32_t unitId) {
-  uint32_t inst = units_[unitId].inst;
+Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
+  InstanceId inst = units_[unitId].inst;
   const ir::Implement& imp = prog_.implements[ir::ImplementId{units_[unitId].aux}];
   if (imp.when.valid()) {
     Value c;
@@ -930,18 +863,18 @@ Status Evaluator::runImplement(Ctx& ctx, uint32_t unitId) {
     if (!c.b) return Status::Ok;
   }
   for (ir::ImplId impl : imp.impls) emitImplementation(inst, impl);
-  instHasImpl_[inst] = 1;
+  instHasImpl_[inst.index] = 1;
   return Status::Ok;
 }
 
-void Evaluator::emitImplementation(uint32_t inst, ir::ImplId implId) {
-  if (!implDone_.insert(pairKey(inst, implId.index)).second) return;
+void Evaluator::emitImplementation(InstanceId inst, ir::ImplId implId) {
+  if (!implDone_.insert(pairKey(inst.index, implId.index)).second) return;
   const ir::Implementation& impl = prog_.impls[implId];
   const ir::CodeRef& body = impl.body;
   if (!body.valid() || body.stmtBegin == body.stmtEnd) return;
   uint32_t nsFile = prog_.namespaces[impl.ns].file;
-  uint32_t parent = nsFile == UINT32_MAX ? kNone : nsScope_[nsFile];
-  uint32_t scope = newScope(parent, body.file, inst, body.stmtBegin, body.stmtEnd);
+  ScopeId parent = nsFile == UINT32_MAX ? ScopeId{} : scopes_.ns(nsFile);
+  ScopeId scope = scopes_.newScope(parent, body.file, inst.index, body.stmtBegin, body.stmtEnd);
   emitBlock(scope, body.file, body.stmtBegin, body.stmtEnd);
 }
 

@@ -108,7 +108,13 @@ class InProcessNullExecutor : public Executor {
       return r;
     }
     r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
-    bool fail = w.attributes && w.attributes->is_object() && w.attributes->value("fail", false);
+    nlohmann::json parsed;
+    const nlohmann::json* attrs = w.attributes.get();
+    if (!attrs && w.attributesText) {
+      parsed = nlohmann::json::parse(*w.attributesText, nullptr, false);
+      attrs = &parsed;
+    }
+    bool fail = attrs && attrs->is_object() && attrs->value("fail", false);
     if (fail) {
       r.status = "failed";
       r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
@@ -158,7 +164,10 @@ class ProcessExecutor : public Executor {
       executor::DeployRequest r;
       r.actionId = w.actionId;
       r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
-      r.attributes = w.attributes ? *w.attributes : nlohmann::json::object();
+      if (w.attributes)
+        r.attributes = *w.attributes;
+      else if (w.attributesText)
+        r.attributesText = w.attributesText; // sent verbatim: no parse, copy and dump per resource
       r.reason = w.reason;
       for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
       r.dependencyChanged = w.dependencyChanged;
@@ -343,7 +352,7 @@ class ExecutorRef : public Executor {
 int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta scheduler: " << msg;
   std::cerr << "\nusage: inmanta scheduler --environment <uuid> [-c FILE]... [--executor process|null] "
-               "[--executor-threads N]\n";
+               "[--executor-threads N] [--max-in-flight N]\n";
   return 2;
 }
 
@@ -362,6 +371,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   std::vector<std::string> cfgFiles;
   std::string executorKind = "process";
   int executorThreads = 4;
+  // Tasks in flight over all agents (docs/deploy.md "Memory"): 100 agents × agent_parallelism 1000 would
+  // otherwise hold every deploy of a 100k version as a work item, a request and a frame at once.
+  long maxInFlight = 2000;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* name) -> std::optional<std::string> {
@@ -387,6 +399,10 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       auto v = value("--executor-threads");
       if (!v || std::atoi(v->c_str()) < 1) return usage("--executor-threads needs a positive integer");
       executorThreads = std::atoi(v->c_str());
+    } else if (a == "--max-in-flight") {
+      auto v = value("--max-in-flight");
+      if (!v || std::atol(v->c_str()) < 1) return usage("--max-in-flight needs a positive integer");
+      maxInFlight = std::atol(v->c_str());
     } else if (a == "-h" || a == "--help") {
       usage("");
       return 0;
@@ -443,6 +459,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   SystemClock clock;
   ExecutorRef execRef;
   SchedulerState state(execRef, clock);
+  state.setMaxInFlight(static_cast<size_t>(maxInFlight));
   asio::steady_timer timer(ioc);
   std::map<std::string, bool> agentsPaused;
   int exitCode = 0;
@@ -457,6 +474,11 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   // Back-pressure: when this many start/finish records wait for the busy writer, nothing new starts until the
   // writer catches up (bounds memory; the database is the bottleneck then anyway).
   constexpr size_t kMaxPendingRecords = 20000;
+  // Starts of deploys still running are held back this long (docs/deploy.md "Writing the action log"): most
+  // finish meanwhile and are written as one completed row. The hold timer drains again for the rest.
+  constexpr std::chrono::milliseconds kHoldStarts{300};
+  asio::steady_timer holdTimer(ioc);
+  bool holdArmed = false;
   drain = [&] {
     if (writeInFlight) {
       drainWanted = true;
@@ -464,7 +486,15 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       return;
     }
     state.setBackpressure(false);
-    Effects e = state.takeEffects();
+    Effects e = state.takeEffects(stopping ? std::chrono::milliseconds(0) : kHoldStarts);
+    if (state.heldStarts() > 0 && !holdArmed && !stopping) {
+      holdArmed = true;
+      holdTimer.expires_after(kHoldStarts / 2);
+      holdTimer.async_wait([&](const boost::system::error_code& ec) {
+        holdArmed = false;
+        if (!ec) drain();
+      });
+    }
     for (const auto& l : e.log)
       if (verbose > 0 || l.rfind("warning", 0) == 0) say(l);
     if (e.version)
@@ -538,7 +568,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   };
 
   auto deliver = [&](std::vector<WorkResult> results) {
-    state.onResults(results);
+    state.onResults(std::move(results));
     step();
   };
   // Files for executors (File content by hash) are read on their own connection, on the DB pool.
@@ -818,6 +848,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     say(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
     stopping = true;
     timer.cancel();
+    holdTimer.cancel();
     ioc.stop();
   });
   auto work = asio::make_work_guard(ioc);

@@ -152,6 +152,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   int64_t port = 5432, poolMax = 10, timeout = 60, bindPort = 8888, maxRequest = int64_t(512) << 20;
   bool auth = false, startSchedulers = true;
   int64_t spoolRequest = int64_t(1) << 20;
+  int64_t fileBatch = int64_t(16) << 20;
   if (!intOpt("database", "port", 5432, port) ||
       !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
       !intOpt("database", "connection_timeout", 60, timeout) ||
@@ -159,8 +160,11 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       !intOpt("server", "max_request_size", maxRequest, maxRequest) ||
       !boolOpt("server", "auth", false, auth) ||
       !boolOpt("server", "start_schedulers", true, startSchedulers) ||
-      !intOpt("server", "request_spool_size", spoolRequest, spoolRequest))
+      !intOpt("server", "request_spool_size", spoolRequest, spoolRequest) ||
+      !intOpt("server", "file_batch_size", fileBatch, fileBatch))
     return 1;
+  if (fileBatch < 0)
+    return fail("[server] file_batch_size must be >= 0 (0 turns the file-batch extension off)");
   if (spoolRequest < 0) return fail("[server] request_spool_size must be >= 0");
   if (poolMax < 1) return fail("[database] connection_pool_max_size must be at least 1");
   if (maxRequest < 1024) return fail("[server] max_request_size must be at least 1024 bytes");
@@ -248,7 +252,9 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
     so.db = db;
     supervisor = std::make_unique<SchedulerSupervisor>(io, so);
   }
-  service::Service svc(*store, pool, supervisor.get());
+  service::ServiceOptions serviceOptions;
+  serviceOptions.fileBatchLimit = uint64_t(fileBatch);
+  service::Service svc(*store, pool, supervisor.get(), serviceOptions);
   api::HttpServer server(io, svc, http);
 
   // The compile service (docs/autonomous.md) on its own small pool: a running compiler occupies a thread.

@@ -52,6 +52,16 @@ def vmhwm_kib(pid):
     return 0
 
 
+def cpu_s(pid):
+    """user+sys CPU seconds of a process so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
 def one_run(cluster, build, n, agents, executor, parallelism):
     db = f"bench_{uuid.uuid4().hex[:10]}"
     cluster.psql(f"CREATE DATABASE {db}")
@@ -93,13 +103,18 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
     put(1)
     penv = dict(os.environ, INMANTA_DATABASE_HOST="127.0.0.1", INMANTA_DATABASE_PORT=str(cluster.port),
                 INMANTA_DATABASE_NAME=db, INMANTA_DATABASE_USERNAME="postgres")
-    proc = harness.Process([os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
+    if os.environ.get("INM_BENCH_PROFILE"):
+        cluster.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db=db)
+        cluster.psql("SELECT pg_stat_statements_reset()", db=db)
+    wrap = os.environ.get("INM_BENCH_WRAP", "").split()
+    proc = harness.Process(wrap + [os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
                             "--executor", executor], env=penv)
     try:
         time.sleep(1.0)
         done_q = (f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}' AND NOT is_deploying "
                   "AND last_non_deploying_status = 'deployed' AND last_deployed_attribute_hash = "
                   "current_intent_attribute_hash")
+        cpu0 = cpu_s(proc.pid)  # start-up (connections, empty state) is not the deploy's cost
         t0 = time.time()
         release(1)
         exec_peak = 0
@@ -115,6 +130,8 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
                 raise RuntimeError(f"timeout: {done}/{n}")
             time.sleep(0.05)
         wall = time.time() - t0
+        sched_cpu = cpu_s(proc.pid) - cpu0
+        exec_cpu = sum(cpu_s(c) for c in children(proc.pid))
         # One changed resource of N: count the deploys it schedules.
         before = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
         put(2, changed=n // 2)
@@ -133,11 +150,16 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
         if os.environ.get("INM_BENCH_VERBOSE"):
             print(proc.output()[-4000:])
     m = re.search(r"peak RSS (\d+) MiB", proc.output())
+    if os.environ.get("INM_BENCH_PROFILE"):
+        print(sql(cluster, db, "SELECT round(total_exec_time)::int || ' ms  ' || calls || ' calls  ' || rows || "
+                               "' rows  ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 110) FROM "
+                               "pg_stat_statements ORDER BY total_exec_time DESC LIMIT 14"), flush=True)
     cluster.psql(f"DROP DATABASE {db}")
     return {"n": n, "agents": agents, "executor": executor, "parallelism": parallelism, "wall_s": round(wall, 2),
             "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
             "scheduler_peak_mib": int(m.group(1)) if m else None,
-            "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None}
+            "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None,
+            "scheduler_cpu_s": round(sched_cpu, 2), "executor_cpu_s": round(exec_cpu, 2)}
 
 
 def main():
@@ -149,6 +171,10 @@ def main():
     ap.add_argument("--parallelism", default="1000")
     args = ap.parse_args()
     cluster = harness.PgCluster().start()
+    if os.environ.get("INM_BENCH_PROFILE"):  # per-statement times (pg_stat_statements, Debian's contrib)
+        cluster.psql("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        cluster.stop()
+        cluster.start()
     if os.environ.get("INM_BENCH_VERBOSE"):
         cluster.psql("ALTER SYSTEM SET log_min_duration_statement = 100")
         cluster.psql("SELECT pg_reload_conf()")
@@ -167,12 +193,12 @@ def main():
             subprocess.run(["bash", "-c", f"grep -E 'duration' {cluster.log} | cut -c1-300 | tail -30"])
         cluster.destroy()
     print("| N | agents | executor | agent_parallelism | release→all deployed | resources/s | deploys for 1 change "
-          "| scheduler peak | executor peak |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+          "| scheduler peak | executor peak | scheduler CPU | executor CPU |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['n']:,} | {r['agents']} | {r['executor']} | {r['parallelism']} | {r['wall_s']} s | "
               f"{r['rate_per_s']:,} | {r['one_change_deploys']} | {r['scheduler_peak_mib']} MiB | "
-              f"{r['executor_peak_mib']} MiB |")
+              f"{r['executor_peak_mib']} MiB | {r['scheduler_cpu_s']} s | {r['executor_cpu_s']} s |")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,31 @@ def vmhwm_mib(pid):
     return float("nan")
 
 
+def cpu_s(pid, children=False):
+    """user+sys CPU seconds of `pid` (plus its reaped children's, and its live children's when `children`)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(p):
+        with open(f"/proc/{p}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    try:
+        f = fields(pid)
+    except OSError:
+        return float("nan")
+    total = int(f[11]) + int(f[12])
+    if children:
+        total += int(f[13]) + int(f[14])
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    c = fields(d)
+                    if int(c[1]) == pid:
+                        total += int(c[11]) + int(c[12])
+                except (OSError, IndexError):
+                    pass
+    return total / tick
+
+
 def has_server_verb(inmanta):
     out = subprocess.run([inmanta, "--help"], capture_output=True, text=True).stdout
     return re.search(r"^\s+server\s", out, re.M) is not None
@@ -51,6 +76,9 @@ class Server:
         self.cluster = harness.PgCluster().start()
         db = "bench"
         self.cluster.psql(f"CREATE DATABASE {db}")
+        if os.environ.get("PUSH_PG_LOG"):  # statements slower than PUSH_PG_LOG ms go to the cluster's log
+            self.cluster.psql(f"ALTER SYSTEM SET log_min_duration_statement = {int(os.environ['PUSH_PG_LOG'])}")
+            self.cluster.psql("SELECT pg_reload_conf()")
         self.port = harness.free_port()
         cfg = os.path.join(work, "server.cfg")
         with open(cfg, "w") as f:
@@ -74,6 +102,9 @@ class Server:
 
     def stop(self):
         self.proc.stop()
+        if self.cluster and os.environ.get("PUSH_KEEP_DB"):  # for EXPLAIN experiments; destroy it by hand
+            print(f"  kept PostgreSQL on port {self.cluster.port} (pid {self.cluster.proc.pid}, dir {self.cluster.dir})")
+            return
         if self.cluster:
             self.cluster.destroy()
 
@@ -95,6 +126,7 @@ def environment(inmanta, port, kind):
 
 PHASES = {"rewrite": r"push: reading the artifact took ([0-9.]+)",
           "files": r"push: uploading \d+ files .* took ([0-9.]+)",
+          "file_batches": r"push: uploading \d+ files \(.*; (\d+) batches\)",
           "serialise": r"push: serialising put_version .* took ([0-9.]+)",
           "put_version": r"push: put_version took ([0-9.]+)",
           "release": r"push: release took ([0-9.]+)",
@@ -121,17 +153,23 @@ def main():
                             "--out", project], check=True, stdout=subprocess.DEVNULL)
         # A fresh server and database per run: files are global, so a reused one would skip every upload after
         # the first run.
-        runs, hwms = [], []
+        runs, hwms, cpus = [], [], []
         for _ in range(args.runs):
             server = Server(kind, args.inmanta, args.work)
             try:
                 env = environment(args.inmanta, server.port, kind)
+                pg_pid = server.cluster.proc.pid if server.cluster else None
+                srv0, pg0 = cpu_s(server.proc.pid), cpu_s(pg_pid, True) if pg_pid else 0.0
+                cli0 = os.times()
                 p = subprocess.run([args.inmanta, "-vvv", "export", "-e", env, "--server_address", "127.0.0.1",
                                     "--server_port", str(server.port), "-d"], cwd=project, capture_output=True,
                                    text=True)
                 if p.returncode != 0:
                     print(f"export failed:\n{p.stderr[-3000:]}", file=sys.stderr)
                     return 1
+                cli1 = os.times()
+                cpus.append((cli1.children_user + cli1.children_system - cli0.children_user - cli0.children_system,
+                             cpu_s(server.proc.pid) - srv0, (cpu_s(pg_pid, True) - pg0) if pg_pid else 0.0))
                 runs.append({k: float(m.group(1)) for k, rx in PHASES.items() if (m := re.search(rx, p.stderr))})
                 hwms.append(vmhwm_mib(server.proc.pid))
                 if os.environ.get("PUSH_SERVER_LOG") and kind == "real":
@@ -139,6 +177,11 @@ def main():
                         if "version_stored" in line or "version_released" in line or "PUT /api/v1/version" in line \
                                 or ('"/api/v1/version/' in line and "POST" in line):
                             print("  server: " + line[:300])
+                if os.environ.get("PUSH_PG_LOG") and kind == "real":
+                    with open(server.cluster.log, errors="replace") as f:
+                        for line in f:
+                            if "duration:" in line:
+                                print("  pg: " + line.strip()[:400])
             finally:
                 server.stop()
         hwm = max(hwms)
@@ -146,6 +189,8 @@ def main():
         each = ", ".join("%.2f" % r.get("total", 0) for r in runs)
         print(f"n={size}: end of compile -> release answer {med.get('total', float('nan')):.2f} s (median of "
               f"{len(runs)}; runs {each}); server peak RSS {hwm:.0f} MiB (max of the runs)")
+        print("  CPU s (median; user+sys): export process (compile + push) %.2f, server %.2f, PostgreSQL %.2f"
+              % tuple(statistics.median(c[i] for c in cpus) for i in range(3)))
         print("  phases (median s): " + ", ".join(f"{k} {v:.3f}" for k, v in med.items() if k != "total"))
     return 0
 

@@ -45,6 +45,13 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
   routes.push_back(health);
   add(V::get, "/api/v1/serverstatus", [&svc](Request&) -> asio::awaitable<Reply> {
     unwrap(co_await svc.health());
+    // Our extensions are announced as features (docs/server.md): a client uses them only when listed here.
+    nlohmann::json features = nlohmann::json::array();
+    if (svc.options().fileBatchLimit > 0)
+      features.push_back({{"slice", "core.server"},
+                          {"name", "file_batch"},
+                          {"value", svc.options().fileBatchLimit},
+                          {"description", "PUT /api/v1/files: many files in one request"}});
     co_return ok({{"data",
                    {{"product", "inmanta-cpp"},
                     {"edition", "community"},
@@ -52,7 +59,7 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
                     {"license", "Apache Software License 2"},
                     {"extensions", nlohmann::json::array()},
                     {"slices", nlohmann::json::array()},
-                    {"features", nlohmann::json::array()},
+                    {"features", std::move(features)},
                     {"status", "up"}}}});
   });
 

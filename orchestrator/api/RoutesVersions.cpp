@@ -125,6 +125,34 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
         co_return Reply{};
       },
       exportClients);
+  // Our extension (docs/server.md "File batches"): {"files": {"<sha1>": "<base64>", …}} in one request,
+  // announced in serverstatus' features with its limit; absent when the limit is 0.
+  if (uint64_t limit = svc.options().fileBatchLimit; limit > 0)
+    add(
+        V::put, "/api/v1/files",
+        [&svc, limit](Request& req) -> asio::awaitable<Reply> {
+          // Read in place (not copied): a batch is up to `limit` bytes of text.
+          nlohmann::json* files = req.body && req.body->contains("files") ? &(*req.body)["files"] : nullptr;
+          if (!files || !files->is_object())
+            throw ApiError{ErrorCode::BadRequest, "'files' must be an object of sha1 -> base64 content"};
+          uint64_t total = 0;
+          std::vector<std::pair<std::string, std::string>> batch;
+          batch.reserve(files->size());
+          for (auto it = files->begin(); it != files->end(); ++it) {
+            if (!it.value().is_string())
+              throw ApiError{ErrorCode::BadRequest, "files." + it.key() + " must be a base64 string"};
+            total += it.value().get_ref<const std::string&>().size();
+            if (total > limit)
+              throw ApiError{ErrorCode::PayloadTooLarge,
+                             "the file batch exceeds the server's file batch limit of " +
+                                 std::to_string(limit) + " base64 bytes at file " + it.key() +
+                                 "; send fewer files per request"};
+            batch.emplace_back(it.key(), std::move(it.value().get_ref<std::string&>()));
+          }
+          unwrap(co_await svc.uploadFiles(std::move(batch)));
+          co_return Reply{};
+        },
+        exportClients);
   add(
       V::head, "/api/v1/file/<id>",
       [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -7,6 +7,7 @@
 
 #include "client/ArtifactText.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -44,6 +45,98 @@ class PhaseLog {
   std::chrono::steady_clock::time_point t_;
 };
 
+/// The file-batch limit a server announces in serverstatus' features (our extension, docs/server.md), 0 when
+/// it announces none (a reference server, or ours with the extension off).
+uint64_t fileBatchLimit(Client& client) {
+  auto status = client.call("GET", "/api/v1/serverstatus");
+  if (!status) {
+    llvm::consumeError(status.takeError());
+    return 0;
+  }
+  auto data = status->find("data");
+  if (data == status->end() || !data->is_object()) return 0;
+  auto features = data->find("features");
+  if (features == data->end() || !features->is_array()) return 0;
+  for (const nlohmann::json& f : *features)
+    if (f.is_object() && f.value("name", "") == "file_batch" && f.contains("value") &&
+        f["value"].is_number_unsigned())
+      return f["value"].get<uint64_t>();
+  return 0;
+}
+
+/// The reference protocol: one `PUT /api/v1/file/<hash>` per file, over parallel keep-alive connections.
+std::vector<Request> singleUploads(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<Request> out;
+  out.reserve(files.size());
+  for (const auto& [hash, b64] : files) {
+    Request up;
+    up.method = "PUT";
+    up.path = "/api/v1/file/" + encodeSegment(hash);
+    up.body = nlohmann::json{{"id", hash}, {"content", b64}}.dump();
+    out.push_back(std::move(up));
+  }
+  return out;
+}
+
+/// Uploads `files`: in batches of `PUT /api/v1/files` when the server announces the extension (a file too
+/// large for a batch goes alone), else — or when the first batch meets a 404/405 — one request per file.
+llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string, std::string>>& files,
+                        const PushOptions& options, PushResult& result) {
+  uint64_t limit = options.fileBatches ? fileBatchLimit(client) : 0;
+  std::vector<std::pair<std::string, std::string>> singles;
+  std::vector<Request> batches;
+  if (limit == 0) {
+    singles = files;
+  } else {
+    // Smaller than the limit so that several batches travel (and are hashed and stored) at once.
+    uint64_t target = std::min<uint64_t>(limit, 2u << 20);
+    std::string body;
+    uint64_t size = 0;
+    auto flush = [&]() {
+      if (size == 0 && body.empty()) return;
+      Request r;
+      r.method = "PUT";
+      r.path = "/api/v1/files";
+      r.body = body + "}}";
+      batches.push_back(std::move(r));
+      body.clear();
+      size = 0;
+    };
+    for (const auto& [hash, b64] : files) {
+      if (b64.size() > target) {
+        singles.emplace_back(hash, b64);
+        continue;
+      }
+      if (size + b64.size() > target) flush();
+      // Escaped like any JSON string, although sha1 hex and base64 never need it.
+      body += body.empty() ? "{\"files\": {" : ", ";
+      body += nlohmann::json(hash).dump();
+      body += ": ";
+      body += nlohmann::json(b64).dump();
+      size += b64.size();
+    }
+    flush();
+  }
+  if (!batches.empty()) {
+    auto first = client.send(batches.front());
+    if (!first) {
+      Failure f = takeFailure(first.takeError());
+      if (f.status != 404 && f.status != 405) return fail(f.text);
+      // Announced but not routed (a proxy in between?): the reference protocol for everything.
+      batches.clear();
+      singles = files;
+    } else {
+      result.fileBatches = batches.size();
+      batches.erase(batches.begin());
+      // Four in flight keep the server's pool busy; more would only hold more batches in its memory.
+      if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) return e;
+    }
+  }
+  if (!singles.empty())
+    if (llvm::Error e = client.sendAll(singleUploads(singles), options.parallelUploads)) return e;
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<int64_t> reserveVersion(Client& client) {
@@ -78,7 +171,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     for (auto it = files.begin(); it != files.end(); ++it) stat["files"].push_back(it.key());
     auto missing = client.call("POST", "/api/v1/file", &stat);
     if (!missing) return missing.takeError();
-    std::vector<Request> uploads;
+    std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
     if ((*missing).contains("files") && (*missing)["files"].is_array()) {
       for (const nlohmann::json& h : (*missing)["files"]) {
         if (!h.is_string() || !files.contains(h.get<std::string>()))
@@ -92,20 +185,17 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
           b64 = content["base64"].get<std::string>();
         else
           return fail("the export artifact's file " + hash + " is neither a string nor {\"base64\": …}");
-        Request up;
-        up.method = "PUT";
-        up.path = "/api/v1/file/" + encodeSegment(hash);
-        up.body = nlohmann::json{{"id", hash}, {"content", std::move(b64)}}.dump();
-        uploads.push_back(std::move(up));
+        uploads.emplace_back(hash, std::move(b64));
       }
     }
     result.filesUploaded = uploads.size();
     result.filesKnown = files.size() - uploads.size();
     if (!uploads.empty())
-      if (llvm::Error e = client.sendAll(uploads, options.parallelUploads)) return e;
+      if (llvm::Error e = uploadFiles(client, uploads, options, result)) return e;
   }
   phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" +
-             std::to_string(result.filesKnown) + " already on the server)");
+             std::to_string(result.filesKnown) + " already on the server; " +
+             std::to_string(result.fileBatches) + " batches)");
 
   // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with
   // the files above), registered for every resource type like the reference; without Python code the types

@@ -177,6 +177,12 @@ void ExecutorProcess::send(Json message) {
   if (!writing_) writeNext();
 }
 
+void ExecutorProcess::sendBody(const std::string& body) {
+  if (!alive_) return;
+  writeQueue_.push_back(encodeFrameBody(body));
+  if (!writing_) writeNext();
+}
+
 void ExecutorProcess::writeNext() {
   if (writeQueue_.empty() || !alive_) {
     writing_ = false;
@@ -344,14 +350,19 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
         (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
       return;
     }
-    Json frame{{"type", type}, {"requests", Json::array()}};
+    // The frame is built as text: requests may carry their attributes as stored JSON text (appendJson).
+    std::string body = std::string("{\"type\":\"") + type + "\",\"requests\":[";
+    bool first = true;
     for (const DeployRequest& r : requests) {
       self->inFlight_[r.actionId] = Pending{r.resourceId, cb};
-      frame["requests"].push_back(r.toJson());
+      if (!first) body += ',';
+      first = false;
+      r.appendJson(body);
     }
+    body += "]}";
     self->inFlightCount_ = self->inFlight_.size();
     self->lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
-    self->send(std::move(frame));
+    self->sendBody(body);
   });
 }
 

@@ -6,7 +6,10 @@
 namespace inm::executor {
 
 std::string encodeFrame(const Json& message) {
-  std::string body = message.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return encodeFrameBody(message.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+std::string encodeFrameBody(const std::string& body) {
   if (body.size() > kMaxFrameBytes)
     throw std::runtime_error("executor protocol: frame of " + std::to_string(body.size()) +
                              " bytes exceeds the limit");
@@ -62,6 +65,25 @@ Json DeployRequest::toJson() const {
               {"dependencies", dependencies},
               {"dependency_changed", dependencyChanged},
               {"dry_run", dryRun}};
+}
+
+void DeployRequest::appendJson(std::string& out) const {
+  if (!attributesText) {
+    out += toJson().dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  Json rest{{"action_id", actionId},
+            {"id", resourceId},
+            {"reason", reason},
+            {"dependencies", dependencies},
+            {"dependency_changed", dependencyChanged},
+            {"dry_run", dryRun}};
+  std::string head = rest.dump(-1, ' ', false, Json::error_handler_t::replace);
+  head.pop_back(); // the closing brace: "attributes" goes last
+  out += head;
+  out += ",\"attributes\":";
+  out += *attributesText;
+  out += '}';
 }
 
 DeployRequest DeployRequest::fromJson(const Json& j) {

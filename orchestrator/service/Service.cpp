@@ -403,6 +403,24 @@ asio::awaitable<Result> Service::uploadFile(std::string hash, std::string base64
   co_return fromError(std::move(e));
 }
 
+asio::awaitable<Result> Service::uploadFiles(std::vector<std::pair<std::string, std::string>> files) {
+  // Decoding and hashing run on the pool; the batch is one transaction of its own (no group commit needed).
+  llvm::Error e = co_await blocking([&]() -> llvm::Error {
+    for (auto& [hash, content] : files) {
+      std::string bytes;
+      if (!decodeBase64(content, bytes))
+        return model::fail(ErrorCode::BadRequest, "file " + hash + ": the content is not valid base64");
+      std::string actual = artifact::sha1Hex(bytes);
+      if (actual != hash)
+        return model::fail(ErrorCode::BadRequest,
+                           "file hash mismatch: file " + hash + " has content with sha1 " + actual);
+      content = std::move(bytes);
+    }
+    return store_.putFiles(files);
+  });
+  co_return fromError(std::move(e));
+}
+
 asio::awaitable<Result> Service::fileExists(std::string hash) {
   auto f = co_await blocking([&] { return store_.getFile(hash); });
   if (!f) co_return Result::error(f.takeError());

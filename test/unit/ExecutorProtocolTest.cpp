@@ -64,3 +64,33 @@ TEST(ExecutorProtocol, Base64) {
   EXPECT_EQ(base64Encode("hello\n"), "aGVsbG8K");
   EXPECT_THROW(base64Decode("a$b"), std::runtime_error);
 }
+
+TEST(ExecutorProtocol, StoredAttributeTextIsSentVerbatimAndDecodesAsTheTree) {
+  DeployRequest r;
+  r.actionId = "a1";
+  r.resourceId = "std::testing::NullResource[x,name=n],v=3";
+  r.reason = "because \"quoted\"";
+  r.dependencies["std::testing::NullResource[x,name=m]"] = "deployed";
+  r.attributesText =
+      std::make_shared<const std::string>(R"({"name": "n", "fail": true, "nested": {"k": [1, 2]}})");
+  std::string body = "{\"type\":\"deploy\",\"requests\":[";
+  r.appendJson(body);
+  body += ',';
+  DeployRequest plain = r; // the same request with a tree goes through toJson
+  plain.attributesText.reset();
+  plain.attributes = Json{{"name", "n"}};
+  plain.appendJson(body);
+  body += "]}";
+  FrameDecoder d;
+  std::string frame = encodeFrameBody(body);
+  d.feed(frame.data(), frame.size());
+  auto msg = d.next();
+  ASSERT_TRUE(msg.has_value());
+  ASSERT_EQ((*msg)["requests"].size(), 2u);
+  DeployRequest back = DeployRequest::fromJson((*msg)["requests"][0]);
+  EXPECT_EQ(back.actionId, "a1");
+  EXPECT_EQ(back.reason, r.reason);
+  EXPECT_EQ(back.dependencies, r.dependencies);
+  EXPECT_EQ(back.attributes, Json::parse(*r.attributesText));
+  EXPECT_EQ(DeployRequest::fromJson((*msg)["requests"][1]).attributes, plain.attributes);
+}

@@ -209,6 +209,86 @@ TEST_F(SchedulerTest, BatchesManyAgentsInOneRoundTrip) {
   EXPECT_EQ(exec.batchSizes, std::vector<size_t>{100});
 }
 
+TEST_F(SchedulerTest, GlobalInFlightCapSharesSlotsRoundRobin) {
+  Settings st;
+  st.agentParallelism = 10;
+  s->setSettings(st);
+  s->setMaxInFlight(4);
+  std::vector<Spec> specs;
+  for (const char* agent : {"x", "y", "z"})
+    for (int i = 0; i < 5; ++i) specs.push_back({std::string(agent) + std::to_string(i), agent});
+  release(1, specs);
+  // 4 of 15 ready deploys start, and every agent gets a slot before any agent gets a second one.
+  ASSERT_EQ(exec.pending.size(), 4u);
+  EXPECT_EQ(s->inFlight(), 4u);
+  std::map<std::string, int> perAgent;
+  for (auto& w : exec.pending) perAgent[w.agent]++;
+  EXPECT_EQ(perAgent.size(), 3u);
+  // A finished deploy frees exactly one slot.
+  std::string first = exec.pending.front().resourceId; // a copy: finish() erases the pending item
+  finish(first);
+  EXPECT_EQ(exec.pending.size(), 4u);
+  runAll();
+  EXPECT_EQ(deploys.size(), 15u);
+  EXPECT_EQ(s->queuedDeploys(), 0u);
+  for (size_t n : exec.batchSizes) EXPECT_LE(n, 4u);
+  // Lifting the cap starts what the per-agent limit allows at once.
+  s->setMaxInFlight(0);
+  s->userDeploy({}, true);
+  EXPECT_EQ(exec.pending.size(), 15u);
+}
+
+TEST_F(SchedulerTest, TakeEffectsHoldsYoungStartsOfRunningDeploys) {
+  release(1, {{"a1"}});
+  auto e = s->takeEffects(1000ms);
+  EXPECT_TRUE(e.version);
+  EXPECT_TRUE(e.starts.empty()); // still running and younger than the hold
+  EXPECT_EQ(s->heldStarts(), 1u);
+  finish(rid("a1"));
+  e = s->takeEffects(1000ms); // start and finish together: one completed action row
+  ASSERT_EQ(e.starts.size(), 1u);
+  ASSERT_EQ(e.finishes.size(), 1u);
+  EXPECT_EQ(e.starts[0].actionId, e.finishes[0].actionId);
+  EXPECT_EQ(s->heldStarts(), 0u);
+  // A start older than the hold is written while its deploy still runs; a take without hold takes all.
+  release(2, {{"a1", "a", "h2"}});
+  clock.t += 2s;
+  EXPECT_EQ(s->takeEffects(1000ms).starts.size(), 1u);
+  release(3, {{"a1", "a", "h3"}});
+  finish(rid("a1"));
+  EXPECT_EQ(s->takeEffects().starts.size(), 1u);
+}
+
+TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDifferently) {
+  release(1, {{"a1"}, {"b1", "b"}, {"c1", "c"}});
+  s->takeEffects();
+  auto answer = [&](const std::string& id, const std::string& status) {
+    auto it =
+        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+    ASSERT_NE(it, exec.pending.end());
+    WorkResult r;
+    r.taskId = it->taskId;
+    r.status = status;
+    r.messages.push_back(logLine("info", "End run for resource " + id + ": " + status + ", nochange"));
+    exec.pending.erase(it);
+    s->onResults({r});
+  };
+  answer(rid("a1"), "deployed");           // the executor's line is the last one: no second End line
+  answer(rid("b1", "b"), "non_compliant"); // recorded as failed: our line says so
+  release(2, {{"a1"}, {"b1", "b"}, {"c1", "c", "h2"}});
+  answer(rid("c1", "c"), "deployed"); // stale: our line says so
+  auto e = s->takeEffects();
+  std::map<std::string, std::vector<std::string>> msgs;
+  for (auto& f : e.finishes)
+    for (auto& m : f.messages) msgs[f.resourceId].push_back(m["msg"]);
+  EXPECT_EQ(msgs[rid("a1")],
+            std::vector<std::string>{"End run for resource " + rid("a1") + ": deployed, nochange"});
+  ASSERT_EQ(msgs[rid("b1", "b")].size(), 2u);
+  EXPECT_EQ(msgs[rid("b1", "b")][1], "End run (status failed)");
+  ASSERT_EQ(msgs[rid("c1", "c")].size(), 2u);
+  EXPECT_EQ(msgs[rid("c1", "c")][1], "End run (status deployed, stale: the intent changed while it ran)");
+}
+
 TEST_F(SchedulerTest, UnchangedVersionSchedulesNothing) {
   release(1, {{"a"}, {"b", "a", "h", {"a"}}});
   runAll();

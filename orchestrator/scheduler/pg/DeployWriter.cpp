@@ -27,6 +27,21 @@ const std::vector<std::string> kActionColumns = {
 const std::vector<std::string> kLinkColumns = {"environment", "resource_action_id", "resource_id",
                                                "resource_version"};
 
+/// Two dumped JSON arrays as one ("[a,b]" + "[c]" -> "[a,b,c]") without building a tree of both.
+std::string joinArrays(std::string a, const std::string& b) {
+  if (b.size() <= 2) return a;
+  if (a.size() <= 2) return b;
+  a.pop_back();
+  a += ',';
+  a.append(b, 1, std::string::npos);
+  return a;
+}
+
+/// The `changes` column of one action: {"<rvid>": changes}.
+std::string changesOf(const std::string& rvid, const nlohmann::json& changes) {
+  return "{" + nlohmann::json(rvid).dump() + ":" + changes.dump() + "}";
+}
+
 } // namespace
 
 SplitEffects splitForWriters(Effects e, size_t shards) {
@@ -71,10 +86,9 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       auto it = finishOf.find(st.actionId);
       if (it != finishOf.end()) {
         const DeployFinish& f = *it->second;
-        nlohmann::json all = st.messages;
-        for (const auto& m : f.messages) all.push_back(m);
-        actions.field(isoTime(f.finished)).field(all.dump()).field(f.status).field(f.change);
-        actions.field(nlohmann::json{{rvid, f.changes}}.dump()).boolean(f.sendEvent);
+        actions.field(isoTime(f.finished)).field(joinArrays(st.messages.dump(), f.messages.dump()));
+        actions.field(f.status).field(f.change);
+        actions.field(changesOf(rvid, f.changes)).boolean(f.sendEvent);
       } else {
         actions.null().field(st.messages.dump()).field("deploying").null().field("{}").null();
       }
@@ -93,7 +107,7 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
     for (const auto& f : e.finishes) {
       if (startedHere.count(f.actionId)) continue;
       fin.field(f.actionId).field(f.status).field(f.change);
-      fin.field(nlohmann::json{{f.resourceId + ",v=" + std::to_string(f.version), f.changes}}.dump());
+      fin.field(changesOf(f.resourceId + ",v=" + std::to_string(f.version), f.changes));
       fin.field(f.messages.dump()).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
     }
     if (fin.rows()) {

@@ -37,7 +37,11 @@ llvm::Expected<nlohmann::json> PgStore::queryActions(const std::string& env, con
         "rar.resource_version "
         "WHERE rar.environment = $1 AND rar.resource_action_id = ra.action_id AND ($2 = '' OR "
         "r.resource_type = $2) "
-        "AND ($3 = '' OR r.agent = $3) AND ($4 = '' OR r.attributes->>$4 = $5))) "
+        "AND ($3 = '' OR r.agent = $3) AND ($4 = '' OR r.attributes->>$4 = $5)) "
+        // a `store` action covers its version's resources (no resourceaction_resource rows, migration 004)
+        "OR (ra.action = 'store' AND EXISTS (SELECT 1 FROM resource r WHERE r.environment = $1 AND r.model = "
+        "ra.version AND ($2 = '' OR r.resource_type = $2) AND ($3 = '' OR r.agent = $3) AND ($4 = '' OR "
+        "r.attributes->>$4 = $5)))) "
         "AND ($6 = '' OR EXISTS (SELECT 1 FROM jsonb_array_elements(ra.messages) m WHERE upper(m->>'level') "
         "= $6)) "
         "AND coalesce(ra.change, '') NOT IN (SELECT jsonb_array_elements_text($7::jsonb)) "

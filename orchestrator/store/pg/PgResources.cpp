@@ -82,15 +82,20 @@ llvm::Expected<nlohmann::json> PgStore::resourceHistory(const std::string& env, 
 llvm::Expected<nlohmann::json> PgStore::resourceActions(const std::string& env, const std::string& rid) {
   return withTx<nlohmann::json>(db_, "reading resource actions", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
+    // Actions listing the resource in resourceaction_resource, plus the `store` actions of the versions that
+    // hold it (they have no such rows, migration 004): through its resource row while the version exists,
+    // through resource_version_ids once it was deleted.
     return parseFirst(tx.exec_params(
         "SELECT coalesce(json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, "
-        "'started', "
-        "ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, 'change', "
-        "ra.change, "
-        "'changes', ra.changes, 'version', rar.resource_version, 'send_event', ra.send_event) ORDER BY "
-        "ra.started "
-        "DESC), '[]')::text FROM resourceaction_resource rar JOIN resourceaction ra ON ra.action_id = "
-        "rar.resource_action_id WHERE rar.environment = $1 AND rar.resource_id = $2",
+        "'started', ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, "
+        "'change', ra.change, 'changes', ra.changes, 'version', x.version, 'send_event', ra.send_event) "
+        "ORDER BY ra.started DESC), '[]')::text FROM (SELECT rar.resource_action_id AS aid, "
+        "rar.resource_version AS version FROM resourceaction_resource rar WHERE rar.environment = $1 AND "
+        "rar.resource_id = $2 UNION ALL SELECT s.action_id, s.version FROM resourceaction s WHERE "
+        "s.environment = $1 AND s.action = 'store' AND (EXISTS (SELECT 1 FROM resource r WHERE "
+        "r.environment = $1 AND r.model = s.version AND r.resource_id = $2) OR (NOT EXISTS (SELECT 1 FROM "
+        "configurationmodel cm WHERE cm.environment = $1 AND cm.version = s.version) AND $2 || ',v=' || "
+        "s.version = ANY (s.resource_version_ids)))) x JOIN resourceaction ra ON ra.action_id = x.aid",
         env, rid));
   });
 }

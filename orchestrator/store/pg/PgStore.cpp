@@ -2,6 +2,8 @@
 // shaped into JSON by PostgreSQL itself (json_build_object), so the API's field names live in one place.
 #include "PgStore.h"
 
+#include <algorithm>
+
 namespace inm::store {
 
 using model::ErrorCode;
@@ -93,6 +95,12 @@ llvm::Expected<nlohmann::json> PgStore::updateProject(const std::string& id, con
 
 llvm::Error PgStore::deleteProject(const std::string& id) {
   return withTxVoid(db_, "deleting a project", [&](pqxx::work& tx) {
+    // The rows without a foreign key to their environment go first (see deleteEnvironment).
+    for (const char* table :
+         {"resource", "module_files", "resourceaction_resource", "resource_persistent_state"})
+      tx.exec_params(std::string("DELETE FROM ") + table +
+                         " WHERE environment IN (SELECT e.id FROM environment e WHERE e.project::text = $1)",
+                     id);
     if (tx.exec_params("DELETE FROM project WHERE id = $1", id).affected_rows() == 0)
       throw StoreFailure{ErrorCode::NotFound, "project " + id + " not found"};
   });
@@ -171,6 +179,7 @@ llvm::Error PgStore::deleteEnvironment(const std::string& id) {
     tx.exec_params("DELETE FROM resource WHERE environment = $1", id);
     tx.exec_params("DELETE FROM module_files WHERE environment = $1", id);
     tx.exec_params("DELETE FROM resourceaction_resource WHERE environment = $1", id);
+    tx.exec_params("DELETE FROM resource_persistent_state WHERE environment = $1", id); // migration 004
     tx.exec_params("DELETE FROM environment WHERE id = $1", id);
   });
 }
@@ -271,26 +280,32 @@ llvm::Error PgStore::putFile(const std::string& hash, const std::string& content
 llvm::Error PgStore::putFiles(const std::vector<std::pair<std::string, std::string>>& files) {
   if (files.empty()) return llvm::Error::success();
   return withTxVoid(db_, "storing files", [&](pqxx::work& tx) {
-    // One multi-row INSERT; bytea travels in its hex text form ("\\x…") so every parameter is text.
+    // Multi-row INSERTs of up to kRows files (a statement takes at most 65535 parameters); bytea travels in
+    // its hex text form ("\\x…") so every parameter is text.
     static const char kHex[] = "0123456789abcdef";
-    std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
-    std::vector<std::string> params;
-    params.reserve(files.size() * 2);
-    for (size_t i = 0; i < files.size(); ++i) {
-      const std::string& bytes = files[i].second;
-      std::string hex;
-      hex.reserve(2 + 2 * bytes.size());
-      hex += "\\x";
-      for (unsigned char c : bytes) {
-        hex += kHex[c >> 4];
-        hex += kHex[c & 15];
+    constexpr size_t kRows = 4000;
+    for (size_t start = 0; start < files.size(); start += kRows) {
+      size_t end = std::min(files.size(), start + kRows);
+      std::string sql = "INSERT INTO file (content_hash, content) VALUES ";
+      std::vector<std::string> params;
+      params.reserve((end - start) * 2);
+      for (size_t i = 0; i < end - start; ++i) {
+        const std::string& bytes = files[start + i].second;
+        std::string hex;
+        hex.reserve(2 + 2 * bytes.size());
+        hex += "\\x";
+        for (unsigned char c : bytes) {
+          hex += kHex[c >> 4];
+          hex += kHex[c & 15];
+        }
+        params.push_back(files[start + i].first);
+        params.push_back(std::move(hex));
+        sql +=
+            (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
       }
-      params.push_back(files[i].first);
-      params.push_back(std::move(hex));
-      sql += (i ? ", ($" : "($") + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + "::bytea)";
+      sql += " ON CONFLICT DO NOTHING";
+      tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
     }
-    sql += " ON CONFLICT DO NOTHING";
-    tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
   });
 }
 

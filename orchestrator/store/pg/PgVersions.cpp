@@ -9,6 +9,12 @@
 #include <llvm/ADT/StringRef.h>
 #include <pqxx/tablewriter>
 
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 namespace inm::store {
 
 using model::ErrorCode;
@@ -104,15 +110,16 @@ std::string pathOfPythonModule(const std::string& name, const nlohmann::json& fi
 
 /// Appends `v` as one field of a COPY text-format line (backslash escapes; `\\N` is NULL).
 void appendCopyField(std::string& line, std::string_view v) {
-  for (char c : v) {
-    switch (c) {
-    case '\\': line += "\\\\"; break;
-    case '\n': line += "\\n"; break;
-    case '\r': line += "\\r"; break;
-    case '\t': line += "\\t"; break;
-    default: line += c;
-    }
+  size_t start = 0; // runs without a special character are appended whole
+  for (size_t i = 0; i < v.size(); ++i) {
+    char c = v[i];
+    if (c != '\\' && c != '\n' && c != '\r' && c != '\t') continue;
+    line.append(v.data() + start, i - start);
+    line += '\\';
+    line += c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+    start = i + 1;
   }
+  line.append(v.data() + start, v.size() - start);
 }
 
 } // namespace
@@ -214,9 +221,11 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
   }
   std::vector<std::string> agents = in.agents;
   agents.push_back("$__scheduler");
+  // Only the new ones: an insert that conflicts still costs a speculative insertion per row.
   tx.exec_params(
       "INSERT INTO agent (environment, name) SELECT $1, a FROM jsonb_array_elements_text($2::jsonb) a "
-      "ON CONFLICT DO NOTHING",
+      "WHERE NOT EXISTS (SELECT 1 FROM agent x WHERE x.environment = $1 AND x.name = a) ON CONFLICT DO "
+      "NOTHING",
       in.environment, nlohmann::json(agents).dump());
   // Code: register each module version and link it to the agents it serves in this version.
   if (in.moduleVersionInfo.is_object()) {
@@ -248,50 +257,141 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
           in.environment, in.version, name, mversion, m.value("for_agents", nlohmann::json::array()).dump());
     }
   }
-  // One `store` action over all resources of the version.
+  // One `store` action over all resources of the version. It has no resourceaction_resource rows (migration
+  // 004): readers reach its resources through the version's resource rows.
   tx.exec_params(
-      "WITH a AS (INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
+      "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
       "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
-      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), now(), "
-      "'available', '[]' "
-      "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer RETURNING action_id) "
-      "INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, resource_version) "
-      "SELECT $1, a.action_id, r.resource_id, $2::integer FROM a, resource r WHERE r.environment = $1 AND "
-      "r.model = $2::integer",
+      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
+      "now(), 'available', '[]' FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
       in.environment, in.version);
 }
 
-/// COPYs the rows of a streamed version, opening it first (begin()) once its number is known.
+/// COPYs the rows of a streamed version, opening it first (begin()) once its number is known. The COPY runs
+/// on a writer thread of its own, so PostgreSQL stores one batch while the parser (the caller's thread)
+/// reads, checks and hashes the next: write() formats the batch's COPY lines and queues them (at most
+/// kQueued batches, so memory stays bounded), the writer sends them down one COPY for the whole version.
+/// Invariant: between begin() and finish() only the writer touches the transaction.
 class CopySink final : public ResourceSink {
  public:
   CopySink(pqxx::work& tx, VersionInput& head) : tx_(tx), head_(head) {}
+  ~CopySink() override { stop(); }
+
   void begin(int64_t version) override {
     if (begun_) return;
     head_.version = version;
     beginVersion(tx_, head_);
     begun_ = true;
+    writer_ = std::thread([this] { run(); });
   }
+
   void write(const std::vector<ResourceRow>& rows) override {
     if (!begun_) throw StoreFailure{ErrorCode::Internal, "resources streamed before the version number"};
-    try {
-      copyResources(tx_, head_.environment, head_.version, rows);
-    } catch (const pqxx::unique_violation& e) {
-      std::string detail = e.what();
-      size_t k = detail.find("Key (");
-      throw StoreFailure{ErrorCode::BadRequest,
-                         "duplicate resource in 'resources'" +
-                             (k == std::string::npos ? std::string() : ": " + detail.substr(k))};
+    if (rows.empty()) return;
+    std::string prefix = head_.environment + "\t" + std::to_string(head_.version) + "\t";
+    std::vector<std::string> lines;
+    lines.reserve(rows.size());
+    for (const ResourceRow& r : rows) {
+      std::string line = prefix;
+      appendCopyField(line, r.resourceId);
+      line += '\t';
+      appendCopyField(line, r.resourceType);
+      line += '\t';
+      appendCopyField(line, r.agent);
+      line += '\t';
+      appendCopyField(line, r.idValue);
+      line += '\t';
+      appendCopyField(line, r.attributesJson);
+      line += '\t';
+      appendCopyField(line, r.attributeHash);
+      line += r.undefined ? "\tt\t" : "\tf\t";
+      if (r.resourceSet)
+        appendCopyField(line, *r.resourceSet);
+      else
+        line += "\\N";
+      lines.push_back(std::move(line));
     }
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return queue_.size() < kQueued || failure_; });
+    if (failure_) std::rethrow_exception(failure_);
+    queue_.push_back(std::move(lines));
     total_ += int64_t(rows.size());
+    changed_.notify_all();
   }
+
+  /// Waits for every queued row to be stored and the COPY to end; rethrows the writer's failure.
+  void finish() {
+    if (!begun_) return;
+    stop();
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
   bool begun() const { return begun_; }
   int64_t total() const { return total_; }
 
  private:
+  static constexpr size_t kQueued = 3;
+
+  void stop() {
+    if (!writer_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    changed_.notify_all();
+    writer_.join();
+  }
+
+  void run() {
+    try {
+      static const std::vector<std::string> kColumns = {
+          "environment",       "model",      "resource_id",    "resource_type", "agent",
+          "resource_id_value", "attributes", "attribute_hash", "is_undefined",  "resource_set"};
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      pqxx::tablewriter copy(tx_, "resource", kColumns.begin(), kColumns.end());
+#pragma GCC diagnostic pop
+      for (;;) {
+        std::vector<std::string> lines;
+        {
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [&] { return !queue_.empty() || closed_; });
+          if (queue_.empty()) break; // closed and drained
+          lines = std::move(queue_.front());
+          queue_.pop_front();
+        }
+        changed_.notify_all();
+        for (const std::string& line : lines) copy.write_raw_line(line);
+      }
+      copy.complete();
+    } catch (const pqxx::unique_violation& e) {
+      std::string detail = e.what();
+      size_t k = detail.find("Key (");
+      fail(std::make_exception_ptr(StoreFailure{
+          ErrorCode::BadRequest, "duplicate resource in 'resources'" +
+                                     (k == std::string::npos ? std::string() : ": " + detail.substr(k))}));
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  void fail(std::exception_ptr e) {
+    std::lock_guard lock(mutex_);
+    failure_ = std::move(e);
+    queue_.clear();
+    changed_.notify_all();
+  }
+
   pqxx::work& tx_;
   VersionInput& head_;
   bool begun_ = false;
   int64_t total_ = 0;
+  std::thread writer_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<std::string>> queue_;
+  bool closed_ = false;
+  std::exception_ptr failure_;
 };
 
 } // namespace
@@ -319,6 +419,7 @@ PgStore::putVersionStreamed(const std::string& envId,
     StreamedVersion& sv = *parsed;
     sv.head.environment = envId;
     if (!sink.begun()) sink.begin(sv.head.version);
+    sink.finish(); // every row stored; the transaction is this thread's again
     VersionInput& in = sv.head;
     in.version = head.version;
     const std::string& env = in.environment;
@@ -347,7 +448,9 @@ PgStore::putVersionStreamed(const std::string& envId,
     }
     // Fresh rows have no planner statistics; without them the joins below may be planned as nested loops over
     // sequential scans (quadratic at 100k rows).
-    if (sink.total() > 2000) tx.exec("ANALYZE resource");
+    // Only the key columns: statistics of the jsonb attributes cost most of a full ANALYZE and no plan here
+    // uses them.
+    if (sink.total() > 2000) tx.exec("ANALYZE resource (environment, model, resource_id)");
     // The requires graph must be closed (a set difference: hashed, whatever the plan).
     pqxx::result open = tx.exec_params(
         "SELECT q FROM resource r CROSS JOIN LATERAL jsonb_array_elements_text(r.attributes->'requires') q "

@@ -21,6 +21,7 @@ struct PushOptions {
   nlohmann::json exportMetadata;                // version_info.export_metadata (an object)
   std::string compilerVersion;
   unsigned parallelUploads = 8;
+  bool fileBatches = true; // use our server's `PUT /api/v1/files` when it announces it (docs/server.md)
 };
 
 struct PushResult {
@@ -28,6 +29,7 @@ struct PushResult {
   size_t resources = 0;
   size_t filesUploaded = 0; // missing on the server, so sent
   size_t filesKnown = 0;    // already on the server
+  size_t fileBatches = 0;   // requests of our file-batch extension they went up in (0: one request per file)
 };
 
 /// POST /api/v2/reserve_version: the next version number of the client's environment.

@@ -104,6 +104,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   /// Takes the two ends of the connection, sends `hello`, starts reading and the heartbeat.
   void begin(int writeFd, int readFd);
   void send(Json message);
+  /// Queues one frame whose body is already serialised (the framing and the size limit still apply).
+  void sendBody(const std::string& body);
   void writeNext();
   void readMore();
   void onMessage(const Json& msg);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
 
 /// The bytes of one frame carrying `message`.
 std::string encodeFrame(const Json& message);
+/// The bytes of one frame whose body is `body`, already serialised JSON.
+std::string encodeFrameBody(const std::string& body);
 
 /// Incremental frame decoder: feed bytes as they arrive, take complete messages out.
 class FrameDecoder {
@@ -41,12 +44,18 @@ struct DeployRequest {
   std::string actionId;   ///< uuid of the action log row
   std::string resourceId; ///< versioned id
   Json attributes = Json::object();
+  /// When set, the attributes as the text of a JSON object (the scheduler's stored copy): sent verbatim as
+  /// "attributes" instead of `attributes`, so the sender never parses or copies them. Decoding always fills
+  /// `attributes`.
+  std::shared_ptr<const std::string> attributesText;
   std::string reason;                              ///< "Start run because <reason>"
   std::map<std::string, std::string> dependencies; ///< unversioned id -> state (§5.2)
   bool dependencyChanged = false;                  ///< a dependency changed since the last success (reload)
   bool dryRun = false;
 
   Json toJson() const;
+  /// Appends the serialised request (toJson's object, with `attributesText` spliced in when set) to `out`.
+  void appendJson(std::string& out) const;
   /// Throws std::runtime_error naming the missing/ill-typed field.
   static DeployRequest fromJson(const Json& j);
   /// Same, moving the attributes out of `j` (large batches are not copied).

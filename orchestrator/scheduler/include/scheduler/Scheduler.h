@@ -10,6 +10,7 @@
 #include "plan/Plan.h"
 #include "scheduler/Work.h"
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -189,6 +190,10 @@ class SchedulerState {
   void setHalted(bool halted);
   /// Back-pressure from the host: while set, nothing new starts (the writer is behind; bounds memory).
   void setBackpressure(bool on);
+  /// Global cap on tasks in flight over all agents (0 = none): bounds the work items, executor requests and
+  /// frames held at once, whatever the number of agents times `agent_parallelism`. Free slots go round robin
+  /// over the agents with ready work.
+  void setMaxInFlight(size_t n);
   /// How many start/finish records wait in the current Effects.
   size_t pendingEffects() const { return effects_.starts.size() + effects_.finishes.size(); }
   /// Dry-run `resources` (already filtered by the caller) of `version` into dryrun row `dryrunId` (§6.11).
@@ -197,7 +202,7 @@ class SchedulerState {
   void requestFacts(const std::string& resourceId);
 
   /// Results from the executor (any order, any batch size).
-  void onResults(const std::vector<WorkResult>& results);
+  void onResults(std::vector<WorkResult> results);
   /// Fires due timers and cron ticks.
   void fireTimers();
   /// The next instant fireTimers has something to do, if any.
@@ -206,7 +211,12 @@ class SchedulerState {
   /// Hands ready tasks to the executor (called by every entry point above; harmless to call again).
   void pump();
 
-  Effects takeEffects();
+  /// Everything since the last take. With `holdRunningStarts` > 0, starts of deploys still running that
+  /// began less than that long ago stay for the next take (so a start and its finish are usually written as
+  /// one completed action row); 0 takes everything (shutdown, tests).
+  Effects takeEffects(std::chrono::milliseconds holdRunningStarts = std::chrono::milliseconds(0));
+  /// Starts a take kept back (they need a later take even if nothing else happens).
+  size_t heldStarts() const;
   const Stats& stats() const { return stats_; }
 
   // ----- Read-only views for tests, the progress line and the process log -----
@@ -303,7 +313,7 @@ class SchedulerState {
   void cancelTimer(uint32_t idx);
   void startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& batch);
   std::string dependencyState(const Res& d) const;
-  void finishDeploy(Running& t, const WorkResult& r);
+  void finishDeploy(Running& t, WorkResult& r);
   void finishSide(Running& t, const WorkResult& r);
   void armCron();
   void noteBlocked(const Res& r);
@@ -326,6 +336,8 @@ class SchedulerState {
   Effects effects_;
   Stats stats_;
   std::set<uint32_t> pumpAgents_; // agents that may have startable work
+  size_t maxInFlight_ = 0;        // 0 = no global cap
+  uint32_t nextAgent_ = 0;        // round robin start of the next pump
 };
 
 } // namespace inm::scheduler

@@ -37,7 +37,10 @@ struct WorkItem {
   std::string resourceId; ///< unversioned id
   int version = 0;        ///< version of the intent (rvid = resourceId + ",v=" + version)
   std::string agent;
-  std::shared_ptr<const nlohmann::json> attributes; ///< the intent's attributes (never null for real work)
+  /// The intent's attributes: the parsed tree when the intent was built in memory (tests), else null and
+  /// `attributesText` holds them as the compact JSON text read from the store, handed on unparsed.
+  std::shared_ptr<const nlohmann::json> attributes;
+  std::shared_ptr<const std::string> attributesText; ///< set when `attributes` is null (real work)
   std::string reason;                               ///< why it runs ("Start run because <reason>")
   /// Direct dependencies and their states as a handler sees them (§5.2, never `deploying`); Deploy only.
   std::vector<std::pair<std::string, std::string>> dependencyStates;

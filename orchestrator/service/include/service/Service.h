@@ -56,6 +56,9 @@ class SchedulerControl {
 /// Options of the use cases that come from the server configuration.
 struct ServiceOptions {
   int64_t defaultVersionsToKeep = 100;
+  /// Our file-batch extension (`PUT /api/v1/files`, docs/server.md): the most base64 bytes one request may
+  /// carry; 0 turns the extension off (the route is absent and serverstatus does not announce it).
+  uint64_t fileBatchLimit = 16ull << 20;
 };
 
 class FileBatch;
@@ -118,6 +121,11 @@ class Service {
   asio::awaitable<Result> missingFiles(nlohmann::json hashes);
   /// content is base64; its sha1 must equal `hash`.
   asio::awaitable<Result> uploadFile(std::string hash, std::string base64Content);
+  /// Our extension: many (sha1, base64 content) pairs in one transaction. A bad base64 or a sha1 mismatch
+  /// is a 400 naming the file, and nothing of the batch is stored.
+  asio::awaitable<Result> uploadFiles(std::vector<std::pair<std::string, std::string>> files);
+  /// The options the server was configured with (routes read the file-batch limit).
+  const ServiceOptions& options() const { return options_; }
   /// Value: true/false.
   asio::awaitable<Result> fileExists(std::string hash);
   /// Value: base64 content (NotFound when absent).

@@ -1,0 +1,144 @@
+// The freeze order for multi-valued slots when no unit can run (see FreezePolicy.h).
+#include "Evaluator.h"
+
+#include <algorithm>
+
+namespace inm::runtime {
+
+void FreezePolicy::maybeQueue(SlotStore& slots, SlotId sid) {
+  SlotMeta& m = slots.meta(sid);
+  if (m.kind != SlotKind::List && m.kind != SlotKind::Optional) return;
+  if (m.state == kFrozen || m.queued || m.promises > 0) return;
+  if (m.kind == SlotKind::List) {
+    const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+    if (slots.valueCount(sid) < a.mult.low) return;
+  }
+  m.queued = true;
+  freezeQueue_.push_back(sid);
+}
+
+void FreezePolicy::firstWaiter(SlotStore& slots, SlotId sid) {
+  SlotMeta& m = slots.meta(sid);
+  waitedOn_[m.policy ? 1 : 0].push(sid);
+  if (m.inZero) zeroDirty_ = true;
+}
+
+bool FreezePolicy::pick(SlotStore& slots, llvm::SmallVectorImpl<SlotId>& out) {
+  for (int round = 0; round < 2; ++round) {
+    // (a) slots that could be complete, in queue order; policy slots only after all others
+    std::vector<SlotId> deferred;
+    while (!freezeQueue_.empty()) {
+      SlotId sid = freezeQueue_.front();
+      freezeQueue_.pop_front();
+      SlotMeta& m = slots.meta(sid);
+      m.queued = false;
+      if (m.state == kFrozen || m.promises > 0) continue;
+      if (slots.potential(sid) == 0) {
+        if (!m.inZero) {
+          m.inZero = true;
+          zeroWaiters_.push_back(sid);
+        }
+        continue;
+      }
+      if (m.policy) {
+        deferred.push_back(sid);
+        continue;
+      }
+      for (SlotId d : deferred) {
+        slots.meta(d).queued = true;
+        freezeQueue_.push_front(d);
+      }
+      out.push_back(sid);
+      return true;
+    }
+    if (!deferred.empty()) {
+      // Freeze the policy slot that comes first in the policy order.
+      auto rank = [&](SlotId sid) {
+        uint32_t attr = slots.meta(sid).attr;
+        for (size_t i = 0; i < prog_.precedence.size(); ++i)
+          if (prog_.precedence[i].before.index == attr) return int(i) * 2;
+        for (size_t i = 0; i < prog_.precedence.size(); ++i)
+          if (prog_.precedence[i].after.index == attr) return int(i) * 2 + 1;
+        return 1 << 30;
+      };
+      std::stable_sort(deferred.begin(), deferred.end(),
+                       [&](SlotId a, SlotId b) { return rank(a) < rank(b); });
+      for (size_t i = 1; i < deferred.size(); ++i) {
+        slots.meta(deferred[i]).queued = true;
+        freezeQueue_.push_back(deferred[i]);
+      }
+      out.push_back(deferred[0]);
+      return true;
+    }
+    // (b) zero-waiters that gained waiters go back to the queue
+    // Only rescanned when a parked slot changed since the last scan (the list can hold every relation).
+    bool moved = false;
+    if (zeroDirty_) {
+      zeroDirty_ = false;
+      std::vector<SlotId> keep;
+      for (SlotId sid : zeroWaiters_) {
+        SlotMeta& m = slots.meta(sid);
+        if (m.state == kFrozen) {
+          m.inZero = false;
+          continue;
+        }
+        if (slots.potential(sid) > 0 && m.promises == 0) {
+          m.inZero = false;
+          if (!m.queued) {
+            m.queued = true;
+            freezeQueue_.push_back(sid);
+          }
+          moved = true;
+        } else {
+          keep.push_back(sid);
+        }
+      }
+      zeroWaiters_.swap(keep);
+    }
+    if (!moved) break;
+  }
+  // (c) deadlock: a slot someone waits on that still has providers; non-policy first, creation order
+  SlotId best;
+  for (int pass = 0; pass < 2 && !best.valid(); ++pass) {
+    auto& heap = waitedOn_[pass];
+    while (!heap.empty()) {
+      SlotId sid = heap.top();
+      if (slots.meta(sid).state == kFrozen || slots.potential(sid) == 0) {
+        heap.pop(); // re-pushed by firstWaiter if it gains a waiter again
+        continue;
+      }
+      best = sid;
+      break;
+    }
+  }
+  if (best.valid()) {
+    out.push_back(best);
+    return true;
+  }
+  // (d) nothing depends on the rest: freeze all zero-waiters, last in first (freezing one only wakes units,
+  // so the others' states are as read here)
+  std::vector<SlotId> zs;
+  zs.swap(zeroWaiters_);
+  size_t before = out.size();
+  for (auto it = zs.rbegin(); it != zs.rend(); ++it) {
+    const SlotMeta& m = slots.meta(*it);
+    if (m.state == kFrozen) continue;
+    if (m.promises > 0) {
+      zeroWaiters_.push_back(*it);
+      continue;
+    }
+    out.push_back(*it);
+  }
+  if (out.size() > before) return true;
+  // (e) still stuck: only slots held open by gradual forwarders (relation-to-relation cycles) or by
+  // statements that can never run remain. Everything runnable has run, so their contents are final.
+  while (forceCursor_ < multiSlots_.size() && slots.meta(multiSlots_[forceCursor_]).state == kFrozen)
+    ++forceCursor_;
+  if (forceCursor_ < multiSlots_.size()) {
+    out.push_back(multiSlots_[forceCursor_]);
+    return true;
+  }
+  return false;
+}
+
+} // namespace inm::runtime

@@ -1,0 +1,68 @@
+// Result slots: creation, readiness, reading and set-location interning (see SlotStore.h).
+#include "Evaluator.h"
+
+namespace inm::runtime {
+
+SlotId SlotStore::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
+  SlotId sid{uint32_t(meta_.size())};
+  SlotMeta m;
+  m.kind = kind;
+  m.owner = owner;
+  m.attr = attr;
+  meta_.push_back(m);
+  vals_.emplace_back();
+  return sid;
+}
+
+SlotExt& SlotStore::ext(SlotId sid) {
+  SlotMeta& m = meta_[sid.index];
+  if (m.ext == kNone) {
+    m.ext = uint32_t(exts_.size());
+    exts_.emplace_back();
+  }
+  return exts_[m.ext];
+}
+
+bool SlotStore::ready(SlotId sid) const {
+  const SlotMeta& m = meta_[sid.index];
+  if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return m.state == kSet;
+  return m.state == kFrozen;
+}
+
+Value SlotStore::read(SlotId sid, Model& model) {
+  const SlotMeta& m = meta_[sid.index];
+  if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return vals_[sid.index];
+  if (m.kind == SlotKind::Optional) {
+    if (m.ext == kNone || exts_[m.ext].values.empty()) return Value::null();
+    return exts_[m.ext].values[0];
+  }
+  if (m.ext == kNone) return model.arena().list({});
+  return model.arena().list(exts_[m.ext].values);
+}
+
+uint32_t SlotStore::internSetLoc(const SourceRange& at) {
+  // One 64-bit key when the position fits (file < 2^19, line < 2^28, col < 2^16); others are stored
+  // uninterned.
+  bool fits = at.file.index < (1u << 19) && at.line < (1u << 28) && at.col < (1u << 16);
+  uint64_t key = (uint64_t(at.file.index) << 44) | (uint64_t(at.line) << 16) | at.col;
+  // Mixed (a bijection) before it meets DenseMap's hash for integers (x * 37), which only looks at the low
+  // bits: unmixed, every position of one column would share a bucket chain.
+  key ^= key >> 30;
+  key *= 0xbf58476d1ce4e5b9ULL;
+  key ^= key >> 27;
+  key *= 0x94d049bb133111ebULL;
+  key ^= key >> 31;
+  fits = fits && key < ~uint64_t(0) - 1; // DenseMap's empty and tombstone keys
+  if (fits && key == lastSetLocKey_) return lastSetLoc_;
+  if (fits) {
+    auto [it, added] = setLocIndex_.try_emplace(key, uint32_t(setLocs_.size()));
+    if (added) setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
+    lastSetLocKey_ = key;
+    lastSetLoc_ = it->second;
+    return it->second;
+  }
+  setLocs_.push_back(PackedLoc{at.file.index, at.line, at.col});
+  return uint32_t(setLocs_.size() - 1);
+}
+
+} // namespace inm::runtime
