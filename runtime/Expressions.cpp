@@ -266,9 +266,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     if (m.state == kFrozen) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
-                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, name.str(),
-                                  describeInst(InstanceId{m.owner})));
+                      diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName, name.str(),
+                               describeInst(InstanceId{m.owner})));
     }
     return blockOn(ctx, sid);
   }
@@ -300,9 +299,8 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
     if (m.state == kFrozen) {
       const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
       return failRead(ctx, id, consumer, DiagKind::OptionalValue,
-                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, strings_.str(name).str(),
-                                  describeInst(inst)));
+                      diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName,
+                               strings_.str(name).str(), describeInst(inst)));
     }
     return blockOn(ctx, sid);
   }
@@ -570,8 +568,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     }
     if (v.kind == ValueKind::BigInt) {
       double d;
-      if (!intToDouble(v, d))
-        return fail(ctx, id, DiagKind::IntegerOverflow, "float overflow: int too large to convert to float");
+      if (!intToDouble(v, d)) return fail(ctx, id, DiagKind::IntCastToFloatOverflow);
       out = Value::real(d);
       return Status::Ok;
     }

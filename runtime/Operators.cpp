@@ -112,9 +112,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   auto exact = [&]() { return evalBigBinary(ctx, e, id, l, r, false, out); };
   auto real = [&](double d) {
     if (!std::isfinite(d) && std::isfinite(num(l)) && std::isfinite(num(r)))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
-                              model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntegerOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     out = Value::real(d);
     return Status::Ok;
   };
@@ -180,9 +178,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
     // Python converts the int to a float first (OverflowError when it is beyond the double range).
     double a, b;
     if (!toFloat(l, a) || !toFloat(r, b))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: int too large to convert to float in {} {} {}", model_.repr(l),
-                              opSymbol(e.op), model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntToFloatOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     double d;
     switch (e.op) {
     case BinaryOp::Add: d = a + b; break;
@@ -208,9 +204,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
     default: llvm_unreachable("evalBinary sends only arithmetic operators here");
     }
     if (!std::isfinite(d))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
-                              model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntegerOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     out = Value::real(d);
     return Status::Ok;
   }
