@@ -35,7 +35,7 @@ std::string Evaluator::indexKey(const std::vector<Value>& values) {
 
 InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
   InstanceId inst = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
-  slots_.beginInstance();
+  slots_.beginInstance(e);
   instHasImpl_.push_back(0);
   const ir::Entity& ent = prog_.entities[e];
   for (uint32_t s = 0; s < ent.slots.size(); ++s) {
@@ -48,8 +48,8 @@ InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
         kind = SlotKind::List;
     }
     SlotId sid = slots_.newSlot(kind, inst.index, ent.slots[s].index);
+    if (kind == SlotKind::List && a.mult.low > 0) slots_.meta(sid).lowBound = true;
     if (kind != SlotKind::Single) {
-      freezer_.addMulti(sid);
       for (const ir::PrecedenceRule& r : prog_.precedence)
         if (r.before == ent.slots[s] || r.after == ent.slots[s]) slots_.meta(sid).policy = true;
     }
@@ -259,7 +259,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
     for (auto& [ix, key] : keys) indexes_.add(ix, key, inst);
-    const_cast<Instance&>(model_.instance(inst)).moreCreatedAt.push_back(at);
+    model_.addCreatedAt(inst, at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
       return fail(ctx, id, DiagKind::LimitExceeded,

@@ -239,6 +239,11 @@ Model Evaluator::run() {
                ext >> 20, units_.memoCount());
   }
 
+  // Units and scopes are dead once the run is over: free them before the relation values below are built,
+  // so that those reuse the memory instead of raising the peak (100k bench project: ~25 MiB).
+  units_.release();
+  scopes_.release();
+
   // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
   // instBase_), single values are already in place; relation ends become List/Instance/Null values.
   model_.adoptSlots(slots_.takeValues());
@@ -249,7 +254,10 @@ Model Evaluator::run() {
       const SlotMeta& m = slots_.meta(sid);
       bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.ext != kNone);
       if (!set) continue;
-      if (m.kind != SlotKind::Single) model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
+      if (m.kind != SlotKind::Single) {
+        model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
+        if (SlotExt* x = slots_.extIf(sid)) std::vector<Value>().swap(x->values); // now in the arena
+      }
       model_.setFlags()[sid.index] = 1;
     }
   }

@@ -264,10 +264,10 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      const ir::Attribute& a = slotAttr(sid);
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
                       diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName, name.str(),
-                               describeInst(InstanceId{m.owner})));
+                               describeInst(ownerOf(sid))));
     }
     return blockOn(ctx, sid);
   }
@@ -297,7 +297,7 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      const ir::Attribute& a = prog_.attrs[ir::AttrId{m.attr}];
+      const ir::Attribute& a = slotAttr(inst, uint32_t(slot));
       return failRead(ctx, id, consumer, DiagKind::OptionalValue,
                       diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName,
                                strings_.str(name).str(), describeInst(inst)));

@@ -3,8 +3,8 @@
 // on, policy relations after the others in precedence order; then, in a deadlock, the lowest waited-on
 // slot; then slots nobody waits on; last, any slot still open in creation order. The policy only picks:
 // the Evaluator freezes what it picks (which wakes units).
-// Invariant: every list/optional slot is in multiSlots_; a slot is in freezeQueue_ at most once
-// (SlotMeta::queued) and in zeroWaiters_ at most once (SlotMeta::inZero).
+// Invariant: every open list/optional slot is at or after forceCursor_; a slot is in freezeQueue_ at most
+// once (SlotMeta::queued) and in zeroWaiters_ at most once (SlotMeta::inZero).
 #pragma once
 
 #include "ir/Ir.h"
@@ -23,8 +23,6 @@ class FreezePolicy {
  public:
   explicit FreezePolicy(const ir::Program& prog) : prog_(prog) {}
 
-  /// A new list/optional slot.
-  void addMulti(SlotId sid) { multiSlots_.push_back(sid); }
   /// Queues `sid` as a freeze candidate when it could be complete now.
   void maybeQueue(SlotStore& slots, SlotId sid);
   /// `sid` (open, multi-valued) gained its first waiter that counts as potential.
@@ -38,8 +36,7 @@ class FreezePolicy {
   const ir::Program& prog_;
   std::deque<SlotId> freezeQueue_;
   std::vector<SlotId> zeroWaiters_;
-  std::vector<SlotId> multiSlots_; // every optional/list slot, in creation order
-  size_t forceCursor_ = 0;         // multiSlots_ before this index are frozen (last-resort freezing)
+  uint32_t forceCursor_ = 0; // slots before this one are frozen or not relations (last-resort freezing)
   // Deadlock candidates (multi slots someone waits on), lowest sid first; [0] non-policy, [1] policy slots.
   // Lazy: entries that were frozen or lost their waiters are dropped when they reach the top.
   std::priority_queue<SlotId, std::vector<SlotId>, std::greater<SlotId>> waitedOn_[2];

@@ -24,6 +24,7 @@ const StrData* ValueArena::makeString(llvm::StringRef s) {
 }
 
 Value ValueArena::list(llvm::ArrayRef<Value> items) {
+  if (items.empty() && emptyList_) return Value::list(emptyList_);
   size_t bytes = sizeof(ListData) + (items.empty() ? 0 : (items.size() - 1) * sizeof(Value));
   auto* mem = static_cast<ListData*>(alloc_.Allocate(bytes, alignof(ListData)));
   mem->size = uint32_t(items.size());
@@ -33,6 +34,7 @@ Value ValueArena::list(llvm::ArrayRef<Value> items) {
     depth = std::max(depth, valueDepth(items[i]));
   }
   mem->depth = depth + 1;
+  if (items.empty()) emptyList_ = mem;
   return Value::list(mem);
 }
 
@@ -99,7 +101,8 @@ std::string Model::describe(InstanceId id) const {
   const Instance& inst = instances_[id];
   std::string s = program_->entities[inst.entity].fullName + " (instantiated at ";
   s += locText_(inst.createdAt);
-  for (const SourceRange& r : inst.moreCreatedAt) s += "," + locText_(r);
+  if (auto more = moreCreatedAt_.find(id.index); more != moreCreatedAt_.end())
+    for (const SourceRange& r : more->second) s += "," + locText_(r);
   s += ")";
   return s;
 }

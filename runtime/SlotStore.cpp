@@ -1,32 +1,21 @@
 // Result slots: creation, readiness, reading and set-location interning (see SlotStore.h).
 #include "Evaluator.h"
 
+#include <algorithm>
+
 namespace inm::runtime {
 
-SlotId SlotStore::newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
-  SlotId sid{uint32_t(meta_.size())};
-  SlotMeta m;
-  m.kind = kind;
-  m.owner = owner;
-  m.attr = attr;
-  meta_.push_back(m);
-  vals_.emplace_back();
-  return sid;
+InstanceId SlotStore::ownerOf(SlotId sid) const {
+  auto it = std::upper_bound(instBase_.begin(), instBase_.end(), sid.index);
+  assert(it != instBase_.begin() && "a slot created before any instance is a variable");
+  return InstanceId{uint32_t(it - instBase_.begin() - 1)};
 }
 
-SlotExt& SlotStore::ext(SlotId sid) {
+SlotExt& SlotStore::newExt(SlotId sid) {
   SlotMeta& m = meta_[sid.index];
-  if (m.ext == kNone) {
-    m.ext = uint32_t(exts_.size());
-    exts_.emplace_back();
-  }
+  m.ext = uint32_t(exts_.size());
+  exts_.emplace_back();
   return exts_[m.ext];
-}
-
-bool SlotStore::ready(SlotId sid) const {
-  const SlotMeta& m = meta_[sid.index];
-  if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return m.state == kSet;
-  return m.state == kFrozen;
 }
 
 Value SlotStore::read(SlotId sid, Model& model) {

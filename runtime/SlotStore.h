@@ -17,13 +17,27 @@ namespace inm::runtime {
 
 class SlotStore {
  public:
-  SlotId newSlot(SlotKind kind, uint32_t owner, uint32_t attr);
+  SlotId newSlot(SlotKind kind, uint32_t owner, uint32_t attr) {
+    SlotId sid{uint32_t(meta_.size())};
+    SlotMeta m;
+    m.kind = kind;
+    if (kind == SlotKind::Var || kind == SlotKind::Single) m.setAt = kNone;
+    // Owner and attribute are recovered by ownerOf() / attrOf(); variables are named by their scope.
+    (void)owner;
+    (void)attr;
+    meta_.push_back(m);
+    vals_.emplace_back();
+    return sid;
+  }
   SlotMeta& meta(SlotId sid) { return meta_[sid.index]; }
   const SlotMeta& meta(SlotId sid) const { return meta_[sid.index]; }
   /// The stored value of a single / variable slot (lists and optionals keep theirs in the ext).
   Value& value(SlotId sid) { return vals_[sid.index]; }
   /// The slot's ext, created on first use.
-  SlotExt& ext(SlotId sid);
+  SlotExt& ext(SlotId sid) {
+    uint32_t e = meta_[sid.index].ext;
+    return e != kNone ? exts_[e] : newExt(sid);
+  }
   /// The slot's ext, or null when it has none yet (never creates one).
   SlotExt* extIf(SlotId sid) {
     return meta_[sid.index].ext == kNone ? nullptr : &exts_[meta_[sid.index].ext];
@@ -38,11 +52,26 @@ class SlotStore {
     uint32_t e = meta_[sid.index].ext;
     return e == kNone ? 0 : exts_[e].potential;
   }
-  bool ready(SlotId sid) const;         // set (single/var) or frozen (multi)
+  /// Set (single/var) or frozen (multi).
+  bool ready(SlotId sid) const {
+    const SlotMeta& m = meta_[sid.index];
+    if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return m.state == kSet;
+    return m.state == kFrozen;
+  }
   Value read(SlotId sid, Model& model); // list slots: a List of the values
 
-  /// Starts the slot run of a new instance; its slots are the next ones created.
-  void beginInstance() { instBase_.push_back(uint32_t(meta_.size())); }
+  /// Starts the slot run of a new instance of `e`; its slots are the next ones created.
+  void beginInstance(ir::EntityId e) {
+    instBase_.push_back(uint32_t(meta_.size()));
+    instEntity_.push_back(e);
+  }
+  /// The instance an attribute slot belongs to (a binary search: SlotMeta does not store it).
+  InstanceId ownerOf(SlotId sid) const;
+  /// The attribute an instance slot holds (see ownerOf).
+  ir::AttrId attrOf(SlotId sid, const ir::Program& prog) const {
+    InstanceId owner = ownerOf(sid);
+    return prog.entities[instEntity_[owner.index]].slots[sid.index - instBase_[owner.index]];
+  }
   SlotId attrSid(InstanceId inst, uint32_t slot) const { return SlotId{instBase_[inst.index] + slot}; }
   uint32_t size() const { return uint32_t(meta_.size()); }
   size_t extCount() const { return exts_.size(); }
@@ -62,10 +91,13 @@ class SlotStore {
   }
 
  private:
+  SlotExt& newExt(SlotId sid);
+
   ChunkedVector<Value> vals_;
   ChunkedVector<SlotMeta> meta_;
   ChunkedVector<SlotExt> exts_;
-  std::vector<uint32_t> instBase_; // instance index -> first slot index (raw: packed table)
+  std::vector<uint32_t> instBase_;       // instance index -> first slot index (raw: packed table)
+  std::vector<ir::EntityId> instEntity_; // instance index -> entity (attrOf)
 
   // Locations slots were set at, interned: millions of slots are set from a few hundred source positions, so
   // a 4-byte index in SlotMeta instead of the 12-byte location keeps every slot 8 bytes smaller.

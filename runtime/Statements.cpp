@@ -99,7 +99,7 @@ Status Evaluator::feedListLiteral(Ctx& ctx, UnitId unitId, InstanceId inst, uint
   const Expr& e = ctx.ast->exprs[valueExpr];
   if (e.kind != ExprKind::List || scopes_[ctx.scope].isStatic) return Status::Ok;
   SlotId sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   struct Item {
     SlotId src;
     uint32_t map = kNone;
@@ -282,7 +282,7 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
           m = it == innerMaps_.end() ? kNone : it->second;
         }
         // a constructor in the outermost element fills the inverse end with the target instance (eager path)
-        const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(attrSid(inst, slot)).attr}];
+        const ir::Attribute& attr = slotAttr(inst, slot);
         uint32_t hint = attr.isRelation && attr.inverse.valid() ? attr.inverse.index : kNone;
         llvm::SmallVector<Value, 4> values{v};
         ScopeId savedScope = ctx.scope;
@@ -364,7 +364,7 @@ Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Val
                              uint32_t node, bool nodeIsStmt) {
   SlotId sid = attrSid(inst, slot);
   SlotKind sk = slots_.meta(sid).kind;
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   // The cause of an attribute error is placed at the reporting node unless it comes placed (a typedef's
   // constraint is reported at the typedef).
   auto cause = [&](Diagnostic d) {
@@ -411,7 +411,7 @@ Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Val
 DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                                       bool reverse) {
   SlotId sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   if (v.kind == ValueKind::List) {
     for (const Value& item : v.items()) INM_TRY_DIAG(addToRelation(inst, slot, item, at, reverse));
     return {};
@@ -804,7 +804,7 @@ Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
   ExprId valueExpr{units_[unitId].node};
   ctx.parent = origin;
   SlotId sid = attrSid(inst, slot);
-  const ir::Attribute& attr = prog_.attrs[ir::AttrId{slots_.meta(sid).attr}];
+  const ir::Attribute& attr = slotAttr(inst, slot);
   if (slots_.meta(sid).kind == SlotKind::List) {
     SlotId src;
     uint32_t map = kNone;

@@ -19,13 +19,6 @@ UnitId UnitQueue::newUnit(UnitKind kind, ScopeId scope, uint32_t file, uint32_t 
   return UnitId{uint32_t(units_.size() - 1)};
 }
 
-void UnitQueue::enqueue(UnitId id) {
-  Unit& u = units_[id.index];
-  if (u.queued || u.done) return;
-  u.queued = true;
-  runQueue_.push_back(id);
-}
-
 bool UnitQueue::memoGet(UnitId unit, uint64_t key, Value& out) {
   Unit& u = units_[unit.index];
   if (u.memo == kNone) return false;

@@ -20,7 +20,12 @@ class UnitQueue {
   const Unit& operator[](UnitId id) const { return units_[id.index]; }
   uint32_t size() const { return uint32_t(units_.size()); }
 
-  void enqueue(UnitId id);
+  void enqueue(UnitId id) {
+    Unit& u = units_[id.index];
+    if (u.queued || u.done) return;
+    u.queued = true;
+    runQueue_.push_back(id);
+  }
   bool hasQueued() const { return !runQueue_.empty(); }
   UnitId pop() {
     UnitId u = runQueue_.front();

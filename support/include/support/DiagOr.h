@@ -9,17 +9,19 @@
 #include "support/Diagnostics.h"
 
 #include <cassert>
-#include <optional>
+#include <memory>
 #include <utility>
 #include <variant>
 
 namespace inm {
 
+// The error is held by pointer: the success path, which is the hot one (every attribute write of a model),
+// then costs one null pointer instead of a disengaged Diagnostic-sized object.
 template <typename T>
 class [[nodiscard]] DiagOr {
  public:
   DiagOr(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-  DiagOr(Diagnostic error) : v_(std::in_place_index<1>, std::move(error)) {}
+  DiagOr(Diagnostic error) : v_(std::in_place_index<1>, std::make_unique<Diagnostic>(std::move(error))) {}
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -34,20 +36,20 @@ class [[nodiscard]] DiagOr {
   T* operator->() { return &**this; }
   Diagnostic& error() {
     assert(!ok() && "reading the error of a value");
-    return std::get<1>(v_);
+    return *std::get<1>(v_);
   }
   Diagnostic takeError() { return std::move(error()); }
 
  private:
-  std::variant<T, Diagnostic> v_;
+  std::variant<T, std::unique_ptr<Diagnostic>> v_;
 };
 
 /// Success or a Diagnostic.
 template <>
 class [[nodiscard]] DiagOr<void> {
  public:
-  DiagOr() = default;
-  DiagOr(Diagnostic error) : error_(std::move(error)) {}
+  DiagOr() {} // user-provided: `return {};` must not zero anything beyond the pointer
+  DiagOr(Diagnostic error) : error_(std::make_unique<Diagnostic>(std::move(error))) {}
 
   bool ok() const { return !error_; }
   explicit operator bool() const { return ok(); }
@@ -58,7 +60,7 @@ class [[nodiscard]] DiagOr<void> {
   Diagnostic takeError() { return std::move(error()); }
 
  private:
-  std::optional<Diagnostic> error_;
+  std::unique_ptr<Diagnostic> error_;
 };
 
 } // namespace inm
