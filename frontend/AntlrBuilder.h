@@ -49,7 +49,13 @@ class AntlrBuilder {
   SourceRange rangeOf(antlr4::ParserRuleContext* c) { return rangeOf(c->getStart(), c->getStop()); }
   SourceRange rangeOf(antlr4::tree::TerminalNode* n) { return rangeOf(n->getSymbol(), n->getSymbol()); }
 
-  Diagnostic& error(DiagKind kind, SourceRange r, const std::string& arg);
+  /// Reports `kind` at r (located with its column) with the kind's format filled from `args`.
+  template <typename... Args>
+  Diagnostic& error(DiagKind kind, SourceRange r, Args&&... args) {
+    Diagnostic& d = diags_.error(kind, r, std::forward<Args>(args)...);
+    d.locWithColumn = true;
+    return d;
+  }
 
   /// Checks a defined name: keyword, hyphen.
   bool checkDefinedName(llvm::StringRef name, SourceRange r);

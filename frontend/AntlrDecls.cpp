@@ -28,12 +28,6 @@ SourceRange AntlrBuilder::rangeOf(antlr4::Token* a, antlr4::Token* b) {
   return r;
 }
 
-Diagnostic& AntlrBuilder::error(DiagKind kind, SourceRange r, const std::string& arg) {
-  Diagnostic& d = diags_.error(kind, r, arg);
-  d.locWithColumn = true;
-  return d;
-}
-
 bool AntlrBuilder::checkDefinedName(llvm::StringRef name, SourceRange r) {
   if (isKeyword(name)) {
     error(DiagKind::ReservedKeyword, r, name.str());
@@ -86,10 +80,7 @@ void AntlrBuilder::importStmt(G::ImportStmtContext* c) {
   d.name = st_.intern(path);
   d.nameRange = rangeOf(c->nsRef());
   if (llvm::StringRef(path).contains('-')) {
-    error(
-        DiagKind::CompilerError, d.nameRange,
-        fmt::format("{} is not a valid module name: hyphens are not allowed, please use underscores instead.",
-                    path));
+    error(DiagKind::InvalidModuleName, d.nameRange, path);
     return;
   }
   if (c->anyId()) {
@@ -224,8 +215,7 @@ void AntlrBuilder::implementDef(G::ImplementDefContext* c) {
   d.nameEnd = uint32_t(ast_.names.size());
   if (c->expression()) {
     if (parents) {
-      Diagnostic& e =
-          error(DiagKind::Runtime, d.nameRange, "Conditional implementation with parents not allowed");
+      Diagnostic& e = error(DiagKind::ConditionalImplementWithParents, d.nameRange);
       e.reportedIn = "Implement(" + c->classRef()->getText() + ")";
       return;
     }
@@ -242,9 +232,8 @@ Multiplicity AntlrBuilder::multi(G::MultiContext* m) {
   auto val = [&](size_t i) {
     uint64_t v = 0;
     if (llvm::StringRef(ints[i]->getText()).getAsInteger(10, v) || v >= Multiplicity::kUnbounded) {
-      error(DiagKind::ParserError, rangeOf(ints[i]),
-            fmt::format("relation multiplicity {} is out of range (at most {})", ints[i]->getText(),
-                        Multiplicity::kUnbounded - 1));
+      error(DiagKind::MultiplicityOutOfRange, rangeOf(ints[i]), ints[i]->getText(),
+            Multiplicity::kUnbounded - 1);
       return uint32_t(0);
     }
     return uint32_t(v);
@@ -327,8 +316,7 @@ void AntlrBuilder::typedefDef(G::TypedefDefContext* c) {
     d.expr = expression(t->expression());
     if (!d.expr.valid()) return;
     if (!mentionsSelf(d.expr, d.name)) {
-      Diagnostic& e = error(DiagKind::Typing, rangeOf(t->expression()),
-                            "typedef expressions should reference the self variable");
+      Diagnostic& e = error(DiagKind::TypedefWithoutSelf, rangeOf(t->expression()));
       (void)e;
       return;
     }

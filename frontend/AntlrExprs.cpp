@@ -30,7 +30,7 @@ StmtId AntlrBuilder::assign(G::AssignContext* c) {
   const Expr& t = ast_.exprs[s.target];
   if (t.kind == ExprKind::Name) {
     if (s.plusAssign) {
-      error(DiagKind::ParserError, rangeOf(c), "Can not perform += on variable " + st_.str(t.name).str());
+      error(DiagKind::PlusAssignOnVariable, rangeOf(c), st_.str(t.name).str());
       return StmtId{};
     }
     llvm::StringRef n = st_.str(t.name);
@@ -235,10 +235,7 @@ ExprId AntlrBuilder::varRef(G::VarRefContext* c) {
   for (G::AnyIdOrCidContext* part : c->anyIdOrCid()) {
     std::string n = part->getText();
     if (part->CID()) {
-      error(
-          DiagKind::InvalidNamespaceAccess, rangeOf(part),
-          fmt::format(
-              "invalid identifier, {} is a type; namespaces should be accessed with '::' instead of '.'", n));
+      error(DiagKind::TypeAccessedWithDot, rangeOf(part), n);
       return ExprId{};
     }
     Expr a = mk(ExprKind::AttrRef,
@@ -309,9 +306,7 @@ bool AntlrBuilder::kwargs(const std::vector<G::KwargContext*>& as, Expr& e) {
 ExprId AntlrBuilder::functionCall(G::FunctionCallContext* c) {
   G::VarRefContext* v = c->varRef();
   if (!v->anyIdOrCid().empty()) {
-    error(DiagKind::InvalidNamespaceAccess, rangeOf(v),
-          fmt::format("invalid namespace access `{}`: namespaces should be accessed with '::' instead of '.'",
-                      v->getText()));
+    error(DiagKind::InvalidNamespaceAccess, rangeOf(v), v->getText());
     return ExprId{};
   }
   Expr e = mk(ExprKind::Call, rangeOf(c));
@@ -406,10 +401,7 @@ ExprId AntlrBuilder::mapDef(G::MapDefContext* c) {
       key = decodeEscapes(llvm::StringRef(text).drop_front().drop_back(), &bad, &badCp);
       if (badCp) badCodePoint(tok);
       if (!findPlaceholders(key).empty()) {
-        error(DiagKind::ParserError, rangeOf(tok, tok),
-              "String interpolation is not supported in dictionary keys. Use raw string to use a key "
-              "containing "
-              "double curly brackets");
+        error(DiagKind::InterpolationInDictKey, rangeOf(tok, tok));
         return ExprId{};
       }
     } else {
@@ -418,7 +410,7 @@ ExprId AntlrBuilder::mapDef(G::MapDefContext* c) {
     }
     StringId k = st_.intern(key);
     if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
-      error(DiagKind::Duplicate, rangeOf(tok, tok), "duplicate key in dict " + key);
+      error(DiagKind::DuplicateDictKey, rangeOf(tok, tok), key);
       return ExprId{};
     }
     ExprId v = expression(vs[i]);

@@ -17,11 +17,7 @@ std::string AntlrBuilder::mlsBody(const std::string& text, antlr4::Token* tok) {
   return body;
 }
 
-void AntlrBuilder::badCodePoint(antlr4::Token* tok) {
-  error(DiagKind::InvalidEncoding, rangeOf(tok, tok),
-        "invalid escape in string: a surrogate (\\ud800-\\udfff) or a code point above \\U0010ffff cannot be "
-        "encoded in UTF-8");
-}
+void AntlrBuilder::badCodePoint(antlr4::Token* tok) { error(DiagKind::UnencodableEscape, rangeOf(tok, tok)); }
 
 void AntlrBuilder::warnEscape(antlr4::Token* tok) {
   Diagnostic d = makeDiag(DiagKind::InvalidEscape, rangeOf(tok, tok));
@@ -33,7 +29,7 @@ ExprId AntlrBuilder::regex(antlr4::tree::TerminalNode* n) {
   size_t b = text.find('/'), e = text.rfind('/');
   std::string pattern = text.substr(b + 1, e - b - 1);
   if (std::string err = checkRegex(pattern); !err.empty()) {
-    error(DiagKind::ParserError, rangeOf(n), fmt::format("Regex error in /{}/: {}", pattern, err));
+    error(DiagKind::RegexError, rangeOf(n), pattern, err);
     return ExprId{};
   }
   Expr x = mk(ExprKind::Regex, rangeOf(n));
@@ -55,10 +51,7 @@ bool AntlrBuilder::fparts(const std::vector<FField>& fields, SourceRange r, std:
       continue;
     }
     if (f.name.empty()) {
-      Diagnostic& d =
-          error(DiagKind::Runtime, r,
-                "f-strings do not support positional substitutions via '{}', use variable or attribute "
-                "keys instead");
+      Diagnostic& d = error(DiagKind::FStringPositional, r);
       d.reportedIn = pyStrRepr(raw); // the reference reports it in the f-string literal
       return false;
     }
@@ -135,7 +128,7 @@ ExprId AntlrBuilder::constant(G::ConstantContext* c) {
     std::vector<FField> fields;
     std::string err;
     if (!parseFString(body, fields, err)) {
-      error(DiagKind::ParserError, r, "Invalid f-string: " + err);
+      error(DiagKind::InvalidFString, r, err);
       return ExprId{};
     }
     std::vector<FormatPart> parts;

@@ -310,8 +310,7 @@ Ast parseFile(FileId file, const SourceManager& sm, StringTable& strings, Diagno
     for (size_t k = lineStart; k < bad; ++k)
       if ((static_cast<unsigned char>(text[k]) & 0xC0) != 0x80) ++col;
     diags.error(DiagKind::InvalidEncoding, SourceRange{file, line, col, line, col + 1},
-                fmt::format("invalid UTF-8: byte 0x{:02x} at line {}, column {} is not valid UTF-8",
-                            static_cast<unsigned char>(text[bad]), line, col));
+                static_cast<unsigned char>(text[bad]), line, col);
     Ast empty;
     empty.file = file;
     return empty;
@@ -354,16 +353,16 @@ static Ast parseFileChecked(FileId file, const SourceManager& sm, StringTable& s
   Ast ast = parseFileAntlr(file, sm, strings, diags);
   bool antlrOk = diags.errorCount() == before;
   auto fail = [&](const std::string& msg) {
-    Diagnostic& d = diags.error(DiagKind::CompilerError, SourceRange::at(SourceLoc{file, 1, 1}), msg);
+    Diagnostic& d = diags.error(DiagKind::ParserDisagreement, SourceRange::at(SourceLoc{file, 1, 1}), msg);
     d.locWithColumn = true;
   };
   if (!fastOk && antlrOk && (mode == ParserMode::FastStrict || mode == ParserMode::FastCheck))
-    fail("fast parser rejected a file the ANTLR parser accepts");
+    fail("rejected a file the ANTLR parser accepts");
   if (mode == ParserMode::FastCheck && fastOk) {
     if (!antlrOk)
-      fail("fast parser accepted a file the ANTLR parser rejects");
+      fail("accepted a file the ANTLR parser rejects");
     else if (rawDumpAst(fast, strings) != rawDumpAst(ast, strings))
-      fail("fast parser built a different AST");
+      fail("built a different AST");
   }
   return ast;
 }

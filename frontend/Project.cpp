@@ -214,14 +214,15 @@ static YAML::Node lastValue(const YAML::Node& map, const char* key) {
 bool Loader::readProjectYml(const std::string& path) {
   auto file = sm_.loadFile(path);
   if (!file) {
-    diags_.error(DiagKind::ProjectNotFound, SourceRange{}, llvm::toString(file.takeError()));
+    diags_.error(DiagKind::ProjectFileUnreadable, SourceRange{}, path,
+                 llvm::errorToErrorCode(file.takeError()).message());
     return false;
   }
   auto invalid = [&](const std::string& msg, int line, int col) {
     SourceRange r = wholeFile(*file);
     if (line >= 0)
       r = SourceRange{*file, uint32_t(line + 1), uint32_t(col + 1), uint32_t(line + 1), uint32_t(col + 2)};
-    diags_.error(DiagKind::InvalidMetadata, r, fmt::format("Invalid project metadata in {}: {}", path, msg));
+    diags_.error(DiagKind::ProjectMetadataInvalid, r, path, msg);
   };
   {
     int line = -1, col = 0;
@@ -294,11 +295,7 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
   if (name == "std") {
     // Always our std: the project's own copy (if any) is ignored.
     if (stdDir_.empty() || !isFile(joinPath(stdDir_, "model/_init.cf"))) {
-      reportLoading(name, site,
-                    makeDiag(DiagKind::ModuleNotFound, SourceRange{},
-                             "Could not find the std module shipped with this compiler (looked in '" +
-                                 stdDir_ +
-                                 "'); install it next to the binary under share/inmanta/modules/std"));
+      reportLoading(name, site, makeDiag(DiagKind::StdModuleMissing, SourceRange{}, stdDir_));
       return info;
     }
     info.ok = true;
@@ -314,19 +311,12 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
   }
   if (found.empty()) {
-    reportLoading(name, site,
-                  makeDiag(DiagKind::ModuleNotFound, SourceRange{},
-                           fmt::format("Could not find module {}. Please make sure to add any module v2 "
-                                       "requirements with `inmanta module add --v2` and to install all the "
-                                       "project's dependencies with `inmanta project install`.",
-                                       name)));
+    reportLoading(name, site, makeDiag(DiagKind::ModuleNotFound, SourceRange{}, name));
     return info;
   }
   std::string yml = joinPath(found, "module.yml");
   if (!isFile(yml)) {
-    reportLoading(name, site,
-                  makeDiag(DiagKind::InvalidMetadata, SourceRange{},
-                           fmt::format("Metadata file {} does not exist", yml)));
+    reportLoading(name, site, makeDiag(DiagKind::MetadataMissing, SourceRange{}, yml));
     return info;
   }
   try {
@@ -346,9 +336,7 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
     YAML::Node meta = YAML::Load(text);
     if (!meta.IsNull() && !meta.IsMap()) {
-      reportLoading(name, site,
-                    makeDiag(DiagKind::InvalidMetadata, SourceRange{},
-                             fmt::format("Invalid metadata file {}: the top level must be a mapping", yml)));
+      reportLoading(name, site, makeDiag(DiagKind::MetadataNotMapping, SourceRange{}, yml));
       return info;
     }
     // name and version are read for validation only: the directory name is what imports match.
@@ -359,9 +347,7 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
         throw YAML::Exception(v.Mark(), "'version' must be a string");
     }
   } catch (const YAML::Exception& e) {
-    reportLoading(name, site,
-                  makeDiag(DiagKind::InvalidMetadata, SourceRange{},
-                           fmt::format("Invalid metadata file {}: {}", yml, e.msg)));
+    reportLoading(name, site, makeDiag(DiagKind::InvalidMetadata, SourceRange{}, yml, e.msg));
     return info;
   }
   info.ok = true;
@@ -373,7 +359,8 @@ void Loader::parseInto(const std::string& path, const std::string& ns, const std
                        const std::string& moduleDir) {
   auto file = sm_.loadFile(path);
   if (!file) {
-    diags_.error(DiagKind::InvalidModule, SourceRange{}, llvm::toString(file.takeError()));
+    diags_.error(DiagKind::ModuleFileUnreadable, SourceRange{}, path,
+                 llvm::errorToErrorCode(file.takeError()).message());
     return;
   }
   project_.files.push_back(
@@ -421,9 +408,7 @@ void Loader::loadNamespace(const std::string& ns, const ImportSite& site) {
     if (!isFile(path)) path.clear();
   }
   if (path.empty()) {
-    reportLoading(
-        ns, site,
-        makeDiag(DiagKind::InvalidModule, SourceRange{}, "could not locate module with name: " + ns));
+    reportLoading(ns, site, makeDiag(DiagKind::InvalidModule, SourceRange{}, ns));
     return;
   }
   parseInto(path, ns, parts[0], mod.dir);
@@ -440,21 +425,20 @@ void Loader::run() {
       absolutePath(opts_.mainFile, explicitMain ? cwd.str() : llvm::StringRef(project_.dir));
   std::string yml = joinPath(project_.dir, "project.yml");
   if (!isDir(project_.dir)) {
-    diags_.error(DiagKind::ProjectNotFound, SourceRange{},
-                 fmt::format("Unable to find an inmanta project: {} is not a directory", project_.dir));
+    diags_.error(DiagKind::ProjectNotADirectory, SourceRange{}, project_.dir);
     return;
   }
   if (isFile(yml)) {
     if (!readProjectYml(yml)) return;
   } else if (!(explicitMain && isFile(mainPath))) {
-    diags_.error(DiagKind::ProjectNotFound, SourceRange{},
-                 fmt::format("Unable to find an inmanta project (project.yml expected in {})", project_.dir));
+    diags_.error(DiagKind::ProjectNotFound, SourceRange{}, project_.dir);
     return;
   }
 
   auto mainFile = sm_.loadFile(mainPath);
   if (!mainFile) {
-    diags_.error(DiagKind::ProjectNotFound, SourceRange{}, llvm::toString(mainFile.takeError()));
+    diags_.error(DiagKind::ProjectFileUnreadable, SourceRange{}, mainPath,
+                 llvm::errorToErrorCode(mainFile.takeError()).message());
     return;
   }
   loadedNs_.insert("__config__");

@@ -347,25 +347,19 @@ class Dumper {
       expr(e.a, d + 1);
       return;
     case ExprKind::And:
-      line(d, pre + "And", e.range);
-      expr(e.a, d + 1);
-      expr(e.b, d + 1);
-      return;
     case ExprKind::Or:
-      line(d, pre + "Or", e.range);
-      expr(e.a, d + 1);
-      expr(e.b, d + 1);
-      return;
     case ExprKind::In:
-      line(d, pre + "In", e.range);
+    case ExprKind::NotIn: {
+      // Two operands, named by the node kind alone.
+      const char* name = e.kind == ExprKind::And  ? "And"
+                         : e.kind == ExprKind::Or ? "Or"
+                         : e.kind == ExprKind::In ? "In"
+                                                  : "NotIn";
+      line(d, pre + name, e.range);
       expr(e.a, d + 1);
       expr(e.b, d + 1);
       return;
-    case ExprKind::NotIn:
-      line(d, pre + "NotIn", e.range);
-      expr(e.a, d + 1);
-      expr(e.b, d + 1);
-      return;
+    }
     case ExprKind::Conditional:
       line(d, pre + "Conditional", e.range);
       expr(e.a, d + 1, "cond");

@@ -35,11 +35,10 @@ bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, So
   }
   SourceRange first = typeRanges.lookup(key);
   // The reference names the definition being added "original" and the earlier one "duplicate".
-  std::string msg =
-      (what.empty() ? "Type " + n.name + "::" + strings.str(name).str() : what) + " is already defined";
-  if (first.valid() && range.valid())
-    msg += " (original at (" + loc(range) + ")) (duplicate at (" + loc(first) + "))";
-  Diagnostic& d = diags.error(DiagKind::Duplicate, range, msg);
+  std::string subject = what.empty() ? "Type " + n.name + "::" + strings.str(name).str() : what;
+  Diagnostic& d = first.valid() && range.valid()
+                      ? diags.error(DiagKind::DuplicateType, range, subject, loc(range), loc(first))
+                      : diags.error(DiagKind::DuplicateTypeNoLoc, range, subject);
   d.locWithColumn = true;
   if (first.valid()) d.note(makeDiag(DiagKind::FirstDefinedHere, first));
   return false;
@@ -99,8 +98,7 @@ void setupNamespaces(LowerContext& cx) {
       StringId visible = d.alias.valid() && d.alias != StringTable::empty() ? d.alias : d.name;
       bool isStd = !(d.alias.valid() && d.alias != StringTable::empty()) && it->second == stdNs;
       if (imported.count(visible.index) && !isStd) {
-        Diagnostic& diag =
-            cx.diags.error(DiagKind::Duplicate, d.range, "Two import statements have the same name");
+        Diagnostic& diag = cx.diags.error(DiagKind::DuplicateImport, d.range);
         diag.locWithColumn = true;
         continue;
       }

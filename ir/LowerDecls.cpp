@@ -25,8 +25,7 @@ struct DeclWalker {
     TypeEntry t;
     if (!cx.resolve(ns, name, range, t)) return false;
     if (t.kind != TypeKind::Entity) {
-      Diagnostic& d =
-          cx.diags.error(DiagKind::Typing, range, "Type " + cx.strings.str(name).str() + " is not an entity");
+      Diagnostic& d = cx.diags.error(DiagKind::NotAnEntity, range, cx.strings.str(name).str());
       d.locWithColumn = true;
       return false;
     }
@@ -45,10 +44,7 @@ struct DeclWalker {
     } else if (t.kind == TypeKind::Typedef && TypedefId{t.index} != id) {
       td.base = p.typedefs[TypedefId{t.index}].base;
     } else {
-      cx.diags
-          .error(DiagKind::Typing, r,
-                 "Can not define typedef " + td.fullName + " on non-primitive type " +
-                     cx.strings.str(d.forEntity).str())
+      cx.diags.error(DiagKind::TypedefOnNonPrimitive, r, td.fullName, cx.strings.str(d.forEntity).str())
           .locWithColumn = true;
     }
   }
@@ -60,7 +56,7 @@ struct DeclWalker {
       EntityId parent;
       if (!entityOf(n.name, n.range, parent)) continue;
       if (std::find(e.parents.begin(), e.parents.end(), parent) != e.parents.end()) {
-        cx.diags.error(DiagKind::Typing, n.range, "same parent defined twice").locWithColumn = true;
+        cx.diags.error(DiagKind::SameParentTwice, n.range).locWithColumn = true;
         continue;
       }
       p.entities[id].parents.push_back(parent);
@@ -81,11 +77,8 @@ struct DeclWalker {
       t.base = BaseType::Typedef;
       t.typedefId = TypedefId{te.index};
     } else {
-      cx.diags
-          .error(DiagKind::Typing, tr.range,
-                 "Invalid type for attribute: " + cx.strings.str(tr.name).str() +
-                     " is not a primitive type or typedef")
-          .locWithColumn = true;
+      cx.diags.error(DiagKind::InvalidAttributeType, tr.range, cx.strings.str(tr.name).str()).locWithColumn =
+          true;
       ok = false;
     }
     return t;
@@ -93,10 +86,8 @@ struct DeclWalker {
 
   void duplicateAttr(EntityId owner, AttrId first, SourceRange at, StringId name) {
     const Entity& e = p.entities[owner];
-    std::string msg = "attribute '" + cx.strings.str(name).str() + "' already exists on entity '" +
-                      cx.strings.str(e.name).str() + "' (original at (" + cx.loc(p.attrs[first].range) +
-                      ")) (duplicate at (" + cx.loc(at) + "))";
-    Diagnostic& diag = cx.diags.error(DiagKind::Duplicate, at, msg);
+    Diagnostic& diag = cx.diags.error(DiagKind::DuplicateAttribute, at, cx.strings.str(name).str(),
+                                      cx.strings.str(e.name).str(), cx.loc(p.attrs[first].range), cx.loc(at));
     diag.locWithColumn = true;
     diag.note(makeDiag(DiagKind::FirstDefinedHere, p.attrs[first].range));
   }
@@ -137,9 +128,8 @@ struct DeclWalker {
     for (uint32_t i = d.annBegin; i < d.annEnd; ++i) anns.push_back(CodeRef{file, ast->exprLists[i], 0, 0});
     auto makeEnd = [&](EntityId owner, const frontend::RelationEnd& end, EntityId target) -> AttrId {
       if (AttrId prev = findOwn(owner, end.name); prev.valid()) {
-        std::string msg = "Attribute name " + cx.strings.str(end.name).str() + " is already defined in " +
-                          p.entities[owner].fullName + ", unable to define relationship";
-        Diagnostic& diag = cx.diags.error(DiagKind::Duplicate, end.nameRange, msg);
+        Diagnostic& diag = cx.diags.error(DiagKind::RelationNameTaken, end.nameRange,
+                                          cx.strings.str(end.name).str(), p.entities[owner].fullName);
         diag.locWithColumn = true;
         diag.note(makeDiag(DiagKind::FirstDefinedHere, p.attrs[prev].range));
         return AttrId{};
@@ -192,9 +182,8 @@ struct DeclWalker {
       if (!cx.resolve(ns, n.name, n.range, t)) continue;
       if (t.kind != TypeKind::Implementation) {
         cx.diags
-            .error(DiagKind::Typing, n.range,
-                   "Type mismatch: cannot use " + cx.strings.str(n.name).str() + " as implementation for " +
-                       p.entities[im.entity].fullName)
+            .error(DiagKind::ImplementTypeMismatch, n.range, cx.strings.str(n.name).str(),
+                   p.entities[im.entity].fullName)
             .locWithColumn = true;
         continue;
       }

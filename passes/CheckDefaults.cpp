@@ -103,8 +103,7 @@ void checkDefaults(Program& p, DiagnosticEngine& diags) {
     frontend::ExprId bad = c.check(a.defaultValue.expr, a.type, false, expected);
     if (!bad.valid()) continue;
     Diagnostic& d =
-        diags.error(DiagKind::Typing, a.range,
-                    "Invalid value '" + valueText(ast, bad, strings, false) + "', expected " + expected);
+        diags.error(DiagKind::InvalidDefault, a.range, valueText(ast, bad, strings, false), expected);
     d.reportedIn = typeName(p, a.type) + " " + strings.str(a.name).str() + " = " +
                    frontend::reprDefault(ast, a.defaultValue.expr, strings);
     d.locWithColumn = true;

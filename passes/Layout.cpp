@@ -75,10 +75,8 @@ struct Layout {
         if (prev == a) continue;
         const Attribute &x = p.attrs[prev], &y = p.attrs[a];
         if (x.isRelation != y.isRelation || (!x.isRelation && !sameType(x.type, y.type))) {
-          Diagnostic& d =
-              diags.error(DiagKind::Duplicate, e.range,
-                          "Incompatible attributes: " + str(x.name) + " is inherited from both " +
-                              p.entities[x.owner].fullName + " and " + p.entities[y.owner].fullName);
+          Diagnostic& d = diags.error(DiagKind::IncompatibleInherited, e.range, str(x.name),
+                                      p.entities[x.owner].fullName, p.entities[y.owner].fullName);
           d.locWithColumn = true;
         }
       }
@@ -91,18 +89,15 @@ struct Layout {
       }
       const Attribute& inh = p.attrs[e.slots[it->second]];
       if (own.isRelation || inh.isRelation) {
-        Diagnostic& d = diags.error(DiagKind::Duplicate, own.range,
-                                    "Attribute name " + str(own.name) + " is already defined in " +
-                                        p.entities[inh.owner].fullName + ", unable to define relationship");
+        Diagnostic& d = diags.error(DiagKind::RelationNameTaken, own.range, str(own.name),
+                                    p.entities[inh.owner].fullName);
         d.locWithColumn = true;
         d.note(makeDiag(DiagKind::FirstDefinedHere, inh.range));
         continue;
       }
       if (!sameType(own.type, inh.type)) {
-        Diagnostic& d =
-            diags.error(DiagKind::Duplicate, own.range,
-                        "Incompatible attributes (original at (" + diags.formatLoc(own.range, true) +
-                            ")) (duplicate at (" + diags.formatLoc(inh.range, true) + "))");
+        Diagnostic& d = diags.error(DiagKind::IncompatibleAttributes, own.range,
+                                    diags.formatLoc(own.range, true), diags.formatLoc(inh.range, true));
         d.locWithColumn = true;
         d.note(makeDiag(DiagKind::FirstDefinedHere, inh.range));
         continue;
@@ -188,8 +183,7 @@ struct Layout {
   void checkImplement(ImplementId id) {
     Implement& im = p.implements[id];
     if (im.usesParents && im.when.valid()) {
-      Diagnostic& d =
-          diags.error(DiagKind::Runtime, im.range, "Conditional implementation with parents not allowed");
+      Diagnostic& d = diags.error(DiagKind::ConditionalImplementWithParents, im.range);
       d.reportedIn = "Implement(" +
                      p.entities[im.entity].fullName.substr(p.entities[im.entity].fullName.rfind(':') + 1) +
                      ")";
@@ -202,9 +196,8 @@ struct Layout {
         kept.push_back(impl);
         continue;
       }
-      Diagnostic& d = diags.error(DiagKind::Typing, im.range,
-                                  "Type mismatch: cannot use " + p.impls[impl].fullName +
-                                      " as implementation for " + p.entities[im.entity].fullName);
+      Diagnostic& d = diags.error(DiagKind::ImplementTypeMismatch, im.range, p.impls[impl].fullName,
+                                  p.entities[im.entity].fullName);
       d.locWithColumn = true;
     }
     im.impls = std::move(kept);

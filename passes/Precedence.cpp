@@ -35,24 +35,18 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
   auto resolveEnd = [&](const RuleEnd& end, AttrId& out) -> bool {
     auto it = byName.find(end.typeName);
     if (it == byName.end()) {
-      diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName +
-                      ", but no such type was defined");
+      diags.error(DiagKind::PrecedenceUnknownType, SourceRange{}, end.typeName);
       return false;
     }
     StringId name = p.strings->lookup(end.attrName);
     int s = name.valid() ? p.slotOf(it->second, name) : -1;
     if (s < 0) {
-      diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName +
-                      ", but entity " + end.typeName + " doesn't have an attribute " + end.attrName + ".");
+      diags.error(DiagKind::PrecedenceUnknownAttribute, SourceRange{}, end.typeName, end.attrName);
       return false;
     }
     out = p.entities[it->second].slots[uint32_t(s)];
     if (!p.attrs[out].isRelation) {
-      diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-                  "A relation precedence rule was defined for " + end.typeName + "." + end.attrName +
-                      ", but attribute " + end.attrName + " is not a relationship attribute.");
+      diags.error(DiagKind::PrecedenceNotRelation, SourceRange{}, end.typeName, end.attrName);
       return false;
     }
     return true;
@@ -64,10 +58,7 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
     RuleEnd a, b;
     if (pos == llvm::StringRef::npos || !parseEnd(text.substr(0, pos), a) ||
         !parseEnd(text.substr(pos + 8), b)) {
-      diags.error(
-          DiagKind::InvalidRelationPrecedenceRule, SourceRange{},
-          "Invalid rule in relation precedence policy: " + raw +
-              ". Expected syntax: '<entity-type>.<relation-name> before <entity-type>.<relation-name>'");
+      diags.error(DiagKind::InvalidRelationPrecedenceRule, SourceRange{}, raw);
       continue;
     }
     PrecedenceRule r;

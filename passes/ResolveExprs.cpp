@@ -164,16 +164,14 @@ struct Resolver {
       setResolved(id, Resolved{Resolved::Cast, t.index});
       return;
     }
-    exprError(DiagKind::Runtime, id,
-              "Can not call '" + str(e.name) + "', can only call plugin or primitive type cast");
+    exprError(DiagKind::NotCallable, id, str(e.name));
   }
 
   void indexLookup(ExprId id, const Expr& e) {
     TypeEntry t;
     if (!lookup(id, e, t)) return;
     if (t.kind != TypeKind::Entity) {
-      exprError(DiagKind::Typing, id,
-                "Can not do an index lookup on type " + str(e.name) + ", it is not an entity");
+      exprError(DiagKind::IndexLookupOnNonEntity, id, str(e.name));
       return;
     }
     setResolved(id, Resolved{Resolved::Entity, t.index});
@@ -203,7 +201,7 @@ struct Resolver {
     LookupResult r = lookupType(p, ns, name, t, miss);
     bool found = r == LookupResult::Found && t.kind == TypeKind::Entity;
     if (r == LookupResult::Found && !found) {
-      exprError(DiagKind::Typing, id, "Type " + name.str() + " is not an entity, it can not be constructed");
+      exprError(DiagKind::ConstructNonEntity, id, name.str());
       return false;
     }
     if (hint.attr.valid()) {
@@ -211,16 +209,13 @@ struct Resolver {
       if (!a.isRelation) {
         Type base = a.type;
         base.isList = base.nullable = false;
-        exprError(DiagKind::Typing, id,
-                  "Can not assign a value of type " + name.str() + " to a variable of type " +
-                      typeName(p, base));
+        exprError(DiagKind::AssignTypeMismatch, id, name.str(), typeName(p, base));
         return false;
       }
       if (found) {
         if (!p.isSubtype(EntityId{t.index}, a.type.entity)) {
-          exprError(DiagKind::Typing, id,
-                    "Can not assign a value of type " + p.entities[EntityId{t.index}].fullName +
-                        " to a variable of type " + p.entities[a.type.entity].fullName);
+          exprError(DiagKind::AssignTypeMismatch, id, p.entities[EntityId{t.index}].fullName,
+                    p.entities[a.type.entity].fullName);
           return false;
         }
         out = EntityId{t.index};
@@ -283,7 +278,7 @@ struct Resolver {
       }
     bool hasLhs = hint.lhsAttr || hint.attr.valid();
     if (!missing.empty() && !spread && (!hasLhs || missing.size() > 1)) {
-      std::string msg = "Invalid Constructor call:";
+      std::string msg;
       for (uint32_t s : missing) {
         const Attribute& a = p.attrs[E.slots[s]];
         const char* kind = a.isRelation ? "relation" : "attribute";
@@ -301,8 +296,7 @@ struct Resolver {
       }
       int s = p.slotOf(ent, a.name);
       if (s < 0) {
-        Diagnostic& d =
-            diags.error(DiagKind::Typing, a.range, "no attribute " + str(a.name) + " on type " + E.fullName);
+        Diagnostic& d = diags.error(DiagKind::NoAttribute, a.range, str(a.name), E.fullName);
         d.reportedIn = str(a.name);
         d.locWithColumn = true;
         expr(a.value, {});

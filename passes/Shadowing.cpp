@@ -81,10 +81,8 @@ class ShadowWalk {
     }
   }
   void warn(StringId name, SourceRange original, SourceRange shadow) {
-    diags_.error(DiagKind::VariableShadow, shadow,
-                 fmt::format("Variable `{}` shadowed: originally declared at {}, shadowed at {}",
-                             strings_.str(name).str(), diags_.formatLoc(original, false),
-                             diags_.formatLoc(shadow, false)));
+    diags_.error(DiagKind::VariableShadow, shadow, strings_.str(name).str(),
+                 diags_.formatLoc(original, false), diags_.formatLoc(shadow, false));
   }
 
   std::vector<Declared> visible_;

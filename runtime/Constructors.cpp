@@ -255,11 +255,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
   bool isNew = false;
   if (found.valid()) {
     if (model_.entityOf(found) != ent)
-      return fail(
-          ctx, id, DiagKind::Duplicate,
-          fmt::format("Type found in index is not an exact match. Instance {} matches the key, but is not of "
-                      "type {}",
-                      describeInst(found), E.fullName));
+      return fail(ctx, id, DiagKind::IndexMatchWrongType, describeInst(found), E.fullName);
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
     for (auto& [ix, key] : keys) indexes_.add(ix, key, inst);

@@ -213,9 +213,7 @@ Model Evaluator::run() {
     if (aborted()) break;
     if (!freezeOne()) break;
     if (++iterations > opts_.maxIterations * 100) {
-      report_.abort(makeDiag(DiagKind::CompilerError, SourceRange{},
-                             "Could not complete model, max_iterations " +
-                                 std::to_string(opts_.maxIterations) + " reached."));
+      report_.abort(makeDiag(DiagKind::MaxIterations, SourceRange{}, opts_.maxIterations));
     }
   }
   if (!aborted()) finalize();

@@ -382,8 +382,9 @@ class Evaluator {
   /// Keeps a value built by `node` within the limits (Limits.h): nesting depth, string bytes, list items.
   Status checkValueSize(Ctx& ctx, ExprId node, const Value& v);
   Status failDiag(Diagnostic d) { return report_.report(std::move(d)); }
+  /// `message` is the kind's text, made by diagText(kind, ...).
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, DiagKind kind, std::string message) {
-    return report_.at(file, node, isStmt, makeDiag(kind, SourceRange{}, std::move(message)));
+    return report_.at(file, node, isStmt, diagWithText(kind, SourceRange{}, std::move(message)));
   }
   /// Places an already formatted diagnostic at a node: its range and "reported in" text.
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnostic d) {

@@ -87,12 +87,11 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       llvm::StringRef pat = strings_.str(e.name);
       auto re = std::make_unique<RE2>(re2::StringPiece(pat.data(), pat.size()), ro);
       if (!re->ok())
-        return fail(
-            ctx, id, DiagKind::ParserError,
-            fmt::format("Regex error in /{}/: {}{}", strings_.str(e.name).str(), re->error(),
-                        re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
-                            ? " (lookaround and backreferences are not supported)"
-                            : ""));
+        return fail(ctx, id, DiagKind::RegexError, strings_.str(e.name).str(),
+                    re->error() +
+                        (re->error_code() == RE2::ErrorBadPerlOp || re->error_code() == RE2::ErrorBadEscape
+                             ? " (lookaround and backreferences are not supported)"
+                             : ""));
       it = regexCache_.emplace(key, std::move(re)).first;
     }
     llvm::StringRef s = self.str();
@@ -267,8 +266,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     if (m.state == kFrozen) {
       const ir::Attribute& a = slotAttr(sid);
       return failRead(ctx, id, ctx.parent, DiagKind::OptionalValue,
-                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, name.str(), describeInst(ownerOf(sid))));
+                      diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName, name.str(),
+                               describeInst(ownerOf(sid))));
     }
     return blockOn(ctx, sid);
   }
@@ -300,9 +299,8 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
     if (m.state == kFrozen) {
       const ir::Attribute& a = slotAttr(inst, uint32_t(slot));
       return failRead(ctx, id, consumer, DiagKind::OptionalValue,
-                      fmt::format("Optional variable accessed that has no value (attribute `{}.{}` of `{}`)",
-                                  prog_.entities[a.owner].fullName, strings_.str(name).str(),
-                                  describeInst(inst)));
+                      diagText(DiagKind::OptionalValue, prog_.entities[a.owner].fullName,
+                               strings_.str(name).str(), describeInst(inst)));
     }
     return blockOn(ctx, sid);
   }
@@ -570,8 +568,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     }
     if (v.kind == ValueKind::BigInt) {
       double d;
-      if (!intToDouble(v, d))
-        return fail(ctx, id, DiagKind::IntegerOverflow, "float overflow: int too large to convert to float");
+      if (!intToDouble(v, d)) return fail(ctx, id, DiagKind::IntCastToFloatOverflow);
       out = Value::real(d);
       return Status::Ok;
     }

@@ -41,19 +41,15 @@ void Evaluator::finalize() {
       if (m.kind == SlotKind::Single) {
         if (m.state == kSet) continue;
         std::string attrLoc = diags_.formatLoc(a.range, true);
-        errors.push_back(makeDiag(DiagKind::Unset, inst.createdAt,
-                                  fmt::format("The object {} is not complete: attribute {} ({}) is not set",
-                                              describeInst(id), strings_.str(a.name).str(), attrLoc)));
+        errors.push_back(
+            makeDiag(DiagKind::Unset, inst.createdAt, describeInst(id), strings_.str(a.name).str(), attrLoc));
         continue;
       }
       size_t n = slots_.valueCount(sid);
       if (n < a.mult.low) {
         std::string attrLoc = diags_.formatLoc(a.range, true);
-        errors.push_back(
-            makeDiag(DiagKind::Unset, inst.createdAt,
-                     fmt::format("The object {} is not complete: attribute {} ({}) requires {} values but "
-                                 "only {} are set",
-                                 describeInst(id), strings_.str(a.name).str(), attrLoc, a.mult.low, n)));
+        errors.push_back(makeDiag(DiagKind::UnsetTooFew, inst.createdAt, describeInst(id),
+                                  strings_.str(a.name).str(), attrLoc, a.mult.low, n));
         continue;
       }
       m.state = kFrozen;

@@ -7,6 +7,7 @@
 #include "support/Limits.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/ErrorHandling.h>
 
 #include <cmath>
 
@@ -111,9 +112,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   auto exact = [&]() { return evalBigBinary(ctx, e, id, l, r, false, out); };
   auto real = [&](double d) {
     if (!std::isfinite(d) && std::isfinite(num(l)) && std::isfinite(num(r)))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
-                              model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntegerOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     out = Value::real(d);
     return Status::Ok;
   };
@@ -162,7 +161,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     return Status::Ok;
   default: break;
   }
-  return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+  llvm_unreachable("comparisons return above; every arithmetic operator has a case");
 }
 
 Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value& l, const Value& r,
@@ -179,9 +178,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
     // Python converts the int to a float first (OverflowError when it is beyond the double range).
     double a, b;
     if (!toFloat(l, a) || !toFloat(r, b))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: int too large to convert to float in {} {} {}", model_.repr(l),
-                              opSymbol(e.op), model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntToFloatOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     double d;
     switch (e.op) {
     case BinaryOp::Add: d = a + b; break;
@@ -204,12 +201,10 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
                     fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
       d = std::pow(a, b);
       break;
-    default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+    default: llvm_unreachable("evalBinary sends only arithmetic operators here");
     }
     if (!std::isfinite(d))
-      return fail(ctx, id, DiagKind::IntegerOverflow,
-                  fmt::format("float overflow: {} {} {} is out of range", model_.repr(l), opSymbol(e.op),
-                              model_.repr(r)));
+      return fail(ctx, id, DiagKind::IntegerOverflow, model_.repr(l), opSymbol(e.op), model_.repr(r));
     out = Value::real(d);
     return Status::Ok;
   }
@@ -220,7 +215,7 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
   case BinaryOp::Mul: op = IntOp::Mul; break;
   case BinaryOp::Mod: op = IntOp::Mod; break;
   case BinaryOp::Pow: op = IntOp::Pow; break;
-  default: return fail(ctx, id, DiagKind::ParserError, "Invalid operator");
+  default: llvm_unreachable("Div takes the float path above; the other operators have a case");
   }
   if (op == IntOp::Mod && compareInts(r, Value::integer(0)) == 0)
     return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
@@ -500,8 +495,7 @@ Status Evaluator::evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         continue;
       }
       std::string piece, err;
-      if (!applySpec(model_, v, spec, piece, err))
-        return fail(ctx, id, DiagKind::ParserError, "Invalid f-string: " + err);
+      if (!applySpec(model_, v, spec, piece, err)) return fail(ctx, id, DiagKind::InvalidFString, err);
       into += piece;
     }
     return Status::Ok;

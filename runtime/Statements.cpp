@@ -340,10 +340,8 @@ DiagOr<void> Evaluator::setSingle(SlotId sid, const Value& v, SourceRange at) {
         : old.col ? fmt::format("{}:{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line, old.col)
                   : fmt::format("{}:{}", diags_.sources().path(FileId{old.file}).str(), old.line);
     std::string newAt = at.valid() ? diags_.formatLoc(at, at.col != 0) : std::string("<unknown>");
-    return makeDiag(
-        DiagKind::DoubleSet, SourceRange{},
-        fmt::format("value set twice:\n\told value: {}\n\t\tset at {}\n\tnew value: {}\n\t\tset at {}\n",
-                    model_.display(slots_.value(sid), true), oldAt, model_.display(v, true), newAt));
+    return makeDiag(DiagKind::DoubleSet, SourceRange{}, model_.display(slots_.value(sid), true), oldAt,
+                    model_.display(v, true), newAt);
   }
   slots_.value(sid) = v;
   m.state = kSet;
@@ -426,31 +424,25 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
   if (v.isNull()) {
     if (!x.values.empty()) {
       if (slots_.meta(sid).kind == SlotKind::Optional) {
-        return makeDiag(DiagKind::DoubleSet, SourceRange{},
-                        fmt::format("value set twice:\n\told value: {}\n\tnew value: null\n",
-                                    model_.display(x.values[0], true)));
+        return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(x.values[0], true),
+                        "null");
       }
       std::string vals;
       for (size_t i = 0; i < x.values.size(); ++i)
         vals += (i ? ", " : "") + model_.display(x.values[i], false);
-      return makeDiag(
-          DiagKind::Runtime, SourceRange{},
-          fmt::format("Trying to set relation attribute `{}` of instance {} to null but it has values [{}] "
-                      "assigned already",
-                      strings_.str(attr.name).str(), describeInst(inst), vals));
+      return makeDiag(DiagKind::NullOnRelationWithValues, SourceRange{}, strings_.str(attr.name).str(),
+                      describeInst(inst), vals);
     }
     freeze(sid);
     return {};
   }
   if (v.kind != ValueKind::Instance) {
-    return makeDiag(DiagKind::Runtime, SourceRange{},
-                    fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                                prog_.entities[attr.type.entity].fullName));
+    return makeDiag(DiagKind::InvalidRelationValueType, SourceRange{}, model_.display(v, true),
+                    prog_.entities[attr.type.entity].fullName);
   }
   if (!prog_.isSubtype(model_.entityOf(v.instanceId()), attr.type.entity)) {
-    return makeDiag(DiagKind::Runtime, SourceRange{},
-                    fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
-                                prog_.entities[attr.type.entity].fullName));
+    return makeDiag(DiagKind::InvalidRelationClass, SourceRange{}, describeInst(v.instanceId()),
+                    prog_.entities[attr.type.entity].fullName);
   }
   SlotExt& x2 = slots_.ext(sid);
   for (const Value& have : x2.values)
@@ -459,17 +451,14 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
   if (m.state == kFrozen) {
     if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
         x2.values.size() >= attr.mult.high) {
-      return makeDiag(DiagKind::Runtime, SourceRange{},
-                      fmt::format("Exceeded relation arity on attribute '{}' of instance '{}'",
-                                  strings_.str(attr.name).str(), describeInst(inst)));
+      return makeDiag(DiagKind::RelationArityExceeded, SourceRange{}, strings_.str(attr.name).str(),
+                      describeInst(inst));
     }
     if (m.kind == SlotKind::Optional && !x2.values.empty()) {
-      return makeDiag(DiagKind::DoubleSet, SourceRange{},
-                      fmt::format("value set twice:\n\told value: {}\n\tnew value: {}\n",
-                                  model_.display(x2.values[0], true), model_.display(v, true)));
+      return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(x2.values[0], true),
+                      model_.display(v, true));
     }
-    return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{},
-                    reverse ? "List modified after freeze (reverse)" : "List modified after freeze");
+    return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
   }
   bool wasEmpty = x2.values.empty();
   x2.values.push_back(v);

@@ -50,7 +50,8 @@ std::string DiagnosticEngine::formatLoc(SourceRange r, bool withColumn) const {
 
 std::string DiagnosticEngine::referenceText(const Diagnostic& d) const {
   // The reference raises "is not complete" (UnsetException) without a statement: no location in its text.
-  std::string loc = d.kind == DiagKind::Unset ? std::string() : formatLoc(d.range, d.locWithColumn);
+  std::string loc = llvm::StringRef(d.className()) == "UnsetException" ? std::string()
+                                                                       : formatLoc(d.range, d.locWithColumn);
   if (!d.reportedIn.empty()) return fmt::format("{} (reported in {} ({}))", d.message, d.reportedIn, loc);
   if (!loc.empty()) return fmt::format("{} ({})", d.message, loc);
   return d.message;

@@ -41,7 +41,7 @@ TEST_F(DiagFixture, FormatsArguments) {
 }
 
 TEST_F(DiagFixture, TextHasLocationClassAndCaret) {
-  diags.error(DiagKind::DoubleSet, SourceRange{file, 3, 1, 3, 5}, "value set twice");
+  diags.report(diagWithText(DiagKind::DoubleSet, SourceRange{file, 3, 1, 3, 5}, "value set twice"));
   EXPECT_EQ(renderText(), "/p/main.cf:3:1: error: value set twice [DoubleSetException]\n"
                           "  t1.a = 3\n"
                           "  ^~~~\n");
@@ -50,39 +50,40 @@ TEST_F(DiagFixture, TextHasLocationClassAndCaret) {
 }
 
 TEST_F(DiagFixture, CaretFollowsColumn) {
-  diags.error(DiagKind::Runtime, SourceRange{file, 3, 8, 3, 9}, "bad");
+  diags.report(diagWithText(DiagKind::Runtime, SourceRange{file, 3, 8, 3, 9}, "bad"));
   std::string text = renderText();
   EXPECT_NE(text.find("  t1.a = 3\n         ^\n"), std::string::npos) << text;
 }
 
 TEST_F(DiagFixture, NoLocationNoSourceLine) {
-  diags.error(DiagKind::ProjectNotFound, SourceRange{}, "no project here");
+  diags.report(diagWithText(DiagKind::ProjectNotFound, SourceRange{}, "no project here"));
   EXPECT_EQ(renderText(), "error: no project here [ProjectNotFoundException]\n");
 }
 
 TEST_F(DiagFixture, NotesAndCausesAreRendered) {
-  Diagnostic& d = diags.error(DiagKind::Duplicate, SourceRange{file, 1, 8, 1, 9}, "entity A defined twice");
+  Diagnostic& d = diags.report(
+      diagWithText(DiagKind::DuplicateTypeNoLoc, SourceRange{file, 1, 8, 1, 9}, "entity A defined twice"));
   d.note(makeDiag(DiagKind::FirstDefinedHere, SourceRange{file, 1, 1, 1, 7}));
-  d.causedBy(makeDiag(DiagKind::InvalidModule, SourceRange{}, "inner"));
+  d.causedBy(diagWithText(DiagKind::InvalidModule, SourceRange{}, "inner"));
   std::string text = renderText();
   EXPECT_NE(text.find("  caused by: error: inner [InvalidModuleException]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("/p/main.cf:1:1: note: first defined here\n"), std::string::npos) << text;
 }
 
 TEST_F(DiagFixture, WarningsDoNotCountAndCanBeDisabled) {
-  diags.error(DiagKind::VariableShadow, SourceRange{}, "shadowed");
+  diags.report(diagWithText(DiagKind::VariableShadow, SourceRange{}, "shadowed"));
   EXPECT_FALSE(diags.hasErrors());
   EXPECT_EQ(diags.all().size(), 1u);
   diags.setWarningsEnabled(false);
-  diags.error(DiagKind::VariableShadow, SourceRange{}, "shadowed again");
+  diags.report(diagWithText(DiagKind::VariableShadow, SourceRange{}, "shadowed again"));
   EXPECT_EQ(diags.all().size(), 1u);
 }
 
 TEST_F(DiagFixture, ReferenceTextWithReportedIn) {
   Diagnostic d = makeDiag(DiagKind::ModuleLoading, SourceRange{file, 1, 1, 1, 17}, "badmodule");
   d.reportedIn = "import badmodule";
-  d.causedBy(makeDiag(DiagKind::InvalidMetadata, SourceRange{},
-                      "Metadata file /p/libs/badmodule/module.yml does not exist"));
+  d.causedBy(diagWithText(DiagKind::InvalidMetadata, SourceRange{},
+                          "Metadata file /p/libs/badmodule/module.yml does not exist"));
   EXPECT_EQ(diags.referenceText(d),
             "Failed to load module badmodule (reported in import badmodule (/p/main.cf:1))");
   EXPECT_EQ(diags.referenceTrace(d),
@@ -92,7 +93,7 @@ TEST_F(DiagFixture, ReferenceTextWithReportedIn) {
 }
 
 TEST_F(DiagFixture, ReferenceLocationWithColumn) {
-  Diagnostic d = makeDiag(DiagKind::Duplicate, SourceRange{file, 1, 8, 1, 9}, "dup");
+  Diagnostic d = diagWithText(DiagKind::DuplicateTypeNoLoc, SourceRange{file, 1, 8, 1, 9}, "dup");
   d.locWithColumn = true;
   EXPECT_EQ(diags.referenceText(d), "dup (/p/main.cf:1:8)");
   d.locWithColumn = false;
@@ -101,9 +102,10 @@ TEST_F(DiagFixture, ReferenceLocationWithColumn) {
 
 TEST_F(DiagFixture, MultiExceptionTrace) {
   Diagnostic multi = makeDiag(DiagKind::Multi, SourceRange{}, 3);
-  multi.causedBy(makeDiag(DiagKind::Runtime, SourceRange{file, 3, 1, 3, 2}, "first"));
-  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{file, 4, 1, 4, 2}, "unset")); // reference: no location
-  multi.causedBy(makeDiag(DiagKind::Unset, SourceRange{}, "second\nmore"));
+  multi.causedBy(diagWithText(DiagKind::Runtime, SourceRange{file, 3, 1, 3, 2}, "first"));
+  multi.causedBy(
+      diagWithText(DiagKind::Unset, SourceRange{file, 4, 1, 4, 2}, "unset")); // reference: no location
+  multi.causedBy(diagWithText(DiagKind::Unset, SourceRange{}, "second\nmore"));
   EXPECT_EQ(diags.referenceTrace(multi), "Reported 3 errors\n"
                                          "error 0:\n"
                                          "  first (/p/main.cf:3)\n"
@@ -115,9 +117,9 @@ TEST_F(DiagFixture, MultiExceptionTrace) {
 }
 
 TEST_F(DiagFixture, JsonMode) {
-  Diagnostic& d = diags.error(DiagKind::DoubleSet, SourceRange{file, 3, 1, 3, 5}, "twice");
+  Diagnostic& d = diags.report(diagWithText(DiagKind::DoubleSet, SourceRange{file, 3, 1, 3, 5}, "twice"));
   d.reportedIn = "t1.a = 3";
-  d.causedBy(makeDiag(DiagKind::Runtime, SourceRange{}, "inner"));
+  d.causedBy(diagWithText(DiagKind::Runtime, SourceRange{}, "inner"));
   std::string out;
   llvm::raw_string_ostream os(out);
   diags.render(os, DiagFormat::Json);
@@ -139,7 +141,7 @@ TEST_F(DiagFixture, JsonMode) {
 
 TEST_F(DiagFixture, ErrorCapCountsButDrops) {
   diags.setErrorCap(2);
-  for (int i = 0; i < 5; ++i) diags.error(DiagKind::Runtime, SourceRange{}, "e");
+  for (int i = 0; i < 5; ++i) diags.report(diagWithText(DiagKind::Runtime, SourceRange{}, "e"));
   EXPECT_EQ(diags.errorCount(), 5u);
   EXPECT_EQ(diags.all().size(), 2u);
   EXPECT_NE(renderText().find("note: 3 more errors not shown"), std::string::npos);

@@ -38,7 +38,7 @@ const DiagKindInfo& diagKindInfo(DiagKind kind);
 
 /// One reported problem, possibly with causes (rendered as "caused by:") and notes.
 struct Diagnostic {
-  DiagKind kind = DiagKind::CompilerError;
+  DiagKind kind = DiagKind::NoteText; ///< always set by makeDiag or diagWithText
   Severity severity = Severity::Error;
   std::string message;
   SourceRange range;          ///< may be invalid (no location)
@@ -71,6 +71,28 @@ Diagnostic makeDiag(DiagKind kind, SourceRange range, Args&&... args) {
     assert(false && "diagnostic arguments do not match the kind's format");
     d.message = diagKindInfo(kind).format;
   }
+  return d;
+}
+
+/// The text of `kind` with its format filled from `args`, for code that builds the message before it knows
+/// where the diagnostic goes (an error returned through an out-parameter); pair it with diagWithText.
+template <typename... Args>
+std::string diagText(DiagKind kind, Args&&... args) {
+  try {
+    return fmt::format(fmt::runtime(diagKindInfo(kind).format), std::forward<Args>(args)...);
+  } catch (const fmt::format_error&) {
+    assert(false && "diagnostic arguments do not match the kind's format");
+    return diagKindInfo(kind).format;
+  }
+}
+
+/// A diagnostic of `kind` whose message was already made by diagText(kind, ...).
+inline Diagnostic diagWithText(DiagKind kind, SourceRange range, std::string message) {
+  Diagnostic d;
+  d.kind = kind;
+  d.severity = diagKindInfo(kind).severity;
+  d.range = range;
+  d.message = std::move(message);
   return d;
 }
 
