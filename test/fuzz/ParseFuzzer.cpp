@@ -42,11 +42,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string rendered;
   llvm::raw_string_ostream ros(rendered);
   diags.render(ros, inm::DiagFormat::Text);
-  // The fast-check verdicts of parseFile are CompilerError diagnostics (the parser reports no other kind);
-  // "fast parser rejected …" is the designed fallback to ANTLR, no bug. Only messages are compared, never the
-  // rendered text, which quotes the input.
+  // The fast-check verdicts of parseFile are ParserDisagreement diagnostics (the parser reports no other
+  // kind); "fast parser rejected …" is the designed fallback to ANTLR, no bug. Only messages are compared,
+  // never the rendered text, which quotes the input.
   for (const inm::Diagnostic& d : diags.all()) {
-    if (d.kind != inm::DiagKind::CompilerError) continue;
+    if (d.kind != inm::DiagKind::ParserDisagreement) continue;
     llvm::StringRef msg(d.message);
     if (msg.startswith("fast parser accepted") || msg.startswith("fast parser built")) {
       std::fprintf(stderr, "parser disagreement: %s\n", d.message.c_str());
