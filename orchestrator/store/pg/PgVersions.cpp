@@ -127,6 +127,26 @@ void appendCopyField(std::string& line, std::string_view v) {
   line.append(v.data() + start, v.size() - start);
 }
 
+/// The columns after environment and model of one `resource` COPY line (see copyResources' column list).
+void appendResourceFields(std::string& line, const ResourceRow& r) {
+  appendCopyField(line, r.resourceId);
+  line += '\t';
+  appendCopyField(line, r.resourceType);
+  line += '\t';
+  appendCopyField(line, r.agent);
+  line += '\t';
+  appendCopyField(line, r.idValue);
+  line += '\t';
+  appendCopyField(line, r.attributesJson);
+  line += '\t';
+  appendCopyField(line, r.attributeHash);
+  line += r.undefined ? "\tt\t" : "\tf\t";
+  if (r.resourceSet)
+    appendCopyField(line, *r.resourceSet);
+  else
+    line += "\\N";
+}
+
 } // namespace
 
 void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
@@ -143,22 +163,7 @@ void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
   std::string line;
   for (const ResourceRow& r : rows) {
     line.assign(prefix);
-    appendCopyField(line, r.resourceId);
-    line += '\t';
-    appendCopyField(line, r.resourceType);
-    line += '\t';
-    appendCopyField(line, r.agent);
-    line += '\t';
-    appendCopyField(line, r.idValue);
-    line += '\t';
-    appendCopyField(line, r.attributesJson);
-    line += '\t';
-    appendCopyField(line, r.attributeHash);
-    line += r.undefined ? "\tt\t" : "\tf\t";
-    if (r.resourceSet)
-      appendCopyField(line, *r.resourceSet);
-    else
-      line += "\\N";
+    appendResourceFields(line, r);
     copy.write_raw_line(line);
   }
   copy.complete();
@@ -301,22 +306,7 @@ class CopySink final : public ResourceSink {
     lines.reserve(rows.size());
     for (const ResourceRow& r : rows) {
       std::string line = prefix;
-      appendCopyField(line, r.resourceId);
-      line += '\t';
-      appendCopyField(line, r.resourceType);
-      line += '\t';
-      appendCopyField(line, r.agent);
-      line += '\t';
-      appendCopyField(line, r.idValue);
-      line += '\t';
-      appendCopyField(line, r.attributesJson);
-      line += '\t';
-      appendCopyField(line, r.attributeHash);
-      line += r.undefined ? "\tt\t" : "\tf\t";
-      if (r.resourceSet)
-        appendCopyField(line, *r.resourceSet);
-      else
-        line += "\\N";
+      appendResourceFields(line, r);
       lines.push_back(std::move(line));
     }
     std::unique_lock lock(mutex_);
