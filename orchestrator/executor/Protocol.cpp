@@ -32,8 +32,10 @@ namespace {
 size_t skipValue(std::string_view s, size_t i) {
   auto skipString = [&](size_t j) -> size_t { // j at the opening quote
     for (++j; j < s.size(); ++j) {
-      if (s[j] == '\\') ++j;
-      else if (s[j] == '"') return j + 1;
+      if (s[j] == '\\')
+        ++j;
+      else if (s[j] == '"')
+        return j + 1;
     }
     return std::string_view::npos;
   };

@@ -76,7 +76,7 @@ struct ActionResult {
   /// When non-empty, more log lines (before those of `logs`) as the text of a JSON array, as received in the
   /// frame (FrameDecoder::next with logsText): never parsed on the scheduler's side.
   std::string logsText;
-  Json facts = Json::object();   ///< {name: {value, expires}}
+  Json facts = Json::object(); ///< {name: {value, expires}}
 
   /// The `result` frame; its "logs" are `logsText`'s lines, then `logs`.
   Json toJson() const;

@@ -41,7 +41,7 @@ struct WorkItem {
   /// `attributesText` holds them as the compact JSON text read from the store, handed on unparsed.
   std::shared_ptr<const nlohmann::json> attributes;
   std::shared_ptr<const std::string> attributesText; ///< set when `attributes` is null (real work)
-  std::string reason;                               ///< why it runs ("Start run because <reason>")
+  std::string reason;                                ///< why it runs ("Start run because <reason>")
   /// Direct dependencies and their states as a handler sees them (§5.2, never `deploying`); Deploy only.
   std::vector<std::pair<std::string, std::string>> dependencyStates;
   /// §6.6 reload: a direct dependency had a deploy with a change (created/updated/purged) that started after
@@ -63,7 +63,7 @@ struct WorkResult {
   /// When non-empty, LogLines before those of `messages`, as the text of a JSON array as the executor sent it
   /// (validated on receipt): a deploy's lines go to the action row without being parsed in the scheduler.
   std::string messagesText;
-  nlohmann::json facts = nlohmann::json::object();   ///< name -> value (ctx.set_fact / facts())
+  nlohmann::json facts = nlohmann::json::object(); ///< name -> value (ctx.set_fact / facts())
 };
 
 /// Whatever executes work. `submit` must not call back into the scheduler synchronously: results are
