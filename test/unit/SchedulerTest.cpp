@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace inm::scheduler;
 using inm::plan::Intent;
@@ -41,6 +42,16 @@ struct Spec {
   std::vector<std::string> reqs;
   bool undefined = false, sendEvent = true, fail = false, receiveEvents = true;
 };
+
+// Removes and returns the pending work item of `id`; nullopt when `id` is not running.
+std::optional<WorkItem> takePending(FakeExecutor& exec, const std::string& id) {
+  auto it =
+      std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
+  if (it == exec.pending.end()) return std::nullopt;
+  WorkItem w = std::move(*it);
+  exec.pending.erase(it);
+  return w;
+}
 
 class SchedulerTest : public ::testing::Test {
  protected:
@@ -111,11 +122,9 @@ class SchedulerTest : public ::testing::Test {
 
   // Finishes one pending item of `id` with `status` (or NullResource semantics when empty).
   void finish(const std::string& id, const std::string& status = "") {
-    auto it =
-        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
-    ASSERT_NE(it, exec.pending.end()) << id << " is not running";
-    WorkItem w = *it;
-    exec.pending.erase(it);
+    std::optional<WorkItem> taken = takePending(exec, id);
+    ASSERT_TRUE(taken) << id << " is not running";
+    const WorkItem& w = *taken;
     WorkResult r = outcome(w);
     if (!status.empty()) r.status = status;
     if (w.kind == TaskKind::Deploy) deploys[id]++;
@@ -263,14 +272,12 @@ TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDiffer
   release(1, {{"a1"}, {"b1", "b"}, {"c1", "c"}});
   s->takeEffects();
   auto answer = [&](const std::string& id, const std::string& status) {
-    auto it =
-        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
-    ASSERT_NE(it, exec.pending.end());
+    std::optional<WorkItem> w = takePending(exec, id);
+    ASSERT_TRUE(w) << id << " is not running";
     WorkResult r;
-    r.taskId = it->taskId;
+    r.taskId = w->taskId;
     r.status = status;
     r.messages.push_back(logLine("info", "End run for resource " + id + ": " + status + ", nochange"));
-    exec.pending.erase(it);
     s->onResults({r});
   };
   answer(rid("a1"), "deployed");           // the executor's line is the last one: no second End line
@@ -296,17 +303,15 @@ TEST_F(SchedulerTest, ExecutorsLinesAsTextPassThrough) {
   s->takeEffects();
   std::map<std::string, std::string> sent;
   auto answer = [&](const std::string& id, const std::string& status) {
-    auto it =
-        std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
-    ASSERT_NE(it, exec.pending.end());
+    std::optional<WorkItem> w = takePending(exec, id);
+    ASSERT_TRUE(w) << id << " is not running";
     WorkResult r;
-    r.taskId = it->taskId;
+    r.taskId = w->taskId;
     r.status = status;
     r.messagesText = nlohmann::json::array({logLine("debug", "Calling read_resource", {{"msg", "x"}}),
                                             logLine("info", "End run for resource " + id)})
                          .dump();
     sent[id] = r.messagesText;
-    exec.pending.erase(it);
     s->onResults({r});
   };
   answer(rid("a1"), "deployed");
@@ -840,12 +845,10 @@ namespace {
 // Finishes the one pending item of `id` as deployed with `change`; returns its dependencyChanged flag.
 bool finishWithChange(FakeExecutor& exec, SchedulerState& s, const std::string& id,
                       const std::string& change) {
-  auto it =
-      std::find_if(exec.pending.begin(), exec.pending.end(), [&](auto& w) { return w.resourceId == id; });
-  EXPECT_NE(it, exec.pending.end()) << id << " is not running";
-  if (it == exec.pending.end()) return false;
-  WorkItem w = *it;
-  exec.pending.erase(it);
+  std::optional<WorkItem> taken = takePending(exec, id);
+  EXPECT_TRUE(taken) << id << " is not running";
+  if (!taken) return false;
+  const WorkItem& w = *taken;
   WorkResult r;
   r.taskId = w.taskId;
   r.status = "deployed";

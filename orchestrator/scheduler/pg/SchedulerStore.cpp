@@ -25,11 +25,6 @@ std::optional<TimePoint> fromEpoch(const pqxx::field& f) {
   return TimePoint{} + std::chrono::microseconds(static_cast<int64_t>(std::llround(secs * 1e6)));
 }
 
-std::string statusForRps(const std::string& s) {
-  if (s == "skipped_for_dependency") return "skipped";
-  return s;
-}
-
 std::string factValue(const nlohmann::json& v) {
   const nlohmann::json& x = (v.is_object() && v.contains("value")) ? v["value"] : v;
   return x.is_string() ? x.get<std::string>() : x.dump();

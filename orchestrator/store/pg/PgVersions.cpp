@@ -147,18 +147,33 @@ void appendResourceFields(std::string& line, const ResourceRow& r) {
     line += "\\N";
 }
 
+/// A COPY into `resource` with the columns appendResourceFields writes after environment and model, fed
+/// pre-escaped lines (tablewriter::write_raw_line; the class is deprecated in libpqxx 6.4, hence the pragma).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+class ResourceCopy {
+ public:
+  explicit ResourceCopy(pqxx::work& tx) : copy_(tx, "resource", columns().begin(), columns().end()) {}
+  void write_raw_line(const std::string& line) { copy_.write_raw_line(line); }
+  void complete() { copy_.complete(); }
+
+ private:
+  static const std::vector<std::string>& columns() {
+    static const std::vector<std::string> kColumns = {
+        "environment",       "model",      "resource_id",    "resource_type", "agent",
+        "resource_id_value", "attributes", "attribute_hash", "is_undefined",  "resource_set"};
+    return kColumns;
+  }
+  pqxx::tablewriter copy_;
+};
+#pragma GCC diagnostic pop
+
 } // namespace
 
 void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
                    const std::vector<ResourceRow>& rows) {
   if (rows.empty()) return;
-  static const std::vector<std::string> kColumns = {
-      "environment",       "model",      "resource_id",    "resource_type", "agent",
-      "resource_id_value", "attributes", "attribute_hash", "is_undefined",  "resource_set"};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  pqxx::tablewriter copy(tx, "resource", kColumns.begin(), kColumns.end());
-#pragma GCC diagnostic pop
+  ResourceCopy copy(tx);
   std::string prefix = env + "\t" + std::to_string(version) + "\t";
   std::string line;
   for (const ResourceRow& r : rows) {
@@ -342,13 +357,7 @@ class CopySink final : public ResourceSink {
 
   void run() {
     try {
-      static const std::vector<std::string> kColumns = {
-          "environment",       "model",      "resource_id",    "resource_type", "agent",
-          "resource_id_value", "attributes", "attribute_hash", "is_undefined",  "resource_set"};
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-      pqxx::tablewriter copy(tx_, "resource", kColumns.begin(), kColumns.end());
-#pragma GCC diagnostic pop
+      ResourceCopy copy(tx_);
       for (;;) {
         std::vector<std::string> lines;
         {
