@@ -86,21 +86,22 @@ class Collector {
     return name.valid() ? model_.get(inst, name) : nullptr;
   }
 
-  void error(InstanceId inst, const std::string& msg) {
-    diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
+  /// Reports `kind` at the instance's constructor; the first field of every such message is the instance.
+  template <typename... Args>
+  void error(InstanceId inst, DiagKind kind, Args&&... args) {
+    diags_.error(kind, model_.instance(inst).createdAt, model_.describe(inst), std::forward<Args>(args)...);
   }
 
   /// Text of an agent or id value; Unknown when it is (or contains) an unknown.
   Outcome idText(InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
-      error(inst,
-            "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an entity, not a value");
+      error(inst, DiagKind::ExportValueIsEntity, what.str());
       return Outcome::Error;
     }
     out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
     if (out.empty()) {
-      error(inst, "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an empty string");
+      error(inst, DiagKind::ExportValueEmpty, what.str());
       return Outcome::Error;
     }
     return Outcome::Ok;
@@ -111,17 +112,14 @@ class Collector {
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
       const Value* v = get(cur, names.agentPath[k]);
       if (!v) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                        type.agentPath + "' has no attribute '" + names.agentPathText[k].str() + "' on " +
-                        model_.describe(cur));
+        error(inst, DiagKind::ExportAgentPathMissing, type.agentPath, names.agentPathText[k].str(),
+              model_.describe(cur));
         return Outcome::Error;
       }
       Value step = *v;
       if (step.kind == ValueKind::List) {
         if (step.items().empty()) {
-          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                          type.agentPath + "' reaches an empty list at '" + names.agentPathText[k].str() +
-                          "'");
+          error(inst, DiagKind::ExportAgentPathEmptyList, type.agentPath, names.agentPathText[k].str());
           return Outcome::Error;
         }
         step = step.items().front();
@@ -129,16 +127,14 @@ class Collector {
       if (step.isUnknown()) return Outcome::Unknown;
       if (k + 1 == names.agentPath.size()) {
         if (step.isNull()) {
-          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute '" + type.agentPath +
-                          "' is null");
+          error(inst, DiagKind::ExportAgentNull, type.agentPath);
           return Outcome::Error;
         }
         return idText(inst, step, "agent attribute '" + type.agentPath + "'", out);
       }
       if (step.kind != ValueKind::Instance) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                        type.agentPath + "' does not reach an entity at '" + names.agentPathText[k].str() +
-                        "' (value " + model_.repr(step) + ")");
+        error(inst, DiagKind::ExportAgentPathNotEntity, type.agentPath, names.agentPathText[k].str(),
+              model_.repr(step));
         return Outcome::Error;
       }
       cur = step.instanceId();
@@ -155,8 +151,7 @@ class Collector {
     if (o != Outcome::Ok) return;
     const Value* idValue = get(inst, names.idAttr);
     if (!idValue) {
-      error(inst,
-            "cannot export " + model_.describe(inst) + ": it has no id attribute '" + type.idAttribute + "'");
+      error(inst, DiagKind::ExportNoIdAttribute, type.idAttribute);
       return;
     }
     std::string idText_;
@@ -181,8 +176,7 @@ class Collector {
           return;
         }
         if (res.kind == FieldResult::Error) {
-          error(inst,
-                "cannot export " + model_.describe(inst) + ": field '" + spec.name + "': " + res.message);
+          error(inst, DiagKind::ExportFieldFailed, spec.name, res.message);
           s_.fieldValues.resize(r.firstField);
           return;
         }
@@ -190,8 +184,7 @@ class Collector {
       } else {
         const Value* attr = get(inst, names.fields[f]);
         if (!attr) {
-          error(inst, "cannot export " + model_.describe(inst) + " as " + type.entity +
-                          ": it has no attribute '" + spec.name + "'");
+          error(inst, DiagKind::ExportFieldMissing, type.entity, spec.name);
           s_.fieldValues.resize(r.firstField);
           return;
         }
@@ -201,8 +194,7 @@ class Collector {
         v = Value::unknown();
         r.undefined = true;
       } else if (containsInstance(v)) {
-        error(inst, "cannot export " + model_.describe(inst) + ": field '" + spec.name +
-                        "' holds an entity; resource fields must be plain values");
+        error(inst, DiagKind::ExportFieldIsEntity, spec.name);
         s_.fieldValues.resize(r.firstField);
         return;
       }
