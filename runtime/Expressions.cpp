@@ -691,14 +691,45 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     } else if (varArgs >= 0) {
       extra.push_back(v);
     } else {
-      return fail(ctx, id, DiagKind::PluginTooManyArguments, strings_.str(p.name).str(), pi,
-                  positional.size());
+      size_t takes = size_t(llvm::count_if(
+          p.params, [](const ir::PluginParam& q) { return !q.isVarArgs && !q.isKwArgs && !q.keywordOnly; }));
+      return fail(ctx, id, DiagKind::PluginTooManyArguments, p.fullName, takes, positional.size());
     }
   }
   if (varArgs >= 0) {
     bound[size_t(varArgs)] = model_.arena().list(extra);
     have[size_t(varArgs)] = 1;
   }
+  // The reference's order: missing positional, then missing keyword-only parameters, then the type of each
+  // positional argument, then each keyword argument in call order (unknown, given twice, type).
+  for (bool kwOnly : {false, true}) {
+    llvm::SmallVector<std::string, 4> missing;
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const ir::PluginParam& q = p.params[i];
+      if (have[i] || q.hasDefault || q.isVarArgs || q.isKwArgs || q.keywordOnly != kwOnly) continue;
+      llvm::StringRef name = strings_.str(q.name);
+      if (llvm::none_of(keywords, [&](const auto& kv) { return kv.first == name; }))
+        missing.push_back(name.str());
+    }
+    const char* sort = kwOnly ? "keyword-only" : "positional";
+    if (missing.size() == 1)
+      return fail(ctx, id, DiagKind::PluginMissingArgument, p.fullName, sort, missing[0]);
+    if (missing.size() > 1) {
+      std::string names;
+      for (size_t k = 0; k < missing.size(); ++k)
+        names += (k == 0 ? "'" : k + 1 == missing.size() ? " and '" : ", '") + missing[k] + "'";
+      return fail(ctx, id, DiagKind::PluginMissingArguments, p.fullName, missing.size(), sort, names);
+    }
+  }
+  auto typeOk = [&](size_t i) {
+    return pluginTypeOk(prog_, model_, p.params[i].type, bound[i])
+               ? Status::Ok
+               : fail(ctx, id, DiagKind::PluginType, model_.repr(bound[i]),
+                      strings_.str(p.params[i].name).str(), p.fullName,
+                      pluginTypeText(prog_, p.params[i].type));
+  };
+  for (size_t i = 0; i < p.params.size(); ++i)
+    if (have[i] && !p.params[i].isVarArgs && !p.params[i].isKwArgs) TRY(typeOk(i));
   llvm::SmallVector<std::pair<llvm::StringRef, Value>, 4> extraKw;
   for (auto& [k, v] : keywords) {
     bool placed = false;
@@ -708,6 +739,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         bound[i] = v;
         have[i] = 1;
         placed = true;
+        TRY(typeOk(i));
       }
     if (!placed) {
       if (kwArgs < 0) return fail(ctx, id, DiagKind::PluginUnexpectedKeyword, p.fullName, k.str());
@@ -718,11 +750,6 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     bound[size_t(kwArgs)] = model_.arena().dict(extraKw);
     have[size_t(kwArgs)] = 1;
   }
-  for (size_t i = 0; i < p.params.size(); ++i) {
-    if (have[i] || p.params[i].hasDefault || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
-    return fail(ctx, id, DiagKind::PluginMissingArgument, strings_.str(p.name).str(),
-                strings_.str(p.params[i].name).str());
-  }
   // Unknown arguments short-circuit the call unless the plugin accepts them.
   if (!p.allowUnknown)
     for (size_t i = 0; i < bound.size(); ++i)
@@ -731,12 +758,6 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         memoPut(ctx, id.index, out);
         return Status::Ok;
       }
-  for (size_t i = 0; i < bound.size(); ++i) {
-    if (!have[i] || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
-    if (!pluginTypeOk(prog_, model_, p.params[i].type, bound[i]))
-      return fail(ctx, id, DiagKind::PluginType, model_.repr(bound[i]), strings_.str(p.params[i].name).str(),
-                  p.fullName, pluginTypeText(prog_, p.params[i].type));
-  }
   const PluginFn* fn = pluginFns_[r.index];
   if (!fn) return fail(ctx, id, DiagKind::PluginNotNative, p.fullName);
   EvalPluginContext pctx(*this, ctx);
