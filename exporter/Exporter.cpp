@@ -166,6 +166,7 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   ExportState s(model, bound);
   collectResources(s, diags);
   orderResources(s, diags);
+  if (opts.phaseEnd) opts.phaseEnd("export collect");
 
   Graph graph(s.resources.size());
   flattenRequires(s, graph, diags);
@@ -187,8 +188,10 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   summary.files = s.files.size();
   summary.agents = s.agents.size();
   summary.resourceSets = s.sets.size();
+  if (opts.phaseEnd) opts.phaseEnd("export graph");
   if (diags.errorCount() != errorsBefore) return summary;
   writeArtifact(s, opts, os);
+  if (opts.phaseEnd) opts.phaseEnd("export write");
   return summary;
 }
 

@@ -216,7 +216,9 @@ Model Evaluator::run() {
       report_.abort(makeDiag(DiagKind::MaxIterations, SourceRange{}, opts_.maxIterations));
     }
   }
+  if (opts_.phaseEnd) opts_.phaseEnd("eval run");
   if (!aborted()) finalize();
+  if (opts_.phaseEnd) opts_.phaseEnd("eval finalize");
   if (opts_.stats)
     fmt::print(
         stderr,
@@ -261,6 +263,7 @@ Model Evaluator::run() {
       model_.setFlags()[sid.index] = 1;
     }
   }
+  if (opts_.phaseEnd) opts_.phaseEnd("eval model");
   return std::move(model_);
 }
 
