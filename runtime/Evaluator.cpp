@@ -29,7 +29,7 @@ void Evaluator::wake(SlotId sid) {
   if (!xp) return;
   SlotExt& x = *xp;
   if (!x.waiters.empty()) {
-    std::vector<UnitId> ws;
+    CompactVec<UnitId> ws;
     ws.swap(x.waiters);
     for (UnitId w : ws) enqueue(w);
     x.potential = 0;
@@ -258,7 +258,7 @@ Model Evaluator::run() {
       if (!set) continue;
       if (m.kind != SlotKind::Single) {
         model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
-        if (SlotExt* x = slots_.extIf(sid)) std::vector<Value>().swap(x->values); // now in the arena
+        if (SlotExt* x = slots_.extIf(sid)) x->values.reset(); // now in the arena
       }
       model_.setFlags()[sid.index] = 1;
     }
