@@ -97,9 +97,9 @@ void writeCode(llvm::raw_ostream& os, const ExportOptions& opts) {
   os << (mods.empty() ? "],\n" : "\n  ],\n");
 }
 
-/// Writes items [0, n) to `os` in order, as `writeOne(out, i)` would one after the other. Large runs are split
-/// into blocks that alternate between this thread (written straight to `os`) and one helper thread, which
-/// serialises its blocks into at most kAhead buffers ahead of the writer; the bytes are the same as a
+/// Writes items [0, n) to `os` in order, as `writeOne(out, i)` would one after the other. Large runs are
+/// split into blocks that alternate between this thread (written straight to `os`) and one helper thread,
+/// which serialises its blocks into at most kAhead buffers ahead of the writer; the bytes are the same as a
 /// single-threaded run. `writeOne` must only read shared data.
 template <typename WriteOne>
 void writeInOrder(llvm::raw_ostream& os, uint32_t n, WriteOne writeOne) {
