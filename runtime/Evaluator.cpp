@@ -235,10 +235,10 @@ Model Evaluator::run() {
       done += units_[UnitId{i}].done && units_[UnitId{i}].memo == kNone;
     fmt::print(stderr,
                "eval bytes: slots {} MB, units {} MB ({} done w/o memo), scopes {} MB, exts {} MB + {} MB, "
-               "memos {}\n",
+               "memos {}, value arena {} MB\n",
                slots_.size() * (sizeof(SlotMeta) + sizeof(Value)) >> 20, units_.size() * sizeof(Unit) >> 20,
                done, scopes_.size() * sizeof(Scope) >> 20, slots_.extCount() * sizeof(SlotExt) >> 20,
-               ext >> 20, units_.memoCount());
+               ext >> 20, units_.memoCount(), model_.arena().allocator().getBytesAllocated() >> 20);
   }
 
   // Units and scopes are dead once the run is over: free them before the relation values below are built,

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <new>
 #include <optional>
 #include <string>
@@ -381,6 +382,9 @@ std::unique_ptr<tools::PushSession> openPluginServer(const Options& opts, const 
 
 int runPipeline(const Options& opts) {
   auto t0 = std::chrono::steady_clock::now();
+  // One malloc arena for the whole process: the exporter's helper threads then allocate from the memory the
+  // evaluator freed instead of faulting in fresh pages of their own arena (100k bench project: +20 MiB peak).
+  mallopt(M_ARENA_MAX, 1);
   SourceManager sm;
   StringTable strings;
   DiagnosticEngine diags(sm);
