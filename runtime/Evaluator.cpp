@@ -254,7 +254,7 @@ Model Evaluator::run() {
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
       SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
-      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.ext != kNone);
+      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.hasExt());
       if (!set) continue;
       if (m.kind != SlotKind::Single) {
         model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);

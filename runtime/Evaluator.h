@@ -81,23 +81,27 @@ struct PackedLoc {
   uint32_t col = 0;
 };
 
-/// 12 bytes: there is one per attribute of every instance (2.7M on the 100k bench project). The owning
+/// 8 bytes: there is one per attribute of every instance (2.7M on the 100k bench project). The owning
 /// instance and the attribute are not stored: callers know them, or SlotStore::ownerOf / attrOf find them
-/// from the slot number (messages and rare paths only).
+/// from the slot number (messages and rare paths only). The ext reference has 24 bits; SlotStore keeps the
+/// indexes that do not fit in a side table (extRef == kExtOverflow), so only SlotStore reads it.
 struct SlotMeta {
-  SlotKind kind = SlotKind::Var;
-  uint8_t state = kOpen;
+  static constexpr uint32_t kNoExt = (1u << 24) - 1;       // no ext yet
+  static constexpr uint32_t kExtOverflow = (1u << 24) - 2; // index in SlotStore's overflow table
+  SlotKind kind : 2 = SlotKind::Var;
+  uint8_t state : 2 = kOpen;
   bool queued : 1 = false;   // in the freeze candidate queue
   bool policy : 1 = false;   // relation mentioned in the precedence policy
   bool inZero : 1 = false;   // parked in zeroWaiters_
   bool lowBound : 1 = false; // a List relation end with a lower bound > 0 (not queued for freezing below it)
-  uint32_t ext = kNone;      // index into SlotStore::exts_
+  uint32_t extRef : 24 = kNoExt; // index into SlotStore::exts_ (see SlotStore::extIndex)
   union {
     int32_t promises = 0; // List/Optional: outstanding providers
     uint32_t setAt;       // Var/Single: index into SlotStore::setLocs_ (where it was set), kNone if unknown
   };
+  bool hasExt() const { return extRef != kNoExt; }
 };
-static_assert(sizeof(SlotMeta) == 12, "one SlotMeta per slot: keep it small");
+static_assert(sizeof(SlotMeta) == 8, "one SlotMeta per slot: keep it small");
 
 /// 56 bytes (CompactVec: 16 per list instead of std::vector's 24); one per slot that holds list contents or
 /// has waiters (284k on the 100k bench project).
