@@ -75,7 +75,7 @@ void Evaluator::freeze(SlotId sid) {
 }
 
 bool Evaluator::freezeOne() {
-  llvm::SmallVector<SlotId, 4> picked;
+  std::vector<SlotId> picked;
   if (!freezer_.pick(slots_, picked)) return false;
   for (SlotId sid : picked) freeze(sid);
   return true;
