@@ -170,7 +170,10 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   std::vector<std::string> conflicts;
   BoundRegistry bound(opts.registry ? *opts.registry : ResourceRegistry::standard(), model.program(),
                       &conflicts);
-  for (const std::string& c : conflicts) diags.error(DiagKind::AmbiguousResourceAncestor, SourceRange{}, c);
+  for (const std::string& c : conflicts) { // "Entity: A B"
+    size_t colon = c.find(": ");
+    diags.error(DiagKind::AmbiguousResourceAncestor, SourceRange{}, c.substr(0, colon), c.substr(colon + 2));
+  }
 
   ExportState s(model, bound);
   collectResources(s, diags);

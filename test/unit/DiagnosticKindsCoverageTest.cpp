@@ -67,22 +67,6 @@ const std::set<std::string> kAllowlist = {
     "Export",
     "ExportReserveVersion",
     "ExportPushFailed",
-    // Python dependency managers and Python @resource types with a broken agent/id/field mapping: they need
-    // a Python resource module written for the failure (TODO(#16): goldens under test/lang/python).
-    "DependencyManagerFailed",
-    "DuplicateResource",
-    "FirstResourceHere",
-    "AmbiguousResourceAncestor",
-    "ExportValueIsEntity",
-    "ExportValueEmpty",
-    "ExportAgentPathMissing",
-    "ExportAgentPathEmptyList",
-    "ExportAgentNull",
-    "ExportAgentPathNotEntity",
-    "ExportNoIdAttribute",
-    "ExportFieldFailed",
-    "ExportFieldMissing",
-    "ExportFieldIsEntity",
     // Notes are printed under their error in the compiler-style block, which goldens do not CHECK yet.
     "FirstDefinedHere",
     "PreviouslySetHere",
