@@ -144,7 +144,8 @@ bool decodeResultFrame(std::string_view s, ActionResult& out) {
     if (end - begin < 2 || s[begin] != '"' || s[end - 1] != '"') return std::nullopt;
     std::string_view v = s.substr(begin + 1, end - begin - 2);
     for (char c : v)
-      if (c == '\\' || c == '"' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+      if (c == '\\' || c == '"' || static_cast<unsigned char>(c) < 0x20 ||
+          static_cast<unsigned char>(c) >= 0x7f)
         return std::nullopt;
     return v;
   };

@@ -131,8 +131,8 @@ TEST(ExecutorProtocol, StoredAttributeTextIsSentVerbatimAndDecodesAsTheTree) {
   EXPECT_EQ(DeployRequest::fromJson((*msg)["requests"][1]).attributes, plain.attributes);
 }
 
-// The scheduler's fast path for result frames (decodeResultFrame) reads exactly what the general decoder reads,
-// and declines (false) every frame it is not sure about, so the general path decides those.
+// The scheduler's fast path for result frames (decodeResultFrame) reads exactly what the general decoder
+// reads, and declines (false) every frame it is not sure about, so the general path decides those.
 TEST(ExecutorProtocol, FastResultDecoderMatchesTheGeneralOne) {
   ActionResult sent;
   sent.actionId = "4f0c1d2e-0000-4000-8000-000000000001";
@@ -140,7 +140,8 @@ TEST(ExecutorProtocol, FastResultDecoderMatchesTheGeneralOne) {
   sent.status = "deployed";
   sent.change = "updated";
   sent.changes = Json{{"value", {{"current", "a"}, {"desired", "b"}}}};
-  sent.logs = Json::array({LogLine{"INFO", "End run", Json{{"k", "é"}}, "2026-01-01T00:00:00.000000"}.toJson()});
+  sent.logs =
+      Json::array({LogLine{"INFO", "End run", Json{{"k", "é"}}, "2026-01-01T00:00:00.000000"}.toJson()});
   for (bool withChanges : {true, false}) {
     ActionResult x = sent;
     if (!withChanges) x.changes = Json::object();

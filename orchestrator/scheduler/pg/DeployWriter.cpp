@@ -130,10 +130,11 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       fin.send(tx, "inm_action_finish",
                {"id", "status", "change", "changes", "messages", "finished", "send_event"});
       // The redundant `= ANY` keeps the action side an index scan of these rows (see the rps update below).
-      tx.exec_params("UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
-                     "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
-                     "FROM inm_action_finish u WHERE a.action_id = u.id AND a.action_id = ANY($1::uuid[])",
-                     pgArray(finishIds));
+      tx.exec_params(
+          "UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
+          "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
+          "FROM inm_action_finish u WHERE a.action_id = u.id AND a.action_id = ANY($1::uuid[])",
+          pgArray(finishIds));
     }
   }
 
@@ -179,9 +180,9 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
         "last_non_deploying_status = CASE WHEN u.removed THEN s.last_non_deploying_status ELSE u.status END, "
         "blocked = CASE WHEN u.removed THEN s.blocked ELSE u.blocked END "
         "FROM inm_rps_finish u WHERE s.environment = $1::uuid AND s.resource_id = u.id "
-        // Redundant with the join, but it makes the rps side an index scan of exactly these rows: without it the
-        // planner (no statistics on fresh rows) hashed every rps row of the environment for each batch, ~70 ms
-        // per batch at 100k resources (EXPLAIN ANALYZE).
+        // Redundant with the join, but it makes the rps side an index scan of exactly these rows: without it
+        // the planner (no statistics on fresh rows) hashed every rps row of the environment for each batch,
+        // ~70 ms per batch at 100k resources (EXPLAIN ANALYZE).
         "AND s.resource_id = ANY($2::text[])",
         env, pgArray(finishedIds));
     // A successful purge deletes the resource's facts (§4 Orphans).
