@@ -154,7 +154,11 @@ std::string pythonJsonDumps(const nlohmann::json& value, int indent) {
 
 std::string attributeHash(const std::string& unversionedId, const nlohmann::json& attributes) {
   std::string text;
-  if (attributes.is_object()) {
+  auto excluded = [&](const char* k) { return attributes.contains(k); };
+  if (attributes.is_object() &&
+      !(excluded("id") || excluded("requires") || excluded("provides") || excluded("version"))) {
+    text = pythonJsonDumps(attributes); // nothing to leave out: no copy (put_version hashes 100k of these)
+  } else if (attributes.is_object()) {
     nlohmann::json copy = nlohmann::json::object();
     for (auto it = attributes.begin(); it != attributes.end(); ++it) {
       const std::string& k = it.key();
