@@ -169,9 +169,13 @@ std::string attributeHash(const std::string& unversionedId, const nlohmann::json
   } else {
     text = pythonJsonDumps(attributes);
   }
+  return attributeHashOfDump(unversionedId, text);
+}
+
+std::string attributeHashOfDump(const std::string& unversionedId, const std::string& dumped) {
   llvm::MD5 md5;
   md5.update(unversionedId);
-  md5.update(text);
+  md5.update(dumped);
   llvm::MD5::MD5Result r;
   md5.final(r);
   return std::string(r.digest().str());

@@ -90,8 +90,11 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
   if (limit == 0) {
     singles = files;
   } else {
-    // Smaller than the limit so that several batches travel (and are hashed and stored) at once.
-    uint64_t target = std::min<uint64_t>(limit, 2u << 20);
+    // Smaller than the limit so that several batches travel (and are hashed and stored) at once: about a
+    // quarter of the files each (the four in flight below), at most 2 MiB, at least 256 KiB.
+    uint64_t total = 0;
+    for (const auto& f : files) total += f.second.size();
+    uint64_t target = std::min<uint64_t>(limit, std::clamp<uint64_t>(total / 4 + 1, 256u << 10, 2u << 20));
     std::string body;
     uint64_t size = 0;
     auto flush = [&]() {
@@ -120,18 +123,16 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
     flush();
   }
   if (!batches.empty()) {
-    auto first = client.send(batches.front());
-    if (!first) {
-      Failure f = takeFailure(first.takeError());
+    // Four in flight keep the server's pool busy; more would only hold more batches in its memory. All at
+    // once: a batch is idempotent, so a server that announced the extension but does not route it (a proxy in
+    // between?) answers 404/405 to each and everything goes again by the reference protocol.
+    if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) {
+      Failure f = takeFailure(std::move(e));
       if (f.status != 404 && f.status != 405) return fail(f.text);
-      // Announced but not routed (a proxy in between?): the reference protocol for everything.
       batches.clear();
       singles = files;
     } else {
       result.fileBatches = batches.size();
-      batches.erase(batches.begin());
-      // Four in flight keep the server's pool busy; more would only hold more batches in its memory.
-      if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) return e;
     }
   }
   if (!singles.empty())

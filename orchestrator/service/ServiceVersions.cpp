@@ -15,6 +15,7 @@
 #include <llvm/Support/Allocator.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -62,8 +63,10 @@ llvm::Error finishGraph(Built& b);
 /// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the
 /// caller); `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the
 /// field. `r` is taken by value and becomes the attributes in place (a streamed body moves each resource in:
-/// no copy of its values).
-llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vector<std::string>& reqs) {
+/// no copy of its values). `finite`: the caller knows every number in `r` is finite, so the hash's Python text
+/// (which writes NaN/Infinity, not JSON) can also be the stored attributes' text.
+llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vector<std::string>& reqs,
+                                            bool finite = false) {
   std::string where = "resources[" + std::to_string(i) + "]";
   if (!r.is_object()) return bad(where + " must be an object");
   auto id = r.find("id");
@@ -87,6 +90,18 @@ llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vec
   }
   std::sort(reqs.begin(), reqs.end());
   reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
+  if (finite && !r.contains("provides")) {
+    // One dump for both: the hash's text, then the same text with the requires added is the stored JSON
+    // (jsonb keeps its own key order, so where "requires" goes does not matter).
+    std::string text = artifact::pythonJsonDumps(r);
+    row.attributeHash = artifact::attributeHashOfDump(row.resourceId, text);
+    text.pop_back(); // the closing brace
+    text += text.size() > 1 ? ", \"requires\": " : "\"requires\": ";
+    text += artifact::pythonJsonDumps(nlohmann::json(reqs));
+    text += '}';
+    row.attributesJson = std::move(text);
+    return row;
+  }
   row.attributeHash = artifact::attributeHash(row.resourceId, r);
   r["requires"] = reqs;
   row.attributesJson = r.dump();
@@ -298,7 +313,12 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
   bool boolean(bool v) override { return put(v); }
   bool number_integer(number_integer_t v) override { return put(v); }
   bool number_unsigned(number_unsigned_t v) override { return put(v); }
-  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override {
+    nonFinite |= !std::isfinite(v);
+    return put(v);
+  }
+  /// Set when a number read since the last reset overflowed to infinity (JSON has no NaN).
+  bool nonFinite = false;
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
@@ -384,7 +404,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   };
   VersionSax sax([&](nlohmann::json&& r) -> bool {
     std::vector<std::string> reqs;
-    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs);
+    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, !saxPtr->nonFinite);
+    saxPtr->nonFinite = false;
     if (!row) {
       failure = row.takeError();
       return false;
