@@ -125,8 +125,17 @@ class ClientServerTest(unittest.TestCase):
             big = os.path.join(self.tmp, "n10000")
             subprocess.run([sys.executable, genmodel, "--entities", "10000", "--out", big], check=True,
                            stdout=subprocess.DEVNULL)
+            logged = len(self.server.output().splitlines())
             p = self.export(big, ["-e", env, "--server_address", "127.0.0.1", "--server_port", str(self.port), "-d"])
             v3 = int(re.search(r"Committed resources with version (\d+)", p.stdout).group(1))
+            # The files go up on a thread of their own while the resources are rewritten, but every file
+            # request is answered before the version is sent (a server may release it at once: auto_deploy).
+            lines = self.server.output().splitlines()[logged:]
+            files = [i for i, l in enumerate(lines) if "http_request" in l and "path=/api/v1/files " in l]
+            put = [i for i, l in enumerate(lines) if "http_request" in l and "path=/api/v1/version " in l]
+            self.assertTrue(files and len(put) == 1, "\n".join(lines)[-3000:])
+            self.assertLess(max(files), put[0])
+            self.assertIn("batches) took", p.stderr)
             versions = json.loads(self.cli(["--json", "version", "list", "-e", env]).stdout)
             self.assertGreater([v for v in versions if v["version"] == v3][0]["total"], 10000)
         else:
