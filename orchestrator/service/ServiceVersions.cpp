@@ -15,7 +15,6 @@
 #include <llvm/Support/Allocator.h>
 
 #include <chrono>
-#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -313,12 +312,7 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
   bool boolean(bool v) override { return put(v); }
   bool number_integer(number_integer_t v) override { return put(v); }
   bool number_unsigned(number_unsigned_t v) override { return put(v); }
-  bool number_float(number_float_t v, const string_t&) override {
-    nonFinite |= !std::isfinite(v);
-    return put(v);
-  }
-  /// Set when a number read since the last reset overflowed to infinity (JSON has no NaN).
-  bool nonFinite = false;
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
@@ -404,8 +398,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   };
   VersionSax sax([&](nlohmann::json&& r) -> bool {
     std::vector<std::string> reqs;
-    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, !saxPtr->nonFinite);
-    saxPtr->nonFinite = false;
+    // finite: the parser refuses a number that overflows (400), so no NaN/Infinity reaches the text.
+    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, /*finite=*/true);
     if (!row) {
       failure = row.takeError();
       return false;
