@@ -272,7 +272,13 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   put.method = "PUT";
   put.path = options.partial ? "/api/v2/version/partial" : "/api/v1/version";
   put.body = assemble();
-  phase.done("serialising put_version (" + std::to_string(put.body.size()) + " bytes)");
+  size_t bodyBytes = put.body.size();
+  // Compressed here, not when sent: this thread would otherwise only wait for the file uploads.
+  if (bodyBytes >= 1024) { // the size from which Client gzips a body (orchestrator.md §18)
+    put.body = gzip(put.body, bodyBytes > (1u << 20) ? 1 : 6);
+    put.gzipped = true;
+  }
+  phase.done("serialising put_version (" + std::to_string(bodyBytes) + " bytes)");
 
   uploader.join();
   if (*filesError) return std::move(*filesError);
@@ -308,6 +314,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     if (f.status != 400 || f.message.find("pip_config") == std::string::npos) return fail(f.text);
     tail.erase("pip_config");
     put.body = assemble();
+    if (put.gzipped) put.body = gzip(put.body, put.body.size() > (1u << 20) ? 1 : 6);
     stored = client.send(put);
     if (!stored) return stored.takeError();
   }
