@@ -91,10 +91,11 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
     singles = files;
   } else {
     // Smaller than the limit so that several batches travel (and are hashed and stored) at once: about a
-    // quarter of the files each (the four in flight below), at most 2 MiB, at least 256 KiB.
+    // half of the files each (two cores' worth of server and PostgreSQL work at once), at most 2 MiB, at
+    // least 256 KiB.
     uint64_t total = 0;
     for (const auto& f : files) total += f.second.size();
-    uint64_t target = std::min<uint64_t>(limit, std::clamp<uint64_t>(total / 4 + 1, 256u << 10, 2u << 20));
+    uint64_t target = std::min<uint64_t>(limit, std::clamp<uint64_t>(total / 2 + 1, 256u << 10, 2u << 20));
     std::string body;
     uint64_t size = 0;
     auto flush = [&]() {
