@@ -1,13 +1,19 @@
 // Streams the artifact document (docs/artifact.md, format_version 1) to the output, one resource per
 // line, without building an in-memory JSON tree: header (format_version, version, compile metadata,
 // agents), resources sorted by id with their keys sorted, resource_sets, files. Only deterministic data
-// is written (no time, no paths), so the same model gives the same bytes.
+// is written (no time, no paths), so the same model gives the same bytes. Threads: a large resource list is
+// serialised on two (writeInOrder: this thread and one helper, alternating blocks, reassembled in order).
 // Invariant: every resource object has exactly the keys id, requires, undefined, version plus its
 // registration's fields, in byte order.
 #include "ExportState.h"
 #include "JsonWriter.h"
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
 
 #ifndef INM_VERSION
 #define INM_VERSION "0.0.0"
@@ -91,6 +97,71 @@ void writeCode(llvm::raw_ostream& os, const ExportOptions& opts) {
   os << (mods.empty() ? "],\n" : "\n  ],\n");
 }
 
+/// Writes items [0, n) to `os` in order, as `writeOne(out, i)` would one after the other. Large runs are
+/// split into blocks that alternate between this thread (written straight to `os`) and one helper thread,
+/// which serialises its blocks into at most kAhead buffers ahead of the writer; the bytes are the same as a
+/// single-threaded run. `writeOne` must only read shared data.
+template <typename WriteOne>
+void writeInOrder(llvm::raw_ostream& os, uint32_t n, WriteOne writeOne) {
+  constexpr uint32_t kBlock = 512;
+  constexpr uint32_t kAhead = 4;
+  const uint32_t blocks = (n + kBlock - 1) / kBlock;
+  if (blocks < 8) { // small exports: no thread
+    for (uint32_t i = 0; i < n; ++i) writeOne(os, i);
+    return;
+  }
+  struct Buffer {
+    std::string text;
+    bool ready = false;
+  };
+  std::array<Buffer, kAhead> buffers; // the k-th helper block (block 2k+1) goes to buffers[k % kAhead]
+  std::mutex mu;
+  std::condition_variable cv;
+  uint32_t consumed = 0; // helper blocks written to `os`
+  auto writeBlock = [&](llvm::raw_ostream& out, uint32_t b) {
+    for (uint32_t i = b * kBlock, end = std::min(n, (b + 1) * kBlock); i < end; ++i) writeOne(out, i);
+  };
+  std::thread helper([&] {
+    for (uint32_t b = 1, k = 0; b < blocks; b += 2, ++k) {
+      Buffer& buf = buffers[k % kAhead];
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return k < consumed + kAhead; }); // its previous block was written
+      }
+      buf.text.clear();
+      llvm::raw_string_ostream out(buf.text);
+      out.SetBufferSize(1 << 16); // unbuffered, every small write would append to the string
+      writeBlock(out, b);
+      out.flush();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        buf.ready = true;
+      }
+      cv.notify_all();
+    }
+  });
+  for (uint32_t b = 0, k = 0; b < blocks; ++b) {
+    if (b % 2 == 0) {
+      writeBlock(os, b);
+      continue;
+    }
+    Buffer& buf = buffers[k % kAhead];
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return buf.ready; });
+    }
+    os << buf.text;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      buf.ready = false;
+      ++consumed;
+      ++k;
+    }
+    cv.notify_all();
+  }
+  helper.join();
+}
+
 } // namespace
 
 void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_ostream& os) {
@@ -111,28 +182,28 @@ void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_os
   os << "],\n";
 
   os << "  \"resources\": [";
-  for (uint32_t r = 0; r < s.resources.size(); ++r) {
+  writeInOrder(os, uint32_t(s.resources.size()), [&](llvm::raw_ostream& out, uint32_t r) {
     const ExportedResource& res = s.resources[r];
-    os << (r ? ",\n    {" : "\n    {");
+    out << (r ? ",\n    {" : "\n    {");
     bool first = true;
     for (const KeySlot& k : orders[res.type]) {
-      if (!first) os << ", ";
+      if (!first) out << ", ";
       first = false;
-      writeJsonString(os, k.name);
-      os << ": ";
+      writeJsonString(out, k.name);
+      out << ": ";
       switch (k.kind) {
-      case KeySlot::Field: writeJsonValue(os, s.fieldValues[res.firstField + k.field]); break;
+      case KeySlot::Field: writeJsonValue(out, s.fieldValues[res.firstField + k.field]); break;
       case KeySlot::Id:
         // Already escaped as an id; JSON-escaped here as one string.
-        writeJsonString(os, res.id + versionSuffix);
+        writeJsonString(out, res.id + versionSuffix);
         break;
-      case KeySlot::Requires: writeIdList(os, s, res.deps); break;
-      case KeySlot::Undefined: os << (res.undefined ? "true" : "false"); break;
-      case KeySlot::Version: os << opts.version; break;
+      case KeySlot::Requires: writeIdList(out, s, res.deps); break;
+      case KeySlot::Undefined: out << (res.undefined ? "true" : "false"); break;
+      case KeySlot::Version: out << opts.version; break;
       }
     }
-    os << '}';
-  }
+    out << '}';
+  });
   os << (s.resources.empty() ? "],\n" : "\n  ],\n");
 
   os << "  \"resource_sets\": {";

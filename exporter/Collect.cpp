@@ -3,13 +3,18 @@
 // `managed` check, then every field (attribute or mapper). An unknown agent or id value skips the
 // instance silently; an unknown elsewhere marks the resource undefined (the field is written as
 // "<<undefined>>"); a mapper may ignore the instance. Invariant: a resource is appended only when all of
-// its fields were computed without error.
+// its fields were computed without error. Threads: with the native std registrations and 2048 or more
+// candidates, the instances are split in two halves collected at once (this thread and one helper, each with
+// its own value arena, files set and error list) and merged in instance order, which gives the same result.
 #include "ExportState.h"
 #include "JsonWriter.h"
 #include "artifact/ResourceId.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringExtras.h>
+
+#include <memory>
+#include <thread>
 
 namespace inm::exporter {
 
@@ -39,6 +44,33 @@ struct TypeNames {
 
 enum class Outcome : uint8_t { Ok, Unknown, Error };
 
+/// Appends into a presized array from a start index (the arrays are sized for every candidate resource up
+/// front, so the two halves of a parallel collection write into disjoint ranges of one array).
+template <typename T>
+class RangeOut {
+ public:
+  RangeOut(std::vector<T>& v, size_t begin) : v_(v), end_(begin) {}
+  size_t size() const { return end_; } ///< the next index in the whole array
+  void push_back(T x) {
+    assert(end_ < v_.size() && "more resources than counted");
+    v_[end_++] = std::move(x);
+  }
+  void resize(size_t n) { end_ = n; } ///< drops what was appended past n
+ private:
+  std::vector<T>& v_;
+  size_t end_;
+};
+
+/// Where one collector puts its results. Errors are kept in instance order when `errors` is set, else
+/// reported at once.
+struct Part {
+  RangeOut<ExportedResource> resources;
+  RangeOut<Value> fieldValues;
+  runtime::ValueArena& arena;
+  FileStore& files;
+  std::vector<std::pair<InstanceId, std::string>>* errors = nullptr;
+};
+
 class Collector {
  public:
   Collector(ExportState& state, DiagnosticEngine& diags) : s_(state), diags_(diags), model_(state.model) {
@@ -62,9 +94,9 @@ class Collector {
   void run() {
     const uint32_t n = model_.instances().size();
     s_.byInstance.assign(n, kNone);
-    MapperContext ctx(model_, s_.arena, s_.files);
-    // One pass to size the resource array: growing it by doubling moved every resource and briefly held
-    // both copies (100k resources: ~10 MiB twice).
+    // One pass to size the resource arrays: growing them by doubling moved every resource and briefly held
+    // both copies (100k resources: ~10 MiB twice). It also finds the instance that splits the resources in
+    // halves for a parallel collection.
     size_t count = 0, fields = 0;
     for (uint32_t i = 0; i < n; ++i) {
       int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{i}));
@@ -72,12 +104,62 @@ class Collector {
       ++count;
       fields += s_.bound.registry().types()[size_t(t)].fields.size();
     }
-    s_.resources.reserve(count);
-    s_.fieldValues.reserve(fields);
-    for (uint32_t i = 0; i < n; ++i) {
+    s_.resources.resize(count);
+    s_.fieldValues.resize(fields);
+    // Two threads when there is enough work and the mappers are the native std ones (a registry from Python
+    // plugins calls into the interpreter, which is single-threaded).
+    const bool parallel = count >= kParallelMin && &s_.bound.registry() == &ResourceRegistry::standard();
+    if (!parallel) {
+      Part all{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files};
+      collectRange(all, 0, n);
+      s_.resources.resize(all.resources.size());
+      s_.fieldValues.resize(all.fieldValues.size());
+      return;
+    }
+    // The second half starts at the instance after the first count/2 candidates; its resources and fields
+    // are written from there on, and moved down to close the gap left by skipped instances of the first.
+    uint32_t split = 0;
+    size_t firstFields = 0;
+    for (size_t seen = 0; split < n && seen < count / 2; ++split) {
+      int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{split}));
+      if (t < 0) continue;
+      ++seen;
+      firstFields += s_.bound.registry().types()[size_t(t)].fields.size();
+    }
+    runtime::ValueArena& secondArena = *s_.moreArenas.emplace_back(std::make_unique<runtime::ValueArena>());
+    FileStore secondFiles;
+    std::vector<std::pair<InstanceId, std::string>> firstErrors, secondErrors;
+    Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files, &firstErrors};
+    Part second{
+        {s_.resources, count / 2}, {s_.fieldValues, firstFields}, secondArena, secondFiles, &secondErrors};
+    std::thread helper([&] { collectRange(second, split, n); });
+    collectRange(first, 0, split);
+    helper.join();
+    // Merge in instance order: the same resources, fields and errors as one pass over all instances.
+    size_t r = first.resources.size(), f = first.fieldValues.size();
+    const uint32_t fieldShift = uint32_t(firstFields - f);
+    for (size_t i = count / 2; i < second.resources.size(); ++i, ++r) {
+      s_.resources[i].firstField -= fieldShift;
+      if (r != i) s_.resources[r] = std::move(s_.resources[i]);
+    }
+    for (size_t i = firstFields; i < second.fieldValues.size(); ++i, ++f)
+      s_.fieldValues[f] = s_.fieldValues[i];
+    s_.resources.resize(r);
+    s_.fieldValues.resize(f);
+    s_.files.absorb(secondFiles);
+    for (auto* errors : {&firstErrors, &secondErrors})
+      for (auto& [inst, msg] : *errors) diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
+  }
+
+  /// Below this many resources one thread collects (the thread's start costs more than it saves).
+  static constexpr size_t kParallelMin = 2048;
+
+  void collectRange(Part& part, uint32_t begin, uint32_t end) {
+    MapperContext ctx(model_, part.arena, part.files);
+    for (uint32_t i = begin; i < end; ++i) {
       InstanceId inst{i};
       int t = s_.bound.typeIndexOf(model_.entityOf(inst));
-      if (t >= 0) collectOne(ctx, inst, uint32_t(t));
+      if (t >= 0) collectOne(part, ctx, inst, uint32_t(t));
     }
   }
 
@@ -86,42 +168,47 @@ class Collector {
     return name.valid() ? model_.get(inst, name) : nullptr;
   }
 
-  void error(InstanceId inst, const std::string& msg) {
-    diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
+  void error(Part& part, InstanceId inst, const std::string& msg) {
+    if (part.errors)
+      part.errors->emplace_back(inst, msg);
+    else
+      diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
   }
 
   /// Text of an agent or id value; Unknown when it is (or contains) an unknown.
-  Outcome idText(InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
+  Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
-      error(inst,
+      error(part, inst,
             "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an entity, not a value");
       return Outcome::Error;
     }
     out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
     if (out.empty()) {
-      error(inst, "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an empty string");
+      error(part, inst,
+            "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an empty string");
       return Outcome::Error;
     }
     return Outcome::Ok;
   }
 
-  Outcome agentValue(InstanceId inst, const ResourceType& type, const TypeNames& names, std::string& out) {
+  Outcome agentValue(Part& part, InstanceId inst, const ResourceType& type, const TypeNames& names,
+                     std::string& out) {
     InstanceId cur = inst;
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
       const Value* v = get(cur, names.agentPath[k]);
       if (!v) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                        type.agentPath + "' has no attribute '" + names.agentPathText[k].str() + "' on " +
-                        model_.describe(cur));
+        error(part, inst,
+              "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
+                  "' has no attribute '" + names.agentPathText[k].str() + "' on " + model_.describe(cur));
         return Outcome::Error;
       }
       Value step = *v;
       if (step.kind == ValueKind::List) {
         if (step.items().empty()) {
-          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                          type.agentPath + "' reaches an empty list at '" + names.agentPathText[k].str() +
-                          "'");
+          error(part, inst,
+                "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
+                    "' reaches an empty list at '" + names.agentPathText[k].str() + "'");
           return Outcome::Error;
         }
         step = step.items().front();
@@ -129,16 +216,18 @@ class Collector {
       if (step.isUnknown()) return Outcome::Unknown;
       if (k + 1 == names.agentPath.size()) {
         if (step.isNull()) {
-          error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute '" + type.agentPath +
-                          "' is null");
+          error(part, inst,
+                "cannot export " + model_.describe(inst) + ": the agent attribute '" + type.agentPath +
+                    "' is null");
           return Outcome::Error;
         }
-        return idText(inst, step, "agent attribute '" + type.agentPath + "'", out);
+        return idText(part, inst, step, "agent attribute '" + type.agentPath + "'", out);
       }
       if (step.kind != ValueKind::Instance) {
-        error(inst, "cannot export " + model_.describe(inst) + ": the agent attribute path '" +
-                        type.agentPath + "' does not reach an entity at '" + names.agentPathText[k].str() +
-                        "' (value " + model_.repr(step) + ")");
+        error(part, inst,
+              "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
+                  "' does not reach an entity at '" + names.agentPathText[k].str() + "' (value " +
+                  model_.repr(step) + ")");
         return Outcome::Error;
       }
       cur = step.instanceId();
@@ -146,21 +235,22 @@ class Collector {
     return Outcome::Error; // empty path: rejected at registration
   }
 
-  void collectOne(MapperContext& ctx, InstanceId inst, uint32_t t) {
+  void collectOne(Part& part, MapperContext& ctx, InstanceId inst, uint32_t t) {
     const ResourceType& type = s_.bound.registry().types()[t];
     const TypeNames& names = names_[t];
 
     std::string agent;
-    Outcome o = agentValue(inst, type, names, agent);
+    Outcome o = agentValue(part, inst, type, names, agent);
     if (o != Outcome::Ok) return;
     const Value* idValue = get(inst, names.idAttr);
     if (!idValue) {
-      error(inst,
+      error(part, inst,
             "cannot export " + model_.describe(inst) + ": it has no id attribute '" + type.idAttribute + "'");
       return;
     }
     std::string idText_;
-    if (idText(inst, *idValue, "id attribute '" + type.idAttribute + "'", idText_) != Outcome::Ok) return;
+    if (idText(part, inst, *idValue, "id attribute '" + type.idAttribute + "'", idText_) != Outcome::Ok)
+      return;
     if (type.managed) {
       const Value* managed = get(inst, names.managed);
       if (managed && managed->kind == ValueKind::Bool && !managed->b) return; // not managed: not exported
@@ -170,29 +260,30 @@ class Collector {
     r.type = t;
     r.inst = inst;
     r.agent = std::move(agent);
-    r.firstField = uint32_t(s_.fieldValues.size());
+    r.firstField = uint32_t(part.fieldValues.size());
     for (size_t f = 0; f < type.fields.size(); ++f) {
       const FieldSpec& spec = type.fields[f];
       Value v;
       if (spec.mapper) {
         FieldResult res = spec.mapper(ctx, inst);
         if (res.kind == FieldResult::Ignore) {
-          s_.fieldValues.resize(r.firstField);
+          part.fieldValues.resize(r.firstField);
           return;
         }
         if (res.kind == FieldResult::Error) {
-          error(inst,
+          error(part, inst,
                 "cannot export " + model_.describe(inst) + ": field '" + spec.name + "': " + res.message);
-          s_.fieldValues.resize(r.firstField);
+          part.fieldValues.resize(r.firstField);
           return;
         }
         v = res.value;
       } else {
         const Value* attr = get(inst, names.fields[f]);
         if (!attr) {
-          error(inst, "cannot export " + model_.describe(inst) + " as " + type.entity +
-                          ": it has no attribute '" + spec.name + "'");
-          s_.fieldValues.resize(r.firstField);
+          error(part, inst,
+                "cannot export " + model_.describe(inst) + " as " + type.entity + ": it has no attribute '" +
+                    spec.name + "'");
+          part.fieldValues.resize(r.firstField);
           return;
         }
         v = *attr;
@@ -201,12 +292,13 @@ class Collector {
         v = Value::unknown();
         r.undefined = true;
       } else if (containsInstance(v)) {
-        error(inst, "cannot export " + model_.describe(inst) + ": field '" + spec.name +
-                        "' holds an entity; resource fields must be plain values");
-        s_.fieldValues.resize(r.firstField);
+        error(part, inst,
+              "cannot export " + model_.describe(inst) + ": field '" + spec.name +
+                  "' holds an entity; resource fields must be plain values");
+        part.fieldValues.resize(r.firstField);
         return;
       }
-      s_.fieldValues.push_back(v);
+      part.fieldValues.push_back(v);
     }
     ResourceId id;
     id.type = type.entity;
@@ -214,7 +306,7 @@ class Collector {
     id.attribute = type.idAttribute;
     id.value = std::move(idText_);
     r.id = id.str();
-    s_.resources.push_back(std::move(r));
+    part.resources.push_back(std::move(r));
   }
 
   ExportState& s_;

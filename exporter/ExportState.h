@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct ExportState {
   const runtime::Model& model;
   const BoundRegistry& bound;
   runtime::ValueArena arena;
+  std::vector<std::unique_ptr<runtime::ValueArena>> moreArenas; ///< of a parallel collection's other part
   FileStore files;
   std::vector<ExportedResource> resources;
   std::vector<runtime::Value> fieldValues;

@@ -36,27 +36,44 @@ class StateView final : public DependencyView {
   const ExportState& s_;
 };
 
-/// Sorts resources by id, reports duplicate ids, fills byInstance.
+/// Sorts resources by id, reports duplicate ids, fills byInstance. The resources are permuted in place (a
+/// sorted copy held both arrays at once: ~10 MiB more at the peak of a 100k export).
 void orderResources(ExportState& s, DiagnosticEngine& diags) {
   std::vector<uint32_t> order(s.resources.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return s.resources[a].id < s.resources[b].id; });
-  std::vector<ExportedResource> sorted;
-  sorted.reserve(s.resources.size());
-  for (uint32_t i : order) {
-    ExportedResource& r = s.resources[i];
-    if (!sorted.empty() && sorted.back().id == r.id) {
-      Diagnostic d = makeDiag(DiagKind::Export, s.model.instance(r.inst).createdAt,
-                              "Resource " + r.id + " exists more than once in the configuration model");
-      d.note(makeDiag(DiagKind::NoteText, s.model.instance(sorted.back().inst).createdAt,
-                      "the first one: " + s.model.describe(sorted.back().inst)));
+  // Apply the permutation (position i receives resource order[i]) cycle by cycle.
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i || order[i] == kNone) continue;
+    ExportedResource held = std::move(s.resources[i]);
+    uint32_t at = i;
+    while (order[at] != i) {
+      uint32_t from = order[at];
+      s.resources[at] = std::move(s.resources[from]);
+      order[at] = kNone;
+      at = from;
+    }
+    s.resources[at] = std::move(held);
+    order[at] = kNone;
+  }
+  // Drop duplicates (the first, in model order, is kept: the sort was stable).
+  size_t kept = 0;
+  for (size_t r = 0; r < s.resources.size(); ++r) {
+    ExportedResource& res = s.resources[r];
+    if (kept > 0 && s.resources[kept - 1].id == res.id) {
+      const ExportedResource& first = s.resources[kept - 1];
+      Diagnostic d = makeDiag(DiagKind::Export, s.model.instance(res.inst).createdAt,
+                              "Resource " + res.id + " exists more than once in the configuration model");
+      d.note(makeDiag(DiagKind::NoteText, s.model.instance(first.inst).createdAt,
+                      "the first one: " + s.model.describe(first.inst)));
       diags.report(std::move(d));
       continue;
     }
-    sorted.push_back(std::move(r));
+    if (kept != r) s.resources[kept] = std::move(res);
+    ++kept;
   }
-  s.resources = std::move(sorted);
+  s.resources.resize(kept);
   for (uint32_t r = 0; r < s.resources.size(); ++r) s.byInstance[s.resources[r].inst.index] = r;
 }
 
@@ -166,6 +183,7 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   ExportState s(model, bound);
   collectResources(s, diags);
   orderResources(s, diags);
+  if (opts.phaseEnd) opts.phaseEnd("export collect");
 
   Graph graph(s.resources.size());
   flattenRequires(s, graph, diags);
@@ -175,20 +193,25 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   for (uint32_t r = 0; r < s.resources.size(); ++r) s.resources[r].deps = std::move(graph[r]);
   assignResourceSets(s, diags);
 
+  std::vector<llvm::StringRef> agents; // sorted and deduplicated before the strings are copied
+  agents.reserve(s.resources.size());
   for (const ExportedResource& r : s.resources) {
-    s.agents.push_back(r.agent);
+    agents.push_back(r.agent);
     if (r.undefined) ++summary.undefined;
   }
-  std::sort(s.agents.begin(), s.agents.end());
-  s.agents.erase(std::unique(s.agents.begin(), s.agents.end()), s.agents.end());
+  std::sort(agents.begin(), agents.end());
+  agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
+  s.agents.assign(agents.begin(), agents.end());
   for (const ModuleCode& m : opts.code)
     for (const auto& file : m.files) s.files.add(file.second);
   summary.resources = s.resources.size();
   summary.files = s.files.size();
   summary.agents = s.agents.size();
   summary.resourceSets = s.sets.size();
+  if (opts.phaseEnd) opts.phaseEnd("export graph");
   if (diags.errorCount() != errorsBefore) return summary;
   writeArtifact(s, opts, os);
+  if (opts.phaseEnd) opts.phaseEnd("export write");
   return summary;
 }
 

@@ -31,4 +31,9 @@ std::string FileStore::add(llvm::StringRef content) {
   return hash;
 }
 
+void FileStore::absorb(const FileStore& other) {
+  for (const auto& [hash, content] : other.files_)
+    if (files_.find(hash) == files_.end()) files_.emplace(hash, saver_.save(content));
+}
+
 } // namespace inm::exporter

@@ -29,7 +29,7 @@ void Evaluator::wake(SlotId sid) {
   if (!xp) return;
   SlotExt& x = *xp;
   if (!x.waiters.empty()) {
-    std::vector<UnitId> ws;
+    CompactVec<UnitId> ws;
     ws.swap(x.waiters);
     for (UnitId w : ws) enqueue(w);
     x.potential = 0;
@@ -75,7 +75,7 @@ void Evaluator::freeze(SlotId sid) {
 }
 
 bool Evaluator::freezeOne() {
-  llvm::SmallVector<SlotId, 4> picked;
+  std::vector<SlotId> picked;
   if (!freezer_.pick(slots_, picked)) return false;
   for (SlotId sid : picked) freeze(sid);
   return true;
@@ -216,7 +216,9 @@ Model Evaluator::run() {
       report_.abort(makeDiag(DiagKind::MaxIterations, SourceRange{}, opts_.maxIterations));
     }
   }
+  if (opts_.phaseEnd) opts_.phaseEnd("eval run");
   if (!aborted()) finalize();
+  if (opts_.phaseEnd) opts_.phaseEnd("eval finalize");
   if (opts_.stats)
     fmt::print(
         stderr,
@@ -233,10 +235,10 @@ Model Evaluator::run() {
       done += units_[UnitId{i}].done && units_[UnitId{i}].memo == kNone;
     fmt::print(stderr,
                "eval bytes: slots {} MB, units {} MB ({} done w/o memo), scopes {} MB, exts {} MB + {} MB, "
-               "memos {}\n",
+               "memos {}, value arena {} MB\n",
                slots_.size() * (sizeof(SlotMeta) + sizeof(Value)) >> 20, units_.size() * sizeof(Unit) >> 20,
                done, scopes_.size() * sizeof(Scope) >> 20, slots_.extCount() * sizeof(SlotExt) >> 20,
-               ext >> 20, units_.memoCount());
+               ext >> 20, units_.memoCount(), model_.arena().allocator().getBytesAllocated() >> 20);
   }
 
   // Units and scopes are dead once the run is over: free them before the relation values below are built,
@@ -252,15 +254,16 @@ Model Evaluator::run() {
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
       SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
-      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.ext != kNone);
+      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.hasExt());
       if (!set) continue;
       if (m.kind != SlotKind::Single) {
         model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
-        if (SlotExt* x = slots_.extIf(sid)) std::vector<Value>().swap(x->values); // now in the arena
+        if (SlotExt* x = slots_.extIf(sid)) x->values.reset(); // now in the arena
       }
       model_.setFlags()[sid.index] = 1;
     }
   }
+  if (opts_.phaseEnd) opts_.phaseEnd("eval model");
   return std::move(model_);
 }
 

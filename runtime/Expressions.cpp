@@ -259,8 +259,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
-      out = slots_.extIf(sid)[0].values[0];
+    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
+      out = x->values[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
@@ -292,8 +292,8 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
   SlotId sid = attrSid(inst, uint32_t(slot));
   const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
-      out = slots_.extIf(sid)[0].values[0];
+    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
+      out = x->values[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
@@ -377,13 +377,13 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (m.ext != kNone && !slots_.extIf(sid)[0].values.empty()) {
+    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
       out = Value::boolean(true);
       return Status::Ok;
     }
     if (m.state == kFrozen) {
       // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
-      out = m.ext != kNone && slots_.extIf(sid)[0].sawUnknown ? Value::unknown() : Value::boolean(false);
+      out = m.hasExt() && slots_.extIf(sid)->sawUnknown ? Value::unknown() : Value::boolean(false);
       return Status::Ok;
     }
     return blockOn(ctx, sid);

@@ -30,7 +30,7 @@ class FreezePolicy {
   /// A slot parked without waiters gained one or lost its last promise: rescan the parked slots.
   void zeroChanged() { zeroDirty_ = true; }
   /// Appends the slots to freeze now, in order; false when nothing is left to freeze.
-  bool pick(SlotStore& slots, llvm::SmallVectorImpl<SlotId>& out);
+  bool pick(SlotStore& slots, std::vector<SlotId>& out);
 
  private:
   const ir::Program& prog_;

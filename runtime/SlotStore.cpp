@@ -13,20 +13,27 @@ InstanceId SlotStore::ownerOf(SlotId sid) const {
 
 SlotExt& SlotStore::newExt(SlotId sid) {
   SlotMeta& m = meta_[sid.index];
-  m.ext = uint32_t(exts_.size());
+  uint32_t e = uint32_t(exts_.size());
+  if (e < SlotMeta::kExtOverflow) {
+    m.extRef = e;
+  } else {
+    m.extRef = SlotMeta::kExtOverflow;
+    overflowExt_[sid.index] = e;
+  }
   exts_.emplace_back();
-  return exts_[m.ext];
+  return exts_[e];
 }
 
 Value SlotStore::read(SlotId sid, Model& model) {
   const SlotMeta& m = meta_[sid.index];
   if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return vals_[sid.index];
+  const SlotExt* x = extIf(sid);
   if (m.kind == SlotKind::Optional) {
-    if (m.ext == kNone || exts_[m.ext].values.empty()) return Value::null();
-    return exts_[m.ext].values[0];
+    if (!x || x->values.empty()) return Value::null();
+    return x->values[0];
   }
-  if (m.ext == kNone) return model.arena().list({});
-  return model.arena().list(exts_[m.ext].values);
+  if (!x) return model.arena().list({});
+  return model.arena().list(x->values);
 }
 
 uint32_t SlotStore::internSetLoc(const SourceRange& at) {

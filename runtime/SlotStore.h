@@ -33,23 +33,34 @@ class SlotStore {
   const SlotMeta& meta(SlotId sid) const { return meta_[sid.index]; }
   /// The stored value of a single / variable slot (lists and optionals keep theirs in the ext).
   Value& value(SlotId sid) { return vals_[sid.index]; }
+  /// The index of the slot's ext in exts_, kNone when it has none.
+  uint32_t extIndex(SlotId sid) const {
+    uint32_t e = meta_[sid.index].extRef;
+    if (e == SlotMeta::kNoExt) return kNone;
+    return e == SlotMeta::kExtOverflow ? overflowExt_.find(sid.index)->second : e;
+  }
   /// The slot's ext, created on first use.
   SlotExt& ext(SlotId sid) {
-    uint32_t e = meta_[sid.index].ext;
+    uint32_t e = extIndex(sid);
     return e != kNone ? exts_[e] : newExt(sid);
   }
   /// The slot's ext, or null when it has none yet (never creates one).
   SlotExt* extIf(SlotId sid) {
-    return meta_[sid.index].ext == kNone ? nullptr : &exts_[meta_[sid.index].ext];
+    uint32_t e = extIndex(sid);
+    return e == kNone ? nullptr : &exts_[e];
+  }
+  const SlotExt* extIf(SlotId sid) const {
+    uint32_t e = extIndex(sid);
+    return e == kNone ? nullptr : &exts_[e];
   }
   /// Values a list / optional slot holds so far (0 without an ext).
   size_t valueCount(SlotId sid) const {
-    uint32_t e = meta_[sid.index].ext;
+    uint32_t e = extIndex(sid);
     return e == kNone ? 0 : exts_[e].values.size();
   }
   /// Waiters that count as progress potential (0 without an ext).
   uint32_t potential(SlotId sid) const {
-    uint32_t e = meta_[sid.index].ext;
+    uint32_t e = extIndex(sid);
     return e == kNone ? 0 : exts_[e].potential;
   }
   /// Set (single/var) or frozen (multi).
@@ -88,6 +99,7 @@ class SlotStore {
     meta_.clear();
     vals_.clear();
     exts_.clear();
+    overflowExt_.clear();
   }
 
  private:
@@ -96,6 +108,7 @@ class SlotStore {
   ChunkedVector<Value> vals_;
   ChunkedVector<SlotMeta> meta_;
   ChunkedVector<SlotExt> exts_;
+  llvm::DenseMap<uint32_t, uint32_t> overflowExt_; // slot -> ext index past SlotMeta's 24 bits (> 16M exts)
   std::vector<uint32_t> instBase_;       // instance index -> first slot index (raw: packed table)
   std::vector<ir::EntityId> instEntity_; // instance index -> entity (attrOf)
 

@@ -266,7 +266,7 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
   uint32_t mapExpr = kNone;
   if (!forwardMaps_.empty())
     if (auto it = forwardMaps_.find(unitId); it != forwardMaps_.end()) mapExpr = it->second;
-  if (m.ext != kNone) {
+  if (m.hasExt()) {
     while (units_[unitId].progress < slots_.valueCount(src)) {
       uint32_t index = units_[unitId].progress;
       Value v = slots_.extIf(src)->values[index];

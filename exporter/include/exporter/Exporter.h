@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,9 @@ struct ExportOptions {
   const ResourceRegistry* registry = nullptr;
   /// Python code of the modules with plugins (written as `python_code`, contents in `files`); empty: no key.
   std::vector<ModuleCode> code;
+  /// Called at the end of each inner phase ("export collect", "export graph", "export write") when set: the
+  /// driver's per-phase statistics.
+  std::function<void(llvm::StringRef)> phaseEnd;
 };
 
 struct ExportSummary {

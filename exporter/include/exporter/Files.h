@@ -27,6 +27,8 @@ class FileStore {
   /// Adds `content` (copied) and returns its sha1 hex; adding the same bytes twice stores them once.
   std::string add(llvm::StringRef content);
   size_t size() const { return files_.size(); }
+  /// Adds every file of `other` not already here (contents copied; no hashing).
+  void absorb(const FileStore& other);
   /// hash -> content, ascending by hash.
   const std::map<std::string, llvm::StringRef>& files() const { return files_; }
 

@@ -12,6 +12,7 @@
 #include <llvm/Support/Allocator.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -156,6 +157,9 @@ struct EvalOptions {
   bool skipTeardown = false;
   /// Plugin implementations beyond the built-in ones (Python plugins, pybridge/); looked up after them.
   const PluginRegistry* extraPlugins = nullptr;
+  /// Called at the end of each inner phase of the evaluation ("eval run", "eval finalize", "eval model")
+  /// when set: the driver's per-phase statistics.
+  std::function<void(llvm::StringRef)> phaseEnd;
 };
 
 /// Executes the program. Errors (with the reference's exception classes and wrapping) go to `diags`;
