@@ -20,8 +20,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <malloc.h>
 #include <fstream>
+#include <malloc.h>
 #include <optional>
 #include <sstream>
 #include <stdlib.h>

@@ -62,8 +62,8 @@ llvm::Error finishGraph(Built& b);
 /// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the
 /// caller); `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the
 /// field. `r` is taken by value and becomes the attributes in place (a streamed body moves each resource in:
-/// no copy of its values). `finite`: the caller knows every number in `r` is finite, so the hash's Python text
-/// (which writes NaN/Infinity, not JSON) can also be the stored attributes' text.
+/// no copy of its values). `finite`: the caller knows every number in `r` is finite, so the hash's Python
+/// text (which writes NaN/Infinity, not JSON) can also be the stored attributes' text.
 llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vector<std::string>& reqs,
                                             bool finite = false) {
   std::string where = "resources[" + std::to_string(i) + "]";

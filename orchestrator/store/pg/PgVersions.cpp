@@ -604,15 +604,16 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
         "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, "
         "is_undefined, 'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
         "WHERE environment = $1 AND model = $2";
-    const std::string count = " RETURNING is_undefined) SELECT count(*), count(*) FILTER (WHERE is_undefined) "
-                              "FROM ins";
+    const std::string count =
+        " RETURNING is_undefined) SELECT count(*), count(*) FILTER (WHERE is_undefined) "
+        "FROM ins";
     pqxx::result added;
     // An environment's first release (no rows yet) inserts every row plainly: ON CONFLICT's speculative
     // insertion costs a third more per row (100k rows: ~0.65 s of PostgreSQL CPU against ~0.45 s). Releases
-    // are serialised by the environment lock, but the scheduler also creates rows (SchedulerStore.cpp, outside
-    // that lock): if it won a race for an id, the insert is redone with ON CONFLICT DO NOTHING, as every later
-    // release does. (A NOT EXISTS filter instead was measured, and planned as a quadratic anti-join over the
-    // table being filled when statistics are missing.)
+    // are serialised by the environment lock, but the scheduler also creates rows (SchedulerStore.cpp,
+    // outside that lock): if it won a race for an id, the insert is redone with ON CONFLICT DO NOTHING, as
+    // every later release does. (A NOT EXISTS filter instead was measured, and planned as a quadratic
+    // anti-join over the table being filled when statistics are missing.)
     bool first = tx.exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource_persistent_state WHERE "
                                 "environment = $1)",
                                 env)[0][0]
