@@ -37,6 +37,7 @@ InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
   InstanceId inst = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
   slots_.beginInstance(e);
   instHasImpl_.push_back(0);
+  firstImplDone_.push_back(kNone);
   const ir::Entity& ent = prog_.entities[e];
   for (uint32_t s = 0; s < ent.slots.size(); ++s) {
     const ir::Attribute& a = prog_.attrs[ent.slots[s]];

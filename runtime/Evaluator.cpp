@@ -359,6 +359,7 @@ void Evaluator::releaseTables() {
   // Also the tables the exporter never reads (relation contents are in the model by now): the export that
   // follows reuses their memory instead of growing the peak (100k bench project: ~35 MiB).
   llvm::DenseSet<uint64_t, PairKeyInfo>().swap(implDone_);
+  std::vector<uint32_t>().swap(firstImplDone_);
   indexes_.release();
 }
 

@@ -366,7 +366,8 @@ class Evaluator {
 
   // ---- constructors and indexes (Constructors.cpp) ----
   std::string indexKey(const std::vector<Value>& values);
-  llvm::DenseSet<uint64_t, PairKeyInfo> implDone_; // (instance, ImplId) already emitted
+  std::vector<uint32_t> firstImplDone_;            // instance -> first ImplId emitted for it (kNone: none)
+  llvm::DenseSet<uint64_t, PairKeyInfo> implDone_; // (instance, ImplId) emitted after the first one
   std::vector<uint8_t> instHasImpl_;
   InstanceId createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
   void scheduleImplements(InstanceId inst);

@@ -8,7 +8,9 @@
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringMap.h>
+#include <llvm/Support/Allocator.h>
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,7 +30,7 @@ class IndexTables {
     uint32_t node;
   };
 
-  void init(size_t indexCount) { tables_.resize(indexCount); }
+  void init(size_t indexCount) { tables_ = std::make_unique<Table[]>(indexCount); }
   /// The instance registered under `key` in index `index`; invalid when none.
   InstanceId find(uint32_t index, llvm::StringRef key) const {
     auto it = tables_[index].find(key);
@@ -44,10 +46,13 @@ class IndexTables {
   void waitFor(const std::string& waitKey, PendingLookup p);
   const std::vector<PendingLookup>& pending() const { return pendingLookups_; }
 
-  void release() { std::vector<llvm::StringMap<uint32_t>>().swap(tables_); }
+  void release() { tables_.reset(); }
 
  private:
-  std::vector<llvm::StringMap<uint32_t>> tables_; // IndexId -> key -> instance index (raw: packed)
+  // Entries (key text + instance) come from one bump allocator per index instead of one malloc each: 235k
+  // keys on the 100k bench project, ~2 MiB of malloc headers and rounding.
+  using Table = llvm::StringMap<uint32_t, llvm::BumpPtrAllocator>;
+  std::unique_ptr<Table[]> tables_; // IndexId -> key -> instance index (raw: packed)
   std::unordered_multimap<std::string, UnitId> lookupWaiters_; // "index|key" -> unit
   std::vector<PendingLookup> pendingLookups_;
 };

@@ -857,7 +857,13 @@ Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
 }
 
 void Evaluator::emitImplementation(InstanceId inst, ir::ImplId implId) {
-  if (!implDone_.insert(pairKey(inst.index, implId.index)).second) return;
+  // The first implementation emitted for an instance is kept per instance, the others in the set (most
+  // instances have one: the set stays small).
+  uint32_t& first = firstImplDone_[inst.index];
+  if (first == kNone)
+    first = implId.index;
+  else if (first == implId.index || !implDone_.insert(pairKey(inst.index, implId.index)).second)
+    return;
   const ir::Implementation& impl = prog_.impls[implId];
   const ir::CodeRef& body = impl.body;
   if (!body.valid() || body.stmtBegin == body.stmtEnd) return;

@@ -4,6 +4,7 @@
 // Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
 // reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
 // any model error, 2 on bad usage.
+#include "Allocator.h"
 #include "ExportPush.h"
 #include "PhaseStats.h"
 #include "Verbs.h"
@@ -586,6 +587,7 @@ int main(int argc, char** argv) {
 
 static int driverMain(int argc, char** argv) {
   reexecConfigured(argv);
+  tools::preloadFastAllocator(argc, argv); // scheduler and executor only (tools/Allocator.h)
   initStackGuard();
   auto env = [](const char* name) -> const char* { return std::getenv(name); };
   if (std::string err = applyLimitsFromEnv(env); !err.empty()) return usage(err);

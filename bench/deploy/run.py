@@ -4,6 +4,9 @@ version of N std::testing::NullResource rows inserted with SQL as the server sto
 `inmanta scheduler` process; the clock runs from the release (rps rows + released + NOTIFY) until every resource
 is `deployed` in the database. Then a version that changes 1 resource: the number of deploy actions it causes
 is counted (must be 1). Peak RSS of the scheduler (its own report on exit) and of the executor process (VmHWM).
+CPU (user+sys, release to last row) of the scheduler, the executor, PostgreSQL (postmaster, exited and live
+backends) and this script's completion polls (psql). The completion poll backs off while far from the end
+(poll_delay); INM_BENCH_POLL=0.05 polls at a fixed 50 ms as the earlier rounds did.
 
 Usage: bench/deploy/run.py [--build build] [--sizes 10000,100000] [--agents 1,100] [--executor process,null]
                            [--parallelism 1000]
@@ -62,6 +65,34 @@ def cpu_s(pid):
         return 0.0
 
 
+def tree_cpu_s(pid):
+    """user+sys CPU seconds of a process, its reaped children and its living children (PostgreSQL: the
+    postmaster, its exited backends and the running ones)."""
+    total = 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+    return total + sum(cpu_s(c) for c in children(pid))
+
+
+def poll_delay(done, n, elapsed):
+    """Seconds to wait before the next completion poll. The poll counts every rps row of the environment (a new
+    psql connection and ~40 ms of PostgreSQL CPU at 100k rows), so polling every 50 ms took about a fifth of
+    the 2-core machine away from the run it measured. Far from the end the wait is half the estimated
+    remaining time (at most 1 s); near it, 50 ms as before, so the end is seen as precisely as before.
+    INM_BENCH_POLL=<seconds> forces a fixed interval (0.05 = the earlier rounds' method)."""
+    fixed = os.environ.get("INM_BENCH_POLL")
+    if fixed:
+        return float(fixed)
+    if done <= 0 or elapsed <= 0:
+        return 0.25
+    remaining = (n - done) * elapsed / done
+    return min(1.0, max(0.05, remaining / 2))
+
+
 def one_run(cluster, build, n, agents, executor, parallelism):
     db = f"bench_{uuid.uuid4().hex[:10]}"
     cluster.psql(f"CREATE DATABASE {db}")
@@ -115,11 +146,15 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
                   "AND last_non_deploying_status = 'deployed' AND last_deployed_attribute_hash = "
                   "current_intent_attribute_hash")
         cpu0 = cpu_s(proc.pid)  # start-up (connections, empty state) is not the deploy's cost
+        pg0, poll0 = tree_cpu_s(cluster.proc.pid), os.times()
         t0 = time.time()
         release(1)
         exec_peak = 0
+        polls, poll_wall = 0, 0.0
         while True:
+            tq = time.time()
             done = int(sql(cluster, db, done_q))
+            polls, poll_wall = polls + 1, poll_wall + time.time() - tq
             for c in children(proc.pid):
                 exec_peak = max(exec_peak, vmhwm_kib(c))
             if done >= n:
@@ -128,9 +163,13 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
                 raise RuntimeError("scheduler died:\n" + proc.output()[-3000:])
             if time.time() - t0 > 1800:
                 raise RuntimeError(f"timeout: {done}/{n}")
-            time.sleep(0.05)
+            time.sleep(poll_delay(done, n, time.time() - t0))
         wall = time.time() - t0
         sched_cpu = cpu_s(proc.pid) - cpu0
+        pg_cpu = tree_cpu_s(cluster.proc.pid) - pg0
+        poll1 = os.times()
+        poll_cpu = (poll1.user + poll1.system + poll1.children_user + poll1.children_system) - (
+            poll0.user + poll0.system + poll0.children_user + poll0.children_system)
         exec_cpu = sum(cpu_s(c) for c in children(proc.pid))
         # One changed resource of N: count the deploys it schedules.
         before = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
@@ -159,7 +198,9 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
             "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
             "scheduler_peak_mib": int(m.group(1)) if m else None,
             "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None,
-            "scheduler_cpu_s": round(sched_cpu, 2), "executor_cpu_s": round(exec_cpu, 2)}
+            "scheduler_cpu_s": round(sched_cpu, 2), "executor_cpu_s": round(exec_cpu, 2),
+            "postgres_cpu_s": round(pg_cpu, 2), "bench_poll_cpu_s": round(poll_cpu, 2),
+            "polls": polls, "poll_wall_s": round(poll_wall, 2)}
 
 
 def main():
@@ -193,12 +234,13 @@ def main():
             subprocess.run(["bash", "-c", f"grep -E 'duration' {cluster.log} | cut -c1-300 | tail -30"])
         cluster.destroy()
     print("| N | agents | executor | agent_parallelism | release→all deployed | resources/s | deploys for 1 change "
-          "| scheduler peak | executor peak | scheduler CPU | executor CPU |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| scheduler peak | executor peak | scheduler CPU | executor CPU | postgres CPU |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['n']:,} | {r['agents']} | {r['executor']} | {r['parallelism']} | {r['wall_s']} s | "
               f"{r['rate_per_s']:,} | {r['one_change_deploys']} | {r['scheduler_peak_mib']} MiB | "
-              f"{r['executor_peak_mib']} MiB | {r['scheduler_cpu_s']} s | {r['executor_cpu_s']} s |")
+              f"{r['executor_peak_mib']} MiB | {r['scheduler_cpu_s']} s | {r['executor_cpu_s']} s | "
+              f"{r['postgres_cpu_s']} s |")
 
 
 if __name__ == "__main__":

@@ -208,10 +208,17 @@ void ExecutorProcess::readMore() {
     self->lastHeard_ = std::chrono::steady_clock::now();
     try {
       while (self->alive_) {
+        std::optional<std::string_view> body = self->decoder_.nextBody();
+        if (!body) break;
+        // One result frame per resource: read without a JSON tree when it has the usual shape.
+        ActionResult fast;
+        if (decodeResultFrame(*body, fast)) {
+          self->onResult(fast);
+          continue;
+        }
         std::string logsText;
-        std::optional<Json> msg = self->decoder_.next(&logsText);
-        if (!msg) break;
-        self->onMessage(*msg, std::move(logsText));
+        Json msg = decodeFrameBody(*body, &logsText);
+        self->onMessage(msg, std::move(logsText));
       }
     } catch (const std::exception& e) {
       self->killCause_ = std::string("broke the protocol (") + e.what() + ")";
@@ -233,13 +240,7 @@ void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
       std::cerr << "executor " << pid_ << ": ignoring a malformed result: " << e.what() << "\n";
       return;
     }
-    auto it = inFlight_.find(r.actionId);
-    if (it == inFlight_.end()) return;
-    std::shared_ptr<ResultCallback> cb = it->second.callback;
-    inFlight_.erase(it);
-    inFlightCount_ = inFlight_.size();
-    lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
-    (*cb)(r);
+    onResult(r);
   } else if (type == "get_file") {
     uint64_t id = msg.value("request", uint64_t(0));
     std::string hash = msg.value("hash", std::string());
@@ -301,6 +302,16 @@ void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
     std::cerr << who() << ": " << lastError_ << "\n";
   }
   // hello, heartbeat, bye: lastHeard_ is all they update.
+}
+
+void ExecutorProcess::onResult(const ActionResult& r) {
+  auto it = inFlight_.find(r.actionId);
+  if (it == inFlight_.end()) return;
+  std::shared_ptr<ResultCallback> cb = it->second.callback;
+  inFlight_.erase(it);
+  inFlightCount_ = inFlight_.size();
+  lastActivity_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  (*cb)(r);
 }
 
 void ExecutorProcess::reap(bool force) {

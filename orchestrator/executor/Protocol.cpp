@@ -90,7 +90,12 @@ std::optional<std::pair<size_t, size_t>> topLevelArray(std::string_view s, std::
 }
 } // namespace
 
-std::optional<Json> FrameDecoder::next(std::string* logsText) {
+std::optional<std::string_view> FrameDecoder::nextBody() {
+  // The previous body is no longer referenced: compact the buffer now that it may be moved.
+  if (offset_ > (1u << 20) && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
   if (buffer_.size() - offset_ < 4) return std::nullopt;
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
   uint32_t n = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
@@ -98,29 +103,113 @@ std::optional<Json> FrameDecoder::next(std::string* logsText) {
     throw std::runtime_error("executor protocol: incoming frame of " + std::to_string(n) +
                              " bytes exceeds the limit");
   if (buffer_.size() - offset_ - 4 < n) return std::nullopt;
-  Json msg;
   std::string_view body(buffer_.data() + offset_ + 4, n);
+  offset_ += 4 + n;
+  return body;
+}
+
+std::optional<Json> FrameDecoder::next(std::string* logsText) {
+  auto body = nextBody();
+  if (!body) return std::nullopt;
+  return decodeFrameBody(*body, logsText);
+}
+
+Json decodeFrameBody(std::string_view body, std::string* logsText) {
+  Json msg;
   std::optional<std::pair<size_t, size_t>> logs;
   if (logsText) logs = topLevelArray(body, "logs");
   if (logs && Json::accept(body.substr(logs->first, logs->second - logs->first))) {
     // Validated without building a tree; the rest of the frame (small) is parsed with "logs": [].
     logsText->assign(body.substr(logs->first, logs->second - logs->first));
     std::string rest;
-    rest.reserve(n - (logs->second - logs->first) + 2);
+    rest.reserve(body.size() - (logs->second - logs->first) + 2);
     rest.append(body.substr(0, logs->first)).append("[]").append(body.substr(logs->second));
     msg = Json::parse(rest, nullptr, false);
   } else {
     if (logsText) logsText->clear();
     msg = Json::parse(body.begin(), body.end(), nullptr, false);
   }
-  offset_ += 4 + n;
-  if (offset_ > (1u << 20) && offset_ * 2 > buffer_.size()) {
-    buffer_.erase(0, offset_);
-    offset_ = 0;
-  }
   if (msg.is_discarded() || !msg.is_object() || !msg.contains("type") || !msg["type"].is_string())
     throw std::runtime_error("executor protocol: a frame is not a JSON object with a string \"type\"");
   return msg;
+}
+
+bool decodeResultFrame(std::string_view s, ActionResult& out) {
+  auto ws = [&](size_t i) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+    return i;
+  };
+  // A string value of printable ASCII without escapes, or nullopt.
+  auto plain = [&](size_t begin, size_t end) -> std::optional<std::string_view> {
+    if (end - begin < 2 || s[begin] != '"' || s[end - 1] != '"') return std::nullopt;
+    std::string_view v = s.substr(begin + 1, end - begin - 2);
+    for (char c : v)
+      if (c == '\\' || c == '"' || static_cast<unsigned char>(c) < 0x20 ||
+          static_cast<unsigned char>(c) >= 0x7f)
+        return std::nullopt;
+    return v;
+  };
+  // "changes" / "facts": an object; `{}` (what our executors send almost always) without parsing.
+  auto object = [&](size_t begin, size_t end, Json& into) {
+    std::string_view v = s.substr(begin, end - begin);
+    if (v == "{}") {
+      into = Json::object();
+      return true;
+    }
+    Json j = Json::parse(v, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return false;
+    into = std::move(j);
+    return true;
+  };
+  bool typeSeen = false, actionSeen = false, statusSeen = false;
+  size_t i = ws(0);
+  if (i >= s.size() || s[i] != '{') return false;
+  i = ws(i + 1);
+  while (i < s.size() && s[i] == '"') {
+    size_t keyEnd = skipValue(s, i);
+    if (keyEnd == std::string_view::npos) return false;
+    auto key = plain(i, keyEnd);
+    if (!key) return false;
+    i = ws(keyEnd);
+    if (i >= s.size() || s[i] != ':') return false;
+    i = ws(i + 1);
+    size_t end = skipValue(s, i);
+    if (end == std::string_view::npos || end == i) return false;
+    if (*key == "logs") {
+      std::string_view v = s.substr(i, end - i);
+      if (s[i] != '[' || !Json::accept(v)) return false;
+      out.logsText.assign(v);
+    } else if (*key == "changes" || *key == "facts") {
+      if (s[i] != '{' || !object(i, end, *key == "changes" ? out.changes : out.facts)) return false;
+    } else {
+      auto v = plain(i, end);
+      if (!v) return false;
+      if (*key == "type") {
+        if (*v != "result") return false;
+        typeSeen = true;
+      } else if (*key == "action_id") {
+        out.actionId.assign(*v);
+        actionSeen = true;
+      } else if (*key == "id") {
+        out.resourceId.assign(*v);
+      } else if (*key == "status") {
+        out.status.assign(*v);
+        statusSeen = true;
+      } else if (*key == "change") {
+        out.change.assign(*v);
+      } else {
+        return false; // not the shape ActionResult::toJson writes
+      }
+    }
+    i = ws(end);
+    if (i < s.size() && s[i] == ',') {
+      i = ws(i + 1);
+      continue;
+    }
+    if (i < s.size() && s[i] == '}') return ws(i + 1) == s.size() && typeSeen && actionSeen && statusSeen;
+    return false;
+  }
+  return false;
 }
 
 namespace {

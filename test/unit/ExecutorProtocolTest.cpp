@@ -130,3 +130,72 @@ TEST(ExecutorProtocol, StoredAttributeTextIsSentVerbatimAndDecodesAsTheTree) {
   EXPECT_EQ(back.attributes, Json::parse(*r.attributesText));
   EXPECT_EQ(DeployRequest::fromJson((*msg)["requests"][1]).attributes, plain.attributes);
 }
+
+// The scheduler's fast path for result frames (decodeResultFrame) reads exactly what the general decoder
+// reads, and declines (false) every frame it is not sure about, so the general path decides those.
+TEST(ExecutorProtocol, FastResultDecoderMatchesTheGeneralOne) {
+  ActionResult sent;
+  sent.actionId = "4f0c1d2e-0000-4000-8000-000000000001";
+  sent.resourceId = "std::testing::NullResource[agent1,name=r1],v=3";
+  sent.status = "deployed";
+  sent.change = "updated";
+  sent.changes = Json{{"value", {{"current", "a"}, {"desired", "b"}}}};
+  sent.logs =
+      Json::array({LogLine{"INFO", "End run", Json{{"k", "é"}}, "2026-01-01T00:00:00.000000"}.toJson()});
+  for (bool withChanges : {true, false}) {
+    ActionResult x = sent;
+    if (!withChanges) x.changes = Json::object();
+    std::string body = x.toJson().dump();
+    ActionResult fast;
+    ASSERT_TRUE(decodeResultFrame(body, fast)) << body;
+    std::string logsText;
+    ActionResult general = ActionResult::fromJson(decodeFrameBody(body, &logsText));
+    EXPECT_EQ(fast.actionId, general.actionId);
+    EXPECT_EQ(fast.resourceId, general.resourceId);
+    EXPECT_EQ(fast.status, "deployed");
+    EXPECT_EQ(fast.change, "updated");
+    EXPECT_EQ(fast.changes, general.changes);
+    EXPECT_EQ(fast.changes, x.changes);
+    EXPECT_EQ(fast.facts, Json::object());
+    EXPECT_EQ(fast.logsText, logsText);
+    EXPECT_EQ(Json::parse(fast.logsText)[0]["msg"], "End run");
+  }
+  // Declined: other frames, other shapes, escapes and non-ASCII in the plain fields, broken JSON.
+  const char* declined[] = {
+      R"({"type":"heartbeat","seq":1})",
+      R"({"type":"facts_result","action_id":"a","status":"deployed","logs":[],"changes":{},"facts":{}})",
+      R"({"type":"result","action_id":"a","status":"deployed","extra":1})",
+      R"({"type":"result","action_id":"a\"b","status":"deployed"})",
+      "{\"type\":\"result\",\"action_id\":\"a\xc3\xa9\",\"status\":\"deployed\"}",
+      R"({"type":"result","action_id":"a","status":"deployed","logs":[{"msg":]})",
+      R"({"type":"result","action_id":"a","status":"deployed","logs":{}})",
+      R"({"type":"result","action_id":"a","status":"deployed","changes":{"x":}})",
+      R"({"type":"result","action_id":"a","status":"deployed"} trailing)",
+      R"({"type":"result","status":"deployed"})",
+      R"({"type":"result","action_id":"a","status":1})",
+      R"([1,2])",
+      "",
+  };
+  for (const char* body : declined) {
+    ActionResult r;
+    EXPECT_FALSE(decodeResultFrame(body, r)) << body;
+  }
+  ActionResult minimal;
+  ASSERT_TRUE(decodeResultFrame(R"( { "type" : "result" , "action_id":"a", "status":"failed" } )", minimal));
+  EXPECT_EQ(minimal.change, "nochange");
+  EXPECT_TRUE(minimal.logsText.empty());
+}
+
+// nextBody hands out frames without decoding them, across splits, like next.
+TEST(ExecutorProtocol, FrameBodiesAcrossSplits) {
+  std::string bytes = encodeFrameBody(R"({"type":"a"})") + encodeFrameBody(R"({"type":"bb"})");
+  for (size_t cut = 0; cut <= bytes.size(); ++cut) {
+    FrameDecoder d;
+    std::vector<std::string> got;
+    d.feed(bytes.data(), cut);
+    while (auto b = d.nextBody()) got.emplace_back(*b);
+    d.feed(bytes.data() + cut, bytes.size() - cut);
+    while (auto b = d.nextBody()) got.emplace_back(*b);
+    ASSERT_EQ(got, (std::vector<std::string>{R"({"type":"a"})", R"({"type":"bb"})"})) << cut;
+  }
+}

@@ -114,9 +114,11 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
   {
     CopyRows fin;
     std::unordered_map<std::string, bool> startedHere;
+    std::vector<std::string> finishIds;
     for (const auto& st : e.starts) startedHere[st.actionId] = true;
     for (const auto& f : e.finishes) {
       if (startedHere.count(f.actionId)) continue;
+      finishIds.push_back(f.actionId);
       fin.field(f.actionId).field(f.status).field(f.change);
       fin.field(changesOf(f.resourceId + ",v=" + std::to_string(f.version), f.changes));
       fin.field(messagesOf(f)).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
@@ -127,18 +129,23 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
               "finished timestamptz, send_event bool) ON COMMIT DROP");
       fin.send(tx, "inm_action_finish",
                {"id", "status", "change", "changes", "messages", "finished", "send_event"});
-      tx.exec("UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
-              "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
-              "FROM inm_action_finish u WHERE a.action_id = u.id");
+      // The redundant `= ANY` keeps the action side an index scan of these rows (see the rps update below).
+      tx.exec_params(
+          "UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
+          "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
+          "FROM inm_action_finish u WHERE a.action_id = u.id AND a.action_id = ANY($1::uuid[])",
+          pgArray(finishIds));
     }
   }
 
   // 3. rps result columns from each resource's last finish; is_deploying from its last event
   if (!lastFinishRow.empty()) {
     CopyRows rows;
-    std::vector<std::string> purgedIds;
+    std::vector<std::string> purgedIds, finishedIds;
+    finishedIds.reserve(lastFinishRow.size());
     for (const auto& [id, fp] : lastFinishRow) {
       const DeployFinish& f = *fp;
+      finishedIds.push_back(id);
       auto ls = lastStart.find(id);
       rows.field(id)
           .field(f.deployedHash)
@@ -172,8 +179,12 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
         "last_produced_events = CASE WHEN u.removed THEN s.last_produced_events ELSE u.finished END, "
         "last_non_deploying_status = CASE WHEN u.removed THEN s.last_non_deploying_status ELSE u.status END, "
         "blocked = CASE WHEN u.removed THEN s.blocked ELSE u.blocked END "
-        "FROM inm_rps_finish u WHERE s.environment = $1::uuid AND s.resource_id = u.id",
-        env);
+        "FROM inm_rps_finish u WHERE s.environment = $1::uuid AND s.resource_id = u.id "
+        // Redundant with the join, but it makes the rps side an index scan of exactly these rows: without it
+        // the planner (no statistics on fresh rows) hashed every rps row of the environment for each batch,
+        // ~70 ms per batch at 100k resources (EXPLAIN ANALYZE).
+        "AND s.resource_id = ANY($2::text[])",
+        env, pgArray(finishedIds));
     // A successful purge deletes the resource's facts (§4 Orphans).
     if (!purgedIds.empty())
       tx.exec_params("DELETE FROM parameter WHERE environment = $1::uuid AND source = 'fact' AND resource_id "

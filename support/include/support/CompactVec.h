@@ -76,17 +76,20 @@ class CompactVec {
 
  private:
   void grow() {
-    assert(cap_ < (uint32_t(1) << 31) && "CompactVec holds fewer than 2^31 elements");
-    uint32_t cap = cap_ ? cap_ * 2 : 1;
+    size_t cap = cap_ ? size_t(cap_) * 2 : 1;
+    if (cap > UINT32_MAX) { // the capacity would not fit its 32 bits: reported as memory exhaustion
+      if (std::new_handler handler = std::get_new_handler()) handler();
+      throw std::bad_alloc();
+    }
     void* p;
     // As operator new does: on failure the new-handler (the driver's out-of-memory report) runs, or throws.
-    while (!(p = std::realloc(static_cast<void*>(data_), size_t(cap) * sizeof(T)))) {
+    while (!(p = std::realloc(static_cast<void*>(data_), cap * sizeof(T)))) {
       std::new_handler handler = std::get_new_handler();
       if (!handler) throw std::bad_alloc();
       handler();
     }
     data_ = static_cast<T*>(p);
-    cap_ = cap;
+    cap_ = uint32_t(cap);
   }
 
   T* data_ = nullptr;

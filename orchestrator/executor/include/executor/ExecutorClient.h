@@ -119,6 +119,8 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void writeNext();
   void readMore();
   void onMessage(const Json& msg, std::string logsText);
+  /// A result (or facts result) arrived: hands it to its request's callback (unknown action ids are dropped).
+  void onResult(const ActionResult& r);
   void onDeath(const std::string& cause);
   void reap(bool force);
   void armHeartbeat();

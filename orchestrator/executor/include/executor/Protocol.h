@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace inm::executor {
@@ -36,11 +37,26 @@ class FrameDecoder {
   /// *logsText and the message holds "logs": [] instead (result frames: the scheduler stores log lines as
   /// received).
   std::optional<Json> next(std::string* logsText = nullptr);
+  /// The body of the next complete frame, undecoded, nullopt when more bytes are needed (valid until the next
+  /// call of feed, next or nextBody). Throws std::runtime_error on an oversized frame.
+  std::optional<std::string_view> nextBody();
 
  private:
   std::string buffer_;
   size_t offset_ = 0;
 };
+
+/// A frame body as `FrameDecoder::next` decodes it (same `logsText` handling and errors).
+Json decodeFrameBody(std::string_view body, std::string* logsText = nullptr);
+
+struct ActionResult;
+/// The fast path for the frame the scheduler receives most, one per resource: a `result` frame of the shape
+/// ActionResult::toJson writes (a flat object of exactly its keys; action_id, id, status and change printable
+/// ASCII without escapes). Reads it without building a JSON tree: "logs" is validated and kept as text in
+/// `logsText`, "changes" and "facts" are parsed only when not `{}`. False for anything else (another type, an
+/// unknown key, an escape, non-ASCII in those fields, invalid JSON): the caller then decodes the body with
+/// decodeFrameBody, so the fast path never accepts what the general one would reject.
+bool decodeResultFrame(std::string_view body, ActionResult& out);
 
 /// One resource action asked of an executor (an element of a `deploy` frame's "requests").
 struct DeployRequest {
