@@ -620,13 +620,16 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
                      .as<bool>();
     bool done = false;
     if (first) {
+      // A savepoint by hand: a pqxx 6.4 subtransaction left the transaction aborted after the failed insert
+      // (test_server_push_perf: test_first_release_loses_race_to_scheduler).
+      tx.exec("SAVEPOINT release_rps");
       try {
-        pqxx::subtransaction plain(tx, "release_rps");
-        added = plain.exec_params(insert + count, env, version);
-        plain.commit();
+        added = tx.exec_params(insert + count, env, version);
         done = true;
       } catch (const pqxx::unique_violation&) {
+        tx.exec("ROLLBACK TO SAVEPOINT release_rps");
       }
+      if (done) tx.exec("RELEASE SAVEPOINT release_rps");
     }
     if (!done) added = tx.exec_params(insert + " ON CONFLICT DO NOTHING" + count, env, version);
     int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();
