@@ -614,8 +614,8 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
     // outside that lock): if it won a race for an id, the insert is redone with ON CONFLICT DO NOTHING, as
     // every later release does. (A NOT EXISTS filter instead was measured, and planned as a quadratic
     // anti-join over the table being filled when statistics are missing.) The rows go in the primary key's
-    // order: each lands on the key's rightmost leaf, which PostgreSQL fills without a descent or a random page
-    // (100k rows, statement alone: a sixth less than in the version's order, sort included).
+    // order: each lands on the key's rightmost leaf, which PostgreSQL fills without a descent or a random
+    // page (100k rows, statement alone: a sixth less than in the version's order, sort included).
     bool first = tx.exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource_persistent_state WHERE "
                                 "environment = $1)",
                                 env)[0][0]
