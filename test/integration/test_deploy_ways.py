@@ -32,7 +32,7 @@ class DeployWaysTest(unittest.TestCase):
 
     def test_a_long_deploy_appends_its_finish_lines_to_the_started_row(self):
         # A deploy running past the scheduler's 300 ms hold-back is written as a started row first; its finish
-        # then appends its lines to that row as json text (DeployWriter.cpp, migration 008).
+        # then appends its lines to that row as json text (DeployWriter.cpp, migration 007).
         d = DeployEnv(self)
         d.put_version(1, [nr("slow")])
         d.start(delay_ms=1500)
