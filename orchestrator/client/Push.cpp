@@ -155,11 +155,13 @@ llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, con
   auto missing = client.call("POST", "/api/v1/file", &stat);
   if (!missing) return missing.takeError();
   std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
+  std::set<std::string> asked; // a hash the server lists twice is uploaded once
   if ((*missing).contains("files") && (*missing)["files"].is_array()) {
     for (const nlohmann::json& h : (*missing)["files"]) {
       if (!h.is_string() || !files.contains(h.get<std::string>()))
         return fail("the server asked for a file this export does not have: " + h.dump());
       const std::string& hash = h.get_ref<const std::string&>();
+      if (!asked.insert(hash).second) continue;
       const nlohmann::json& content = files[hash];
       std::string b64;
       if (content.is_string())

@@ -416,8 +416,9 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   });
   saxPtr = &sax;
   bool parsed = nlohmann::json::sax_parse(in.begin(), in.end(), &sax);
-  if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body");
+  // A resource's own error (a 400 naming it) wins over a read error that may have cut the body short.
   if (failure) return std::move(*failure);
+  if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body");
   if (!parsed)
     return bad("the request body is not valid JSON" +
                (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));

@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -280,6 +281,29 @@ class ExportPushTest(ClientTestBase):
         meta = self.rec.find("PUT", "/api/v1/version")["body"]["version_info"]["export_metadata"]
         self.assertEqual(meta["type"], "manual")
         self.assertTrue(meta["message"].startswith("Manual compile on "))
+
+    def test_a_hash_listed_twice_is_uploaded_once(self):
+        # A server that lists a missing file twice gets one upload of it, and the counts stay sane.
+        project = self.quickstart()
+        inner = self.fake
+
+        def doubled(req):
+            status, body = inner(req)
+            if (req["method"], req["path"]) == ("POST", "/api/v1/file"):
+                body = {"files": body["files"] + body["files"]}
+            return status, body
+        self.fake = doubled
+        port = self.start()
+        p = run(["-vv", "export", "-e", ENV, "--server_address", "127.0.0.1", "--server_port", str(port)],
+                cwd=project)
+        uploaded = [r["path"].rsplit("/", 1)[1] for r in self.rec.requests
+                    if r["method"] == "PUT" and r["path"].startswith("/api/v1/file/")]
+        self.assertGreater(len(uploaded), 0)
+        self.assertEqual(len(uploaded), len(set(uploaded)))
+        self.assertEqual(set(uploaded), set(self.rec.find("POST", "/api/v1/file")["body"]["files"]))
+        m = re.search(r"uploading (\d+) files \((\d+) already on the server", p.stderr)
+        self.assertIsNotNone(m, p.stderr)
+        self.assertEqual((int(m.group(1)), int(m.group(2))), (len(uploaded), 0))
 
     def test_undefined_resources_and_resource_sets(self):
         port = self.start()
