@@ -155,7 +155,7 @@ llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, con
   auto missing = client.call("POST", "/api/v1/file", &stat);
   if (!missing) return missing.takeError();
   std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
-  std::set<std::string> asked; // a hash the server lists twice is uploaded once
+  std::set<std::string> asked;                              // a hash the server lists twice is uploaded once
   if ((*missing).contains("files") && (*missing)["files"].is_array()) {
     for (const nlohmann::json& h : (*missing)["files"]) {
       if (!h.is_string() || !files.contains(h.get<std::string>()))
