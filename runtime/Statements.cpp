@@ -590,7 +590,7 @@ DiagOr<void> Evaluator::validate(const ir::Type& t, const Value& v, Ctx* ctx) {
 // ---------------------------------------------------------------- for / if
 
 Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
-  units_.eagerSlots(unitId); // held from now on, even when empty (the unit is then never recycled)
+  units_.eagerSlots(unitId); // held from now on, even when empty, until the unit finishes
   const frontend::Ast& ast = *ctx.ast;
   const std::vector<StringId>& local = scopes_.declaredNames(ctx.file, begin, end);
   for (uint32_t i = begin; i < end; ++i) {

@@ -74,7 +74,8 @@ class UnitQueue {
 
   /// The slots `unit` holds eager promises on (created on first use).
   std::vector<SlotId>& eagerSlots(UnitId unit);
-  /// Takes the eager promises `unit` holds (empty when none).
+  /// Takes the eager promises `unit` holds (empty when none) when it finishes: its entry is reused by the
+  /// next unit that takes eager promises, and the unit holds none from then on (it may be recycled).
   std::vector<SlotId> takeEager(UnitId unit);
 
   void release() { units_.clear(); }
@@ -96,6 +97,7 @@ class UnitQueue {
   std::vector<uint32_t> freeBlocks_;
   std::vector<std::vector<std::pair<uint64_t, Value>>> memos_; // Unit::memo -> (key, value)
   std::vector<std::vector<SlotId>> eagers_;                    // Unit::eager -> slots
+  std::vector<uint32_t> freeEagers_; // eagers_ entries of finished units (empty)
 };
 
 } // namespace inm::runtime
