@@ -154,7 +154,11 @@ std::string pythonJsonDumps(const nlohmann::json& value, int indent) {
 
 std::string attributeHash(const std::string& unversionedId, const nlohmann::json& attributes) {
   std::string text;
-  if (attributes.is_object()) {
+  auto excluded = [&](const char* k) { return attributes.contains(k); };
+  if (attributes.is_object() &&
+      !(excluded("id") || excluded("requires") || excluded("provides") || excluded("version"))) {
+    text = pythonJsonDumps(attributes); // nothing to leave out: no copy (put_version hashes 100k of these)
+  } else if (attributes.is_object()) {
     nlohmann::json copy = nlohmann::json::object();
     for (auto it = attributes.begin(); it != attributes.end(); ++it) {
       const std::string& k = it.key();
@@ -165,9 +169,13 @@ std::string attributeHash(const std::string& unversionedId, const nlohmann::json
   } else {
     text = pythonJsonDumps(attributes);
   }
+  return attributeHashOfDump(unversionedId, text);
+}
+
+std::string attributeHashOfDump(const std::string& unversionedId, const std::string& dumped) {
   llvm::MD5 md5;
   md5.update(unversionedId);
-  md5.update(text);
+  md5.update(dumped);
   llvm::MD5::MD5Result r;
   md5.final(r);
   return std::string(r.digest().str());

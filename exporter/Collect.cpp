@@ -68,7 +68,7 @@ struct Part {
   RangeOut<Value> fieldValues;
   runtime::ValueArena& arena;
   FileStore& files;
-  std::vector<std::pair<InstanceId, std::string>>* errors = nullptr;
+  std::vector<Diagnostic>* errors = nullptr;
 };
 
 class Collector {
@@ -128,7 +128,7 @@ class Collector {
     }
     runtime::ValueArena& secondArena = *s_.moreArenas.emplace_back(std::make_unique<runtime::ValueArena>());
     FileStore secondFiles;
-    std::vector<std::pair<InstanceId, std::string>> firstErrors, secondErrors;
+    std::vector<Diagnostic> firstErrors, secondErrors;
     Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files, &firstErrors};
     Part second{
         {s_.resources, count / 2}, {s_.fieldValues, firstFields}, secondArena, secondFiles, &secondErrors};
@@ -148,7 +148,7 @@ class Collector {
     s_.fieldValues.resize(f);
     s_.files.absorb(secondFiles);
     for (auto* errors : {&firstErrors, &secondErrors})
-      for (auto& [inst, msg] : *errors) diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
+      for (Diagnostic& d : *errors) diags_.report(std::move(d));
   }
 
   /// Below this many resources one thread collects (the thread's start costs more than it saves).
@@ -168,25 +168,28 @@ class Collector {
     return name.valid() ? model_.get(inst, name) : nullptr;
   }
 
-  void error(Part& part, InstanceId inst, const std::string& msg) {
+  /// Reports `kind` at the instance's constructor; the first field of every such message is the instance.
+  /// A part collected on a worker thread keeps it for the merge in instance order.
+  template <typename... Args>
+  void error(Part& part, InstanceId inst, DiagKind kind, Args&&... args) {
+    Diagnostic d =
+        makeDiag(kind, model_.instance(inst).createdAt, model_.describe(inst), std::forward<Args>(args)...);
     if (part.errors)
-      part.errors->emplace_back(inst, msg);
+      part.errors->push_back(std::move(d));
     else
-      diags_.error(DiagKind::Export, model_.instance(inst).createdAt, msg);
+      diags_.report(std::move(d));
   }
 
   /// Text of an agent or id value; Unknown when it is (or contains) an unknown.
   Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
-      error(part, inst,
-            "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an entity, not a value");
+      error(part, inst, DiagKind::ExportValueIsEntity, what.str());
       return Outcome::Error;
     }
     out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
     if (out.empty()) {
-      error(part, inst,
-            "cannot export " + model_.describe(inst) + ": its " + what.str() + " is an empty string");
+      error(part, inst, DiagKind::ExportValueEmpty, what.str());
       return Outcome::Error;
     }
     return Outcome::Ok;
@@ -198,17 +201,14 @@ class Collector {
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
       const Value* v = get(cur, names.agentPath[k]);
       if (!v) {
-        error(part, inst,
-              "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                  "' has no attribute '" + names.agentPathText[k].str() + "' on " + model_.describe(cur));
+        error(part, inst, DiagKind::ExportAgentPathMissing, type.agentPath, names.agentPathText[k].str(),
+              model_.describe(cur));
         return Outcome::Error;
       }
       Value step = *v;
       if (step.kind == ValueKind::List) {
         if (step.items().empty()) {
-          error(part, inst,
-                "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                    "' reaches an empty list at '" + names.agentPathText[k].str() + "'");
+          error(part, inst, DiagKind::ExportAgentPathEmptyList, type.agentPath, names.agentPathText[k].str());
           return Outcome::Error;
         }
         step = step.items().front();
@@ -216,18 +216,14 @@ class Collector {
       if (step.isUnknown()) return Outcome::Unknown;
       if (k + 1 == names.agentPath.size()) {
         if (step.isNull()) {
-          error(part, inst,
-                "cannot export " + model_.describe(inst) + ": the agent attribute '" + type.agentPath +
-                    "' is null");
+          error(part, inst, DiagKind::ExportAgentNull, type.agentPath);
           return Outcome::Error;
         }
         return idText(part, inst, step, "agent attribute '" + type.agentPath + "'", out);
       }
       if (step.kind != ValueKind::Instance) {
-        error(part, inst,
-              "cannot export " + model_.describe(inst) + ": the agent attribute path '" + type.agentPath +
-                  "' does not reach an entity at '" + names.agentPathText[k].str() + "' (value " +
-                  model_.repr(step) + ")");
+        error(part, inst, DiagKind::ExportAgentPathNotEntity, type.agentPath, names.agentPathText[k].str(),
+              model_.repr(step));
         return Outcome::Error;
       }
       cur = step.instanceId();
@@ -244,8 +240,7 @@ class Collector {
     if (o != Outcome::Ok) return;
     const Value* idValue = get(inst, names.idAttr);
     if (!idValue) {
-      error(part, inst,
-            "cannot export " + model_.describe(inst) + ": it has no id attribute '" + type.idAttribute + "'");
+      error(part, inst, DiagKind::ExportNoIdAttribute, type.idAttribute);
       return;
     }
     std::string idText_;
@@ -271,8 +266,7 @@ class Collector {
           return;
         }
         if (res.kind == FieldResult::Error) {
-          error(part, inst,
-                "cannot export " + model_.describe(inst) + ": field '" + spec.name + "': " + res.message);
+          error(part, inst, DiagKind::ExportFieldFailed, spec.name, res.message);
           part.fieldValues.resize(r.firstField);
           return;
         }
@@ -280,9 +274,7 @@ class Collector {
       } else {
         const Value* attr = get(inst, names.fields[f]);
         if (!attr) {
-          error(part, inst,
-                "cannot export " + model_.describe(inst) + " as " + type.entity + ": it has no attribute '" +
-                    spec.name + "'");
+          error(part, inst, DiagKind::ExportFieldMissing, type.entity, spec.name);
           part.fieldValues.resize(r.firstField);
           return;
         }
@@ -292,9 +284,7 @@ class Collector {
         v = Value::unknown();
         r.undefined = true;
       } else if (containsInstance(v)) {
-        error(part, inst,
-              "cannot export " + model_.describe(inst) + ": field '" + spec.name +
-                  "' holds an entity; resource fields must be plain values");
+        error(part, inst, DiagKind::ExportFieldIsEntity, spec.name);
         part.fieldValues.resize(r.firstField);
         return;
       }

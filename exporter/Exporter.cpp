@@ -63,10 +63,9 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
     ExportedResource& res = s.resources[r];
     if (kept > 0 && s.resources[kept - 1].id == res.id) {
       const ExportedResource& first = s.resources[kept - 1];
-      Diagnostic d = makeDiag(DiagKind::Export, s.model.instance(res.inst).createdAt,
-                              "Resource " + res.id + " exists more than once in the configuration model");
-      d.note(makeDiag(DiagKind::NoteText, s.model.instance(first.inst).createdAt,
-                      "the first one: " + s.model.describe(first.inst)));
+      Diagnostic d = makeDiag(DiagKind::DuplicateResource, s.model.instance(res.inst).createdAt, res.id);
+      d.note(makeDiag(DiagKind::FirstResourceHere, s.model.instance(first.inst).createdAt,
+                      s.model.describe(first.inst)));
       diags.report(std::move(d));
       continue;
     }
@@ -100,10 +99,7 @@ void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
         set += s.model.describe(v.instanceId());
       }
       diags.report(
-          makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt,
-                   "The resource " + s.resources[r].id +
-                       " had requirements before flattening, but not after flattening. Initial set was [" +
-                       set + "]. Perhaps provides relation is not wired through correctly?"));
+          makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt, s.resources[r].id, set));
     }
   }
 }
@@ -114,7 +110,7 @@ void runDependencyManagers(ExportState& s, Graph& graph, DiagnosticEngine& diags
   for (const auto& [name, fn] : s.bound.registry().dependencyManagers()) {
     fn(view, edges);
     for (std::string& e : view.errors)
-      diags.report(makeDiag(DiagKind::Export, SourceRange{}, "dependency manager " + name + " failed: " + e));
+      diags.report(makeDiag(DiagKind::DependencyManagerFailed, SourceRange{}, name, e));
     view.errors.clear();
   }
   for (auto [from, to] : edges)
@@ -127,8 +123,7 @@ bool reportCycles(ExportState& s, const Graph& graph, DiagnosticEngine& diags) {
     std::string text;
     for (uint32_t r : cycle) text += s.resources[r].id + " -> ";
     text += s.resources[cycle.front()].id;
-    diags.error(DiagKind::Export, s.model.instance(s.resources[cycle.front()].inst).createdAt,
-                "dependency cycle between resources: " + text);
+    diags.error(DiagKind::ResourceCycle, s.model.instance(s.resources[cycle.front()].inst).createdAt, text);
   }
   return cycles.empty();
 }
@@ -154,9 +149,8 @@ void assignResourceSets(ExportState& s, DiagnosticEngine& diags) {
       uint32_t r = s.byInstance[v.instanceId().index];
       if (r == kNone) continue;
       if (setOf[r] && *setOf[r] != setName) {
-        diags.error(DiagKind::Export, s.model.instance(inst).createdAt,
-                    "resource " + s.resources[r].id + " is in two resource sets: '" + *setOf[r] + "' and '" +
-                        setName + "'; a resource belongs to at most one resource set");
+        diags.error(DiagKind::ResourceInTwoSets, s.model.instance(inst).createdAt, s.resources[r].id,
+                    *setOf[r], setName);
         continue;
       }
       if (setOf[r]) continue;
@@ -176,9 +170,10 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   std::vector<std::string> conflicts;
   BoundRegistry bound(opts.registry ? *opts.registry : ResourceRegistry::standard(), model.program(),
                       &conflicts);
-  for (const std::string& c : conflicts)
-    diags.error(DiagKind::Export, SourceRange{},
-                "entity " + c + " has more than one registered resource ancestor and none is more specific");
+  for (const std::string& c : conflicts) { // "Entity: A B"
+    size_t colon = c.find(": ");
+    diags.error(DiagKind::AmbiguousResourceAncestor, SourceRange{}, c.substr(0, colon), c.substr(colon + 2));
+  }
 
   ExportState s(model, bound);
   collectResources(s, diags);

@@ -26,6 +26,12 @@ using G = grammar::InmantaParser;
 /// True for a word the lexer reads as a keyword (FastLexer.h keeps the one list, Keywords.def).
 bool isKeyword(llvm::StringRef s);
 
+/// Where the reference reports a syntax error found at `tok` (its parser's lookahead): its lexer has read the
+/// token, so the point just past it: the line the token ends on, the column after its last character counted
+/// from the start of the line the token starts on (as the reference's lexer counts for a multi-line string).
+/// At the end of input the reference has appended a newline and read it: the line after the last, column 1.
+SourceRange pastToken(FileId file, antlr4::Token* tok);
+
 /// Builds Ast nodes from ANTLR parse trees; one instance per file, fed one top-level statement at a time.
 class AntlrBuilder {
  public:

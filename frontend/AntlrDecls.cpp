@@ -13,6 +13,21 @@ void AntlrBuilder::build(G::MainContext* m) {
   for (G::TopStmtContext* t : m->topStmt()) topStmt(t);
 }
 
+SourceRange pastToken(FileId file, antlr4::Token* tok) {
+  SourceRange r;
+  r.file = file;
+  if (tok->getType() == antlr4::Token::EOF) {
+    r.line = r.endLine = uint32_t(tok->getLine() + 1);
+    r.col = r.endCol = 1;
+    return r;
+  }
+  std::string t = tok->getText();
+  size_t chars = size_t(std::count_if(t.begin(), t.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  r.line = r.endLine = uint32_t(tok->getLine() + std::count(t.begin(), t.end(), '\n'));
+  r.col = r.endCol = uint32_t(tok->getCharPositionInLine() + 1 + chars);
+  return r;
+}
+
 SourceRange AntlrBuilder::rangeOf(antlr4::Token* a, antlr4::Token* b) {
   assert(a && "every rule context and terminal has a start token");
   SourceRange r;

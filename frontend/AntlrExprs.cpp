@@ -199,7 +199,7 @@ ExprId AntlrBuilder::primary(G::PrimaryContext* c) {
   if (auto* x = dynamic_cast<G::IsDefinedPrimaryContext*>(c)) {
     // only a bare name or an attribute reference can be tested: `ns::x is defined` is a syntax error
     if (x->varRef()->anyIdOrCid().empty() && x->varRef()->nsRef()->anyId().size() > 1) {
-      error(DiagKind::SyntaxError, rangeOf(x->K_IS()), "is");
+      error(DiagKind::SyntaxError, pastToken(file_, x->K_IS()->getSymbol()), "is");
       return ExprId{};
     }
     ExprId v = varRef(x->varRef());
@@ -405,7 +405,7 @@ ExprId AntlrBuilder::mapDef(G::MapDefContext* c) {
         return ExprId{};
       }
     } else {
-      error(DiagKind::SyntaxError, rangeOf(tok, tok), text);
+      error(DiagKind::SyntaxError, pastToken(file_, tok), text);
       return ExprId{};
     }
     StringId k = st_.intern(key);

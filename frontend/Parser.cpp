@@ -45,6 +45,7 @@ class ErrorCollector : public antlr4::BaseErrorListener {
     first.range.endCol = first.range.col + uint32_t(std::max<size_t>(1, text.size()));
     if (tok->getType() == antlr4::Token::EOF) {
       first.kind = DiagKind::UnexpectedEof;
+      first.range = pastToken(file_, tok);
       return;
     }
     if (tok->getType() == grammar::InmantaLexer::ILLEGAL) {
@@ -67,6 +68,7 @@ class ErrorCollector : public antlr4::BaseErrorListener {
     }
     first.kind = DiagKind::SyntaxError;
     first.arg = text;
+    first.range = pastToken(file_, tok);
   }
 
  private:
@@ -183,9 +185,7 @@ Ast parseFileAntlr(FileId file, const SourceManager& sm, StringTable& strings, D
           errors.first.set = true;
           errors.first.kind = DiagKind::SyntaxError;
           antlr4::Token* t = tokens.LT(1);
-          errors.first.range =
-              SourceRange{file, uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 1),
-                          uint32_t(t->getLine()), uint32_t(t->getCharPositionInLine() + 2)};
+          errors.first.range = pastToken(file, t);
           errors.first.arg = t->getText();
         }
       }

@@ -57,10 +57,9 @@ bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, Typ
     return true;
   }
   if (r == LookupResult::MissingImport) {
-    Diagnostic& d = diags.error(DiagKind::MissingImport, range, miss.type, miss.ns);
+    Diagnostic& d = diags.error(DiagKind::MissingImport, range, miss.type, miss.ns, miss.module,
+                                diags.sources().path(range.file));
     d.locWithColumn = true;
-    llvm::StringRef prefix = text.substr(0, text.rfind("::"));
-    d.note(makeDiag(DiagKind::TryImport, range, prefix.str()));
   } else {
     diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns).locWithColumn = true;
   }

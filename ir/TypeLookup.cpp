@@ -49,7 +49,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
   const Namespace& cur = program.namespaces[ns];
   auto vit = prefixId.valid() ? cur.visible.find(prefixId.index) : cur.visible.end();
   if (vit == cur.visible.end()) {
-    miss = {shortName.str(), prefix.str()};
+    miss = {name.str(), cur.name, prefix.str()};
     return LookupResult::MissingImport;
   }
   const Namespace& target = program.namespaces[vit->second];
@@ -61,7 +61,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
       return LookupResult::Found;
     }
   }
-  miss = {shortName.str(), target.name};
+  miss = {name.str(), target.name, {}};
   return LookupResult::NotFound;
 }
 

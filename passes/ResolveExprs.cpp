@@ -141,14 +141,21 @@ struct Resolver {
     exprError(DiagKind::NamespaceNotFound, id, prefix.str());
   }
 
+  /// TypeNotFound, or MissingImport with the import to add and the file to add it to.
+  void typeMissError(LookupResult r, ExprId id, const TypeMiss& miss) {
+    if (r == LookupResult::MissingImport)
+      exprError(DiagKind::MissingImport, id, miss.type, miss.ns, miss.module,
+                diags.sources().path(ast->exprs[id].range.file));
+    else
+      exprError(DiagKind::TypeNotFound, id, miss.type, miss.ns);
+  }
+
   /// Plain type lookup from an expression; reports TypeNotFound/MissingImport.
   bool lookup(ExprId id, const Expr& e, TypeEntry& out, bool report = true) {
     TypeMiss miss;
     LookupResult r = lookupType(p, ns, strings().str(e.name), out, miss);
     if (r == LookupResult::Found) return true;
-    if (report)
-      exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id,
-                miss.type, miss.ns);
+    if (report) typeMissError(r, id, miss);
     return false;
   }
 
@@ -244,8 +251,7 @@ struct Resolver {
       out = EntityId{t.index};
       return true;
     }
-    exprError(r == LookupResult::MissingImport ? DiagKind::MissingImport : DiagKind::TypeNotFound, id,
-              miss.type, miss.ns);
+    typeMissError(r, id, miss);
     return false;
   }
 

@@ -85,9 +85,7 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
   if (tag == "ok") {
     Value v;
     if (!fromPython(PyTuple_GET_ITEM(res, 1), ctx.arena(), v, error))
-      out = PluginResult::error(
-          DiagKind::PluginType,
-          fmt::format("Return value of plugin {} cannot be used in the model: {}", fullName, error));
+      out = PluginResult::failure(DiagKind::PluginReturnUnusable, fullName, error);
     else
       out = PluginResult::ok(v);
   } else if (tag == "argtype") {
@@ -95,21 +93,15 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 2));
     std::string name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 3));
     std::string repr = i < args.size() ? ctx.model().repr(args[i]) : "?";
-    out = PluginResult::error(
-        DiagKind::PluginType,
-        fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}", repr,
-                    name, fullName, type));
-    out.cause = constraintError(res, 4).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
+    out = PluginResult::failure(DiagKind::PluginType, repr, name, fullName, type);
+    out.cause = constraintError(res, 4).value_or(diagText(DiagKind::InvalidAttributeValue, repr, type));
   } else if (tag == "rettype") {
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1));
     Value v;
     std::string repr =
         fromPython(PyTuple_GET_ITEM(res, 2), ctx.arena(), v, error) ? ctx.model().repr(v) : error;
-    out = PluginResult::error(
-        DiagKind::PluginType,
-        fmt::format("Return value {} of plugin {} has incompatible type. Expected type: {}", repr, fullName,
-                    type));
-    out.cause = constraintError(res, 3).value_or(fmt::format("Invalid value '{}', expected {}", repr, type));
+    out = PluginResult::failure(DiagKind::PluginReturnType, repr, fullName, type);
+    out.cause = constraintError(res, 3).value_or(diagText(DiagKind::InvalidAttributeValue, repr, type));
   } else if (tag == "explicit") {
     out = PluginResult::error(DiagKind::ExplicitPlugin, PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)));
   } else {
@@ -284,8 +276,7 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
       diags.error(DiagKind::InvalidTypeAnnotation, at, text);
     } else {
       Diagnostic& d = diags.error(DiagKind::ModuleLoading, at, module);
-      d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{},
-                          std::string("Unable to load all plug-ins for module ") + module + ":\n" + text));
+      d.causedBy(makeDiag(DiagKind::PluginLoadFailed, SourceRange{}, module, text));
     }
   }
   for (Py_ssize_t i = 0; i < PyList_Size(plugins); ++i) {

@@ -90,8 +90,7 @@ Status Evaluator::evalKwargs(Ctx& ctx, const Expr& e, ExprId id,
     if (st != Status::Ok) return st;
     if (a.kind == frontend::ArgKind::Spread) {
       if (v.isUnknown()) continue;
-      if (v.kind != ValueKind::Dict)
-        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+      if (v.kind != ValueKind::Dict) return fail(ctx, a.value, DiagKind::DoubleStarOnNonDict);
       for (uint32_t k = 0; k < v.d->size; ++k)
         out.emplace_back(strings_.lookup(v.d->entries[k].key->str()), v.d->entries[k].value);
     } else {
@@ -150,33 +149,25 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       Status st = eval(ctx, a.value, d);
       if (st != Status::Ok) return st;
       if (d.isUnknown()) continue;
-      if (d.kind != ValueKind::Dict)
-        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+      if (d.kind != ValueKind::Dict) return fail(ctx, a.value, DiagKind::DoubleStarOnNonDict);
       for (uint32_t k = 0; k < d.d->size; ++k) {
         llvm::StringRef key = d.d->entries[k].key->str();
         StringId kid = strings_.lookup(key);
         int s = kid.valid() ? prog_.slotOf(ent, kid) : -1;
-        if (s < 0)
-          return fail(ctx, id, DiagKind::Typing,
-                      fmt::format("no attribute {} on type {}", key.str(), E.fullName));
+        if (s < 0) return fail(ctx, id, DiagKind::NoAttribute, key.str(), E.fullName);
         for (const Given& g : given)
           if (g.slot == uint32_t(s))
-            return fail(ctx, id, DiagKind::Runtime,
-                        fmt::format("The attribute {} is set twice in the constructor call of {}.", key.str(),
-                                    strings_.str(E.name).str()));
+            return fail(ctx, id, DiagKind::ConstructorAttributeTwice, key.str(), strings_.str(E.name).str());
         given.push_back(Given{uint32_t(s), ExprId{}, d.d->entries[k].value, true});
       }
       continue;
     }
     int s = prog_.slotOf(ent, a.name);
-    if (s < 0)
-      return fail(ctx, id, DiagKind::Typing,
-                  fmt::format("no attribute {} on type {}", strings_.str(a.name).str(), E.fullName));
+    if (s < 0) return fail(ctx, id, DiagKind::NoAttribute, strings_.str(a.name).str(), E.fullName);
     for (const Given& g : given)
       if (g.slot == uint32_t(s))
-        return fail(ctx, id, DiagKind::Runtime,
-                    fmt::format("The attribute {} in the constructor call of {} is already set.",
-                                strings_.str(a.name).str(), strings_.str(E.name).str()));
+        return fail(ctx, id, DiagKind::ConstructorAttributeAlreadySet, strings_.str(a.name).str(),
+                    strings_.str(E.name).str());
     given.push_back(Given{uint32_t(s), a.value, Value(), false});
   }
   // Implicit inverse: x.b = E(...) where E's end of the relation is an index attribute.
@@ -263,10 +254,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     model_.addCreatedAt(inst, at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
-      return fail(ctx, id, DiagKind::LimitExceeded,
-                  fmt::format("instance limit reached: constructing {} would make more than {} instances "
-                              "(--max-instances; does an implementation construct its own type without end?)",
-                              E.fullName, limits().maxInstances));
+      return fail(ctx, id, DiagKind::InstanceLimit, E.fullName, limits().maxInstances);
     inst = createInstance(ctx, ent, at);
     isNew = true;
     for (auto& [ix, key] : keys) {
@@ -347,22 +335,17 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
       return Status::Ok;
     }
     if (base.kind != ValueKind::Instance)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("can not get attribute {}, {} is not an entity", strings_.str(e.name).str(),
-                              model_.display(base, true)));
+      return fail(ctx, id, DiagKind::AttributeOfNonEntity, strings_.str(e.name).str(),
+                  model_.display(base, true));
     ir::EntityId be = model_.entityOf(base.instanceId());
     int slot = prog_.slotOf(be, e.name);
     if (slot < 0)
-      return fail(ctx, id, DiagKind::NotFound,
-                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(e.name).str(),
-                              prog_.entities[be].fullName));
+      return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(e.name).str(),
+                  prog_.entities[be].fullName);
     const ir::Attribute& rel = prog_.attrs[prog_.entities[be].slots[uint32_t(slot)]];
     if (!rel.isRelation || !rel.inverse.valid())
-      return fail(
-          ctx, id, DiagKind::Typing,
-          fmt::format(
-              "short index lookup is only possible on bi-drectional relations, {}.{} is unidirectional",
-              prog_.entities[rel.owner].fullName, strings_.str(rel.name).str()));
+      return fail(ctx, id, DiagKind::ShortIndexLookupUnidirectional, prog_.entities[rel.owner].fullName,
+                  strings_.str(rel.name).str());
     ent = rel.type.entity;
     kw.emplace_back(prog_.attrs[rel.inverse].name, base);
   } else {
@@ -377,9 +360,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
   for (size_t i = 0; i < kw.size(); ++i)
     for (size_t j = i + 1; j < kw.size(); ++j)
       if (kw[i].first == kw[j].first)
-        return fail(
-            ctx, id, DiagKind::Runtime,
-            fmt::format("Attribute {} provided twice in index lookup", strings_.str(kw[i].first).str()));
+        return fail(ctx, id, DiagKind::IndexLookupAttributeTwice, strings_.str(kw[i].first).str());
   for (auto& [n, v] : kw)
     if (v.isUnknown()) {
       out = Value::unknown();
@@ -423,8 +404,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
   }
   std::string names;
   for (size_t i = 0; i < kw.size(); ++i) names += (i ? ", " : "") + strings_.str(kw[i].first).str();
-  return fail(ctx, id, DiagKind::NotFound,
-              fmt::format("No index defined on {} for this lookup: {}", E.fullName, names));
+  return fail(ctx, id, DiagKind::NoIndexForLookup, E.fullName, names);
 }
 
 } // namespace inm::runtime

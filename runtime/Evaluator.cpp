@@ -131,13 +131,9 @@ Status Evaluator::checkValueSize(Ctx& ctx, ExprId node, const Value& v) {
         ctx, node, DiagKind::NestedTooDeep,
         fmt::format("a value of more than {} nested lists and dicts (--max-nesting)", lim.maxNesting));
   if (v.kind == ValueKind::String && v.str().size() > lim.maxStringBytes)
-    return fail(ctx, node, DiagKind::LimitExceeded,
-                fmt::format("a string of {} bytes exceeds the limit of {} (--max-string-bytes)",
-                            v.str().size(), lim.maxStringBytes));
+    return fail(ctx, node, DiagKind::StringSizeLimit, v.str().size(), lim.maxStringBytes);
   if (v.kind == ValueKind::List && v.l->size > lim.maxListItems)
-    return fail(ctx, node, DiagKind::LimitExceeded,
-                fmt::format("a list of {} items exceeds the limit of {} (--max-list-items)", v.l->size,
-                            lim.maxListItems));
+    return fail(ctx, node, DiagKind::ListSizeLimit, v.l->size, lim.maxListItems);
   return Status::Ok;
 }
 
@@ -334,8 +330,8 @@ bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, s
   return true;
 }
 
-void EvalPluginContext::warn(std::string message) {
-  ev_.diags_.report(makeDiag(DiagKind::Deprecation, SourceRange{}, std::move(message)));
+void EvalPluginContext::warn(DiagKind kind, std::string message) {
+  ev_.diags_.report(diagWithText(kind, SourceRange{}, std::move(message)));
 }
 
 Model evaluate(const ir::Program& program, DiagnosticEngine& diags, const EvalOptions& opts) {

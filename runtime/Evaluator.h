@@ -196,7 +196,7 @@ class EvalPluginContext final : public PluginContext {
   std::string callerModule() override;
   ir::EntityId findEntity(llvm::StringRef fullName) override;
   const Value* lookupVariable(llvm::StringRef name) override;
-  void warn(std::string message) override;
+  void warn(DiagKind kind, std::string message) override;
   bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
   bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) override;
   SlotId blockedOn;

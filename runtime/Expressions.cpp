@@ -21,7 +21,7 @@ Status Evaluator::failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind ki
   if (consumer != kNone) return failDiag(diagAt(ctx.file, consumer, false, kind, std::move(message)));
   if (ctx.reportStmt != kNone)
     return failDiag(diagAt(ctx.file, ctx.reportStmt, true, kind, std::move(message)));
-  return fail(ctx, self, kind, std::move(message));
+  return failDiag(diagAt(ctx.file, self.index, false, kind, std::move(message)));
 }
 
 Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
@@ -49,9 +49,8 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     if (e.bigInt) { // beyond int64: exact, parsed on each evaluation (rare)
       std::string err;
       if (!parseInt(model_.arena(), strings_.str(e.name), 10, out, err))
-        return fail(ctx, id, DiagKind::LimitExceeded,
-                    err.empty() ? fmt::format("invalid integer literal {}", strings_.str(e.name).str())
-                                : "integer literal: " + err);
+        return err.empty() ? fail(ctx, id, DiagKind::InvalidIntegerLiteral, strings_.str(e.name).str())
+                           : fail(ctx, id, DiagKind::IntegerLiteralLimit, err);
       return Status::Ok;
     }
     out = Value::integer(e.intValue);
@@ -70,13 +69,12 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
     Value self;
     bool isSelf = false;
     scopes_.lookupVar(ctx.scope, selfName_, &self, &isSelf);
-    if (!isSelf) return fail(ctx, id, DiagKind::NotFound, "variable self not found");
+    if (!isSelf) return fail(ctx, id, DiagKind::VariableNotFound, "self");
     if (self.isUnknown()) {
       out = self;
       return Status::Ok;
     }
-    if (self.kind != ValueKind::String)
-      return fail(ctx, id, DiagKind::Typing, "Regex can only be match with strings");
+    if (self.kind != ValueKind::String) return fail(ctx, id, DiagKind::RegexOnNonString);
     uint64_t key = pairKey(ctx.file, id.index);
     auto it = regexCache_.find(key);
     if (it == regexCache_.end()) {
@@ -150,9 +148,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       out = v;
       return Status::Ok;
     }
-    if (v.kind != ValueKind::Bool)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid value `{}`: `not` expects a boolean", msgValue(v)));
+    if (v.kind != ValueKind::Bool) return fail(ctx, id, DiagKind::NotOperandNotBoolean, msgValue(v));
     out = Value::boolean(!v.b);
     return Status::Ok;
   }
@@ -165,9 +161,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       out = l;
       return Status::Ok;
     }
-    if (l.kind != ValueKind::Bool)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid left hand value `{}`: `{}` expects a boolean", msgValue(l), op));
+    if (l.kind != ValueKind::Bool) return fail(ctx, id, DiagKind::LeftOperandNotBoolean, msgValue(l), op);
     if ((e.kind == ExprKind::And && !l.b) || (e.kind == ExprKind::Or && l.b)) {
       out = l;
       return Status::Ok;
@@ -178,9 +172,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       out = r;
       return Status::Ok;
     }
-    if (r.kind != ValueKind::Bool)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Invalid right hand value `{}`: `{}` expects a boolean", msgValue(r), op));
+    if (r.kind != ValueKind::Bool) return fail(ctx, id, DiagKind::RightOperandNotBoolean, msgValue(r), op);
     out = r;
     return Status::Ok;
   }
@@ -195,12 +187,7 @@ Status Evaluator::evalNode(Ctx& ctx, ExprId id, Value& out) {
       out = c;
       return Status::Ok;
     }
-    if (c.kind != ValueKind::Bool)
-      return fail(
-          ctx, id, DiagKind::Runtime,
-          fmt::format("Invalid value `{}`: the condition for a conditional expression must be a boolean "
-                      "expression",
-                      msgValue(c)));
+    if (c.kind != ValueKind::Bool) return fail(ctx, id, DiagKind::ConditionNotBoolean, msgValue(c));
     return eval(ctx, c.b ? e.b : e.c, out);
   }
   case ExprKind::IsDefined: return evalIsDefined(ctx, e, id, out);
@@ -223,8 +210,7 @@ bool Evaluator::qualifiedVar(uint32_t file, llvm::StringRef name, SlotId& sid) {
 }
 
 std::string Evaluator::namespaceNotFound(llvm::StringRef qualifiedName) {
-  std::string ns = qualifiedName.rsplit("::").first.str();
-  return fmt::format("Namespace {} not found.\nTry importing it with `import {}`", ns, ns);
+  return diagText(DiagKind::NamespaceNotFound, qualifiedName.rsplit("::").first.str());
 }
 
 Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
@@ -232,10 +218,10 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   SlotId sid;
   if (name.contains("::")) {
     if (!qualifiedVar(ctx.file, name, sid))
-      return failRead(ctx, id, ctx.parent, DiagKind::NotFound, namespaceNotFound(name));
+      return failRead(ctx, id, ctx.parent, DiagKind::NamespaceNotFound, namespaceNotFound(name));
     if (!sid.valid())
-      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
-                      fmt::format("variable {} not found", name.str()));
+      return failRead(ctx, id, ctx.parent, DiagKind::VariableNotFound,
+                      diagText(DiagKind::VariableNotFound, name.str()));
   } else {
     Value self;
     bool isSelf = false;
@@ -246,15 +232,13 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     }
     if (!sid.valid()) {
       if (scopes_[ctx.scope].isStatic) {
-        Diagnostic d =
-            diagAt(ctx.file, id.index, false, DiagKind::NotFound,
-                   fmt::format("Unable to resolve `{}`: a type constraint can not reference variables.",
-                               name.str()));
+        Diagnostic d = diagAt(ctx.file, id.index, false,
+                              makeDiag(DiagKind::ConstraintReferencesVariable, SourceRange{}, name.str()));
         d.locWithColumn = true;
         return failDiag(std::move(d));
       }
-      return failRead(ctx, id, ctx.parent, DiagKind::NotFound,
-                      fmt::format("variable {} not found", name.str()));
+      return failRead(ctx, id, ctx.parent, DiagKind::VariableNotFound,
+                      diagText(DiagKind::VariableNotFound, name.str()));
     }
   }
   const SlotMeta& m = slots_.meta(sid);
@@ -285,9 +269,7 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
       *missing = true;
       return Status::Ok;
     }
-    return fail(ctx, id, DiagKind::NotFound,
-                fmt::format("could not find attribute with name: {} in type {}", strings_.str(name).str(),
-                            prog_.entities[ent].fullName));
+    return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(name).str(), prog_.entities[ent].fullName);
   }
   SlotId sid = attrSid(inst, uint32_t(slot));
   const SlotMeta& m = slots_.meta(sid);
@@ -315,13 +297,9 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
   if (base.kind != ValueKind::Instance) {
     // An unknown has no attributes: like any non-instance this is an error (spec 5.7), not an unknown.
     if (base.kind == ValueKind::List)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("can not get attribute {}, {} is not an entity but a list",
-                              strings_.str(e.name).str(), model_.display(base, true)));
-    return fail(ctx, id, DiagKind::Runtime,
-                fmt::format("can not get attribute {}, {} is not an entity but a {} with value {}",
-                            strings_.str(e.name).str(), model_.display(base, true), typeName(base),
-                            model_.repr(base)));
+      return fail(ctx, id, DiagKind::AttributeOfList, strings_.str(e.name).str(), model_.display(base, true));
+    return fail(ctx, id, DiagKind::AttributeOfValue, strings_.str(e.name).str(), model_.display(base, true),
+                typeName(base), model_.repr(base));
   }
   return readAttr(ctx, base.instanceId(), e.name, id, out, nullptr, consumer);
 }
@@ -337,14 +315,12 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
       return Status::Ok;
     }
     if (base.kind != ValueKind::Instance)
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("can not get attribute {}, {} is not an entity", strings_.str(t.name).str(),
-                              model_.display(base, true)));
+      return fail(ctx, id, DiagKind::AttributeOfNonEntity, strings_.str(t.name).str(),
+                  model_.display(base, true));
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
     if (slot < 0)
-      return fail(ctx, id, DiagKind::NotFound,
-                  fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
-                              prog_.entities[model_.entityOf(base.instanceId())].fullName));
+      return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(t.name).str(),
+                  prog_.entities[model_.entityOf(base.instanceId())].fullName);
     sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (t.kind == ExprKind::Name) {
     Value self;
@@ -354,9 +330,7 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
       out = Value::boolean(true);
       return Status::Ok;
     }
-    if (!sid.valid())
-      return fail(ctx, id, DiagKind::NotFound,
-                  fmt::format("variable {} not found", strings_.str(t.name).str()));
+    if (!sid.valid()) return fail(ctx, id, DiagKind::VariableNotFound, strings_.str(t.name).str());
   } else {
     // map lookup form is rewritten by the parser; anything else: evaluate and test
     Value v;
@@ -401,12 +375,8 @@ Status Evaluator::evalMapLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     out = Value::unknown();
     return Status::Ok;
   }
-  if (d.kind != ValueKind::Dict)
-    return fail(ctx, id, DiagKind::Typing,
-                fmt::format("dict lookup is only possible on dicts, {} is not a dict", model_.repr(d)));
-  if (k.kind != ValueKind::String)
-    return fail(ctx, id, DiagKind::Typing,
-                fmt::format("dict keys can only be string, {} is not a string", model_.repr(k)));
+  if (d.kind != ValueKind::Dict) return fail(ctx, id, DiagKind::DictLookupOnNonDict, model_.repr(d));
+  if (k.kind != ValueKind::String) return fail(ctx, id, DiagKind::DictKeyNotString, model_.repr(k));
   const Value* v = d.d->find(k.str());
   if (!v) {
     std::string opts;
@@ -436,14 +406,10 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       return Status::Ok;
     }
     if (it.kind != ValueKind::List)
-      return fail(
-          ctx, id, DiagKind::Typing,
-          scopes_[ctx.scope].isStatic
-              ? fmt::format(
-                    "A list comprehension in a direct execute context can only be applied to lists, got {}",
-                    typeName(it))
-              : fmt::format("A list comprehension can only be applied to lists and relations, got {}",
-                            typeName(it)));
+      return fail(ctx, id,
+                  scopes_[ctx.scope].isStatic ? DiagKind::StaticComprehensionOverNonList
+                                              : DiagKind::ComprehensionOverNonList,
+                  typeName(it));
     ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, 0, 0, loop.var);
     SlotId var = scopes_.firstVar(scope);
     ScopeId outer = ctx.scope;
@@ -486,9 +452,7 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
       continue;
     }
     if (gv.kind != ValueKind::Bool)
-      return fail(ctx, ast.exprLists[g], DiagKind::Runtime,
-                  fmt::format("Invalid value `{}`: the guard of a list comprehension must be a boolean",
-                              model_.display(gv, true)));
+      return fail(ctx, ast.exprLists[g], DiagKind::GuardNotBoolean, model_.display(gv, true));
     keep = gv.b;
   }
   if (!keep) return Status::Ok;
@@ -517,8 +481,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     return Status::Ok;
   }
   auto failCast = [&](const char* tn) {
-    return fail(ctx, id, DiagKind::Runtime,
-                fmt::format("Failed to cast '{}' to {}", model_.display(v, true), tn));
+    return fail(ctx, id, DiagKind::CastFailed, model_.display(v, true), tn);
   };
   switch (to) {
   case ir::BaseType::String:
@@ -546,7 +509,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
       for (char c : s)
         if (c != '_') clean += c;
       if (!parseInt(model_.arena(), clean, 10, out, err)) {
-        if (!err.empty()) return fail(ctx, id, DiagKind::LimitExceeded, "int(): " + err);
+        if (!err.empty()) return fail(ctx, id, DiagKind::IntCastLimit, err);
         return failCast("int");
       }
       return Status::Ok;
@@ -599,9 +562,7 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     default: out = Value::boolean(true); break;
     }
     return Status::Ok;
-  default:
-    return fail(ctx, id, DiagKind::Runtime,
-                "Can not call this type, can only call plugin or primitive type cast");
+  default: return fail(ctx, id, DiagKind::NotCallableType);
   }
 }
 
@@ -654,7 +615,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     uint32_t n = e.argEnd - e.argBegin;
     for (uint32_t i = e.argBegin; i < e.argEnd; ++i)
       if (ctx.ast->args[i].kind != frontend::ArgKind::Positional)
-        return fail(ctx, id, DiagKind::Runtime, "Only positional arguments allowed in type cast");
+        return fail(ctx, id, DiagKind::CastKeywordArgument);
     if (n != 1) {
       // The reference lists the argument values, each as repr() writes it.
       std::string list;
@@ -663,8 +624,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         TRY(eval(ctx, ctx.ast->args[i].value, a));
         list += (i == e.argBegin ? "" : ",") + model_.repr(a);
       }
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("Illegal arguments {}: type cast expects exactly 1 argument", list));
+      return fail(ctx, id, DiagKind::CastArity, list);
     }
     Value v;
     TRY(eval(ctx, ctx.ast->args[e.argBegin].value, v));
@@ -694,15 +654,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       for (auto& [k, _] : keywords)
         if (k == strings_.str(a.name)) {
           ctx.hintAttr = savedAttr;
-          return fail(ctx, id, DiagKind::Runtime,
-                      fmt::format("Keyword argument {} repeated in function call {}()",
-                                  strings_.str(a.name).str(), p.fullName));
+          return fail(ctx, id, DiagKind::PluginKeywordRepeated, strings_.str(a.name).str(), p.fullName);
         }
       keywords.emplace_back(strings_.str(a.name), v);
     } else {
       if (v.kind != ValueKind::Dict) {
         ctx.hintAttr = savedAttr;
-        return fail(ctx, a.value, DiagKind::Typing, "The ** operator can only be applied to dictionaries");
+        return fail(ctx, a.value, DiagKind::DoubleStarOnNonDict);
       }
       for (uint32_t k = 0; k < v.d->size; ++k)
         keywords.emplace_back(v.d->entries[k].key->str(), v.d->entries[k].value);
@@ -733,43 +691,64 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     } else if (varArgs >= 0) {
       extra.push_back(v);
     } else {
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("{}() takes {} positional arguments but {} were given",
-                              strings_.str(p.name).str(), pi, positional.size()));
+      size_t takes = size_t(llvm::count_if(
+          p.params, [](const ir::PluginParam& q) { return !q.isVarArgs && !q.isKwArgs && !q.keywordOnly; }));
+      return fail(ctx, id, DiagKind::PluginTooManyArguments, p.fullName, takes, positional.size());
     }
   }
   if (varArgs >= 0) {
     bound[size_t(varArgs)] = model_.arena().list(extra);
     have[size_t(varArgs)] = 1;
   }
+  // The reference's order: missing positional, then missing keyword-only parameters, then the type of each
+  // positional argument, then each keyword argument in call order (unknown, given twice, type).
+  for (bool kwOnly : {false, true}) {
+    llvm::SmallVector<std::string, 4> missing;
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const ir::PluginParam& q = p.params[i];
+      if (have[i] || q.hasDefault || q.isVarArgs || q.isKwArgs || q.keywordOnly != kwOnly) continue;
+      llvm::StringRef name = strings_.str(q.name);
+      if (llvm::none_of(keywords, [&](const auto& kv) { return kv.first == name; }))
+        missing.push_back(name.str());
+    }
+    const char* sort = kwOnly ? "keyword-only" : "positional";
+    if (missing.size() == 1)
+      return fail(ctx, id, DiagKind::PluginMissingArgument, p.fullName, sort, missing[0]);
+    if (missing.size() > 1) {
+      std::string names;
+      for (size_t k = 0; k < missing.size(); ++k)
+        names += (k == 0 ? "'" : k + 1 == missing.size() ? " and '" : ", '") + missing[k] + "'";
+      return fail(ctx, id, DiagKind::PluginMissingArguments, p.fullName, missing.size(), sort, names);
+    }
+  }
+  auto typeOk = [&](size_t i) {
+    return pluginTypeOk(prog_, model_, p.params[i].type, bound[i])
+               ? Status::Ok
+               : fail(ctx, id, DiagKind::PluginType, model_.repr(bound[i]),
+                      strings_.str(p.params[i].name).str(), p.fullName,
+                      pluginTypeText(prog_, p.params[i].type));
+  };
+  for (size_t i = 0; i < p.params.size(); ++i)
+    if (have[i] && !p.params[i].isVarArgs && !p.params[i].isKwArgs) TRY(typeOk(i));
   llvm::SmallVector<std::pair<llvm::StringRef, Value>, 4> extraKw;
   for (auto& [k, v] : keywords) {
     bool placed = false;
     for (size_t i = 0; i < p.params.size(); ++i)
       if (strings_.str(p.params[i].name) == k && !p.params[i].isVarArgs && !p.params[i].isKwArgs) {
-        if (have[i])
-          return fail(ctx, id, DiagKind::Runtime,
-                      fmt::format("{}() got multiple values for argument '{}'", p.fullName, k.str()));
+        if (have[i]) return fail(ctx, id, DiagKind::PluginArgumentTwice, p.fullName, k.str());
         bound[i] = v;
         have[i] = 1;
         placed = true;
+        TRY(typeOk(i));
       }
     if (!placed) {
-      if (kwArgs < 0)
-        return fail(ctx, id, DiagKind::Runtime,
-                    fmt::format("{}() got an unexpected keyword argument '{}'", p.fullName, k.str()));
+      if (kwArgs < 0) return fail(ctx, id, DiagKind::PluginUnexpectedKeyword, p.fullName, k.str());
       extraKw.emplace_back(k, v);
     }
   }
   if (kwArgs >= 0) {
     bound[size_t(kwArgs)] = model_.arena().dict(extraKw);
     have[size_t(kwArgs)] = 1;
-  }
-  for (size_t i = 0; i < p.params.size(); ++i) {
-    if (have[i] || p.params[i].hasDefault || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
-    return fail(ctx, id, DiagKind::Runtime,
-                fmt::format("{}() missing 1 required positional argument: '{}'", strings_.str(p.name).str(),
-                            strings_.str(p.params[i].name).str()));
   }
   // Unknown arguments short-circuit the call unless the plugin accepts them.
   if (!p.allowUnknown)
@@ -779,35 +758,23 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         memoPut(ctx, id.index, out);
         return Status::Ok;
       }
-  for (size_t i = 0; i < bound.size(); ++i) {
-    if (!have[i] || p.params[i].isVarArgs || p.params[i].isKwArgs) continue;
-    if (!pluginTypeOk(prog_, model_, p.params[i].type, bound[i]))
-      return fail(
-          ctx, id, DiagKind::PluginType,
-          fmt::format("Value {} for argument {} of plugin {} has incompatible type. Expected type: {}",
-                      model_.repr(bound[i]), strings_.str(p.params[i].name).str(), p.fullName,
-                      pluginTypeText(prog_, p.params[i].type)));
-  }
   const PluginFn* fn = pluginFns_[r.index];
-  if (!fn)
-    return fail(ctx, id, DiagKind::Runtime,
-                fmt::format("plugin {} has no native implementation in this compiler", p.fullName));
+  if (!fn) return fail(ctx, id, DiagKind::PluginNotNative, p.fullName);
   EvalPluginContext pctx(*this, ctx);
   pctx.given = &have;
   PluginResult res = (*fn)(pctx, bound);
   if (res.kind == PluginResult::Retry) {
-    if (!pctx.blockedOn.valid())
-      return fail(ctx, id, DiagKind::Runtime,
-                  fmt::format("plugin {} asked to be retried without a reason", p.fullName));
+    if (!pctx.blockedOn.valid()) return fail(ctx, id, DiagKind::PluginRetryWithoutReason, p.fullName);
     return blockOn(ctx, pctx.blockedOn);
   }
   if (res.kind == PluginResult::Error) {
     if (res.errorKind == DiagKind::External || res.errorKind == DiagKind::ExplicitPlugin ||
         res.errorKind == DiagKind::WrappingRuntime) {
-      Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind,
-                            res.errorKind == DiagKind::ExplicitPlugin
-                                ? res.message
-                                : fmt::format("Exception in plugin {}", p.fullName));
+      // ExplicitPlugin's text is the plugin's message; External and WrappingRuntime name the plugin and
+      // show the plugin's text as the cause.
+      Diagnostic d = diagAt(ctx.file, id.index, false,
+                            makeDiag(res.errorKind, SourceRange{},
+                                     res.errorKind == DiagKind::ExplicitPlugin ? res.message : p.fullName));
       if (res.errorKind != DiagKind::ExplicitPlugin)
         d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
       return failDiag(std::move(d));
@@ -817,7 +784,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       d.causedBy(diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
       return failDiag(std::move(d));
     }
-    return fail(ctx, id, res.errorKind, res.message);
+    return failDiag(diagAt(ctx.file, id.index, false, res.errorKind, res.message));
   }
   out = res.value;
   memoPut(ctx, id.index, out);

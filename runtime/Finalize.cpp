@@ -17,9 +17,9 @@ void Evaluator::finalize() {
   llvm::DenseSet<uint32_t> reported; // unit indexes
   for (const IndexTables::PendingLookup& p : indexes_.pending()) {
     if (units_[p.unit].done || !reported.insert(p.unit.index).second) continue;
-    errors.push_back(diagAt(p.file, p.node, false, DiagKind::NotFound,
-                            fmt::format("No match in index on type {} with key {}",
-                                        prog_.entities[p.entity].fullName, p.keyText)));
+    errors.push_back(diagAt(
+        p.file, p.node, false,
+        makeDiag(DiagKind::IndexNoMatch, SourceRange{}, prog_.entities[p.entity].fullName, p.keyText)));
   }
 
   // 2. every instance: an implementation, every attribute complete
@@ -28,9 +28,7 @@ void Evaluator::finalize() {
     const Instance& inst = model_.instance(id);
     const ir::Entity& e = prog_.entities[inst.entity];
     if (!instHasImpl_[i]) {
-      Diagnostic d =
-          makeDiag(DiagKind::Runtime, inst.createdAt,
-                   fmt::format("Unable to select implementation for entity {}", strings_.str(e.name).str()));
+      Diagnostic d = makeDiag(DiagKind::NoImplementationSelected, inst.createdAt, strings_.str(e.name).str());
       d.reportedIn = describeInst(id);
       errors.push_back(std::move(d));
     }
@@ -68,7 +66,7 @@ void Evaluator::finalize() {
       actx.scope = scopes_.ns(c.file);
       Value v;
       if (eval(actx, c.expr, v) == Status::Ok && v.isUnknown()) {
-        Diagnostic d = makeDiag(DiagKind::Typing, a.range, "Relation annotation can not be Unknown");
+        Diagnostic d = makeDiag(DiagKind::RelationAnnotationUnknown, a.range);
         errors.push_back(std::move(d));
       }
       if (aborted()) return;
@@ -96,8 +94,8 @@ void Evaluator::finalize() {
     bool isStmt = un.kind == UnitKind::Stmt;
     bool forwardStmt = un.kind == UnitKind::Forward && !un.originIsExpr;
     Diagnostic d = diagAt(un.file, un.kind == UnitKind::AttrAssign || un.originIsExpr ? un.origin : un.node,
-                          isStmt || forwardStmt, DiagKind::Runtime, "not all statements executed");
-    d.message = fmt::format("not all statements executed: {} could not be evaluated", d.reportedIn);
+                          isStmt || forwardStmt, makeDiag(DiagKind::NotAllExecuted, SourceRange{}, ""));
+    d.message = diagText(DiagKind::NotAllExecuted, d.reportedIn); // the statement's text, known once placed
     failDiag(std::move(d));
     return;
   }

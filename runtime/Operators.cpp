@@ -62,7 +62,7 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   case BinaryOp::Gt:
   case BinaryOp::Le:
   case BinaryOp::Ge: {
-    if (!l.isNumber() || !r.isNumber()) return fail(ctx, id, DiagKind::Typing, "Can only compare numbers.");
+    if (!l.isNumber() || !r.isNumber()) return fail(ctx, id, DiagKind::CompareNonNumbers);
     bool res;
     bool lf = l.kind == ValueKind::Float, rf = r.kind == ValueKind::Float;
     if (lf && rf) {
@@ -89,21 +89,16 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   if (e.op == BinaryOp::Add && l.kind == ValueKind::String) {
     if (r.kind != ValueKind::String)
-      return fail(
-          ctx, id, DiagKind::Typing,
-          fmt::format("Can only concatenate str (not '{}' ({})) to str", typeName(r), model_.repr(r)));
+      return fail(ctx, id, DiagKind::ConcatNonString, typeName(r), model_.repr(r));
     if (uint64_t(l.str().size()) + r.str().size() > limits().maxStringBytes)
-      return fail(
-          ctx, id, DiagKind::LimitExceeded,
-          fmt::format("concatenating strings of {} and {} bytes exceeds the limit of {} (--max-string-bytes)",
-                      l.str().size(), r.str().size(), limits().maxStringBytes));
+      return fail(ctx, id, DiagKind::ConcatSizeLimit, l.str().size(), r.str().size(),
+                  limits().maxStringBytes);
     out = model_.arena().str((l.str() + r.str()).str());
     return Status::Ok;
   }
   if (!l.isNumber() || !r.isNumber())
-    return fail(ctx, id, DiagKind::Typing,
-                fmt::format("Unsupported operand type(s) for {}: '{}' ({}) and '{}' ({})", opName(e.op),
-                            typeName(l), model_.repr(l), typeName(r), model_.repr(r)));
+    return fail(ctx, id, DiagKind::UnsupportedOperands, opName(e.op), typeName(l), model_.repr(l),
+                typeName(r), model_.repr(r));
   bool isFloat = l.kind == ValueKind::Float || r.kind == ValueKind::Float;
   if (l.kind == ValueKind::BigInt || r.kind == ValueKind::BigInt)
     return evalBigBinary(ctx, e, id, l, r, isFloat, out);
@@ -134,10 +129,10 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     out = Value::integer(res);
     return Status::Ok;
   case BinaryOp::Div:
-    if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "division by zero");
+    if (num(r) == 0) return fail(ctx, id, DiagKind::DivisionByZero);
     return real(num(l) / num(r));
   case BinaryOp::Mod:
-    if (num(r) == 0) return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+    if (num(r) == 0) return fail(ctx, id, DiagKind::ModuloByZero);
     if (isFloat) {
       double a = num(l), b = num(r), m = std::fmod(a, b);
       if (m != 0 && ((m < 0) != (b < 0))) m += b;
@@ -151,11 +146,9 @@ Status Evaluator::evalBinary(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       if (!checkedPow(inum(l), inum(r), res)) return exact();
       out = Value::integer(res);
     } else {
-      if (num(l) == 0 && num(r) < 0)
-        return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      if (num(l) == 0 && num(r) < 0) return fail(ctx, id, DiagKind::ZeroToNegativePower);
       if (num(l) < 0 && num(r) != std::floor(num(r)))
-        return fail(ctx, id, DiagKind::Runtime,
-                    fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
+        return fail(ctx, id, DiagKind::NoRealPower, model_.repr(l), model_.repr(r));
       return real(std::pow(num(l), num(r)));
     }
     return Status::Ok;
@@ -185,20 +178,18 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
     case BinaryOp::Sub: d = a - b; break;
     case BinaryOp::Mul: d = a * b; break;
     case BinaryOp::Div:
-      if (b == 0) return fail(ctx, id, DiagKind::Runtime, "division by zero");
+      if (b == 0) return fail(ctx, id, DiagKind::DivisionByZero);
       d = a / b;
       break;
     case BinaryOp::Mod:
-      if (b == 0) return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+      if (b == 0) return fail(ctx, id, DiagKind::ModuloByZero);
       d = std::fmod(a, b);
       if (d != 0 && ((d < 0) != (b < 0))) d += b;
       break;
     case BinaryOp::Pow:
-      if (a == 0 && b < 0)
-        return fail(ctx, id, DiagKind::Runtime, "0.0 cannot be raised to a negative power");
+      if (a == 0 && b < 0) return fail(ctx, id, DiagKind::ZeroToNegativePower);
       if (a < 0 && b != std::floor(b))
-        return fail(ctx, id, DiagKind::Runtime,
-                    fmt::format("{} ** {} has no real result", model_.repr(l), model_.repr(r)));
+        return fail(ctx, id, DiagKind::NoRealPower, model_.repr(l), model_.repr(r));
       d = std::pow(a, b);
       break;
     default: llvm_unreachable("evalBinary sends only arithmetic operators here");
@@ -218,11 +209,10 @@ Status Evaluator::evalBigBinary(Ctx& ctx, const Expr& e, ExprId id, const Value&
   default: llvm_unreachable("Div takes the float path above; the other operators have a case");
   }
   if (op == IntOp::Mod && compareInts(r, Value::integer(0)) == 0)
-    return fail(ctx, id, DiagKind::Runtime, "modulo by zero");
+    return fail(ctx, id, DiagKind::ModuloByZero);
   std::string err = intArith(model_.arena(), op, l, r, out);
   if (!err.empty())
-    return fail(ctx, id, DiagKind::LimitExceeded,
-                fmt::format("{} {} {}: {}", reprShort(l), opSymbol(e.op), reprShort(r), err));
+    return fail(ctx, id, DiagKind::IntArithmeticLimit, reprShort(l), opSymbol(e.op), reprShort(r), err);
   return Status::Ok;
 }
 
@@ -252,8 +242,7 @@ Status Evaluator::evalIn(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     out = Value::boolean(found != negate);
     return Status::Ok;
   }
-  if (hay.kind != ValueKind::List)
-    return fail(ctx, id, DiagKind::Typing, "Operand two of 'in' can only be a list or dict");
+  if (hay.kind != ValueKind::List) return fail(ctx, id, DiagKind::InOnNonCollection);
   bool sawUnknown = false;
   for (const Value& v : hay.items()) {
     if (v.isUnknown()) {

@@ -13,8 +13,6 @@ namespace inm::runtime {
 
 using frontend::StmtKind;
 
-static const char* kTypeNames[] = {"string", "int", "float", "number", "bool", "list", "dict", "any"};
-
 Status Evaluator::execStmt(Ctx& ctx, UnitId unitId) {
   const Stmt& s = ctx.ast->stmts[StmtId{units_[unitId].node}];
   ctx.reportStmt = units_[unitId].node;
@@ -170,15 +168,13 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
     SlotId sid;
     if (name.contains("::")) {
       if (!qualifiedVar(ctx.file, name, sid))
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound, namespaceNotFound(name));
+        return failStmt(ctx, units_[unitId].node, DiagKind::NamespaceNotFound, name.rsplit("::").first.str());
       if (!sid.valid())
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
-                        fmt::format("variable {} not found", name.rsplit("::").second.str()));
+        return failStmt(ctx, units_[unitId].node, DiagKind::VariableNotFound, name.rsplit("::").second.str());
     } else {
       sid = scopes_.ownVar(ctx.scope, t.name);
       if (!sid.valid()) // not declared in this block (should not happen): treat as not found
-        return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
-                        fmt::format("variable {} not found", name.str()));
+        return failStmt(ctx, units_[unitId].node, DiagKind::VariableNotFound, name.str());
     }
     Value v;
     Status st = eval(ctx, s.value, v);
@@ -204,23 +200,20 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (base.isUnknown()) return Status::Ok;
   if (base.kind != ValueKind::Instance) {
     std::string what = frontend::reprExpr(*ctx.ast, t.a, strings_);
-    return failStmt(ctx, units_[unitId].node, DiagKind::Typing,
-                    fmt::format("The object at {} is not an Entity but a <class '{}'> with value {}", what,
-                                typeName(base), model_.display(base, true)));
+    return failStmt(ctx, units_[unitId].node, DiagKind::PlusAssignOnNonEntity, what, typeName(base),
+                    model_.display(base, true));
   }
   InstanceId inst = base.instanceId();
   ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, t.name);
   if (slot < 0)
-    return failStmt(ctx, units_[unitId].node, DiagKind::NotFound,
-                    fmt::format("could not find attribute with name: {} in type {}",
-                                strings_.str(t.name).str(), prog_.entities[ent].fullName));
+    return failStmt(ctx, units_[unitId].node, DiagKind::AttributeNotFound, strings_.str(t.name).str(),
+                    prog_.entities[ent].fullName);
   const ir::Attribute& attr = prog_.attrs[prog_.entities[ent].slots[uint32_t(slot)]];
   SlotId sid = attrSid(inst, uint32_t(slot));
   SlotKind kind = slots_.meta(sid).kind;
   if (s.plusAssign && kind != SlotKind::List)
-    return failStmt(ctx, units_[unitId].node, DiagKind::Typing,
-                    "Can not use += on relations with multiplicity 1");
+    return failStmt(ctx, units_[unitId].node, DiagKind::PlusAssignOnSingle);
   if (kind == SlotKind::List || kind == SlotKind::Optional) {
     if (!units_[unitId].promise.valid()) {
       units_[unitId].promise = sid;
@@ -487,106 +480,6 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
   return {};
 }
 
-static std::string typeText(const ir::Program& prog, const ir::Type& t) {
-  if (t.base == ir::BaseType::Typedef)
-    return prog.typedefs[t.typedefId].name.valid() ? prog.strings->str(prog.typedefs[t.typedefId].name).str()
-                                                   : "?";
-  if (t.base == ir::BaseType::Entity) return prog.entities[t.entity].fullName;
-  return kTypeNames[int(t.base)];
-}
-
-DiagOr<void> Evaluator::checkTypedef(ir::TypedefId td, const Value& v) {
-  const ir::Typedef& t = prog_.typedefs[td];
-  ir::Type base;
-  base.base = t.base;
-  INM_TRY_DIAG(validate(base, v, nullptr));
-  if (!t.constraint.valid()) return {};
-  uint32_t f = t.constraint.file;
-  ScopeId scope = scopes_.staticScope(f, v);
-  Ctx ctx;
-  ctx.file = f;
-  ctx.ast = &prog_.ast(f);
-  ctx.scope = scope;
-  Value r;
-  // An error in the constraint itself is reported (or captured) by eval; blocked, it fails without a message.
-  if (eval(ctx, t.constraint.expr, r) != Status::Ok) return makeDiag(DiagKind::Runtime, SourceRange{}, "");
-  if (r.isUnknown()) return {};
-  bool truthy = r.kind == ValueKind::Bool
-                    ? r.b
-                    : !(r.isNull() || (r.kind == ValueKind::Int && r.i == 0)); // a BigInt is never 0
-  if (truthy) return {};
-  // Placed at the typedef (an attribute error shows it as its cause as is); other callers keep the message.
-  Diagnostic d = makeDiag(DiagKind::Runtime, t.range,
-                          fmt::format("Invalid value {}, does not match constraint `{}`", model_.repr(v),
-                                      frontend::prettyExpr(*ctx.ast, t.constraint.expr, strings_)));
-  d.reportedIn = t.fullName;
-  d.locWithColumn = true;
-  return d;
-}
-
-DiagOr<void> Evaluator::validate(const ir::Type& t, const Value& v, Ctx* ctx) {
-  if (v.isUnknown()) return {};
-  if (t.nullable && v.isNull()) return {};
-  auto bad = [&](const Value& x, const std::string& expected) -> DiagOr<void> {
-    return makeDiag(DiagKind::Runtime, SourceRange{},
-                    fmt::format("Invalid value '{}', expected {}", msgValue(x), expected));
-  };
-  if (t.isList) {
-    if (v.kind != ValueKind::List) return bad(v, typeText(prog_, t) + "[]" + (t.nullable ? "?" : ""));
-    ir::Type elem = t;
-    elem.isList = false;
-    elem.nullable = false;
-    for (const Value& item : v.items()) INM_TRY_DIAG(validate(elem, item, ctx));
-    return {};
-  }
-  auto isLiteral = [&](const Value& x, auto& self) -> bool {
-    switch (x.kind) {
-    case ValueKind::Instance: return false;
-    case ValueKind::List:
-      for (const Value& i : x.items())
-        if (!self(i, self)) return false;
-      return true;
-    case ValueKind::Dict:
-      for (uint32_t i = 0; i < x.d->size; ++i)
-        if (!self(x.d->entries[i].value, self)) return false;
-      return true;
-    default: return true;
-    }
-  };
-  auto expect = [&](bool ok, const char* expected) { return ok ? DiagOr<void>() : bad(v, expected); };
-  switch (t.base) {
-  case ir::BaseType::String: return expect(v.kind == ValueKind::String, "string");
-  case ir::BaseType::Int: return expect(v.isInt() || v.kind == ValueKind::Bool, "int");
-  case ir::BaseType::Float: return expect(v.kind == ValueKind::Float, "float");
-  case ir::BaseType::Number: return expect(v.isNumber(), "number");
-  case ir::BaseType::Bool: return expect(v.kind == ValueKind::Bool, "bool");
-  case ir::BaseType::List:
-    if (v.kind != ValueKind::List) return bad(v, "list");
-    for (const Value& i : v.items())
-      if (!isLiteral(i, isLiteral)) return bad(i, "Literal");
-    return {};
-  case ir::BaseType::Dict:
-    if (v.kind != ValueKind::Dict) return bad(v, "dict");
-    if (!isLiteral(v, isLiteral)) return bad(v, "Literal");
-    return {};
-  case ir::BaseType::Any: return {};
-  case ir::BaseType::Typedef: return checkTypedef(t.typedefId, v);
-  case ir::BaseType::Entity:
-    if (v.kind != ValueKind::Instance) {
-      return makeDiag(DiagKind::Runtime, SourceRange{},
-                      fmt::format("Invalid type for value '{}', should be type {}", model_.display(v, true),
-                                  prog_.entities[t.entity].fullName));
-    }
-    if (!prog_.isSubtype(model_.entityOf(v.instanceId()), t.entity)) {
-      return makeDiag(DiagKind::Runtime, SourceRange{},
-                      fmt::format("Invalid class type for {}, should be {}", describeInst(v.instanceId()),
-                                  prog_.entities[t.entity].fullName));
-    }
-    return {};
-  }
-  return {};
-}
-
 // ---------------------------------------------------------------- for / if
 
 Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
@@ -624,10 +517,9 @@ Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uin
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
     if (slot < 0) {
       // The reference resolves eager promises when the block is reached: a missing attribute fails there.
-      return failDiag(
-          diagAt(ctx.file, s.target.index, false, DiagKind::NotFound,
-                 fmt::format("could not find attribute with name: {} in type {}", strings_.str(t.name).str(),
-                             prog_.entities[model_.entityOf(base.instanceId())].fullName)));
+      return failDiag(diagAt(ctx.file, s.target.index, false,
+                             makeDiag(DiagKind::AttributeNotFound, SourceRange{}, strings_.str(t.name).str(),
+                                      prog_.entities[model_.entityOf(base.instanceId())].fullName)));
     }
     SlotId sid = attrSid(base.instanceId(), uint32_t(slot));
     if (slots_.meta(sid).kind != SlotKind::List && slots_.meta(sid).kind != SlotKind::Optional) continue;
@@ -757,14 +649,11 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (v.kind != ValueKind::List) {
     // The hint names the reference when the loop runs over a variable or attribute.
     frontend::ExprKind k = ctx.ast->exprs[s.value].kind;
-    std::string msg = "A for loop can only be applied to lists and relations.";
-    if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
-      msg += fmt::format(" Hint: '{}' resolves to '{}'.", frontend::reprExpr(*ctx.ast, s.value, strings_),
-                         msgValue(v));
-    else
-      msg += fmt::format(" Hint: '{}' is not a list.", msgValue(v));
     // The reference raises this on the loop statement: "reported in For(x)".
-    return failStmt(ctx, units_[unitId].node, DiagKind::Typing, msg);
+    if (k == frontend::ExprKind::Name || k == frontend::ExprKind::AttrRef)
+      return failStmt(ctx, units_[unitId].node, DiagKind::ForOverReference,
+                      frontend::reprExpr(*ctx.ast, s.value, strings_), msgValue(v));
+    return failStmt(ctx, units_[unitId].node, DiagKind::ForOverNonList, msgValue(v));
   }
   for (const Value& item : v.items()) {
     if (item.isUnknown()) continue;
@@ -786,10 +675,7 @@ Status Evaluator::execIf(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (st != Status::Ok) return st;
   if (c.isUnknown()) return Status::Ok;
   if (c.kind != ValueKind::Bool)
-    return failStmt(
-        ctx, units_[unitId].node, DiagKind::Runtime,
-        fmt::format("Invalid value `{}`: the condition for an if statement can only be a boolean expression",
-                    msgValue(c)));
+    return failStmt(ctx, units_[unitId].node, DiagKind::IfConditionNotBoolean, msgValue(c));
   uint32_t b = c.b ? s.bodyBegin : s.elseBegin;
   uint32_t e = c.b ? s.bodyEnd : s.elseEnd;
   if (b != e) emitBlock(scopes_.newScope(ctx.scope, ctx.file, kNone, b, e), ctx.file, b, e);
@@ -843,10 +729,8 @@ Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
     if (c.isUnknown()) return Status::Ok;
     if (c.kind != ValueKind::Bool) {
       Diagnostic d =
-          diagAt(ctx.file, imp.when.expr.index, false, DiagKind::Runtime,
-                 fmt::format("Invalid value `{}`: the condition for a conditional implementation can only "
-                             "be a boolean expression",
-                             model_.display(c, true)));
+          diagAt(ctx.file, imp.when.expr.index, false,
+                 makeDiag(DiagKind::ImplementConditionNotBoolean, SourceRange{}, model_.display(c, true)));
       return failDiag(std::move(d));
     }
     if (!c.b) return Status::Ok;

@@ -214,9 +214,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
     return finish(diags, opts, banner);
   }
   if (!*session) {
-    diags.error(DiagKind::Export, SourceRange{},
-                "no server configured: use `inmanta export -j FILE`, or name the server with -e ENV "
-                "--server_address H --server_port P (or [config] environment in .inmanta)");
+    diags.error(DiagKind::ExportNoServer, SourceRange{});
     return finish(diags, opts, banner);
   }
   client::Client& client = *(*session)->client;
@@ -226,8 +224,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   if (!opts.push.partial) {
     auto v = client::reserveVersion(client);
     if (!v) {
-      diags.error(DiagKind::Export, SourceRange{},
-                  "reserving a version on " + server + ": " + llvm::toString(v.takeError()));
+      diags.error(DiagKind::ExportReserveVersion, SourceRange{}, server, llvm::toString(v.takeError()));
       return finish(diags, opts, banner);
     }
     version = *v;
@@ -251,8 +248,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   auto pushed = client::pushArtifact(client, artifact, version, (*session)->options,
                                      opts.verbose >= 2 ? &llvm::errs() : nullptr);
   if (!pushed) {
-    diags.error(DiagKind::Export, SourceRange{},
-                "exporting to " + server + ": " + llvm::toString(pushed.takeError()));
+    diags.error(DiagKind::ExportPushFailed, SourceRange{}, server, llvm::toString(pushed.takeError()));
     return finish(diags, opts, banner);
   }
   if (opts.verbose >= 3) {
@@ -464,9 +460,7 @@ int runPipeline(const Options& opts) {
     exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
   if (isExport) {
     if (isSourceFile(sm, opts.exportFile)) {
-      diags.error(DiagKind::Export, SourceRange{},
-                  "refusing to write the artifact to " + opts.exportFile +
-                      ": it is a source file of the model");
+      diags.error(DiagKind::ExportIntoSource, SourceRange{}, opts.exportFile);
       exitNow(finish(diags, opts, banner));
     }
     ArtifactFile file(opts.exportFile);

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <malloc.h>
 #include <optional>
 #include <sstream>
 #include <stdlib.h>
@@ -255,6 +256,9 @@ struct HttpServer::Impl {
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
   }
 
+  /// Request bodies (as received) above this size are followed by a malloc_trim (see serve()).
+  static constexpr size_t kTrimAfterBody = 256u << 10;
+
   /// Whether a request's body goes to a temporary file instead of memory: a put_version larger than
   /// spoolRequestSize (or of unknown length), which Service::putVersionFile then parses streaming.
   bool spoolable(const http::request_header<>& h, const boost::optional<uint64_t>& length) const {
@@ -365,8 +369,17 @@ struct HttpServer::Impl {
                                                   std::chrono::steady_clock::now() - started)
                                                   .count())}});
       bool keep = keepAlive && !stopping;
+      bool large = spooled || text->get().body().size() > kTrimAfterBody;
       co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
       checkDrained();
+      if (large) {
+        // A large request (a version, a file batch, a stat of thousands of files) leaves its memory free in
+        // the allocator's per-thread arenas; handing it back keeps the server's peak near the largest single
+        // request instead of the sum over the arenas a push's requests ran in (bench/README.md "push").
+        text.reset();
+        spooled.reset();
+        co_await svc.blocking([] { return ::malloc_trim(0); });
+      }
       if (!keep) co_return;
     }
   }

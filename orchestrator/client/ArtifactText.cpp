@@ -165,7 +165,26 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
 
 } // namespace
 
-llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version) {
+llvm::Expected<nlohmann::json> artifactFiles(const std::string& text) {
+  Scanner sc(text);
+  if (!sc.expect('{')) return malformed(sc);
+  nlohmann::json files = nlohmann::json::object();
+  if (!sc.accept('}')) {
+    do {
+      std::string_view key, val;
+      if (!sc.string(key) || !sc.expect(':') || !sc.value(val)) return malformed(sc);
+      if (key != "\"files\"") continue;
+      files = nlohmann::json::parse(val, nullptr, false);
+      if (!files.is_object())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the export artifact's files must be an object");
+    } while (sc.accept(','));
+    if (!sc.expect('}')) return malformed(sc);
+  }
+  return files;
+}
+
+llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version, bool withFiles) {
   ArtifactParts parts;
   const std::string suffix = ",v=" + std::to_string(version);
   Scanner sc(text);
@@ -199,14 +218,14 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
       }
       std::string_view val;
       if (!sc.value(val)) return malformed(sc);
-      if (key == "\"format_version\"" || key == "\"files\"" || key == "\"resource_sets\"" ||
+      if (key == "\"format_version\"" || (key == "\"files\"" && withFiles) || key == "\"resource_sets\"" ||
           key == "\"python_code\"") {
         nlohmann::json j = nlohmann::json::parse(val, nullptr, false);
         if (j.is_discarded())
           return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                          "the export artifact's %s is not JSON", std::string(key).c_str());
         if (key == "\"format_version\"") parts.formatVersion = j.is_number_integer() ? j.get<int64_t>() : -1;
-        if (key == "\"files\"") parts.files = std::move(j);
+        if (key == "\"files\"") parts.files = withFiles ? std::move(j) : nlohmann::json::object();
         if (key == "\"resource_sets\"") parts.resourceSets = std::move(j);
         if (key == "\"python_code\"" && j.is_array()) parts.pythonCode = std::move(j);
       }

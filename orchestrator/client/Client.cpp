@@ -237,7 +237,10 @@ http::request<http::string_body> buildRequest(const Endpoint& ep, const Request&
   if (r.tenant && !ep.environment.empty()) req.set("X-Inmanta-tid", ep.environment);
   if (!r.body.empty()) {
     req.set(http::field::content_type, "application/json");
-    if (r.body.size() >= 1024) {
+    if (r.gzipped) {
+      req.set(http::field::content_encoding, "gzip");
+      req.body() = r.body;
+    } else if (r.body.size() >= 1024) {
       req.set(http::field::content_encoding, "gzip");
       req.body() = gzip(r.body, r.body.size() > (1u << 20) ? 1 : 6);
     } else {

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <set>
+#include <thread>
 
 namespace inm::client {
 
@@ -88,8 +90,12 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
   if (limit == 0) {
     singles = files;
   } else {
-    // Smaller than the limit so that several batches travel (and are hashed and stored) at once.
-    uint64_t target = std::min<uint64_t>(limit, 2u << 20);
+    // Smaller than the limit so that several batches travel (and are hashed and stored) at once: about a
+    // half of the files each (two cores' worth of server and PostgreSQL work at once), at most 2 MiB, at
+    // least 256 KiB.
+    uint64_t total = 0;
+    for (const auto& f : files) total += f.second.size();
+    uint64_t target = std::min<uint64_t>(limit, std::clamp<uint64_t>(total / 2 + 1, 256u << 10, 2u << 20));
     std::string body;
     uint64_t size = 0;
     auto flush = [&]() {
@@ -118,24 +124,66 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
     flush();
   }
   if (!batches.empty()) {
-    auto first = client.send(batches.front());
-    if (!first) {
-      Failure f = takeFailure(first.takeError());
+    // Four in flight keep the server's pool busy; more would only hold more batches in its memory. All at
+    // once: a batch is idempotent, so a server that announced the extension but does not route it (a proxy in
+    // between?) answers 404/405 to each and everything goes again by the reference protocol.
+    if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) {
+      Failure f = takeFailure(std::move(e));
       if (f.status != 404 && f.status != 405) return fail(f.text);
-      // Announced but not routed (a proxy in between?): the reference protocol for everything.
       batches.clear();
       singles = files;
     } else {
       result.fileBatches = batches.size();
-      batches.erase(batches.begin());
-      // Four in flight keep the server's pool busy; more would only hold more batches in its memory.
-      if (llvm::Error e = client.sendAll(batches, std::min(4u, options.parallelUploads))) return e;
     }
   }
   if (!singles.empty())
     if (llvm::Error e = client.sendAll(singleUploads(singles), options.parallelUploads)) return e;
   return llvm::Error::success();
 }
+
+/// Stats the artifact's files and uploads the missing ones (step 2 of the push) over its own client: it runs
+/// on a thread of its own while the caller rewrites the resources. Fills the file counts of `result`.
+llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, const PushOptions& options,
+                      PushResult& result) {
+  auto parsed = detail::artifactFiles(artifact);
+  if (!parsed) return parsed.takeError();
+  const nlohmann::json& files = *parsed;
+  if (files.empty()) return llvm::Error::success();
+  Client client(endpoint);
+  nlohmann::json stat = {{"files", nlohmann::json::array()}};
+  for (auto it = files.begin(); it != files.end(); ++it) stat["files"].push_back(it.key());
+  auto missing = client.call("POST", "/api/v1/file", &stat);
+  if (!missing) return missing.takeError();
+  std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
+  if ((*missing).contains("files") && (*missing)["files"].is_array()) {
+    for (const nlohmann::json& h : (*missing)["files"]) {
+      if (!h.is_string() || !files.contains(h.get<std::string>()))
+        return fail("the server asked for a file this export does not have: " + h.dump());
+      const std::string& hash = h.get_ref<const std::string&>();
+      const nlohmann::json& content = files[hash];
+      std::string b64;
+      if (content.is_string())
+        b64 = base64(content.get_ref<const std::string&>());
+      else if (content.is_object() && content.contains("base64") && content["base64"].is_string())
+        b64 = content["base64"].get<std::string>();
+      else
+        return fail("the export artifact's file " + hash + " is neither a string nor {\"base64\": …}");
+      uploads.emplace_back(hash, std::move(b64));
+    }
+  }
+  result.filesUploaded = uploads.size();
+  result.filesKnown = files.size() - uploads.size();
+  if (uploads.empty()) return llvm::Error::success();
+  return uploadFiles(client, uploads, options, result);
+}
+
+/// Joins a thread when the scope ends, also on an early return.
+struct Joiner {
+  std::thread& thread;
+  ~Joiner() {
+    if (thread.joinable()) thread.join();
+  }
+};
 
 } // namespace
 
@@ -158,57 +206,28 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
                                         const PushOptions& options, llvm::raw_ostream* log) {
   PushResult result;
   PhaseLog phase(log);
-  auto parts = detail::rewriteArtifact(artifact, version);
-  if (!parts) return parts.takeError();
+  // 2. Files (stat, then upload the missing ones) on a thread and connections of their own, while this thread
+  // rewrites the resources and serialises the put_version body: the uploads are server and PostgreSQL work,
+  // the rewrite is this process's. Every file is stored before the version is sent (below), as with the
+  // reference exporter, so no server ever sees a version whose files are still missing.
+  PushResult files;
+  std::optional<llvm::Error> filesError; // set by the uploader
+  double filesSeconds = 0;
+  std::thread uploader([&] {
+    auto started = std::chrono::steady_clock::now();
+    filesError = pushFiles(client.endpoint(), artifact, options, files);
+    filesSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  });
+  Joiner joinUploader{uploader};
+  auto parts = detail::rewriteArtifact(artifact, version, /*withFiles=*/false);
+  if (!parts) {
+    uploader.join();
+    if (filesError) llvm::consumeError(std::move(*filesError));
+    return parts.takeError();
+  }
   std::set<std::string>& types = parts->types;
   result.resources = parts->resources;
   phase.done("reading the artifact");
-
-  // 2. Files: stat which are missing, upload those (base64) over parallel connections.
-  const nlohmann::json& files = parts->files;
-  if (files.is_object() && !files.empty()) {
-    nlohmann::json stat = {{"files", nlohmann::json::array()}};
-    for (auto it = files.begin(); it != files.end(); ++it) stat["files"].push_back(it.key());
-    auto missing = client.call("POST", "/api/v1/file", &stat);
-    if (!missing) return missing.takeError();
-    std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
-    if ((*missing).contains("files") && (*missing)["files"].is_array()) {
-      for (const nlohmann::json& h : (*missing)["files"]) {
-        if (!h.is_string() || !files.contains(h.get<std::string>()))
-          return fail("the server asked for a file this export does not have: " + h.dump());
-        const std::string& hash = h.get_ref<const std::string&>();
-        const nlohmann::json& content = files[hash];
-        std::string b64;
-        if (content.is_string())
-          b64 = base64(content.get_ref<const std::string&>());
-        else if (content.is_object() && content.contains("base64") && content["base64"].is_string())
-          b64 = content["base64"].get<std::string>();
-        else
-          return fail("the export artifact's file " + hash + " is neither a string nor {\"base64\": …}");
-        uploads.emplace_back(hash, std::move(b64));
-      }
-    }
-    result.filesUploaded = uploads.size();
-    result.filesKnown = files.size() - uploads.size();
-    if (!uploads.empty())
-      if (llvm::Error e = uploadFiles(client, uploads, options, result)) return e;
-  }
-  phase.done("uploading " + std::to_string(result.filesUploaded) + " files (" +
-             std::to_string(result.filesKnown) + " already on the server; " +
-             std::to_string(result.fileBatches) + " batches)");
-
-  // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with
-  // the files above), registered for every resource type like the reference; without Python code the types
-  // get empty sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has
-  // its rows.
-  if (!options.partial) {
-    nlohmann::json sources = detail::codeSources(parts->pythonCode);
-    nlohmann::json code = {{"id", version}, {"resources", nlohmann::json::object()}};
-    for (const std::string& t : types) code["resources"][t] = sources;
-    auto res = client.call("PUT", "/api/v1/codebatched/" + std::to_string(version), &code);
-    if (!res) return res.takeError();
-    phase.done("codebatched");
-  }
 
   // 4. The version.
   nlohmann::json resourceSets = nlohmann::json::object();
@@ -254,7 +273,41 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   put.method = "PUT";
   put.path = options.partial ? "/api/v2/version/partial" : "/api/v1/version";
   put.body = assemble();
-  phase.done("serialising put_version (" + std::to_string(put.body.size()) + " bytes)");
+  size_t bodyBytes = put.body.size();
+  // Compressed here, not when sent: this thread would otherwise only wait for the file uploads.
+  if (bodyBytes >= 1024) { // the size from which Client gzips a body (orchestrator.md §18)
+    put.body = gzip(put.body, bodyBytes > (1u << 20) ? 1 : 6);
+    put.gzipped = true;
+  }
+  phase.done("serialising put_version (" + std::to_string(bodyBytes) + " bytes)");
+
+  uploader.join();
+  if (*filesError) return std::move(*filesError);
+  result.filesUploaded = files.filesUploaded;
+  result.filesKnown = files.filesKnown;
+  result.fileBatches = files.fileBatches;
+  if (log) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", filesSeconds);
+    *log << "  push: uploading " << result.filesUploaded << " files (" << result.filesKnown
+         << " already on the server; " << result.fileBatches << " batches) took " << buf
+         << " s (alongside the rewrite)\n";
+  }
+  phase.done("waiting for the file uploads");
+
+  // 3. Handler code: the modules' Python sources of the artifact's python_code (their contents went up with
+  // the files above), registered for every resource type like the reference; without Python code the types
+  // get empty sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has
+  // its rows.
+  if (!options.partial) {
+    nlohmann::json sources = detail::codeSources(parts->pythonCode);
+    nlohmann::json code = {{"id", version}, {"resources", nlohmann::json::object()}};
+    for (const std::string& t : types) code["resources"][t] = sources;
+    auto res = client.call("PUT", "/api/v1/codebatched/" + std::to_string(version), &code);
+    if (!res) return res.takeError();
+    phase.done("codebatched");
+  }
+
   auto stored = client.send(put);
   if (!stored) {
     Failure f = takeFailure(stored.takeError());
@@ -262,6 +315,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     if (f.status != 400 || f.message.find("pip_config") == std::string::npos) return fail(f.text);
     tail.erase("pip_config");
     put.body = assemble();
+    if (put.gzipped) put.body = gzip(put.body, put.body.size() > (1u << 20) ? 1 : 6);
     stored = client.send(put);
     if (!stored) return stored.takeError();
   }

@@ -2,6 +2,7 @@
 // auto_deploy, version listings, the desired-state statuses and the per-attribute diff. put_version turns the
 // request into store rows on the blocking pool (it is CPU work proportional to the version), then stores them
 // in one transaction.
+#include "StreamInput.h"
 #include "Util.h"
 #include "artifact/Artifact.h"
 #include "artifact/AttributeHash.h"
@@ -14,7 +15,6 @@
 #include <llvm/Support/Allocator.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -61,39 +61,49 @@ llvm::Error finishGraph(Built& b);
 
 /// One element of put_version's `resources` as a store row (is_undefined and resource_set left for the
 /// caller); `reqs` receives its sorted unversioned requires. Failure(BadRequest) names resources[i] and the
-/// field.
-llvm::Expected<store::ResourceRow> buildRow(const nlohmann::json& r, size_t i,
-                                            std::vector<std::string>& reqs) {
+/// field. `r` is taken by value and becomes the attributes in place (a streamed body moves each resource in:
+/// no copy of its values). `finite`: the caller knows every number in `r` is finite, so the hash's Python
+/// text (which writes NaN/Infinity, not JSON) can also be the stored attributes' text.
+llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vector<std::string>& reqs,
+                                            bool finite = false) {
   std::string where = "resources[" + std::to_string(i) + "]";
   if (!r.is_object()) return bad(where + " must be an object");
   auto id = r.find("id");
   if (id == r.end() || !id->is_string()) return bad(where + ".id must be a string");
-  llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get<std::string>());
+  llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get_ref<const std::string&>());
   if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
   store::ResourceRow row;
   row.resourceId = parsed->str();
   row.resourceType = parsed->type;
   row.agent = parsed->agent;
   row.idValue = parsed->value;
-  nlohmann::json attrs = nlohmann::json::object();
-  for (auto it = r.begin(); it != r.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "id" || k == "version") continue;
-    if (k == "requires") {
-      if (!it->is_array()) return bad(where + ".requires must be a list");
-      for (const auto& q : *it) {
-        if (!q.is_string()) return bad(where + ".requires must hold resource ids");
-        reqs.push_back(artifact::stripVersion(q.get<std::string>()).str());
-      }
-      continue;
+  r.erase(id);
+  r.erase("version");
+  if (auto q = r.find("requires"); q != r.end()) {
+    if (!q->is_array()) return bad(where + ".requires must be a list");
+    for (const auto& dep : *q) {
+      if (!dep.is_string()) return bad(where + ".requires must hold resource ids");
+      reqs.push_back(artifact::stripVersion(dep.get_ref<const std::string&>()).str());
     }
-    attrs[k] = *it;
+    r.erase(q);
   }
   std::sort(reqs.begin(), reqs.end());
   reqs.erase(std::unique(reqs.begin(), reqs.end()), reqs.end());
-  row.attributeHash = artifact::attributeHash(row.resourceId, attrs);
-  attrs["requires"] = reqs;
-  row.attributesJson = attrs.dump();
+  if (finite && !r.contains("provides")) {
+    // One dump for both: the hash's text, then the same text with the requires added is the stored JSON
+    // (jsonb keeps its own key order, so where "requires" goes does not matter).
+    std::string text = artifact::pythonJsonDumps(r);
+    row.attributeHash = artifact::attributeHashOfDump(row.resourceId, text);
+    text.pop_back(); // the closing brace
+    text += text.size() > 1 ? ", \"requires\": " : "\"requires\": ";
+    text += artifact::pythonJsonDumps(nlohmann::json(reqs));
+    text += '}';
+    row.attributesJson = std::move(text);
+    return row;
+  }
+  row.attributeHash = artifact::attributeHash(row.resourceId, r);
+  r["requires"] = reqs;
+  row.attributesJson = r.dump();
   return row;
 }
 
@@ -358,15 +368,16 @@ constexpr size_t kStreamBatch = 2000;
 /// Parses a put_version body from `in` for Store::putVersionStreamed: resources are checked, hashed and
 /// written to `sink` in batches of kStreamBatch as they are read (held back only while the body has not yet
 /// named its version); the rest is checked like parseVersion does.
-llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::ResourceSink& sink,
+llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::ResourceSink& sink,
                                                      size_t& count) {
   std::vector<store::ResourceRow> batch;
   std::optional<llvm::Error> failure;
   bool begun = false;
   count = 0;
-  // The ids seen so far, the requires not (yet) among them and the agents: the graph's closure and the agent
-  // list without reading the stored rows back.
-  llvm::StringSet<llvm::BumpPtrAllocator> ids, pending, agents;
+  // The ids seen so far, the requires not (yet) among them (both hashed) and the agents: the graph's closure
+  // and the agent list without reading the stored rows back.
+  HashedSet ids, pending;
+  llvm::StringSet<llvm::BumpPtrAllocator> agents;
   VersionSax* saxPtr = nullptr;
   auto flush = [&]() -> bool {
     if (!begun) {
@@ -387,7 +398,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
   };
   VersionSax sax([&](nlohmann::json&& r) -> bool {
     std::vector<std::string> reqs;
-    llvm::Expected<store::ResourceRow> row = buildRow(r, count, reqs);
+    // finite: the parser refuses a number that overflows (400), so no NaN/Infinity reaches the text.
+    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, /*finite=*/true);
     if (!row) {
       failure = row.takeError();
       return false;
@@ -403,7 +415,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(std::istream& in, store::Re
     return true;
   });
   saxPtr = &sax;
-  bool parsed = nlohmann::json::sax_parse(in, &sax);
+  bool parsed = nlohmann::json::sax_parse(in.begin(), in.end(), &sax);
+  if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body");
   if (failure) return std::move(*failure);
   if (!parsed)
     return bad("the request body is not valid JSON" +
@@ -507,8 +520,8 @@ asio::awaitable<Result> Service::putVersionFile(std::string env, std::string bod
   size_t count = 0;
   int64_t version = 0;
   llvm::Error stored = co_await blocking([&]() -> llvm::Error {
-    std::ifstream in(bodyFile, std::ios::binary);
-    if (!in) return model::fail(ErrorCode::Internal, "cannot read the spooled request body " + bodyFile);
+    FileChunks in(bodyFile);
+    if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body " + bodyFile);
     return store_.putVersionStreamed(
         env, [&](store::ResourceSink& sink) -> llvm::Expected<store::StreamedVersion> {
           llvm::Expected<store::StreamedVersion> sv = streamVersion(in, sink, count);

@@ -70,11 +70,9 @@ void registerListPlugins(PluginRegistry& r) {
     };
     Value i = arg(0), start = arg(1), offset = arg(2), count;
     std::string err = intArith(ctx.arena(), IntOp::Sub, i, offset, count);
-    if (!err.empty()) return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
+    if (!err.empty()) return PluginResult::failure(DiagKind::SequenceLimit, err);
     if (compareInts(count, Value::integer(int64_t(std::min<uint64_t>(limits().maxListItems, INT64_MAX)))) > 0)
-      return PluginResult::error(DiagKind::LimitExceeded, "std::sequence of more than " +
-                                                              std::to_string(limits().maxListItems) +
-                                                              " items exceeds the limit (--max-list-items)");
+      return PluginResult::failure(DiagKind::SequenceLengthLimit, limits().maxListItems);
     int64_t n = count.kind == ValueKind::Int && count.i > 0 ? count.i : 0;
     std::vector<Value> out;
     out.reserve(size_t(n));
@@ -83,7 +81,7 @@ void registerListPlugins(PluginRegistry& r) {
       if (start.kind == ValueKind::Int && !__builtin_add_overflow(start.i, k, &item.i))
         item.kind = ValueKind::Int;
       else if (err = intArith(ctx.arena(), IntOp::Add, start, Value::integer(k), item); !err.empty())
-        return PluginResult::error(DiagKind::LimitExceeded, "std::sequence: " + err);
+        return PluginResult::failure(DiagKind::SequenceLimit, err);
       out.push_back(item);
     }
     return ok(ctx.arena().list(out));

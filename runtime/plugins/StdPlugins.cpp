@@ -155,6 +155,7 @@ bool readConfinedFile(const std::string& path, std::string& out, std::string& er
 
 namespace inm::runtime::plugins {
 void warnDeprecated(PluginContext& ctx, llvm::StringRef name) {
-  ctx.warn("Plugin '" + name.str() + "' in module 'inmanta_plugins.std' is deprecated.");
+  ctx.warn(DiagKind::DeprecatedPlugin,
+           diagText(DiagKind::DeprecatedPlugin, name.str(), "inmanta_plugins.std"));
 }
 } // namespace inm::runtime::plugins

@@ -87,6 +87,17 @@ class ClientServerTest(unittest.TestCase):
                                  f"server log:\n{self.server.output()[-2000:]}")
         return p
 
+    def assert_files_before_version(self, logged, export):
+        """The files go up on a thread of their own while the resources are rewritten, but every file request
+        is answered before the version is sent (a server may release it at once: auto_deploy)."""
+        lines = self.server.output().splitlines()[logged:]
+        files = [i for i, l in enumerate(lines) if "http_request" in l and ("path=/api/v1/files " in l or
+                                                                          "path=/api/v1/file/" in l)]
+        put = [i for i, l in enumerate(lines) if "http_request" in l and "path=/api/v1/version " in l]
+        self.assertTrue(files and len(put) == 1, export.stderr + "\n".join(lines)[-3000:])
+        self.assertLess(max(files), put[0])
+        self.assertRegex(export.stderr, r"uploading [1-9]\d* files .* took")
+
     def test_projects_environments_export_release(self):
         self.start_server()
         self.cli(["project", "create", "-n", "e2e"])
@@ -105,7 +116,9 @@ class ClientServerTest(unittest.TestCase):
         shutil.copytree(os.path.join(ROOT, "examples", "quickstart"), project)
         self.cli(["environment", "save", "dev"], cwd=project)
         self.assertIn(f"environment={env}", open(os.path.join(project, ".inmanta")).read())
+        logged = len(self.server.output().splitlines())
         p = self.export(project)
+        self.assert_files_before_version(logged, p)
         m = re.search(r"Committed resources with version (\d+)", p.stdout)
         self.assertTrue(m, p.stdout)
         v1 = int(m.group(1))
@@ -125,8 +138,10 @@ class ClientServerTest(unittest.TestCase):
             big = os.path.join(self.tmp, "n10000")
             subprocess.run([sys.executable, genmodel, "--entities", "10000", "--out", big], check=True,
                            stdout=subprocess.DEVNULL)
+            logged = len(self.server.output().splitlines())
             p = self.export(big, ["-e", env, "--server_address", "127.0.0.1", "--server_port", str(self.port), "-d"])
             v3 = int(re.search(r"Committed resources with version (\d+)", p.stdout).group(1))
+            self.assert_files_before_version(logged, p)
             versions = json.loads(self.cli(["--json", "version", "list", "-e", env]).stdout)
             self.assertGreater([v for v in versions if v["version"] == v3][0]["total"], 10000)
         else:

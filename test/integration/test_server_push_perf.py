@@ -117,6 +117,39 @@ class PushPerfTest(unittest.TestCase):
         self.assertEqual(psql(s.db, f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}'").strip(),
                          str(n))
 
+    def test_streamed_attributes_text(self):
+        """The streamed path stores each resource's attributes as the text its hash was computed from plus the
+        unversioned requires: floats, non-ASCII text (escaped as Python does), an empty object and a `provides`
+        key (the other path) all read back as sent, with the hashes Python computes."""
+        s, env = self.s, self.env
+        v = s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
+        a, b, c, d = (f"{NULL}[a,name={n}]" for n in ("fa", "fb", "fc", "fd"))
+        res = [sf.resource(a, v, f=0.1, g=1e-05, u="é\u2603\U0001F600",
+                           pad="p" * (1 << 20)),
+               sf.resource(b, v, requires=[a], provides=["x"], nested={"z": 1, "a": [1.5, None]}),
+               {"id": f"{c},v={v}", "requires": [f"{a},v={v}", f"{b},v={v}"]}]
+        raw = json.dumps({"version": v, "resources": res}).encode()
+        # a number that overflows a double is refused by name (no Infinity ever reaches the stored text)
+        over = raw[:-2] + (f', {{"id": "{d},v={v}", "big": 1e999, "requires": []}}]}}').encode()
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", over, env)
+        self.assertEqual(status, 400)
+        self.assertIn("number overflow", json.loads(answer)["message"])
+        self.assertGreater(len(raw), 1 << 20)  # the streamed path
+        status, _, answer = self.request_gz("PUT", "/api/v1/version", raw, env)
+        self.assertEqual(status, 200, answer[:500])
+        rows = {}
+        for line in psql(s.db, f"SELECT resource_id, attribute_hash, attributes::text FROM resource "
+                               f"WHERE environment = '{env}' AND model = {v}").splitlines():
+            rid, h, text = line.split("|", 2)
+            rows[rid] = (h, text)
+        sent = {r["id"].split(",v=")[0]: r for r in json.loads(raw)["resources"]}
+        self.assertEqual(set(rows), {a, b, c})
+        for rid, (h, text) in rows.items():
+            attrs = {k: x for k, x in sent[rid].items() if k not in ("id", "version")}
+            attrs["requires"] = sorted(q.split(",v=")[0] for q in attrs.get("requires", []))
+            self.assertEqual(h, attribute_hash(rid, sent[rid]), rid)
+            self.assertEqual(json.loads(text), attrs, rid)
+
     def request_gz(self, method, path, raw, env):
         return wire_tests.ServerWireTest.request(self, method, path, raw, [("X-Inmanta-Tid", env)])
 

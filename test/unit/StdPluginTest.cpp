@@ -34,7 +34,7 @@ class FakeContext : public PluginContext {
     return it == vars.end() ? nullptr : &it->second;
   }
   bool hasVariable(llvm::StringRef name) override { return vars.count(name.str()) != 0; }
-  void warn(std::string m) override { warnings.push_back(std::move(m)); }
+  void warn(DiagKind, std::string m) override { warnings.push_back(std::move(m)); }
 
   StringTable strings;
   ir::Program program;

@@ -26,7 +26,7 @@ class Ctx : public PluginContext {
   std::string callerModule() override { return "__config__"; }
   ir::EntityId findEntity(llvm::StringRef) override { return {}; }
   const Value* lookupVariable(llvm::StringRef) override { return nullptr; }
-  void warn(std::string) override {}
+  void warn(DiagKind, std::string) override {}
   StringTable strings;
   ir::Program program;
   std::string dir;

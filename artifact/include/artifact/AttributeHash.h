@@ -18,4 +18,8 @@ std::string pythonJsonDumps(const nlohmann::json& value, int indent = 0);
 /// md5 hex of `unversionedId` + pythonJsonDumps(attributes without id/requires/provides/version).
 std::string attributeHash(const std::string& unversionedId, const nlohmann::json& attributes);
 
+/// The same hash from the text attributeHash would dump: for a caller that already holds
+/// pythonJsonDumps(attributes without id/requires/provides/version) and also uses that text.
+std::string attributeHashOfDump(const std::string& unversionedId, const std::string& dumped);
+
 } // namespace inm::artifact

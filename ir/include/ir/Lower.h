@@ -33,8 +33,9 @@ enum class LookupResult : uint8_t { Found, NotFound, MissingImport };
 /// What a failed lookup could not find: the type's short name and the namespace searched, the two fields of
 /// TypeNotFound/MissingImport ("could not find type n in namespace x").
 struct TypeMiss {
-  std::string type;
-  std::string ns;
+  std::string type;   // as written, qualified or not (the reference's `typ`)
+  std::string ns;     // the namespace searched (the reference's `ns`)
+  std::string module; // MissingImport: the module path to import
 };
 /// Resolves `name` ("n" or "a::b::n") as seen from a file of namespace `ns`. On failure `miss` names what was
 /// not found. Never reports diagnostics itself.

@@ -20,7 +20,9 @@ namespace inm::runtime {
 struct PluginResult {
   enum Kind : uint8_t { Ok, Error, Retry } kind = Ok;
   Value value;
-  DiagKind errorKind = DiagKind::ExplicitPlugin; // e.g. ExplicitPlugin, External, Runtime, PluginType
+  DiagKind errorKind = DiagKind::ExplicitPlugin; // e.g. ExplicitPlugin, External, PluginType
+  /// The plugin's own text for External, ExplicitPlugin and WrappingRuntime; else the kind's text, made by
+  /// diagText (failure()).
   std::string message;
   std::string cause; ///< optional "caused by" text shown under the error (e.g. a type check's detail)
 
@@ -35,6 +37,11 @@ struct PluginResult {
     r.errorKind = kind;
     r.message = std::move(msg);
     return r;
+  }
+  /// An error of `kind` with the kind's format filled from `args` (DiagnosticKinds.def).
+  template <typename... Args>
+  static PluginResult failure(DiagKind kind, Args&&... args) {
+    return error(kind, diagText(kind, std::forward<Args>(args)...));
   }
   static PluginResult retry() {
     PluginResult r;
@@ -69,8 +76,8 @@ class PluginContext {
     (void)name;
     return true;
   }
-  /// Logs a warning (deprecations).
-  virtual void warn(std::string message) = 0;
+  /// Logs a warning of `kind` (a deprecation); `message` is the kind's text, made by diagText(kind, ...).
+  virtual void warn(DiagKind kind, std::string message) = 0;
   /// False when declared parameter `i` was omitted by the caller (it has a default; args[i] is null).
   virtual bool argGiven(size_t i) {
     (void)i;

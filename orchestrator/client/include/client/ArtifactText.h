@@ -31,7 +31,13 @@ struct ArtifactParts {
 /// "inmanta_plugins.m.sub.x".
 nlohmann::json codeSources(const nlohmann::json& pythonCode);
 
-/// Splits and rewrites `text` for model version `version`.
-llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version);
+/// Splits and rewrites `text` for model version `version`; without `withFiles` the `files` member is only
+/// skipped (parts.files stays empty: the caller reads it with artifactFiles).
+llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version,
+                                              bool withFiles = true);
+
+/// Only the artifact's `files` (sha1 -> content): the other members are skipped, not rewritten, so the file
+/// uploads can start while the resources are rewritten.
+llvm::Expected<nlohmann::json> artifactFiles(const std::string& text);
 
 } // namespace inm::client::detail

@@ -54,6 +54,9 @@ struct Request {
   Query query;
   std::string body;
   bool tenant = true; // send X-Inmanta-tid (when the endpoint has an environment)
+  /// `body` is already gzip-compressed JSON (sent as is with Content-Encoding: gzip): a caller that has time
+  /// to spare before sending compresses it then (pushArtifact, while the file uploads run).
+  bool gzipped = false;
 };
 
 /// An answer with status 200.

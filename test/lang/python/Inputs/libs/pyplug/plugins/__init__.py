@@ -40,6 +40,11 @@ def keyword_only(a: "int", *, b: "int" = 10) -> "int":
 
 
 @plugin
+def keywords_required(a: "int", *, b: "int", c: "int") -> "int":
+    return a + b + c
+
+
+@plugin
 def data_dir_exists(ctx: Context) -> "bool":
     return os.path.isdir(ctx.get_data_dir())
 
