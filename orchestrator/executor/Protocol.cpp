@@ -3,6 +3,8 @@
 
 #include "support/Base64.h"
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
 
@@ -162,6 +164,9 @@ bool decodeResultFrame(std::string_view s, ActionResult& out) {
     return true;
   };
   bool typeSeen = false, actionSeen = false, statusSeen = false;
+  // A repeated key is declined: the general decoder keeps the first "logs" as text, the last of the others.
+  std::string_view seen[8]; // the keys ActionResult::toJson writes, each at most once
+  size_t seenCount = 0;
   size_t i = ws(0);
   if (i >= s.size() || s[i] != '{') return false;
   i = ws(i + 1);
@@ -169,7 +174,9 @@ bool decodeResultFrame(std::string_view s, ActionResult& out) {
     size_t keyEnd = skipValue(s, i);
     if (keyEnd == std::string_view::npos) return false;
     auto key = plain(i, keyEnd);
-    if (!key) return false;
+    if (!key || seenCount == std::size(seen) || std::find(seen, seen + seenCount, *key) != seen + seenCount)
+      return false;
+    seen[seenCount++] = *key;
     i = ws(keyEnd);
     if (i >= s.size() || s[i] != ':') return false;
     i = ws(i + 1);

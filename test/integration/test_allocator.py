@@ -44,7 +44,9 @@ class AllocatorTest(unittest.TestCase):
             self.skipTest("this build preloads no tcmalloc (library not found or a sanitizer build)")
 
     def run_executor(self, extra_env):
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "INM_ALLOCATOR_PRELOADED")}
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "INM_ALLOCATOR_PRELOADED",
+                                                                 "INM_ALLOCATOR_DECOMMIT",
+                                                                 "TCMALLOC_AGGRESSIVE_DECOMMIT")}
         env.update(extra_env)
         p = subprocess.Popen([harness.INMANTA, "executor"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env)
@@ -78,6 +80,20 @@ class AllocatorTest(unittest.TestCase):
         self.assertTrue(loaded)
         self.assertEqual(env.get("LD_PRELOAD"), self.lib + ":" + other)
         self.assertEqual(env.get("INM_ALLOCATOR_PRELOADED"), "=" + other)
+
+    def test_executor_returns_freed_memory_at_once(self):
+        # The executor's tcmalloc decommits freed spans (its peak); the marker makes the restore remove the
+        # setting again for the executor's children.
+        loaded, env = self.run_executor({})
+        self.assertTrue(loaded)
+        self.assertEqual(env.get("TCMALLOC_AGGRESSIVE_DECOMMIT"), "true")
+        self.assertEqual(env.get("INM_ALLOCATOR_DECOMMIT"), "1")
+
+    def test_a_callers_decommit_setting_wins(self):
+        loaded, env = self.run_executor({"TCMALLOC_AGGRESSIVE_DECOMMIT": "false"})
+        self.assertTrue(loaded)
+        self.assertEqual(env.get("TCMALLOC_AGGRESSIVE_DECOMMIT"), "false")
+        self.assertNotIn("INM_ALLOCATOR_DECOMMIT", env)
 
     def test_other_verbs_keep_glibc_malloc(self):
         # LD_DEBUG=libs makes the dynamic loader name every library it initialises, in every image the

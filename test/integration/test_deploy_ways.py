@@ -30,6 +30,27 @@ class DeployWaysTest(unittest.TestCase):
         self.assertEqual(len(d.actions(rid("web", "webhost"))), 1)
         self.assertEqual(d.rps(rid("x"), "last_deployed_version"), "2")
 
+    def test_a_long_deploy_appends_its_finish_lines_to_the_started_row(self):
+        # A deploy running past the scheduler's 300 ms hold-back is written as a started row first; its finish
+        # then appends its lines to that row as json text (DeployWriter.cpp, migration 007).
+        d = DeployEnv(self)
+        d.put_version(1, [nr("slow")])
+        d.start(delay_ms=1500)
+        harness_wait(lambda: len(d.actions(rid("slow"))) == 1, timeout=10)
+        started = d.actions(rid("slow"))[0]
+        self.assertIsNone(started[3], "the action row was written only when the deploy finished")
+        self.assertEqual([m["msg"] for m in started[4]], ["Start run because a new version was released"])
+        d.wait_status(rid("slow"), "deployed")
+        (row,) = d.actions(rid("slow"))
+        msgs = [m["msg"] for m in row[4]]
+        self.assertEqual(msgs[0], "Start run because a new version was released")
+        self.assertEqual(msgs.count(msgs[0]), 1, msgs)
+        self.assertTrue(msgs[-1].startswith("End run"), msgs)
+        self.assertGreaterEqual(len(msgs), 2)
+        self.assertTrue(all(set(m) >= {"level", "msg", "args", "kwargs", "timestamp"} for m in row[4]), row[4])
+        self.assertEqual(d.sql(f"SELECT json_typeof(a.messages) FROM resourceaction a WHERE a.environment = "
+                               f"'{d.env}' AND a.action = 'deploy'"), "array")
+
     def test_self_healing_on_the_repair_interval(self):
         d = DeployEnv(self, {"autostart_agent_repair_interval": "1"})
         d.put_version(1, [nr("a")])

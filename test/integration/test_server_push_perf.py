@@ -216,6 +216,54 @@ class PushPerfTest(unittest.TestCase):
         self.assertTrue(sf.healthy(s.base))
         self.assertEqual(s.call("GET", f"/api/v1/version/{v}", env=env)[0], 404)
 
+    def test_first_release_loses_race_to_scheduler(self):
+        """An environment's first release inserts its rps rows without ON CONFLICT. When the scheduler writes a
+        row for one of its ids after the release found none (simulated: a transaction holding an uncommitted row,
+        committed while the release's insert waits on it), the insert is redone with ON CONFLICT DO NOTHING: the
+        release answers 200, every id has one row, and the scheduler's row stays as it wrote it."""
+        s, env = self.s, self.env
+        rids = [f"{NULL}[a,name=race{i}]" for i in range(3)]
+        v, (status, data) = sf.put_version(s, env, [{"rid": r, "name": f"race{i}"} for i, r in enumerate(rids)])
+        self.assertEqual(status, 200, data)
+        host, port = harness.shared_cluster()
+        holder = subprocess.Popen([os.path.join(harness.pg_bindir(), "psql"), "-h", host, "-p", str(port), "-U",
+                                   "postgres", "-d", s.db, "-Atq", "-v", "ON_ERROR_STOP=1"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        answer = {}
+        release = threading.Thread(
+            target=lambda: answer.update(r=s.call("POST", f"/api/v1/version/{v}", {}, env=env)))
+        try:
+            holder.stdin.write(
+                "BEGIN;\nINSERT INTO resource_persistent_state (environment, resource_id, resource_type, agent, "
+                f"resource_id_value, current_intent_attribute_hash, last_handler_run) VALUES ('{env}', "
+                f"'{rids[1]}', '{NULL}', 'a', 'race1', 'scheduler-hash', 'SKIPPED');\n\\echo inserted\n")
+            holder.stdin.flush()
+            self.assertEqual(holder.stdout.readline().strip(), "inserted")
+            release.start()
+            # The release saw no row for the environment and took the plain insert, which now waits on the
+            # uncommitted key.
+            harness.wait_for(lambda: psql(s.db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                                                "'Lock' AND query LIKE 'WITH ins AS (INSERT INTO "
+                                                "resource_persistent_state%' AND query NOT LIKE "
+                                                "'%ON CONFLICT%'").strip() == "1",
+                             what="the release's plain insert waiting on the scheduler's row")
+        finally:
+            holder.communicate("COMMIT;\n", timeout=30)
+            if release.ident:
+                release.join(60)
+        self.assertEqual(holder.returncode, 0)
+        status, data = answer["r"]
+        self.assertEqual(status, 200, data)
+        self.assertTrue(data["model"]["released"])
+        self.assertEqual(data["model"]["total"], 3)
+        rows = psql(s.db, "SELECT resource_id || '|' || current_intent_attribute_hash || '|' || last_handler_run "
+                          f"FROM resource_persistent_state WHERE environment = '{env}' ORDER BY resource_id").split()
+        hashes = dict(line.split("|") for line in psql(s.db, "SELECT resource_id, attribute_hash FROM resource "
+                                                             f"WHERE environment = '{env}' AND model = {v}").split())
+        self.assertEqual(rows, [f"{rids[0]}|{hashes[rids[0]]}|NEW", f"{rids[1]}|scheduler-hash|SKIPPED",
+                                f"{rids[2]}|{hashes[rids[2]]}|NEW"])
+        self.assertEqual(s.call("POST", f"/api/v1/version/{v}", {}, env=env)[0], 409)
+
     def test_upload_storm(self):
         s = self.s
         files = {}

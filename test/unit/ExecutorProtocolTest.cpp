@@ -180,6 +180,16 @@ TEST(ExecutorProtocol, FastResultDecoderMatchesTheGeneralOne) {
     ActionResult r;
     EXPECT_FALSE(decodeResultFrame(body, r)) << body;
   }
+  // A repeated key: the general decoder keeps the first "logs" as text and the second as lines, so the fast
+  // path, which would keep only one of them, leaves such a frame to it.
+  const char* repeated[] = {
+      R"({"type":"result","action_id":"a","status":"deployed","logs":[1],"logs":[2]})",
+      R"({"type":"result","action_id":"a","status":"deployed","status":"failed"})",
+  };
+  for (const char* body : repeated) {
+    ActionResult r;
+    EXPECT_FALSE(decodeResultFrame(body, r)) << body;
+  }
   ActionResult minimal;
   ASSERT_TRUE(decodeResultFrame(R"( { "type" : "result" , "action_id":"a", "status":"failed" } )", minimal));
   EXPECT_EQ(minimal.change, "nochange");

@@ -125,14 +125,19 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
     }
     if (fin.rows()) {
       tx.exec("CREATE TEMP TABLE inm_action_finish (id uuid, status text, change text, changes jsonb, "
-              "messages jsonb, "
+              "messages json, "
               "finished timestamptz, send_event bool) ON COMMIT DROP");
       fin.send(tx, "inm_action_finish",
                {"id", "status", "change", "changes", "messages", "finished", "send_event"});
       // The redundant `= ANY` keeps the action side an index scan of these rows (see the rps update below).
+      // The finish's lines are appended to the started row's as text, like joinArrays (both are json
+      // arrays, so "[…]" + "[…]" -> "[…,…]"; an empty side is left out), and checked again by the json cast.
       tx.exec_params(
           "UPDATE resourceaction a SET finished = u.finished, status = u.status, change = u.change, "
-          "changes = u.changes, messages = a.messages || u.messages, send_event = u.send_event "
+          "changes = u.changes, messages = CASE WHEN u.messages::text ~ '^\\s*\\[\\s*\\]\\s*$' THEN "
+          "a.messages WHEN a.messages::text ~ '^\\s*\\[\\s*\\]\\s*$' THEN u.messages ELSE "
+          "(regexp_replace(a.messages::text, '\\]\\s*$', '') || ',' || regexp_replace(u.messages::text, "
+          "'^\\s*\\[', ''))::json END, send_event = u.send_event "
           "FROM inm_action_finish u WHERE a.action_id = u.id AND a.action_id = ANY($1::uuid[])",
           pgArray(finishIds));
     }

@@ -539,7 +539,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
           "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
           "started, "
           "finished, messages, status) SELECT u.id::uuid, $1::uuid, u.version, ARRAY[u.rvid], 'dryrun', "
-          "u.started::timestamptz, u.finished::timestamptz, u.messages::jsonb, 'dry' "
+          "u.started::timestamptz, u.finished::timestamptz, u.messages::json, 'dry' "
           "FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) "
           "AS u(id, rvid, version, started, finished, messages)",
           env, pgArray(aids), pgArray(rvids), pgArray(versions), pgArray(started), pgArray(finished),
@@ -567,7 +567,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
             "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
             "started, "
             "finished, messages, status) VALUES ($1::uuid, $2::uuid, $3, ARRAY[$4::text], 'getfact', "
-            "$5::timestamptz, $6::timestamptz, $7::jsonb, $8)",
+            "$5::timestamptz, $6::timestamptz, $7::json, $8)",
             f.actionId, env, f.version, rvid, isoTime(f.started), isoTime(f.finished),
             f.messages.is_array() ? f.messages.dump() : "[]", f.status);
         tx.exec_params("INSERT INTO resourceaction_resource (environment, resource_action_id, resource_id, "

@@ -42,7 +42,7 @@ llvm::Expected<nlohmann::json> PgStore::queryActions(const std::string& env, con
         "OR (ra.action = 'store' AND EXISTS (SELECT 1 FROM resource r WHERE r.environment = $1 AND r.model = "
         "ra.version AND ($2 = '' OR r.resource_type = $2) AND ($3 = '' OR r.agent = $3) AND ($4 = '' OR "
         "r.attributes->>$4 = $5)))) "
-        "AND ($6 = '' OR EXISTS (SELECT 1 FROM jsonb_array_elements(ra.messages) m WHERE upper(m->>'level') "
+        "AND ($6 = '' OR EXISTS (SELECT 1 FROM json_array_elements(ra.messages) m WHERE upper(m->>'level') "
         "= $6)) "
         "AND coalesce(ra.change, '') NOT IN (SELECT jsonb_array_elements_text($7::jsonb)) "
         "AND ($8 = '' OR ra.started > NULLIF($8, '')::timestamptz OR ($10 <> '' AND ra.started = NULLIF($8, "

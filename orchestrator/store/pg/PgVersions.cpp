@@ -603,7 +603,7 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
         "resource_id_value, current_intent_attribute_hash, is_undefined, last_handler_run, blocked) "
         "SELECT environment, resource_id, resource_type, agent, resource_id_value, attribute_hash, "
         "is_undefined, 'NEW', CASE WHEN is_undefined THEN 'BLOCKED' ELSE 'NOT_BLOCKED' END FROM resource "
-        "WHERE environment = $1 AND model = $2";
+        "WHERE environment = $1 AND model = $2 ORDER BY resource_id";
     const std::string count =
         " RETURNING is_undefined) SELECT count(*), count(*) FILTER (WHERE is_undefined) "
         "FROM ins";
@@ -613,20 +613,25 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
     // are serialised by the environment lock, but the scheduler also creates rows (SchedulerStore.cpp,
     // outside that lock): if it won a race for an id, the insert is redone with ON CONFLICT DO NOTHING, as
     // every later release does. (A NOT EXISTS filter instead was measured, and planned as a quadratic
-    // anti-join over the table being filled when statistics are missing.)
+    // anti-join over the table being filled when statistics are missing.) The rows go in the primary key's
+    // order: each lands on the key's rightmost leaf, which PostgreSQL fills without a descent or a random
+    // page (100k rows, statement alone: a sixth less than in the version's order, sort included).
     bool first = tx.exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource_persistent_state WHERE "
                                 "environment = $1)",
                                 env)[0][0]
                      .as<bool>();
     bool done = false;
     if (first) {
+      // A savepoint by hand: a pqxx 6.4 subtransaction left the transaction aborted after the failed insert
+      // (test_server_push_perf: test_first_release_loses_race_to_scheduler).
+      tx.exec("SAVEPOINT release_rps");
       try {
-        pqxx::subtransaction plain(tx, "release_rps");
-        added = plain.exec_params(insert + count, env, version);
-        plain.commit();
+        added = tx.exec_params(insert + count, env, version);
         done = true;
       } catch (const pqxx::unique_violation&) {
+        tx.exec("ROLLBACK TO SAVEPOINT release_rps");
       }
+      if (done) tx.exec("RELEASE SAVEPOINT release_rps");
     }
     if (!done) added = tx.exec_params(insert + " ON CONFLICT DO NOTHING" + count, env, version);
     int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();

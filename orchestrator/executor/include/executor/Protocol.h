@@ -54,8 +54,8 @@ struct ActionResult;
 /// ActionResult::toJson writes (a flat object of exactly its keys; action_id, id, status and change printable
 /// ASCII without escapes). Reads it without building a JSON tree: "logs" is validated and kept as text in
 /// `logsText`, "changes" and "facts" are parsed only when not `{}`. False for anything else (another type, an
-/// unknown key, an escape, non-ASCII in those fields, invalid JSON): the caller then decodes the body with
-/// decodeFrameBody, so the fast path never accepts what the general one would reject.
+/// unknown or repeated key, an escape, non-ASCII in those fields, invalid JSON): the caller then decodes the
+/// body with decodeFrameBody, so the fast path never accepts what the general one would reject.
 bool decodeResultFrame(std::string_view body, ActionResult& out);
 
 /// One resource action asked of an executor (an element of a `deploy` frame's "requests").
