@@ -84,9 +84,7 @@ bool Evaluator::freezeOne() {
 // ---------------------------------------------------------------- units
 
 void Evaluator::emitBlock(ScopeId scope, uint32_t file, uint32_t begin, uint32_t end) {
-  const frontend::Ast& ast = prog_.ast(file);
-  for (uint32_t i = begin; i < end; ++i)
-    enqueue(newUnit(UnitKind::Stmt, scope, file, ast.stmtLists[i].index));
+  units_.enqueueBlock(scope, file, begin, end);
 }
 
 void Evaluator::finishUnit(UnitId unit) {
@@ -205,7 +203,8 @@ Model Evaluator::run() {
 
   unsigned iterations = 0;
   while (!aborted()) {
-    while (units_.hasQueued() && !aborted()) runUnit(units_.pop());
+    while (units_.hasQueued() && !aborted())
+      runUnit(units_.pop([this](uint32_t file, uint32_t i) { return prog_.ast(file).stmtLists[i].index; }));
     if (aborted()) break;
     if (!freezeOne()) break;
     if (++iterations > opts_.maxIterations * 100) {

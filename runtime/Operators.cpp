@@ -290,6 +290,8 @@ Status Evaluator::evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     }
     if (v.isUnknown())
       unknown = true;
+    else if (v.kind == ValueKind::String)
+      s += v.str(); // what formatValue shows for a string, without the temporary copy
     else
       s += formatValue(v);
   }

@@ -483,7 +483,7 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
 // ---------------------------------------------------------------- for / if
 
 Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uint32_t end) {
-  units_.eagerSlots(unitId); // held from now on, even when empty (the unit is then never recycled)
+  units_.eagerSlots(unitId); // held from now on, even when empty, until the unit finishes
   const frontend::Ast& ast = *ctx.ast;
   const std::vector<StringId>& local = scopes_.declaredNames(ctx.file, begin, end);
   for (uint32_t i = begin; i < end; ++i) {

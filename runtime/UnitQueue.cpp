@@ -55,16 +55,25 @@ void UnitQueue::dropMemo(UnitId unit) {
 std::vector<SlotId>& UnitQueue::eagerSlots(UnitId unit) {
   Unit& u = units_[unit.index];
   if (u.eager == kNone) {
-    u.eager = uint32_t(eagers_.size());
-    eagers_.emplace_back();
+    if (!freeEagers_.empty()) {
+      u.eager = freeEagers_.back();
+      freeEagers_.pop_back();
+    } else {
+      u.eager = uint32_t(eagers_.size());
+      eagers_.emplace_back();
+    }
   }
   return eagers_[u.eager];
 }
 
 std::vector<SlotId> UnitQueue::takeEager(UnitId unit) {
   std::vector<SlotId> held;
-  uint32_t e = units_[unit.index].eager;
-  if (e != kNone) held.swap(eagers_[e]);
+  Unit& u = units_[unit.index];
+  if (u.eager != kNone) {
+    held.swap(eagers_[u.eager]);
+    freeEagers_.push_back(u.eager);
+    u.eager = kNone;
+  }
   return held;
 }
 
