@@ -109,8 +109,8 @@ class SlotStore {
   ChunkedVector<SlotMeta> meta_;
   ChunkedVector<SlotExt> exts_;
   llvm::DenseMap<uint32_t, uint32_t> overflowExt_; // slot -> ext index past SlotMeta's 24 bits (> 16M exts)
-  std::vector<uint32_t> instBase_;       // instance index -> first slot index (raw: packed table)
-  std::vector<ir::EntityId> instEntity_; // instance index -> entity (attrOf)
+  std::vector<uint32_t> instBase_;                 // instance index -> first slot index (raw: packed table)
+  std::vector<ir::EntityId> instEntity_;           // instance index -> entity (attrOf)
 
   // Locations slots were set at, interned: millions of slots are set from a few hundred source positions, so
   // a 4-byte index in SlotMeta instead of the 12-byte location keeps every slot 8 bytes smaller.
