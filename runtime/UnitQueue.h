@@ -92,12 +92,12 @@ class UnitQueue {
   ChunkedVector<Unit> units_;
   std::vector<UnitId> freeUnits_;   // finished units nobody refers to: reused by newUnit
   std::vector<uint32_t> freeMemos_; // memos_ entries of finished units (cleared, capacity kept)
-  std::deque<uint32_t> runQueue_; // UnitId index, or kBlockBit | index into blocks_
+  std::deque<uint32_t> runQueue_;   // UnitId index, or kBlockBit | index into blocks_
   std::vector<Block> blocks_;
   std::vector<uint32_t> freeBlocks_;
   std::vector<std::vector<std::pair<uint64_t, Value>>> memos_; // Unit::memo -> (key, value)
   std::vector<std::vector<SlotId>> eagers_;                    // Unit::eager -> slots
-  std::vector<uint32_t> freeEagers_; // eagers_ entries of finished units (empty)
+  std::vector<uint32_t> freeEagers_;                           // eagers_ entries of finished units (empty)
 };
 
 } // namespace inm::runtime
