@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <malloc.h>
 #include <new>
 #include <optional>
@@ -313,12 +314,24 @@ class ArtifactFile {
       return msg;
     }
     if (direct_) return "";
+    if (exchangeWithTarget()) return "";
     if (std::error_code ec = llvm::sys::fs::rename(tmp_, target_)) {
       discard();
       return "cannot write " + target_ + ": " + ec.message();
     }
     tmp_.clear();
     return "";
+  }
+  /// Replacing an existing file with rename() makes ext4 (auto_da_alloc) allocate and start writing back
+  /// every block of the new file inside the rename: ~20 ms of waiting for a 38 MB artifact. Swapping the two
+  /// names atomically (RENAME_EXCHANGE) and removing the old file under the temporary name leaves the same
+  /// result without that flush. False when the swap is not possible (no target yet, a file system without
+  /// it): the caller then renames.
+  bool exchangeWithTarget() {
+    if (renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) return false;
+    ::unlink(tmp_.c_str()); // now the old artifact; a leftover would only be a hidden stale file
+    tmp_.clear();
+    return true;
   }
   /// Drops the temporary file (the target is untouched).
   void discard() {
