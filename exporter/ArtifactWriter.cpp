@@ -195,9 +195,9 @@ void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_os
       case KeySlot::Field: writeJsonValue(out, s.fieldValues[res.firstField + k.field]); break;
       case KeySlot::Id:
         // Already escaped as an id; JSON-escaped here as one string.
-        writeJsonString(out, res.id + versionSuffix);
+        writeJsonString(out, (res.id + versionSuffix).str());
         break;
-      case KeySlot::Requires: writeIdList(out, s, res.deps); break;
+      case KeySlot::Requires: writeIdList(out, s, s.depsOf(res)); break;
       case KeySlot::Undefined: out << (res.undefined ? "true" : "false"); break;
       case KeySlot::Version: out << opts.version; break;
       }

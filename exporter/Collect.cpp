@@ -5,7 +5,8 @@
 // "<<undefined>>"); a mapper may ignore the instance. Invariant: a resource is appended only when all of
 // its fields were computed without error. Threads: with the native std registrations and 2048 or more
 // candidates, the instances are split in two halves collected at once (this thread and one helper, each with
-// its own value arena, files set and error list) and merged in instance order, which gives the same result.
+// its own value arena, text arena, files set and error list) and merged in instance order, which gives the
+// same result. Attributes are read through slot numbers looked up once per entity, not by name per instance.
 #include "ExportState.h"
 #include "JsonWriter.h"
 #include "artifact/ResourceId.h"
@@ -13,12 +14,12 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringExtras.h>
 
+#include <cstring>
 #include <memory>
 #include <thread>
 
 namespace inm::exporter {
 
-using artifact::ResourceId;
 using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;
@@ -44,20 +45,28 @@ struct TypeNames {
 
 enum class Outcome : uint8_t { Ok, Unknown, Error };
 
-/// Appends into a presized array from a start index (the arrays are sized for every candidate resource up
-/// front, so the two halves of a parallel collection write into disjoint ranges of one array).
+/// The slots of one resource entity's registration attributes (-1: the entity has no such attribute).
+struct EntitySlots {
+  int agent = -1; ///< the first step of the agent path
+  int id = -1;
+  int managed = -1;
+  llvm::SmallVector<int, 12> fields; ///< per field of the registration (-1 also for mapper fields)
+};
+
+/// Appends into a PodArray from a start index (the arrays are sized for every candidate resource up front, so
+/// the two halves of a parallel collection write into disjoint ranges of one array).
 template <typename T>
 class RangeOut {
  public:
-  RangeOut(std::vector<T>& v, size_t begin) : v_(v), end_(begin) {}
+  RangeOut(PodArray<T>& v, size_t begin) : v_(v), end_(begin) {}
   size_t size() const { return end_; } ///< the next index in the whole array
-  void push_back(T x) {
-    assert(end_ < v_.size() && "more resources than counted");
-    v_[end_++] = std::move(x);
+  void push_back(const T& x) {
+    assert(end_ < v_.capacity() && "more resources than counted");
+    v_.data()[end_++] = x;
   }
   void resize(size_t n) { end_ = n; } ///< drops what was appended past n
  private:
-  std::vector<T>& v_;
+  PodArray<T>& v_;
   size_t end_;
 };
 
@@ -67,8 +76,10 @@ struct Part {
   RangeOut<ExportedResource> resources;
   RangeOut<Value> fieldValues;
   runtime::ValueArena& arena;
+  llvm::BumpPtrAllocator& text; ///< ids and agents that are not model strings
   FileStore& files;
   std::vector<Diagnostic>* errors = nullptr;
+  std::string scratch; ///< the id being built
 };
 
 class Collector {
@@ -89,6 +100,19 @@ class Collector {
       n.managed = strings.lookup("managed");
       names_.push_back(std::move(n));
     }
+    const ir::Program& program = model_.program();
+    slots_.resize(program.entities.size());
+    for (uint32_t e = 0; e < program.entities.size(); ++e) {
+      int t = s_.bound.typeIndexOf(ir::EntityId{e});
+      if (t < 0) continue;
+      const TypeNames& n = names_[size_t(t)];
+      EntitySlots& es = slots_[e];
+      auto slotOf = [&](StringId name) { return name.valid() ? program.slotOf(ir::EntityId{e}, name) : -1; };
+      es.agent = n.agentPath.empty() ? -1 : slotOf(n.agentPath.front());
+      es.id = slotOf(n.idAttr);
+      es.managed = slotOf(n.managed);
+      for (StringId f : n.fields) es.fields.push_back(slotOf(f));
+    }
   }
 
   void run() {
@@ -104,16 +128,17 @@ class Collector {
       ++count;
       fields += s_.bound.registry().types()[size_t(t)].fields.size();
     }
-    s_.resources.resize(count);
-    s_.fieldValues.resize(fields);
+    s_.resources.allocate(count);
+    s_.fieldValues.allocate(fields);
     // Two threads when there is enough work and the mappers are the native std ones (a registry from Python
     // plugins calls into the interpreter, which is single-threaded).
     const bool parallel = count >= kParallelMin && &s_.bound.registry() == &ResourceRegistry::standard();
+    llvm::BumpPtrAllocator& firstText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     if (!parallel) {
-      Part all{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files};
+      Part all{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, firstText, s_.files, nullptr, {}};
       collectRange(all, 0, n);
-      s_.resources.resize(all.resources.size());
-      s_.fieldValues.resize(all.fieldValues.size());
+      s_.resources.setSize(all.resources.size());
+      s_.fieldValues.setSize(all.fieldValues.size());
       return;
     }
     // The second half starts at the instance after the first count/2 candidates; its resources and fields
@@ -127,25 +152,35 @@ class Collector {
       firstFields += s_.bound.registry().types()[size_t(t)].fields.size();
     }
     runtime::ValueArena& secondArena = *s_.moreArenas.emplace_back(std::make_unique<runtime::ValueArena>());
+    llvm::BumpPtrAllocator& secondText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     FileStore secondFiles;
     std::vector<Diagnostic> firstErrors, secondErrors;
-    Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files, &firstErrors};
-    Part second{
-        {s_.resources, count / 2}, {s_.fieldValues, firstFields}, secondArena, secondFiles, &secondErrors};
+    Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, firstText, s_.files, &firstErrors, {}};
+    Part second{{s_.resources, count / 2},
+                {s_.fieldValues, firstFields},
+                secondArena,
+                secondText,
+                secondFiles,
+                &secondErrors,
+                {}};
     std::thread helper([&] { collectRange(second, split, n); });
     collectRange(first, 0, split);
     helper.join();
     // Merge in instance order: the same resources, fields and errors as one pass over all instances.
     size_t r = first.resources.size(), f = first.fieldValues.size();
     const uint32_t fieldShift = uint32_t(firstFields - f);
+    ExportedResource* res = s_.resources.data();
     for (size_t i = count / 2; i < second.resources.size(); ++i, ++r) {
-      s_.resources[i].firstField -= fieldShift;
-      if (r != i) s_.resources[r] = std::move(s_.resources[i]);
+      res[i].firstField -= fieldShift;
+      if (r != i) res[r] = res[i];
     }
-    for (size_t i = firstFields; i < second.fieldValues.size(); ++i, ++f)
-      s_.fieldValues[f] = s_.fieldValues[i];
-    s_.resources.resize(r);
-    s_.fieldValues.resize(f);
+    Value* values = s_.fieldValues.data();
+    if (f != firstFields)
+      std::memmove(values + f, values + firstFields,
+                   (second.fieldValues.size() - firstFields) * sizeof(Value));
+    f += second.fieldValues.size() - firstFields;
+    s_.resources.setSize(r);
+    s_.fieldValues.setSize(f);
     s_.files.absorb(secondFiles);
     for (auto* errors : {&firstErrors, &secondErrors})
       for (Diagnostic& d : *errors) diags_.report(std::move(d));
@@ -167,6 +202,11 @@ class Collector {
   const Value* get(InstanceId inst, StringId name) const {
     return name.valid() ? model_.get(inst, name) : nullptr;
   }
+  /// The value in slot `slot` of `inst` (what Model::get returns for that attribute's name).
+  const Value* read(InstanceId inst, int slot) const {
+    if (slot < 0 || !model_.isSet(inst, uint32_t(slot))) return nullptr;
+    return &model_.slot(inst, uint32_t(slot));
+  }
 
   /// Reports `kind` at the instance's constructor; the first field of every such message is the instance.
   /// A part collected on a worker thread keeps it for the merge in instance order.
@@ -180,14 +220,20 @@ class Collector {
       diags_.report(std::move(d));
   }
 
-  /// Text of an agent or id value; Unknown when it is (or contains) an unknown.
-  Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
+  /// Text of an agent or id value (the model's string, or a copy in the part's text arena); Unknown when it
+  /// is (or contains) an unknown.
+  Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, llvm::StringRef& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
       error(part, inst, DiagKind::ExportValueIsEntity, what.str());
       return Outcome::Error;
     }
-    out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
+    if (v.kind == ValueKind::String) {
+      out = v.str();
+    } else {
+      std::string text = model_.display(v);
+      out = llvm::StringRef(text).copy(part.text);
+    }
     if (out.empty()) {
       error(part, inst, DiagKind::ExportValueEmpty, what.str());
       return Outcome::Error;
@@ -196,10 +242,11 @@ class Collector {
   }
 
   Outcome agentValue(Part& part, InstanceId inst, const ResourceType& type, const TypeNames& names,
-                     std::string& out) {
+                     llvm::StringRef& out) {
     InstanceId cur = inst;
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
-      const Value* v = get(cur, names.agentPath[k]);
+      const Value* v =
+          k == 0 ? read(cur, slots_[model_.entityOf(inst).index].agent) : get(cur, names.agentPath[k]);
       if (!v) {
         error(part, inst, DiagKind::ExportAgentPathMissing, type.agentPath, names.agentPathText[k].str(),
               model_.describe(cur));
@@ -234,28 +281,32 @@ class Collector {
   void collectOne(Part& part, MapperContext& ctx, InstanceId inst, uint32_t t) {
     const ResourceType& type = s_.bound.registry().types()[t];
     const TypeNames& names = names_[t];
+    const EntitySlots& slots = slots_[model_.entityOf(inst).index];
 
-    std::string agent;
+    llvm::StringRef agent;
     Outcome o = agentValue(part, inst, type, names, agent);
     if (o != Outcome::Ok) return;
-    const Value* idValue = get(inst, names.idAttr);
+    const Value* idValue = read(inst, slots.id);
     if (!idValue) {
       error(part, inst, DiagKind::ExportNoIdAttribute, type.idAttribute);
       return;
     }
-    std::string idText_;
-    if (idText(part, inst, *idValue, "id attribute '" + type.idAttribute + "'", idText_) != Outcome::Ok)
+    llvm::StringRef idValueText;
+    if (idText(part, inst, *idValue, "id attribute '" + type.idAttribute + "'", idValueText) != Outcome::Ok)
       return;
     if (type.managed) {
-      const Value* managed = get(inst, names.managed);
+      const Value* managed = read(inst, slots.managed);
       if (managed && managed->kind == ValueKind::Bool && !managed->b) return; // not managed: not exported
     }
 
     ExportedResource r;
     r.type = t;
     r.inst = inst;
-    r.agent = std::move(agent);
+    r.agent = agent;
     r.firstField = uint32_t(part.fieldValues.size());
+    r.firstDep = 0;
+    r.depCount = 0;
+    r.undefined = false;
     for (size_t f = 0; f < type.fields.size(); ++f) {
       const FieldSpec& spec = type.fields[f];
       Value v;
@@ -272,7 +323,7 @@ class Collector {
         }
         v = res.value;
       } else {
-        const Value* attr = get(inst, names.fields[f]);
+        const Value* attr = read(inst, slots.fields[f]);
         if (!attr) {
           error(part, inst, DiagKind::ExportFieldMissing, type.entity, spec.name);
           part.fieldValues.resize(r.firstField);
@@ -290,19 +341,25 @@ class Collector {
       }
       part.fieldValues.push_back(v);
     }
-    ResourceId id;
-    id.type = type.entity;
-    id.agent = r.agent;
-    id.attribute = type.idAttribute;
-    id.value = std::move(idText_);
-    r.id = id.str();
-    part.resources.push_back(std::move(r));
+    // type[agent,attribute=value], escaped as artifact::ResourceId::str() does.
+    std::string& id = part.scratch;
+    id.assign(type.entity);
+    id += '[';
+    artifact::appendEscaped(id, agent, artifact::IdPart::Agent);
+    id += ',';
+    artifact::appendEscaped(id, type.idAttribute, artifact::IdPart::Attribute);
+    id += '=';
+    artifact::appendEscaped(id, idValueText, artifact::IdPart::Value);
+    id += ']';
+    r.id = llvm::StringRef(id).copy(part.text);
+    part.resources.push_back(r);
   }
 
   ExportState& s_;
   DiagnosticEngine& diags_;
   const runtime::Model& model_;
   std::vector<TypeNames> names_;
+  std::vector<EntitySlots> slots_; ///< per entity index; empty for entities that are not resources
 };
 
 } // namespace

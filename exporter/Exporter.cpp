@@ -9,6 +9,7 @@
 #include "exporter/Dependencies.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace inm::exporter {
@@ -36,25 +37,78 @@ class StateView final : public DependencyView {
   const ExportState& s_;
 };
 
+/// Sort entry of one resource: the rank of its type's id prefix ("type["), then 8 bytes of its id from the
+/// first byte where the ids of its type differ (big-endian, zero-padded), then the whole id. The first two
+/// decide most comparisons without touching the id (ids of one type share a long prefix).
+struct SortKey {
+  uint32_t rank;
+  uint32_t index;
+  uint64_t bytes;
+};
+
+uint64_t bytesAt(llvm::StringRef s, size_t from) {
+  uint64_t k = 0;
+  for (size_t i = 0; i < 8; ++i) k = (k << 8) | (from + i < s.size() ? uint8_t(s[from + i]) : 0);
+  return k;
+}
+
 /// Sorts resources by id, reports duplicate ids, fills byInstance. The resources are permuted in place (a
 /// sorted copy held both arrays at once: ~10 MiB more at the peak of a 100k export).
 void orderResources(ExportState& s, DiagnosticEngine& diags) {
-  std::vector<uint32_t> order(s.resources.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return s.resources[a].id < s.resources[b].id; });
+  const auto& types = s.bound.registry().types();
+  const uint32_t n = uint32_t(s.resources.size());
+  // Ids of different types compare as their "type[" prefixes do ('[' never occurs in a type name).
+  std::vector<uint32_t> typeRank(types.size());
+  {
+    std::vector<uint32_t> byName(types.size());
+    std::iota(byName.begin(), byName.end(), 0);
+    std::sort(byName.begin(), byName.end(),
+              [&](uint32_t a, uint32_t b) { return types[a].entity + "[" < types[b].entity + "["; });
+    for (uint32_t i = 0; i < byName.size(); ++i) typeRank[byName[i]] = i;
+  }
+  // Per type, the length of the prefix its ids share: the key's bytes start there.
+  std::vector<size_t> common(types.size(), SIZE_MAX);
+  std::vector<llvm::StringRef> firstId(types.size());
+  for (const ExportedResource& r : s.resources) {
+    size_t& lcp = common[r.type];
+    if (lcp == SIZE_MAX) {
+      firstId[r.type] = r.id;
+      lcp = r.id.size();
+      continue;
+    }
+    llvm::StringRef first = firstId[r.type];
+    lcp = std::min(lcp, r.id.size());
+    if (std::memcmp(first.data(), r.id.data(), lcp) == 0) continue;
+    size_t i = 0;
+    while (first[i] == r.id[i]) ++i;
+    lcp = i;
+  }
+  std::vector<SortKey> keys(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const ExportedResource& r = s.resources[i];
+    keys[i] = {typeRank[r.type], i, bytesAt(r.id, common[r.type])};
+  }
+  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.bytes != b.bytes) return a.bytes < b.bytes;
+    int c = s.resources[a.index].id.compare(s.resources[b.index].id);
+    return c != 0 ? c < 0 : a.index < b.index; // equal ids: model order (the first one is kept)
+  });
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = keys[i].index;
+  keys = std::vector<SortKey>();
   // Apply the permutation (position i receives resource order[i]) cycle by cycle.
   for (uint32_t i = 0; i < order.size(); ++i) {
     if (order[i] == i || order[i] == kNone) continue;
-    ExportedResource held = std::move(s.resources[i]);
+    ExportedResource held = s.resources[i];
     uint32_t at = i;
     while (order[at] != i) {
       uint32_t from = order[at];
-      s.resources[at] = std::move(s.resources[from]);
+      s.resources[at] = s.resources[from];
       order[at] = kNone;
       at = from;
     }
-    s.resources[at] = std::move(held);
+    s.resources[at] = held;
     order[at] = kNone;
   }
   // Drop duplicates (the first, in model order, is kept: the sort was stable).
@@ -69,10 +123,10 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
       diags.report(std::move(d));
       continue;
     }
-    if (kept != r) s.resources[kept] = std::move(res);
+    if (kept != r) s.resources[kept] = res;
     ++kept;
   }
-  s.resources.resize(kept);
+  s.resources.setSize(kept);
   for (uint32_t r = 0; r < s.resources.size(); ++r) s.byInstance[s.resources[r].inst.index] = r;
 }
 
@@ -121,7 +175,7 @@ bool reportCycles(ExportState& s, const Graph& graph, DiagnosticEngine& diags) {
   std::vector<std::vector<uint32_t>> cycles = findCycles(graph);
   for (const auto& cycle : cycles) {
     std::string text;
-    for (uint32_t r : cycle) text += s.resources[r].id + " -> ";
+    for (uint32_t r : cycle) text += s.resources[r].id.str() + " -> ";
     text += s.resources[cycle.front()].id;
     diags.error(DiagKind::ResourceCycle, s.model.instance(s.resources[cycle.front()].inst).createdAt, text);
   }
@@ -185,10 +239,18 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   runDependencyManagers(s, graph, diags);
   normalizeGraph(graph);
   reportCycles(s, graph, diags);
-  for (uint32_t r = 0; r < s.resources.size(); ++r) s.resources[r].deps = std::move(graph[r]);
+  size_t edges = 0;
+  for (const auto& adj : graph) edges += adj.size();
+  s.deps.reserve(edges);
+  for (uint32_t r = 0; r < s.resources.size(); ++r) {
+    s.resources[r].firstDep = uint32_t(s.deps.size());
+    s.resources[r].depCount = uint32_t(graph[r].size());
+    s.deps.insert(s.deps.end(), graph[r].begin(), graph[r].end());
+  }
+  graph = Graph();
   assignResourceSets(s, diags);
 
-  std::vector<llvm::StringRef> agents; // sorted and deduplicated before the strings are copied
+  std::vector<llvm::StringRef> agents; // sorted and deduplicated
   agents.reserve(s.resources.size());
   for (const ExportedResource& r : s.resources) {
     agents.push_back(r.agent);
@@ -196,7 +258,7 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   }
   std::sort(agents.begin(), agents.end());
   agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
-  s.agents.assign(agents.begin(), agents.end());
+  s.agents = std::move(agents);
   for (const ModuleCode& m : opts.code)
     for (const auto& file : m.files) s.files.add(file.second);
   summary.resources = s.resources.size();
