@@ -14,6 +14,7 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringExtras.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -24,11 +25,13 @@ using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;
 
+const Value ExportState::kUnknown = Value::unknown();
+
 const Value* ExportState::field(uint32_t r, llvm::StringRef name) const {
   const ExportedResource& res = resources[r];
   const auto& fields = typeOf(res).fields;
   for (size_t i = 0; i < fields.size(); ++i)
-    if (fields[i].name == name) return &fieldValues[res.firstField + i];
+    if (fields[i].name == name) return &fieldValue(res, uint32_t(i));
   return nullptr;
 }
 
@@ -50,7 +53,6 @@ struct EntitySlots {
   int agent = -1; ///< the first step of the agent path
   int id = -1;
   int managed = -1;
-  llvm::SmallVector<int, 12> fields; ///< per field of the registration (-1 also for mapper fields)
 };
 
 /// Appends into a PodArray from a start index (the arrays are sized for every candidate resource up front, so
@@ -74,7 +76,7 @@ class RangeOut {
 /// reported at once.
 struct Part {
   RangeOut<ExportedResource> resources;
-  RangeOut<Value> fieldValues;
+  RangeOut<Value> mapperValues;
   runtime::ValueArena& arena;
   llvm::BumpPtrAllocator& text; ///< ids and agents that are not model strings
   FileStore& files;
@@ -100,8 +102,14 @@ class Collector {
       n.managed = strings.lookup("managed");
       names_.push_back(std::move(n));
     }
+    for (const ResourceType& t : types) {
+      std::vector<int>& index = s_.mapperIndex.emplace_back();
+      int mappers = 0;
+      for (const FieldSpec& f : t.fields) index.push_back(f.mapper ? mappers++ : -1);
+    }
     const ir::Program& program = model_.program();
     slots_.resize(program.entities.size());
+    s_.fieldSlots.resize(program.entities.size());
     for (uint32_t e = 0; e < program.entities.size(); ++e) {
       int t = s_.bound.typeIndexOf(ir::EntityId{e});
       if (t < 0) continue;
@@ -111,7 +119,9 @@ class Collector {
       es.agent = n.agentPath.empty() ? -1 : slotOf(n.agentPath.front());
       es.id = slotOf(n.idAttr);
       es.managed = slotOf(n.managed);
-      for (StringId f : n.fields) es.fields.push_back(slotOf(f));
+      const ResourceType& type = types[size_t(t)];
+      for (size_t f = 0; f < n.fields.size(); ++f)
+        s_.fieldSlots[e].push_back(type.fields[f].mapper ? -1 : slotOf(n.fields[f]));
     }
   }
 
@@ -126,19 +136,19 @@ class Collector {
       int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{i}));
       if (t < 0) continue;
       ++count;
-      fields += s_.bound.registry().types()[size_t(t)].fields.size();
+      fields += mapperCount(t);
     }
     s_.resources.allocate(count);
-    s_.fieldValues.allocate(fields);
+    s_.mapperValues.allocate(fields);
     // Two threads when there is enough work and the mappers are the native std ones (a registry from Python
     // plugins calls into the interpreter, which is single-threaded).
     const bool parallel = count >= kParallelMin && &s_.bound.registry() == &ResourceRegistry::standard();
     llvm::BumpPtrAllocator& firstText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     if (!parallel) {
-      Part all{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, firstText, s_.files, nullptr, {}};
+      Part all{{s_.resources, 0}, {s_.mapperValues, 0}, s_.arena, firstText, s_.files, nullptr, {}};
       collectRange(all, 0, n);
       s_.resources.setSize(all.resources.size());
-      s_.fieldValues.setSize(all.fieldValues.size());
+      s_.mapperValues.setSize(all.mapperValues.size());
       return;
     }
     // The second half starts at the instance after the first count/2 candidates; its resources and fields
@@ -149,15 +159,15 @@ class Collector {
       int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{split}));
       if (t < 0) continue;
       ++seen;
-      firstFields += s_.bound.registry().types()[size_t(t)].fields.size();
+      firstFields += mapperCount(t);
     }
     runtime::ValueArena& secondArena = *s_.moreArenas.emplace_back(std::make_unique<runtime::ValueArena>());
     llvm::BumpPtrAllocator& secondText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     FileStore secondFiles;
     std::vector<Diagnostic> firstErrors, secondErrors;
-    Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, firstText, s_.files, &firstErrors, {}};
+    Part first{{s_.resources, 0}, {s_.mapperValues, 0}, s_.arena, firstText, s_.files, &firstErrors, {}};
     Part second{{s_.resources, count / 2},
-                {s_.fieldValues, firstFields},
+                {s_.mapperValues, firstFields},
                 secondArena,
                 secondText,
                 secondFiles,
@@ -167,23 +177,29 @@ class Collector {
     collectRange(first, 0, split);
     helper.join();
     // Merge in instance order: the same resources, fields and errors as one pass over all instances.
-    size_t r = first.resources.size(), f = first.fieldValues.size();
+    size_t r = first.resources.size(), f = first.mapperValues.size();
     const uint32_t fieldShift = uint32_t(firstFields - f);
     ExportedResource* res = s_.resources.data();
     for (size_t i = count / 2; i < second.resources.size(); ++i, ++r) {
       res[i].firstField -= fieldShift;
       if (r != i) res[r] = res[i];
     }
-    Value* values = s_.fieldValues.data();
+    Value* values = s_.mapperValues.data();
     if (f != firstFields)
       std::memmove(values + f, values + firstFields,
-                   (second.fieldValues.size() - firstFields) * sizeof(Value));
-    f += second.fieldValues.size() - firstFields;
+                   (second.mapperValues.size() - firstFields) * sizeof(Value));
+    f += second.mapperValues.size() - firstFields;
     s_.resources.setSize(r);
-    s_.fieldValues.setSize(f);
+    s_.mapperValues.setSize(f);
     s_.files.absorb(secondFiles);
     for (auto* errors : {&firstErrors, &secondErrors})
       for (Diagnostic& d : *errors) diags_.report(std::move(d));
+  }
+
+  /// The number of mapper fields of registration `t`.
+  size_t mapperCount(int t) const {
+    const std::vector<int>& index = s_.mapperIndex[size_t(t)];
+    return size_t(std::count_if(index.begin(), index.end(), [](int m) { return m >= 0; }));
   }
 
   /// Below this many resources one thread collects (the thread's start costs more than it saves).
@@ -282,6 +298,7 @@ class Collector {
     const ResourceType& type = s_.bound.registry().types()[t];
     const TypeNames& names = names_[t];
     const EntitySlots& slots = slots_[model_.entityOf(inst).index];
+    const std::vector<int>& fieldSlots = s_.fieldSlots[model_.entityOf(inst).index];
 
     llvm::StringRef agent;
     Outcome o = agentValue(part, inst, type, names, agent);
@@ -303,7 +320,7 @@ class Collector {
     r.type = t;
     r.inst = inst;
     r.agent = agent;
-    r.firstField = uint32_t(part.fieldValues.size());
+    r.firstField = uint32_t(part.mapperValues.size());
     r.firstDep = 0;
     r.depCount = 0;
     r.undefined = false;
@@ -313,20 +330,20 @@ class Collector {
       if (spec.mapper) {
         FieldResult res = spec.mapper(ctx, inst);
         if (res.kind == FieldResult::Ignore) {
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         if (res.kind == FieldResult::Error) {
           error(part, inst, DiagKind::ExportFieldFailed, spec.name, res.message);
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         v = res.value;
       } else {
-        const Value* attr = read(inst, slots.fields[f]);
+        const Value* attr = read(inst, fieldSlots[f]);
         if (!attr) {
           error(part, inst, DiagKind::ExportFieldMissing, type.entity, spec.name);
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         v = *attr;
@@ -336,10 +353,10 @@ class Collector {
         r.undefined = true;
       } else if (containsInstance(v)) {
         error(part, inst, DiagKind::ExportFieldIsEntity, spec.name);
-        part.fieldValues.resize(r.firstField);
+        part.mapperValues.resize(r.firstField);
         return;
       }
-      part.fieldValues.push_back(v);
+      if (spec.mapper) part.mapperValues.push_back(v); // attribute values are read again when written
     }
     // type[agent,attribute=value], escaped as artifact::ResourceId::str() does.
     std::string& id = part.scratch;

@@ -77,7 +77,7 @@ struct ExportedResource {
   runtime::InstanceId inst;
   llvm::StringRef id;    ///< unversioned, escaped; in one of ExportState::texts
   llvm::StringRef agent; ///< the model's string, or in one of ExportState::texts
-  uint32_t firstField;   ///< values in ExportState::fieldValues, one per type's field
+  uint32_t firstField;   ///< its mapper fields' values in ExportState::mapperValues
   uint32_t firstDep;     ///< requires: ExportState::deps[firstDep, firstDep + depCount) (after the graph)
   uint32_t depCount;
   bool undefined;
@@ -92,7 +92,15 @@ struct ExportState {
   std::vector<std::unique_ptr<llvm::BumpPtrAllocator>> texts;   ///< ids and agents, one per collector
   FileStore files;
   PodArray<ExportedResource> resources;
-  PodArray<runtime::Value> fieldValues;
+  /// The values the mappers computed, per resource one per mapper field of its type. Attribute fields are
+  /// not copied: they are read from the model again when written (fieldValue()).
+  PodArray<runtime::Value> mapperValues;
+  /// Per registration and field: the field's index among the registration's mapper fields, -1 for an
+  /// attribute.
+  std::vector<std::vector<int>> mapperIndex;
+  /// Per entity index (registered entities only): the model slot of each field of its registration (-1 for a
+  /// mapper field).
+  std::vector<std::vector<int>> fieldSlots;
   std::vector<uint32_t> deps;          ///< requires edges, sorted per resource (resource numbers)
   std::vector<uint32_t> byInstance;    ///< per instance index
   std::vector<llvm::StringRef> agents; ///< sorted, unique
@@ -101,6 +109,15 @@ struct ExportState {
   const ResourceType& typeOf(const ExportedResource& r) const { return bound.registry().types()[r.type]; }
   /// The exported value of field `name` of resource `r`, nullptr if the type has no such field.
   const runtime::Value* field(uint32_t r, llvm::StringRef name) const;
+  /// The exported value of field `f` of `r`: the mapper's value, or the attribute's (Unknown when it contains
+  /// an unknown).
+  const runtime::Value& fieldValue(const ExportedResource& r, uint32_t f) const {
+    int m = mapperIndex[r.type][f];
+    if (m >= 0) return mapperValues[r.firstField + uint32_t(m)];
+    const runtime::Value& v = model.slot(r.inst, uint32_t(fieldSlots[model.entityOf(r.inst).index][f]));
+    return runtime::containsUnknown(v) ? kUnknown : v;
+  }
+  static const runtime::Value kUnknown;
   /// The resources resource `r` requires, ascending.
   llvm::ArrayRef<uint32_t> depsOf(const ExportedResource& r) const {
     return llvm::ArrayRef<uint32_t>(deps).slice(r.firstDep, r.depCount);
