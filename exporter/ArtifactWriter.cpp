@@ -244,7 +244,7 @@ void writeTrailer(llvm::raw_ostream& os, const ExportState& s, const ExportOptio
 
   os << "  \"files\": {";
   bool firstFile = true;
-  for (const auto& [hash, content] : s.files.files()) {
+  for (const auto& [hash, content] : s.files.sorted()) {
     os << (firstFile ? "\n    " : ",\n    ");
     firstFile = false;
     writeJsonString(os, hash);

@@ -250,11 +250,14 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   graph = Graph();
   assignResourceSets(s, diags);
 
-  std::vector<llvm::StringRef> agents; // sorted and deduplicated
-  agents.reserve(s.resources.size());
-  for (const ExportedResource& r : s.resources) {
-    agents.push_back(r.agent);
-    if (r.undefined) ++summary.undefined;
+  // Agents, sorted and deduplicated. Resources of one type with the same agent are adjacent (ids sort by
+  // type, then agent), so only the first of each run is taken before the sort.
+  std::vector<llvm::StringRef> agents;
+  for (size_t r = 0; r < s.resources.size(); ++r) {
+    const ExportedResource& res = s.resources[r];
+    if (res.undefined) ++summary.undefined;
+    if (r > 0 && s.resources[r - 1].type == res.type && s.resources[r - 1].agent == res.agent) continue;
+    agents.push_back(res.agent);
   }
   std::sort(agents.begin(), agents.end());
   agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
