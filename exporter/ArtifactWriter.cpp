@@ -133,6 +133,18 @@ class ResourceListWriter {
     versionText_ = std::to_string(opts.version);
   }
 
+  /// Asks for the model data resource `r` will read: its instance record (`early`), then its attribute
+  /// values. Resources are written in id order, which visits the model's instances in no useful order:
+  /// without this, each resource waited for a few cache misses.
+  void prefetch(uint32_t r, bool early) const {
+    if (r >= s_.resources.size()) return;
+    const runtime::InstanceId inst = s_.resources[r].inst;
+    if (early)
+      __builtin_prefetch(&s_.model.instance(inst));
+    else
+      __builtin_prefetch(&s_.model.slot(inst, 0));
+  }
+
   /// Renders resource `r` (with its leading separator).
   void render(TextBuffer& out, uint32_t r) const {
     const ExportedResource& res = s_.resources[r];
@@ -281,8 +293,11 @@ void writeArtifact(const ExportState& s, const ExportOptions& opts, llvm::raw_os
       out.append(text);
       return;
     }
-    for (uint32_t r = (job - 1) * kBlock, end = std::min(n, job * kBlock); r < end; ++r)
+    for (uint32_t r = (job - 1) * kBlock, end = std::min(n, job * kBlock); r < end; ++r) {
+      resources.prefetch(r + 16, /*early=*/true);
+      resources.prefetch(r + 8, /*early=*/false);
       resources.render(out, r);
+    }
   };
   writeJobs(os, blocks + 2, /*parallel=*/blocks >= 8, render);
 }
