@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 namespace inm::exporter {
 
@@ -36,6 +37,9 @@ class StateView final : public DependencyView {
  private:
   const ExportState& s_;
 };
+
+/// From this many resources on, sorting and building the graph use a second thread.
+constexpr size_t kParallelMin = 4096;
 
 /// Sort entry of one resource: the rank of its type's id prefix ("type["), then 8 bytes of its id from the
 /// first byte where the ids of its type differ (big-endian, zero-padded), then the whole id. The first two
@@ -84,18 +88,31 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
     lcp = i;
   }
   std::vector<SortKey> keys(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const ExportedResource& r = s.resources[i];
-    keys[i] = {typeRank[r.type], i, bytesAt(r.id, common[r.type])};
-  }
-  std::sort(keys.begin(), keys.end(), [&](const SortKey& a, const SortKey& b) {
+  auto less = [&](const SortKey& a, const SortKey& b) {
     if (a.rank != b.rank) return a.rank < b.rank;
     if (a.bytes != b.bytes) return a.bytes < b.bytes;
     int c = s.resources[a.index].id.compare(s.resources[b.index].id);
     return c != 0 ? c < 0 : a.index < b.index; // equal ids: model order (the first one is kept)
-  });
+  };
+  auto sortRange = [&](uint32_t begin, uint32_t end) {
+    for (uint32_t i = begin; i < end; ++i) {
+      const ExportedResource& r = s.resources[i];
+      keys[i] = {typeRank[r.type], i, bytesAt(r.id, common[r.type])};
+    }
+    std::sort(keys.begin() + begin, keys.begin() + end, less);
+  };
+  // A large list: each half sorted on its own thread, then merged (the keys are all distinct).
+  const uint32_t half = n >= kParallelMin ? n / 2 : n;
+  if (half < n) {
+    std::thread helper([&] { sortRange(half, n); });
+    sortRange(0, half);
+    helper.join();
+  } else {
+    sortRange(0, n);
+  }
   std::vector<uint32_t> order(n);
-  for (uint32_t i = 0; i < n; ++i) order[i] = keys[i].index;
+  for (uint32_t i = 0, j = half, k = 0; k < n; ++k)
+    order[k] = (j == n || (i < half && less(keys[i], keys[j]))) ? keys[i++].index : keys[j++].index;
   keys = std::vector<SortKey>();
   // Apply the permutation (position i receives resource order[i]) cycle by cycle.
   for (uint32_t i = 0; i < order.size(); ++i) {
@@ -130,13 +147,19 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
   for (uint32_t r = 0; r < s.resources.size(); ++r) s.byInstance[s.resources[r].inst.index] = r;
 }
 
-/// Each element of `requires` that is an exported resource becomes an edge; the rest is dropped.
-void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
-  const StringId requiresName = s.model.program().strings->lookup("requires");
+/// Each element of `requires` that is an exported resource becomes an edge; the rest is dropped. Warnings
+/// go to `warnings` (this may run on a helper thread).
+void flattenRequires(const ExportState& s, Graph& graph, std::vector<Diagnostic>& warnings) {
+  const ir::Program& program = s.model.program();
+  const StringId requiresName = program.strings->lookup("requires");
+  std::vector<int> slotOf(program.entities.size(), -2); // per entity: the slot of `requires`, -2 unknown yet
   for (uint32_t r = 0; r < s.resources.size(); ++r) {
     const InstanceId inst = s.resources[r].inst;
-    const Value* req = requiresName.valid() ? s.model.get(inst, requiresName) : nullptr;
-    if (!req) continue;
+    const ir::EntityId entity = s.model.entityOf(inst);
+    int& slot = slotOf[entity.index];
+    if (slot == -2) slot = requiresName.valid() ? program.slotOf(entity, requiresName) : -1;
+    if (slot < 0 || !s.model.isSet(inst, uint32_t(slot))) continue;
+    const Value* req = &s.model.slot(inst, uint32_t(slot));
     llvm::ArrayRef<Value> items = req->kind == ValueKind::List ? req->items() : llvm::ArrayRef<Value>(*req);
     size_t initial = 0;
     for (const Value& v : items) {
@@ -152,23 +175,45 @@ void flattenRequires(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
         if (!set.empty()) set += ", ";
         set += s.model.describe(v.instanceId());
       }
-      diags.report(
+      warnings.push_back(
           makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt, s.resources[r].id, set));
     }
   }
 }
 
-void runDependencyManagers(ExportState& s, Graph& graph, DiagnosticEngine& diags) {
+/// The dependency managers' edges; their failures go to `errors`. On this thread: a manager may be Python.
+std::vector<std::pair<uint32_t, uint32_t>> runDependencyManagers(ExportState& s,
+                                                                 std::vector<Diagnostic>& errors) {
   StateView view(s);
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   for (const auto& [name, fn] : s.bound.registry().dependencyManagers()) {
     fn(view, edges);
     for (std::string& e : view.errors)
-      diags.report(makeDiag(DiagKind::DependencyManagerFailed, SourceRange{}, name, e));
+      errors.push_back(makeDiag(DiagKind::DependencyManagerFailed, SourceRange{}, name, e));
     view.errors.clear();
   }
+  return edges;
+}
+
+/// The requires graph: flattened `requires` (on a helper thread for a large export) and the dependency
+/// managers' edges (on this one), with the diagnostics of both in that order.
+Graph buildGraph(ExportState& s, DiagnosticEngine& diags) {
+  Graph graph(s.resources.size());
+  std::vector<Diagnostic> warnings, errors;
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  if (s.resources.size() >= kParallelMin) {
+    std::thread helper([&] { flattenRequires(s, graph, warnings); });
+    edges = runDependencyManagers(s, errors);
+    helper.join();
+  } else {
+    flattenRequires(s, graph, warnings);
+    edges = runDependencyManagers(s, errors);
+  }
+  for (auto* list : {&warnings, &errors})
+    for (Diagnostic& d : *list) diags.report(std::move(d));
   for (auto [from, to] : edges)
     if (from < graph.size() && to < graph.size()) graph[from].push_back(to);
+  return graph;
 }
 
 bool reportCycles(ExportState& s, const Graph& graph, DiagnosticEngine& diags) {
@@ -234,9 +279,7 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   orderResources(s, diags);
   if (opts.phaseEnd) opts.phaseEnd("export collect");
 
-  Graph graph(s.resources.size());
-  flattenRequires(s, graph, diags);
-  runDependencyManagers(s, graph, diags);
+  Graph graph = buildGraph(s, diags);
   normalizeGraph(graph);
   reportCycles(s, graph, diags);
   size_t edges = 0;
