@@ -115,7 +115,7 @@ struct ExportState {
     int m = mapperIndex[r.type][f];
     if (m >= 0) return mapperValues[r.firstField + uint32_t(m)];
     const runtime::Value& v = model.slot(r.inst, uint32_t(fieldSlots[model.entityOf(r.inst).index][f]));
-    return runtime::containsUnknown(v) ? kUnknown : v;
+    return r.undefined && runtime::containsUnknown(v) ? kUnknown : v; // no unknown in a defined resource
   }
   static const runtime::Value kUnknown;
   /// The resources resource `r` requires, ascending.
