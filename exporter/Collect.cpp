@@ -55,6 +55,18 @@ struct EntitySlots {
   int managed = -1;
 };
 
+/// artifact::appendEscaped, with the text before the first byte to escape (usually all of it) copied at once.
+void appendIdPart(std::string& out, llvm::StringRef text, artifact::IdPart part) {
+  size_t plain = 0;
+  while (plain < text.size()) {
+    char c = text[plain];
+    if (c == '\\' || c == ',' || c == ']' || c == '=') break; // a superset of every part's escapes
+    ++plain;
+  }
+  out.append(text.data(), plain);
+  if (plain < text.size()) artifact::appendEscaped(out, text.substr(plain), part);
+}
+
 /// Appends into a PodArray from a start index (the arrays are sized for every candidate resource up front, so
 /// the two halves of a parallel collection write into disjoint ranges of one array).
 template <typename T>
@@ -362,11 +374,11 @@ class Collector {
     std::string& id = part.scratch;
     id.assign(type.entity);
     id += '[';
-    artifact::appendEscaped(id, agent, artifact::IdPart::Agent);
+    appendIdPart(id, agent, artifact::IdPart::Agent);
     id += ',';
-    artifact::appendEscaped(id, type.idAttribute, artifact::IdPart::Attribute);
+    appendIdPart(id, type.idAttribute, artifact::IdPart::Attribute);
     id += '=';
-    artifact::appendEscaped(id, idValueText, artifact::IdPart::Value);
+    appendIdPart(id, idValueText, artifact::IdPart::Value);
     id += ']';
     r.id = llvm::StringRef(id).copy(part.text);
     part.resources.push_back(r);
