@@ -197,8 +197,9 @@ class ResourceListWriter {
 };
 
 /// Runs jobs [0, n): `render(buffer, j)` fills a buffer, which is then written to `os`, in job order. With
-/// `parallel`, even jobs run on this thread and odd ones on a helper thread; `render` must only read shared
-/// data.
+/// `parallel`, even jobs run on this thread and odd ones on a helper thread, which renders the last job (the
+/// trailer, independent of the others) first, while this thread renders the header: otherwise it was rendered
+/// alone at the end. `render` must only read shared data.
 template <typename Render>
 void writeJobs(llvm::raw_ostream& os, uint32_t n, bool parallel, Render render) {
   if (!parallel) {
@@ -213,22 +214,27 @@ void writeJobs(llvm::raw_ostream& os, uint32_t n, bool parallel, Render render) 
   std::mutex mu;
   std::condition_variable cv;
   uint32_t turn = 0; // the next job to write
+  auto writeInTurn = [&](uint32_t j, const TextBuffer& buf) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return turn == j; });
+    }
+    os << buf.str(); // only the thread whose turn it is touches `os`
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++turn;
+    }
+    cv.notify_all();
+  };
   auto run = [&](uint32_t first) {
-    TextBuffer buf;
-    for (uint32_t j = first; j < n; j += 2) {
+    TextBuffer buf, last;
+    if (first == 1) render(last, n - 1);
+    for (uint32_t j = first; j < n - 1; j += 2) {
       buf.clear();
       render(buf, j);
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return turn == j; });
-      }
-      os << buf.str(); // only the thread whose turn it is touches `os`
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        ++turn;
-      }
-      cv.notify_all();
+      writeInTurn(j, buf);
     }
+    if (first == 1) writeInTurn(n - 1, last);
   };
   std::thread helper([&] { run(1); });
   run(0);
