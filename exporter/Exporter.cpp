@@ -41,13 +41,13 @@ class StateView final : public DependencyView {
 /// From this many resources on, sorting and building the graph use a second thread.
 constexpr size_t kParallelMin = 4096;
 
-/// Sort entry of one resource: the rank of its type's id prefix ("type["), then 8 bytes of its id from the
+/// Sort entry of one resource: the rank of its type's id prefix ("type["), then 16 bytes of its id from the
 /// first byte where the ids of its type differ (big-endian, zero-padded), then the whole id. The first two
 /// decide most comparisons without touching the id (ids of one type share a long prefix).
 struct SortKey {
   uint32_t rank;
   uint32_t index;
-  uint64_t bytes;
+  uint64_t bytes, moreBytes; ///< 16 bytes of the id from the first byte where the ids of its type differ
 };
 
 uint64_t bytesAt(llvm::StringRef s, size_t from) {
@@ -91,13 +91,14 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
   auto less = [&](const SortKey& a, const SortKey& b) {
     if (a.rank != b.rank) return a.rank < b.rank;
     if (a.bytes != b.bytes) return a.bytes < b.bytes;
+    if (a.moreBytes != b.moreBytes) return a.moreBytes < b.moreBytes;
     int c = s.resources[a.index].id.compare(s.resources[b.index].id);
     return c != 0 ? c < 0 : a.index < b.index; // equal ids: model order (the first one is kept)
   };
   auto sortRange = [&](uint32_t begin, uint32_t end) {
     for (uint32_t i = begin; i < end; ++i) {
       const ExportedResource& r = s.resources[i];
-      keys[i] = {typeRank[r.type], i, bytesAt(r.id, common[r.type])};
+      keys[i] = {typeRank[r.type], i, bytesAt(r.id, common[r.type]), bytesAt(r.id, common[r.type] + 8)};
     }
     std::sort(keys.begin() + begin, keys.begin() + end, less);
   };
@@ -153,8 +154,13 @@ void flattenRequires(const ExportState& s, Graph& graph, std::vector<Diagnostic>
   const ir::Program& program = s.model.program();
   const StringId requiresName = program.strings->lookup("requires");
   std::vector<int> slotOf(program.entities.size(), -2); // per entity: the slot of `requires`, -2 unknown yet
-  for (uint32_t r = 0; r < s.resources.size(); ++r) {
-    const InstanceId inst = s.resources[r].inst;
+  // In instance order, which reads the model sequentially (resource order visits it at random); the
+  // warnings are then put in resource order.
+  std::vector<std::pair<uint32_t, Diagnostic>> found;
+  for (uint32_t i = 0; i < s.byInstance.size(); ++i) {
+    const uint32_t r = s.byInstance[i];
+    if (r == kNone) continue;
+    const InstanceId inst{i};
     const ir::EntityId entity = s.model.entityOf(inst);
     int& slot = slotOf[entity.index];
     if (slot == -2) slot = requiresName.valid() ? program.slotOf(entity, requiresName) : -1;
@@ -175,10 +181,12 @@ void flattenRequires(const ExportState& s, Graph& graph, std::vector<Diagnostic>
         if (!set.empty()) set += ", ";
         set += s.model.describe(v.instanceId());
       }
-      warnings.push_back(
-          makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt, s.resources[r].id, set));
+      found.emplace_back(
+          r, makeDiag(DiagKind::ExportWarning, s.model.instance(inst).createdAt, s.resources[r].id, set));
     }
   }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [r, d] : found) warnings.push_back(std::move(d));
 }
 
 /// The dependency managers' edges; their failures go to `errors`. On this thread: a manager may be Python.
