@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <thread>
 
@@ -282,7 +283,17 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
     diags.error(DiagKind::AmbiguousResourceAncestor, SourceRange{}, c.substr(0, colon), c.substr(colon + 2));
   }
 
-  ExportState s(model, bound);
+  // On the heap so that a process about to exit can leave it (opts.skipTeardown): freeing 100k resources'
+  // texts and tables takes milliseconds and achieves nothing then.
+  auto state = std::make_unique<ExportState>(model, bound);
+  ExportState& s = *state;
+  struct Leave {
+    std::unique_ptr<ExportState>& state;
+    bool skip;
+    ~Leave() {
+      if (skip) (void)state.release();
+    }
+  } leave{state, opts.skipTeardown};
   collectResources(s, diags);
   orderResources(s, diags);
   if (opts.phaseEnd) opts.phaseEnd("export collect");

@@ -488,6 +488,7 @@ int runPipeline(const Options& opts) {
       xo.code = python.code;
     }
     if (phases.on()) xo.phaseEnd = phaseEnd;
+    xo.skipTeardown = true; // the process ends through exitNow()
     auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, file.stream());
     if (opts.verbose >= 3) {
