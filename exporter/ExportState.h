@@ -1,8 +1,10 @@
 // The exporter's working data between its phases (private to the stage): collect resources from the
 // model (Collect.cpp), order them by id and build the requires graph and resource sets (Exporter.cpp),
-// write the artifact (ArtifactWriter.cpp). Field values are runtime Values; strings computed by mappers
-// live in this state's arena. Invariant after ordering: resources are sorted by unversioned id, unique,
-// and byInstance maps an instance to its resource number (kNone when it is not exported).
+// write the artifact (ArtifactWriter.cpp). Field values are runtime Values: the mappers' are kept here (their
+// strings in this state's arenas), attribute fields are read from the model when needed; ids and agents are
+// text in per-collector arenas or the model's strings. Invariant after ordering: resources are sorted by
+// unversioned id, unique, and byInstance maps an instance to its resource number (kNone when it is not
+// exported).
 #pragma once
 
 #include "exporter/Exporter.h"
