@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <thread>
@@ -206,17 +207,21 @@ std::vector<std::pair<uint32_t, uint32_t>> runDependencyManagers(ExportState& s,
 
 /// The requires graph: flattened `requires` (on a helper thread for a large export) and the dependency
 /// managers' edges (on this one), with the diagnostics of both in that order.
-Graph buildGraph(ExportState& s, DiagnosticEngine& diags) {
+/// `meanwhile` runs on this thread too, after the managers (work that needs neither the graph nor
+/// diagnostics).
+Graph buildGraph(ExportState& s, DiagnosticEngine& diags, const std::function<void()>& meanwhile) {
   Graph graph(s.resources.size());
   std::vector<Diagnostic> warnings, errors;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   if (s.resources.size() >= kParallelMin) {
     std::thread helper([&] { flattenRequires(s, graph, warnings); });
     edges = runDependencyManagers(s, errors);
+    meanwhile();
     helper.join();
   } else {
     flattenRequires(s, graph, warnings);
     edges = runDependencyManagers(s, errors);
+    meanwhile();
   }
   for (auto* list : {&warnings, &errors})
     for (Diagnostic& d : *list) diags.report(std::move(d));
@@ -298,7 +303,22 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   orderResources(s, diags);
   if (opts.phaseEnd) opts.phaseEnd("export collect");
 
-  Graph graph = buildGraph(s, diags);
+  // Agents, sorted and deduplicated (while the requires are flattened). Resources of one type with the same
+  // agent are adjacent (ids sort by type, then agent), so only the first of each run is taken before the
+  // sort.
+  auto listAgents = [&] {
+    std::vector<llvm::StringRef> agents;
+    for (size_t r = 0; r < s.resources.size(); ++r) {
+      const ExportedResource& res = s.resources[r];
+      if (res.undefined) ++summary.undefined;
+      if (r > 0 && s.resources[r - 1].type == res.type && s.resources[r - 1].agent == res.agent) continue;
+      agents.push_back(res.agent);
+    }
+    std::sort(agents.begin(), agents.end());
+    agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
+    s.agents = std::move(agents);
+  };
+  Graph graph = buildGraph(s, diags, listAgents);
   normalizeGraph(graph);
   reportCycles(s, graph, diags);
   size_t edges = 0;
@@ -311,19 +331,6 @@ ExportSummary exportModel(const runtime::Model& model, DiagnosticEngine& diags, 
   }
   graph = Graph();
   assignResourceSets(s, diags);
-
-  // Agents, sorted and deduplicated. Resources of one type with the same agent are adjacent (ids sort by
-  // type, then agent), so only the first of each run is taken before the sort.
-  std::vector<llvm::StringRef> agents;
-  for (size_t r = 0; r < s.resources.size(); ++r) {
-    const ExportedResource& res = s.resources[r];
-    if (res.undefined) ++summary.undefined;
-    if (r > 0 && s.resources[r - 1].type == res.type && s.resources[r - 1].agent == res.agent) continue;
-    agents.push_back(res.agent);
-  }
-  std::sort(agents.begin(), agents.end());
-  agents.erase(std::unique(agents.begin(), agents.end()), agents.end());
-  s.agents = std::move(agents);
   for (const ModuleCode& m : opts.code)
     for (const auto& file : m.files) s.files.add(file.second);
   summary.resources = s.resources.size();
