@@ -77,7 +77,7 @@ struct AgentOptions {
   bool ssl = false;
   std::string caCert;
   int threads = 4;
-  std::string codeDir; ///< <state dir>/agent-code
+  std::string codeDir;                            ///< <state dir>/agent-code
   std::chrono::milliseconds shutdownGrace{30000}; ///< on SIGTERM: how long running actions may finish
 };
 
@@ -213,7 +213,8 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
       drainStarted = std::chrono::steady_clock::now();
       router->drain(o.shutdownGrace, "stop signal");
     }
-    if (draining && std::chrono::steady_clock::now() - drainStarted > o.shutdownGrace + std::chrono::seconds(20)) {
+    if (draining &&
+        std::chrono::steady_clock::now() - drainStarted > o.shutdownGrace + std::chrono::seconds(20)) {
       say("the session did not end within the shutdown grace plus 20 s; closing it");
       return closeNow();
     }

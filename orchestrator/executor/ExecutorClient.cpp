@@ -385,8 +385,9 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
   auto self = shared_from_this();
   asio::post(strand_, [self, type, requests = std::move(requests), cb] {
     if (!self->alive_ || self->stopping_) {
-      std::string message = self->alive_ ? self->who() + " is shutting down and takes no new work"
-                                         : self->who() + " " + self->deathCause_ + " before the request was sent";
+      std::string message = self->alive_
+                                ? self->who() + " is shutting down and takes no new work"
+                                : self->who() + " " + self->deathCause_ + " before the request was sent";
       for (const DeployRequest& r : requests)
         (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
       return;
