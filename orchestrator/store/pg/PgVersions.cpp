@@ -585,9 +585,7 @@ void requireVersion(pqxx::work& tx, const std::string& env, int64_t version) {
 
 namespace {
 /// `s` as a JSON string literal.
-void appendJsonString(std::string& out, std::string_view s) {
-  out += nlohmann::json(std::string(s)).dump();
-}
+void appendJsonString(std::string& out, std::string_view s) { out += nlohmann::json(std::string(s)).dump(); }
 } // namespace
 
 llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, int64_t version) {
@@ -597,11 +595,13 @@ llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, i
     // Each row's attributes leave as jsonb text without requires, version and id (the answer sets those
     // three); they are spliced into the answer as they are, only the short requires lists are parsed.
     pqxx::result rows = tx.exec_params(
-        std::string("SELECT r.resource_id, r.resource_type, r.agent, r.resource_id_value, r.attribute_hash, ") +
+        std::string(
+            "SELECT r.resource_id, r.resource_type, r.agent, r.resource_id_value, r.attribute_hash, ") +
             kStatusSql +
             ", (r.attributes - 'requires' - 'version' - 'id')::text, (r.attributes->'requires')::text FROM "
             "resource r LEFT JOIN resource_persistent_state rps ON rps.environment = r.environment AND "
-            "rps.resource_id = r.resource_id WHERE r.environment = $1 AND r.model = $2 ORDER BY r.resource_id",
+            "rps.resource_id = r.resource_id WHERE r.environment = $1 AND r.model = $2 ORDER BY "
+            "r.resource_id",
         env, version);
     const std::string v = std::to_string(version);
     const std::string suffix = ",v=" + v;
