@@ -90,15 +90,15 @@ class ExternalAgentStopTest(base.ExternalAgentDeployTest):
         took = time.monotonic() - stopped
         self.assertEqual(agent.proc.returncode, 0, agent.output())
         self.assertLess(took, 30, agent.output())
-        out = agent.output()
-        self.assertIn("stopping (stop signal): no new work;", out)
-        self.assertIn("every accepted action is answered", out)
         # Every result reached the server before the agent exited: the running action is deployed, with its
         # log; the others are deployed too (accepted before the signal) or unavailable (refused after it).
         self.assert_final(rids, agent)
         status, messages = self.last_action(running)
         self.assertEqual(status, "deployed", messages)
         self.assertIn('"wrote"', messages)
+        out = agent.output()
+        self.assertIn("stopping (stop signal): no new work;", out)
+        self.assertIn("every accepted action is answered", out)
         for r in rids:
             status, messages = self.last_action(r)
             if status == "unavailable":  # refused by the draining agent, or by the scheduler after its `bye`
