@@ -76,7 +76,8 @@ class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
   boost::asio::awaitable<Blueprint> resolve(int version, std::string agent);
   /// Fails every waiting file and code request (the connection closed).
   void closeWaits();
-  /// Answers every open request `unavailable` and half-closes once the answers are written.
+  /// Every accepted request is answered (or the grace ran out and drain() answered it): sends `bye` and
+  /// half-closes the socket once the queued answers are written.
   void finishDrain();
   /// Whether the request is still open (accepted, not answered).
   bool isOpen(bool facts, const std::string& actionId) const { return open_.count({facts, actionId}) > 0; }
