@@ -143,10 +143,35 @@ class AllocatorTest(unittest.TestCase):
         r, n = images([harness.INMANTA, "compile", "--help"])
         self.assertEqual((r.returncode, n), (0, 2), r.stderr[-2000:])
         self.assertNotIn(os.path.basename(self.lib), r.stderr)
-        # A process that already has what it needs (the caller's opt-out, glibc tunables present) does not exec.
+        # The caller's opt-out: no exec.
         env = fresh_start_env(INM_REEXEC_DONE="1", LD_DEBUG="libs")
         r = subprocess.run([harness.INMANTA, "compile", "--help"], capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(r.stderr.count("transferring control:"), 1, r.stderr[-2000:])
+
+    def test_no_exec_when_already_in_place(self):
+        # Huge pages already in GLIBC_TUNABLES and a stack that cannot grow (at its hard limit) or is already
+        # 1 GiB: nothing to gain, so no exec (setting the stack to the value it has is no change).
+        import resource
+
+        def stack(soft, hard):
+            return lambda: resource.setrlimit(resource.RLIMIT_STACK, (soft, hard))
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        env = fresh_start_env(GLIBC_TUNABLES="glibc.malloc.hugetlb=1", LD_DEBUG="libs")
+        cases = [(8 << 20, 8 << 20)]
+        if hard == resource.RLIM_INFINITY or hard >= 1 << 30:
+            cases.append((1 << 30, hard))
+        for limits in cases:
+            r = subprocess.run([harness.INMANTA, "compile", "--help"], capture_output=True, text=True, timeout=60,
+                               env=env, preexec_fn=stack(*limits))
+            self.assertEqual((r.returncode, r.stderr.count("transferring control:")), (0, 1),
+                             f"stack {limits}: {r.stderr[-2000:]}")
+        # Either one missing: one exec.
+        r = subprocess.run([harness.INMANTA, "compile", "--help"], capture_output=True, text=True, timeout=60,
+                           env=env, preexec_fn=stack(8 << 20, hard))
+        self.assertEqual(r.stderr.count("transferring control:"), 2, r.stderr[-2000:])
+        r = subprocess.run([harness.INMANTA, "compile", "--help"], capture_output=True, text=True, timeout=60,
+                           env=fresh_start_env(LD_DEBUG="libs"), preexec_fn=stack(8 << 20, 8 << 20))
+        self.assertEqual(r.stderr.count("transferring control:"), 2, r.stderr[-2000:])
 
     def test_the_schedulers_executors_make_their_own_start_up_step(self):
         d = DeployEnv(self)
