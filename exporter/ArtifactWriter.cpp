@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #ifndef INM_VERSION
@@ -202,15 +203,15 @@ class ResourceListWriter {
 /// alone at the end. `render` must only read shared data.
 template <typename Render>
 void writeJobs(llvm::raw_ostream& os, uint32_t n, bool parallel, Render render) {
-  if (!parallel) {
+  auto alone = [&] {
     TextBuffer buf;
     for (uint32_t j = 0; j < n; ++j) {
       buf.clear();
       render(buf, j);
       os << buf.str();
     }
-    return;
-  }
+  };
+  if (!parallel) return alone();
   std::mutex mu;
   std::condition_variable cv;
   uint32_t turn = 0; // the next job to write
@@ -236,7 +237,12 @@ void writeJobs(llvm::raw_ostream& os, uint32_t n, bool parallel, Render render) 
     }
     if (first == 1) writeInTurn(n - 1, last);
   };
-  std::thread helper([&] { run(1); });
+  std::thread helper;
+  try {
+    helper = std::thread([&] { run(1); });
+  } catch (const std::system_error&) { // no thread to be had (a process or task limit): one thread does all
+    return alone();
+  }
   run(0);
   helper.join();
 }

@@ -189,9 +189,7 @@ class Collector {
                 secondFiles,
                 &secondErrors,
                 {}};
-    std::thread helper([&] { collectRange(second, split, n); });
-    collectRange(first, 0, split);
-    helper.join();
+    runBeside([&] { collectRange(second, split, n); }, [&] { collectRange(first, 0, split); });
     // Merge in instance order: the same resources, fields and errors as one pass over all instances.
     size_t r = first.resources.size(), f = first.mapperValues.size();
     const uint32_t fieldShift = uint32_t(firstFields - f);

@@ -19,6 +19,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -125,6 +127,23 @@ struct ExportState {
     return llvm::ArrayRef<uint32_t>(deps).slice(r.firstDep, r.depCount);
   }
 };
+
+/// Runs `helper` on a second thread while `here` runs on this one, and joins it. When no thread can be
+/// started (EAGAIN under a process or task limit) both run on this thread, `here` first: the two must be
+/// independent.
+template <typename Helper, typename Here>
+void runBeside(Helper&& helper, Here&& here) {
+  std::thread thread;
+  try {
+    thread = std::thread([&] { helper(); });
+  } catch (const std::system_error&) {
+    here();
+    helper();
+    return;
+  }
+  here();
+  thread.join();
+}
 
 /// Builds every resource of the model (ids, fields, undefined flags, files); errors go to `diags`.
 void collectResources(ExportState& state, DiagnosticEngine& diags);

@@ -107,9 +107,7 @@ void orderResources(ExportState& s, DiagnosticEngine& diags) {
   // A large list: each half sorted on its own thread, then merged (the keys are all distinct).
   const uint32_t half = n >= kParallelMin ? n / 2 : n;
   if (half < n) {
-    std::thread helper([&] { sortRange(half, n); });
-    sortRange(0, half);
-    helper.join();
+    runBeside([&] { sortRange(half, n); }, [&] { sortRange(0, half); });
   } else {
     sortRange(0, n);
   }
@@ -214,10 +212,11 @@ Graph buildGraph(ExportState& s, DiagnosticEngine& diags, const std::function<vo
   std::vector<Diagnostic> warnings, errors;
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   if (s.resources.size() >= kParallelMin) {
-    std::thread helper([&] { flattenRequires(s, graph, warnings); });
-    edges = runDependencyManagers(s, errors);
-    meanwhile();
-    helper.join();
+    runBeside([&] { flattenRequires(s, graph, warnings); },
+              [&] {
+                edges = runDependencyManagers(s, errors);
+                meanwhile();
+              });
   } else {
     flattenRequires(s, graph, warnings);
     edges = runDependencyManagers(s, errors);

@@ -96,6 +96,11 @@ CASES = [
     ("sigpipe", {"main.cf": "for i in std::sequence(200000):\n  std::print(\"line {{i}}\")\nend\n"}, ["pipe"], 1,
      "cannot write to standard output", 20, 600),
     ("closed-stderr", {"main.cf": "x = 1 + \"a\"\n"}, ["closed-stderr"], 1, "", 5, 200),
+    # `export -j` past the exporter's thread thresholds as an unprivileged user allowed no second thread
+    # (RLIMIT_NPROC 1): every step runs on the one thread instead of aborting on std::system_error. Root only.
+    ("export-no-thread", {"main.cf": "import std::testing\nfor i in std::sequence(6000):\n"
+                          "  std::testing::NullResource(name=f\"r{i}\", agentname=\"a\")\nend\n"},
+     ["export", "no-thread"], 0, "exported 6000 resources (0 undefined, 0 files, 1 agents)", 10, 400),
 ]
 
 
@@ -122,12 +127,20 @@ def run_case(binary, name, files, args, want_rc, want_text, max_s, max_mib, asan
                 k, v = a[4:].split("=", 1)
                 env[k] = v
         cmd = [binary, "compile"] + flags
+        if "export" in args:
+            cmd = [binary, "export", "-j", "out.json"] + flags
+        as_user = {}
+        if "no-thread" in args:  # as nobody, so that RLIMIT_NPROC applies (root is exempt from it)
+            os.chmod(root, 0o777)
+            as_user = dict(user=65534, group=65534, extra_groups=[])
 
         stack = (64 if asan else 8) << 20  # ASan frames are several times larger
 
         def limits():
             resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if "no-thread" in args:
+                resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
         t0 = time.time()
         outf = open(os.path.join(root, ".stdout"), "w+b")
         errf = open(os.path.join(root, ".stderr"), "w+b")
@@ -141,7 +154,7 @@ def run_case(binary, name, files, args, want_rc, want_text, max_s, max_mib, asan
             if "closed-stderr" in args:
                 cmd = ["sh", "-c", '"$0" "$@" 2>&-'] + cmd
             p = subprocess.Popen(cmd, cwd=root, env=env, stdout=outf, stderr=errf, stdin=subprocess.DEVNULL,
-                                 preexec_fn=limits)
+                                 preexec_fn=limits, **as_user)
         # wait4 gives this child's own peak RSS; poll so that a hang is killed at 3x the bound.
         deadline = t0 + max_s * 3 + 10
         while True:
@@ -193,6 +206,9 @@ def main():
     ran = 0
     for name, files, cargs, rc, text, max_s, max_mib in CASES:
         if args.k not in name:
+            continue
+        if "no-thread" in cargs and os.geteuid() != 0:
+            print(f"SKIP: {name}: needs root (to run it as another user)", flush=True)
             continue
         if args.asan:
             if name == "out-of-memory":
