@@ -224,7 +224,7 @@ Model Evaluator::run() {
     size_t ext = 0, done = 0;
     for (size_t i = 0; i < slots_.extCount(); ++i) {
       const SlotExt& x = slots_.extAt(i);
-      ext += x.values.capacity() * 16 + x.waiters.capacity() * 4 + x.gradual.capacity() * 4;
+      ext += x.waiters.capacity() * 4 + x.gradual.capacity() * 4;
     }
     for (uint32_t i = 0; i < units_.size(); ++i)
       done += units_[UnitId{i}].done && units_[UnitId{i}].memo == kNone;
@@ -241,21 +241,27 @@ Model Evaluator::run() {
   units_.release();
   scopes_.release();
 
-  // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
-  // instBase_), single values are already in place; relation ends become List/Instance/Null values.
+  // Hand the final values to the model: relation ends become List/Instance/Null values in their own cells
+  // (their contents are freed once in the arena; a set one is marked frozen for the flags below), then the
+  // model adopts the slot array (an instance's attributes start at its instBase_).
+  for (uint32_t i = 0; i < model_.instances().size(); ++i) {
+    const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
+    for (uint32_t s = 0; s < e.slots.size(); ++s) {
+      SlotId sid = attrSid(InstanceId{i}, s);
+      SlotMeta& m = slots_.meta(sid);
+      if (m.kind == SlotKind::Single) continue;
+      bool set = m.state == kFrozen || m.hasExt() || slots_.valueCount(sid) != 0;
+      slots_.settle(sid, set ? slotValue(sid) : Value());
+      if (set) m.state = kFrozen;
+    }
+  }
   model_.adoptSlots(slots_.takeValues());
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
       SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
-      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.hasExt());
-      if (!set) continue;
-      if (m.kind != SlotKind::Single) {
-        model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
-        if (SlotExt* x = slots_.extIf(sid)) x->values.reset(); // now in the arena
-      }
-      model_.setFlags()[sid.index] = 1;
+      if (m.kind == SlotKind::Single ? m.state == kSet : m.state == kFrozen) model_.setFlags()[sid.index] = 1;
     }
   }
   if (opts_.phaseEnd) opts_.phaseEnd("eval model");
@@ -356,6 +362,11 @@ void Evaluator::releaseTables() {
   llvm::DenseSet<uint64_t, PairKeyInfo>().swap(implDone_);
   std::vector<uint32_t>().swap(firstImplDone_);
   indexes_.release();
+  freezer_.release();
+  constCache_ = {};
+  instHasImpl_ = {};
+  forwardMaps_ = {};
+  innerMaps_ = {};
 }
 
 } // namespace inm::runtime

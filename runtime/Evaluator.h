@@ -103,16 +103,15 @@ struct SlotMeta {
 };
 static_assert(sizeof(SlotMeta) == 8, "one SlotMeta per slot: keep it small");
 
-/// 56 bytes (CompactVec: 16 per list instead of std::vector's 24); one per slot that holds list contents or
-/// has waiters (284k on the 100k bench project).
+/// 40 bytes (CompactVec: 16 per list instead of std::vector's 24); one per slot that has waiters or
+/// subscribers (81k on the 100k bench project; a relation end's contents are in its value cell).
 struct SlotExt {
-  CompactVec<Value> values;   // list / optional contents
   CompactVec<UnitId> waiters; // units blocked until the slot is set / frozen
   CompactVec<UnitId> gradual; // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;     // waiters that count as progress potential
   bool sawUnknown = false;    // an unknown was assigned (dropped from values): `is defined` is unknown
 };
-static_assert(sizeof(SlotExt) == 56, "one SlotExt per list slot: keep it small");
+static_assert(sizeof(SlotExt) == 40, "one SlotExt per waited-on slot: keep it small");
 
 struct Scope {
   ScopeId parent;            // enclosing scope (if/for bodies), or the namespace scope (implementations)

@@ -46,7 +46,11 @@ class IndexTables {
   void waitFor(const std::string& waitKey, PendingLookup p);
   const std::vector<PendingLookup>& pending() const { return pendingLookups_; }
 
-  void release() { tables_.reset(); }
+  void release() {
+    tables_.reset();
+    lookupWaiters_ = {};
+    pendingLookups_ = {};
+  }
 
  private:
   // Entries (key text + instance) come from one bump allocator per index instead of one malloc each: 235k

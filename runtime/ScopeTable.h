@@ -48,7 +48,12 @@ class ScopeTable {
 
   uint32_t size() const { return uint32_t(scopes_.size()); }
   size_t varCount() const { return scopeVars_.size(); }
-  void release() { scopes_.clear(); }
+  /// Frees every table (the run is over).
+  void release() {
+    scopes_.clear();
+    scopeVars_ = {};
+    declared_ = {};
+  }
 
  private:
   const ir::Program& prog_;

@@ -27,13 +27,9 @@ SlotExt& SlotStore::newExt(SlotId sid) {
 Value SlotStore::read(SlotId sid, Model& model) {
   const SlotMeta& m = meta_[sid.index];
   if (m.kind == SlotKind::Var || m.kind == SlotKind::Single) return vals_[sid.index];
-  const SlotExt* x = extIf(sid);
-  if (m.kind == SlotKind::Optional) {
-    if (!x || x->values.empty()) return Value::null();
-    return x->values[0];
-  }
-  if (!x) return model.arena().list({});
-  return model.arena().list(x->values);
+  const CompactVec<Value>& xs = items(sid);
+  if (m.kind == SlotKind::Optional) return xs.empty() ? Value::null() : xs[0];
+  return model.arena().list(xs);
 }
 
 uint32_t SlotStore::internSetLoc(const SourceRange& at) {

@@ -1,19 +1,26 @@
 // Private to the runtime: the result slots of one evaluation (language spec §5.2). Every variable and
 // attribute is a slot; a slot holds its value (vals), its state and bookkeeping (meta), and, only when it
-// needs them, list contents, waiters and subscribers (ext). Instances own a contiguous run of slots.
+// needs them, waiters and subscribers (ext). A list / optional relation end keeps its contents so far in its
+// value cell (a CompactVec in the 16 bytes a Value takes) until the model is built, when settle() replaces
+// them by the final value. Instances own a contiguous run of slots.
 // Included from Evaluator.h after the SlotMeta/SlotExt definitions, which stay there.
 // Invariant: SlotIds are dense and never reused; a slot's ext, once created, belongs to it for the run.
 #pragma once
 
 #include "runtime/Model.h"
 #include "support/ChunkedVector.h"
+#include "support/CompactVec.h"
 #include "support/Diagnostics.h"
 
 #include <llvm/ADT/DenseMap.h>
 
+#include <new>
 #include <vector>
 
 namespace inm::runtime {
+
+static_assert(sizeof(CompactVec<Value>) == sizeof(Value) && alignof(CompactVec<Value>) <= alignof(Value),
+              "a relation end's contents live in its value cell");
 
 class SlotStore {
  public:
@@ -26,13 +33,33 @@ class SlotStore {
     (void)owner;
     (void)attr;
     meta_.push_back(m);
-    vals_.emplace_back();
+    Value& cell = vals_.emplace_back();
+    if (kind == SlotKind::List || kind == SlotKind::Optional)
+      ::new (static_cast<void*>(&cell)) CompactVec<Value>();
     return sid;
   }
   SlotMeta& meta(SlotId sid) { return meta_[sid.index]; }
   const SlotMeta& meta(SlotId sid) const { return meta_[sid.index]; }
-  /// The stored value of a single / variable slot (lists and optionals keep theirs in the ext).
-  Value& value(SlotId sid) { return vals_[sid.index]; }
+  /// The stored value of a single / variable slot (lists and optionals keep their contents in items()).
+  Value& value(SlotId sid) {
+    assert(!isMulti(sid) && "a relation end's cell holds its items");
+    return vals_[sid.index];
+  }
+  /// The values a list / optional slot holds so far (in its value cell, see the file comment).
+  CompactVec<Value>& items(SlotId sid) {
+    assert(isMulti(sid) && "only list / optional slots hold items");
+    return *std::launder(reinterpret_cast<CompactVec<Value>*>(&vals_[sid.index]));
+  }
+  const CompactVec<Value>& items(SlotId sid) const {
+    assert(isMulti(sid) && "only list / optional slots hold items");
+    return *std::launder(reinterpret_cast<const CompactVec<Value>*>(&vals_[sid.index]));
+  }
+  /// Replaces a list / optional slot's items by its final value `v` (building the model; items() is not
+  /// called again for it).
+  void settle(SlotId sid, const Value& v) {
+    items(sid).~CompactVec();
+    ::new (static_cast<void*>(&vals_[sid.index])) Value(v);
+  }
   /// The index of the slot's ext in exts_, kNone when it has none.
   uint32_t extIndex(SlotId sid) const {
     uint32_t e = meta_[sid.index].extRef;
@@ -53,11 +80,8 @@ class SlotStore {
     uint32_t e = extIndex(sid);
     return e == kNone ? nullptr : &exts_[e];
   }
-  /// Values a list / optional slot holds so far (0 without an ext).
-  size_t valueCount(SlotId sid) const {
-    uint32_t e = extIndex(sid);
-    return e == kNone ? 0 : exts_[e].values.size();
-  }
+  /// Values a list / optional slot holds so far.
+  size_t valueCount(SlotId sid) const { return items(sid).size(); }
   /// Waiters that count as progress potential (0 without an ext).
   uint32_t potential(SlotId sid) const {
     uint32_t e = extIndex(sid);
@@ -92,18 +116,27 @@ class SlotStore {
   uint32_t internSetLoc(const SourceRange& at);
   PackedLoc setLoc(uint32_t index) const { return index == kNone ? PackedLoc{} : setLocs_[index]; }
 
-  /// Hands the values to the model (an instance's attributes start at its instance base).
+  /// Hands the values to the model (an instance's attributes start at its instance base); every list /
+  /// optional slot is settled by then.
   ChunkedVector<Value> takeValues() { return std::move(vals_); }
   /// Drops the tables (see EvalOptions::skipTeardown); keeps nothing the model needs.
   void release() {
     meta_.clear();
     vals_.clear();
     exts_.clear();
-    overflowExt_.clear();
+    overflowExt_ = {};
+    instBase_ = {};
+    instEntity_ = {};
+    setLocs_ = {};
+    setLocIndex_ = {};
   }
 
  private:
   SlotExt& newExt(SlotId sid);
+  bool isMulti(SlotId sid) const {
+    SlotKind k = meta_[sid.index].kind;
+    return k == SlotKind::List || k == SlotKind::Optional;
+  }
 
   ChunkedVector<Value> vals_;
   ChunkedVector<SlotMeta> meta_;
