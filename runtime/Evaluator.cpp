@@ -163,7 +163,7 @@ Model Evaluator::run() {
     if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
   }
   constCache_.resize(prog_.files.size());
-  indexes_.init(prog_.indexes.size());
+  indexes_.init(prog_, model_);
 
   // One top-level scope per file; then check typedef'd defaults; then emit every top-level statement.
   scopes_.initNamespaces();

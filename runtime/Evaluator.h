@@ -364,14 +364,13 @@ class Evaluator {
   std::string formatValue(const Value& v);
 
   // ---- constructors and indexes (Constructors.cpp) ----
-  std::string indexKey(const std::vector<Value>& values);
   std::vector<uint32_t> firstImplDone_;            // instance -> first ImplId emitted for it (kNone: none)
   llvm::DenseSet<uint64_t, PairKeyInfo> implDone_; // (instance, ImplId) emitted after the first one
   std::vector<uint8_t> instHasImpl_;
   InstanceId createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
   void scheduleImplements(InstanceId inst);
   void emitImplementation(InstanceId inst, ir::ImplId impl);
-  void blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
+  void blockOnIndex(Ctx& ctx, llvm::ArrayRef<Value> key, ir::EntityId e, uint32_t index,
                     const std::string& keyText, ExprId node);
 
   // ---- errors (Reporter.h) ----
