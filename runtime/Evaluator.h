@@ -385,6 +385,15 @@ class Evaluator {
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id); // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or invalid.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, SlotId& sid);
+  /// Whether `name` is qualified (`ns::x`), cached per name: variable references are evaluated millions of
+  /// times on large models.
+  bool isQualified(StringId name) {
+    if (name.index >= qualified_.size()) qualified_.resize(name.index + 1, 0);
+    uint8_t& q = qualified_[name.index];
+    if (q == 0) q = strings_.str(name).contains("::") ? 2 : 1;
+    return q == 2;
+  }
+  std::vector<uint8_t> qualified_; // StringId -> 0 not computed yet, 1 plain, 2 qualified
   static std::string namespaceNotFound(llvm::StringRef qualifiedName);
   template <typename... Args>
   Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, Args&&... args) {

@@ -216,7 +216,7 @@ std::string Evaluator::namespaceNotFound(llvm::StringRef qualifiedName) {
 Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   llvm::StringRef name = strings_.str(e.name);
   SlotId sid;
-  if (name.contains("::")) {
+  if (isQualified(e.name)) {
     if (!qualifiedVar(ctx.file, name, sid))
       return failRead(ctx, id, ctx.parent, DiagKind::NamespaceNotFound, namespaceNotFound(name));
     if (!sid.valid())

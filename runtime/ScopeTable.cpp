@@ -39,6 +39,8 @@ const std::vector<StringId>& ScopeTable::declaredNames(uint32_t file, uint32_t b
 
 ScopeId ScopeTable::newScope(ScopeId parent, uint32_t file, uint32_t instance, uint32_t begin, uint32_t end,
                              StringId loopVar) {
+  if (instance != kNone && !loopVar.valid() && (begin == end || declaredNames(file, begin, end).empty()))
+    return newEmptyScope(parent, file, instance);
   Scope sc;
   sc.parent = parent;
   sc.instance = instance;
@@ -58,13 +60,22 @@ ScopeId ScopeTable::newScope(ScopeId parent, uint32_t file, uint32_t instance, u
 }
 
 ScopeId ScopeTable::newEmptyScope(ScopeId parent, uint32_t file, uint32_t instance) {
+  // A scope without variables is never written after its creation, so the implementation bodies and
+  // implement conditions of one instance share it (100k bench project: 468k -> 250k scopes).
+  if (instance != kNone) {
+    if (instance >= instScope_.size()) instScope_.resize(std::max<size_t>(instance + 1, instScope_.size() * 2));
+    ScopeId last = instScope_[instance];
+    if (last.valid() && scopes_[last.index].parent == parent && scopes_[last.index].file == file) return last;
+  }
   Scope sc;
   sc.parent = parent;
   sc.instance = instance;
   sc.file = file;
   sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
   scopes_.push_back(sc);
-  return ScopeId{uint32_t(scopes_.size() - 1)};
+  ScopeId id{uint32_t(scopes_.size() - 1)};
+  if (instance != kNone) instScope_[instance] = id;
+  return id;
 }
 
 ScopeId ScopeTable::staticScope(uint32_t file, const Value& self) {

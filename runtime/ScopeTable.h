@@ -31,7 +31,8 @@ class ScopeTable {
   /// attributes visible.
   ScopeId newScope(ScopeId parent, uint32_t file, uint32_t instance, uint32_t begin, uint32_t end,
                    StringId loopVar = StringId{});
-  /// A scope without variables of its own (implement conditions).
+  /// A scope without variables of its own (implement conditions, implementation bodies that assign no
+  /// variable); one per (instance, parent, file) is shared.
   ScopeId newEmptyScope(ScopeId parent, uint32_t file, uint32_t instance);
   /// The reusable static scope of `file` for typedef constraints, with `self` bound to `self`.
   ScopeId staticScope(uint32_t file, const Value& self);
@@ -53,6 +54,7 @@ class ScopeTable {
     scopes_.clear();
     scopeVars_ = {};
     declared_ = {};
+    instScope_ = {};
   }
 
  private:
@@ -67,6 +69,7 @@ class ScopeTable {
       declared_;                     // (file, stmtBegin) -> assigned names
   std::vector<ScopeId> staticScope_; // file -> reusable scope for typedef constraints
   std::vector<Value> staticSelf_;    // static scopes' `self` (indexed by Scope::instance)
+  std::vector<ScopeId> instScope_;   // instance index -> its last variable-less scope (newEmptyScope)
 };
 
 } // namespace inm::runtime

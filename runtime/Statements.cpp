@@ -166,7 +166,7 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (t.kind == ExprKind::Name) {
     llvm::StringRef name = strings_.str(t.name);
     SlotId sid;
-    if (name.contains("::")) {
+    if (isQualified(t.name)) {
       if (!qualifiedVar(ctx.file, name, sid))
         return failStmt(ctx, units_[unitId].node, DiagKind::NamespaceNotFound, name.rsplit("::").first.str());
       if (!sid.valid())
