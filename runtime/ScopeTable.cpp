@@ -63,7 +63,8 @@ ScopeId ScopeTable::newEmptyScope(ScopeId parent, uint32_t file, uint32_t instan
   // A scope without variables is never written after its creation, so the implementation bodies and
   // implement conditions of one instance share it (100k bench project: 468k -> 250k scopes).
   if (instance != kNone) {
-    if (instance >= instScope_.size()) instScope_.resize(std::max<size_t>(instance + 1, instScope_.size() * 2));
+    if (instance >= instScope_.size())
+      instScope_.resize(std::max<size_t>(instance + 1, instScope_.size() * 2));
     ScopeId last = instScope_[instance];
     if (last.valid() && scopes_[last.index].parent == parent && scopes_[last.index].file == file) return last;
   }
