@@ -241,27 +241,25 @@ Model Evaluator::run() {
   units_.release();
   scopes_.release();
 
-  // Hand the final values to the model: relation ends become List/Instance/Null values in their own cells
-  // (their contents are freed once in the arena; a set one is marked frozen for the flags below), then the
-  // model adopts the slot array (an instance's attributes start at its instBase_).
-  for (uint32_t i = 0; i < model_.instances().size(); ++i) {
-    const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
-    for (uint32_t s = 0; s < e.slots.size(); ++s) {
-      SlotId sid = attrSid(InstanceId{i}, s);
-      SlotMeta& m = slots_.meta(sid);
-      if (m.kind == SlotKind::Single) continue;
-      bool set = m.state == kFrozen || m.hasExt() || slots_.valueCount(sid) != 0;
-      slots_.settle(sid, set ? slotValue(sid) : Value());
-      if (set) m.state = kFrozen;
-    }
-  }
+  // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
+  // instBase_), single values are already in place; relation ends become List/Instance/Null values in their
+  // own cells (their contents are freed once in the arena).
   model_.adoptSlots(slots_.takeValues());
+  std::vector<uint8_t>& setFlags = model_.setFlags();
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
       SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
-      if (m.kind == SlotKind::Single ? m.state == kSet : m.state == kFrozen) model_.setFlags()[sid.index] = 1;
+      bool set;
+      if (m.kind == SlotKind::Single) {
+        set = m.state == kSet;
+      } else {
+        Value& cell = model_.mutableSlot(InstanceId{i}, s);
+        set = m.state == kFrozen || m.hasExt() || !SlotStore::cellItems(cell).empty();
+        SlotStore::settleCell(cell, m.kind, set, model_);
+      }
+      if (set) setFlags[sid.index] = 1;
     }
   }
   if (opts_.phaseEnd) opts_.phaseEnd("eval model");

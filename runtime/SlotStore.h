@@ -1,10 +1,10 @@
 // Private to the runtime: the result slots of one evaluation (language spec §5.2). Every variable and
 // attribute is a slot; a slot holds its value (vals), its state and bookkeeping (meta), and, only when it
 // needs them, waiters and subscribers (ext). A list / optional relation end keeps its contents so far in its
-// value cell (a CompactVec in the 16 bytes a Value takes) until the model is built, when settle() replaces
-// them by the final value. Instances own a contiguous run of slots.
-// Included from Evaluator.h after the SlotMeta/SlotExt definitions, which stay there.
-// Invariant: SlotIds are dense and never reused; a slot's ext, once created, belongs to it for the run.
+// value cell (a CompactVec in the 16 bytes a Value takes) until the model is built, when settleCell()
+// replaces them by the final value. Instances own a contiguous run of slots. Included from Evaluator.h after
+// the SlotMeta/SlotExt definitions, which stay there. Invariant: SlotIds are dense and never reused; a slot's
+// ext, once created, belongs to it for the run.
 #pragma once
 
 #include "runtime/Model.h"
@@ -48,17 +48,25 @@ class SlotStore {
   /// The values a list / optional slot holds so far (in its value cell, see the file comment).
   CompactVec<Value>& items(SlotId sid) {
     assert(isMulti(sid) && "only list / optional slots hold items");
-    return *std::launder(reinterpret_cast<CompactVec<Value>*>(&vals_[sid.index]));
+    return cellItems(vals_[sid.index]);
+  }
+  /// The items held in the value cell of a list / optional slot (also once the model has adopted the cells).
+  static CompactVec<Value>& cellItems(Value& cell) {
+    return *std::launder(reinterpret_cast<CompactVec<Value>*>(&cell));
   }
   const CompactVec<Value>& items(SlotId sid) const {
     assert(isMulti(sid) && "only list / optional slots hold items");
     return *std::launder(reinterpret_cast<const CompactVec<Value>*>(&vals_[sid.index]));
   }
-  /// Replaces a list / optional slot's items by its final value `v` (building the model; items() is not
-  /// called again for it).
-  void settle(SlotId sid, const Value& v) {
-    items(sid).~CompactVec();
-    ::new (static_cast<void*>(&vals_[sid.index])) Value(v);
+  /// Replaces the items in the value cell of a list / optional slot by its final value: a List of them, or
+  /// for an optional the one value or null; `set` false leaves null. Building the model: the cell is read as
+  /// a Value from then on.
+  static void settleCell(Value& cell, SlotKind kind, bool set, Model& model) {
+    CompactVec<Value>& xs = cellItems(cell);
+    Value v;
+    if (set) v = kind == SlotKind::Optional ? (xs.empty() ? Value::null() : xs[0]) : model.arena().list(xs);
+    xs.~CompactVec();
+    ::new (static_cast<void*>(&cell)) Value(v);
   }
   /// The index of the slot's ext in exts_, kNone when it has none.
   uint32_t extIndex(SlotId sid) const {
@@ -116,8 +124,8 @@ class SlotStore {
   uint32_t internSetLoc(const SourceRange& at);
   PackedLoc setLoc(uint32_t index) const { return index == kNone ? PackedLoc{} : setLocs_[index]; }
 
-  /// Hands the values to the model (an instance's attributes start at its instance base); every list /
-  /// optional slot is settled by then.
+  /// Hands the value cells to the model (an instance's attributes start at its instance base); the caller
+  /// settles every list / optional cell there (settleCell).
   ChunkedVector<Value> takeValues() { return std::move(vals_); }
   /// Drops the tables (see EvalOptions::skipTeardown); keeps nothing the model needs.
   void release() {
