@@ -14,6 +14,7 @@
 
 #include <llvm/ADT/DenseMap.h>
 
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -157,8 +158,12 @@ class SlotStore {
   // a 4-byte index in SlotMeta instead of the 12-byte location keeps every slot 8 bytes smaller.
   std::vector<PackedLoc> setLocs_;
   llvm::DenseMap<uint64_t, uint32_t> setLocIndex_;
-  uint64_t lastSetLocKey_ = ~uint64_t(0);
-  uint32_t lastSetLoc_ = kNone;
+  struct RecentLoc {
+    uint64_t key = ~uint64_t(0); // never a stored key (DenseMap's empty key)
+    uint32_t index = kNone;
+  };
+  static constexpr size_t kRecentLocs = 2048;
+  std::unique_ptr<RecentLoc[]> recentLocs_ = std::make_unique<RecentLoc[]>(kRecentLocs);
 };
 
 } // namespace inm::runtime
