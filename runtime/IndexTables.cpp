@@ -80,10 +80,11 @@ InstanceId IndexTables::find(uint32_t index, llvm::ArrayRef<Value> key) const {
   const Table& t = tables_[index];
   assert(key.size() == t.arity && "a key has one value per index attribute");
   if (t.buckets.empty()) return InstanceId{};
-  uint64_t h = hash(key);
-  for (uint32_t b = uint32_t(h) & t.mask; t.buckets[b] != 0; b = (b + 1) & t.mask) {
-    uint32_t e = t.buckets[b] - 1;
-    if (t.hashes[e] == h && sameKey(key, llvm::ArrayRef<Value>(t.keys).slice(size_t(e) * t.arity, t.arity)))
+  uint32_t h = uint32_t(hash(key));
+  for (uint32_t b = h & t.mask; t.buckets[b] != 0; b = (b + 1) & t.mask) {
+    if (uint32_t(t.buckets[b] >> 32) != h) continue;
+    uint32_t e = uint32_t(t.buckets[b]) - 1;
+    if (sameKey(key, llvm::ArrayRef<Value>(t.keys).slice(size_t(e) * t.arity, t.arity)))
       return InstanceId{t.insts[e]};
   }
   return InstanceId{};
@@ -91,29 +92,31 @@ InstanceId IndexTables::find(uint32_t index, llvm::ArrayRef<Value> key) const {
 
 void IndexTables::grow(Table& t) {
   size_t n = t.buckets.empty() ? 64 : t.buckets.size() * 2;
-  std::vector<uint32_t> buckets(n, 0);
+  std::vector<uint64_t> buckets(n, 0);
   uint32_t mask = uint32_t(n - 1);
-  for (uint32_t e = 0; e < t.insts.size(); ++e) {
-    uint32_t b = uint32_t(t.hashes[e]) & mask;
+  for (uint64_t entry : t.buckets) {
+    if (entry == 0) continue;
+    uint32_t b = uint32_t(entry >> 32) & mask;
     while (buckets[b] != 0) b = (b + 1) & mask;
-    buckets[b] = e + 1;
+    buckets[b] = entry;
   }
   t.buckets.swap(buckets);
   t.mask = mask;
 }
 
-void IndexTables::insert(uint32_t index, llvm::ArrayRef<Value> key, uint64_t h, InstanceId inst) {
+void IndexTables::insert(uint32_t index, llvm::ArrayRef<Value> key, uint64_t hash64, InstanceId inst) {
   Table& t = tables_[index];
   assert(key.size() == t.arity && "a key has one value per index attribute");
   if ((t.insts.size() + 1) * 2 > t.buckets.size()) grow(t);
-  uint32_t b = uint32_t(h) & t.mask;
+  uint32_t h = uint32_t(hash64);
+  uint32_t b = h & t.mask;
   for (; t.buckets[b] != 0; b = (b + 1) & t.mask) {
-    uint32_t e = t.buckets[b] - 1;
-    if (t.hashes[e] == h && sameKey(key, llvm::ArrayRef<Value>(t.keys).slice(size_t(e) * t.arity, t.arity)))
+    if (uint32_t(t.buckets[b] >> 32) != h) continue;
+    uint32_t e = uint32_t(t.buckets[b]) - 1;
+    if (sameKey(key, llvm::ArrayRef<Value>(t.keys).slice(size_t(e) * t.arity, t.arity)))
       return; // the key keeps its first instance
   }
-  t.buckets[b] = uint32_t(t.insts.size()) + 1;
-  t.hashes.push_back(h);
+  t.buckets[b] = (uint64_t(h) << 32) | (uint64_t(t.insts.size()) + 1);
   t.insts.push_back(inst.index);
   t.keys.insert(t.keys.end(), key.begin(), key.end());
 }

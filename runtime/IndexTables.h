@@ -56,17 +56,18 @@ class IndexTables {
  private:
   struct Table {
     uint32_t arity = 0;
-    uint32_t mask = 0;             // buckets_.size() - 1 (a power of two), 0 while empty
-    std::vector<uint32_t> buckets; // entry + 1, 0 = empty; linear probing, at most half full
-    std::vector<uint64_t> hashes;  // entry -> key hash
-    std::vector<uint32_t> insts;   // entry -> instance index (raw: packed)
-    std::vector<Value> keys;       // entry e's key: [e * arity, (e + 1) * arity)
+    uint32_t mask = 0; // buckets.size() - 1 (a power of two), 0 while empty
+    // (low 32 bits of the key hash) << 32 | (entry + 1), 0 = empty; linear probing, at most half full. The
+    // hash bits in the bucket skip most foreign entries without touching them.
+    std::vector<uint64_t> buckets;
+    std::vector<uint32_t> insts; // entry -> instance index (raw: packed)
+    std::vector<Value> keys;     // entry e's key: [e * arity, (e + 1) * arity)
   };
   uint64_t hash(llvm::ArrayRef<Value> key) const;
   bool sameKey(llvm::ArrayRef<Value> a, llvm::ArrayRef<Value> b) const;
   /// The repr-based text of a key value of a rare kind (float, big int, list, dict).
   std::string keyText(const Value& v) const;
-  void insert(uint32_t index, llvm::ArrayRef<Value> key, uint64_t h, InstanceId inst);
+  void insert(uint32_t index, llvm::ArrayRef<Value> key, uint64_t hash64, InstanceId inst);
   static void grow(Table& t);
   /// The waiter key of (index, key hash).
   static uint64_t waitKey(uint32_t index, uint64_t h) {
