@@ -56,7 +56,11 @@ ScopeId ScopeTable::newScope(ScopeId parent, uint32_t file, uint32_t instance, u
   }
   sc.varEnd = uint32_t(scopeVars_.size());
   scopes_.push_back(sc);
-  return ScopeId{uint32_t(scopes_.size() - 1)};
+  ScopeId id{uint32_t(scopes_.size() - 1)};
+  if (sc.varEnd - sc.varBegin > kScanVars)
+    for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+      manyVars_.try_emplace(pairKey(id.index, scopeVars_[i].first.index), scopeVars_[i].second);
+  return id;
 }
 
 ScopeId ScopeTable::newEmptyScope(ScopeId parent, uint32_t file, uint32_t instance) {
@@ -97,6 +101,10 @@ ScopeId ScopeTable::staticScope(uint32_t file, const Value& self) {
 
 SlotId ScopeTable::ownVar(ScopeId id, StringId name) const {
   const Scope& sc = scopes_[id.index];
+  if (sc.varEnd - sc.varBegin > kScanVars) {
+    auto it = manyVars_.find(pairKey(id.index, name.index));
+    return it == manyVars_.end() ? SlotId{} : it->second;
+  }
   SlotId sid;
   for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
     if (scopeVars_[i].first == name) sid = scopeVars_[i].second;
@@ -107,8 +115,13 @@ SlotId ScopeTable::lookupVar(ScopeId scope, StringId name, Value* selfOut, bool*
   *isSelf = false;
   for (ScopeId s = scope; s.valid(); s = scopes_[s.index].parent) {
     const Scope& sc = scopes_[s.index];
-    for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
-      if (scopeVars_[i].first == name) return scopeVars_[i].second;
+    if (sc.varEnd - sc.varBegin > kScanVars) {
+      auto it = manyVars_.find(pairKey(s.index, name.index));
+      if (it != manyVars_.end()) return it->second;
+    } else {
+      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+        if (scopeVars_[i].first == name) return scopeVars_[i].second;
+    }
     if (sc.isStatic) {
       if (name == selfName_) {
         *isSelf = true;
