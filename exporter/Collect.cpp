@@ -5,7 +5,8 @@
 // "<<undefined>>"); a mapper may ignore the instance. Invariant: a resource is appended only when all of
 // its fields were computed without error. Threads: with the native std registrations and 2048 or more
 // candidates, the instances are split in two halves collected at once (this thread and one helper, each with
-// its own value arena, files set and error list) and merged in instance order, which gives the same result.
+// its own value arena, text arena, files set and error list) and merged in instance order, which gives the
+// same result. Attributes are read through slot numbers looked up once per entity, not by name per instance.
 #include "ExportState.h"
 #include "JsonWriter.h"
 #include "artifact/ResourceId.h"
@@ -13,21 +14,24 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringExtras.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <thread>
 
 namespace inm::exporter {
 
-using artifact::ResourceId;
 using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;
+
+const Value ExportState::kUnknown = Value::unknown();
 
 const Value* ExportState::field(uint32_t r, llvm::StringRef name) const {
   const ExportedResource& res = resources[r];
   const auto& fields = typeOf(res).fields;
   for (size_t i = 0; i < fields.size(); ++i)
-    if (fields[i].name == name) return &fieldValues[res.firstField + i];
+    if (fields[i].name == name) return &fieldValue(res, uint32_t(i));
   return nullptr;
 }
 
@@ -44,20 +48,39 @@ struct TypeNames {
 
 enum class Outcome : uint8_t { Ok, Unknown, Error };
 
-/// Appends into a presized array from a start index (the arrays are sized for every candidate resource up
-/// front, so the two halves of a parallel collection write into disjoint ranges of one array).
+/// The slots of one resource entity's registration attributes (-1: the entity has no such attribute).
+struct EntitySlots {
+  int agent = -1; ///< the first step of the agent path
+  int id = -1;
+  int managed = -1;
+};
+
+/// artifact::appendEscaped, with the text before the first byte to escape (usually all of it) copied at once.
+void appendIdPart(std::string& out, llvm::StringRef text, artifact::IdPart part) {
+  size_t plain = 0;
+  while (plain < text.size()) {
+    char c = text[plain];
+    if (c == '\\' || c == ',' || c == ']' || c == '=') break; // a superset of every part's escapes
+    ++plain;
+  }
+  out.append(text.data(), plain);
+  if (plain < text.size()) artifact::appendEscaped(out, text.substr(plain), part);
+}
+
+/// Appends into a PodArray from a start index (the arrays are sized for every candidate resource up front, so
+/// the two halves of a parallel collection write into disjoint ranges of one array).
 template <typename T>
 class RangeOut {
  public:
-  RangeOut(std::vector<T>& v, size_t begin) : v_(v), end_(begin) {}
+  RangeOut(PodArray<T>& v, size_t begin) : v_(v), end_(begin) {}
   size_t size() const { return end_; } ///< the next index in the whole array
-  void push_back(T x) {
-    assert(end_ < v_.size() && "more resources than counted");
-    v_[end_++] = std::move(x);
+  void push_back(const T& x) {
+    assert(end_ < v_.capacity() && "more resources than counted");
+    v_.data()[end_++] = x;
   }
   void resize(size_t n) { end_ = n; } ///< drops what was appended past n
  private:
-  std::vector<T>& v_;
+  PodArray<T>& v_;
   size_t end_;
 };
 
@@ -65,10 +88,12 @@ class RangeOut {
 /// reported at once.
 struct Part {
   RangeOut<ExportedResource> resources;
-  RangeOut<Value> fieldValues;
+  RangeOut<Value> mapperValues;
   runtime::ValueArena& arena;
+  llvm::BumpPtrAllocator& text; ///< ids and agents that are not model strings
   FileStore& files;
   std::vector<Diagnostic>* errors = nullptr;
+  std::string scratch; ///< the id being built
 };
 
 class Collector {
@@ -89,6 +114,27 @@ class Collector {
       n.managed = strings.lookup("managed");
       names_.push_back(std::move(n));
     }
+    for (const ResourceType& t : types) {
+      std::vector<int>& index = s_.mapperIndex.emplace_back();
+      int mappers = 0;
+      for (const FieldSpec& f : t.fields) index.push_back(f.mapper ? mappers++ : -1);
+    }
+    const ir::Program& program = model_.program();
+    slots_.resize(program.entities.size());
+    s_.fieldSlots.resize(program.entities.size());
+    for (uint32_t e = 0; e < program.entities.size(); ++e) {
+      int t = s_.bound.typeIndexOf(ir::EntityId{e});
+      if (t < 0) continue;
+      const TypeNames& n = names_[size_t(t)];
+      EntitySlots& es = slots_[e];
+      auto slotOf = [&](StringId name) { return name.valid() ? program.slotOf(ir::EntityId{e}, name) : -1; };
+      es.agent = n.agentPath.empty() ? -1 : slotOf(n.agentPath.front());
+      es.id = slotOf(n.idAttr);
+      es.managed = slotOf(n.managed);
+      const ResourceType& type = types[size_t(t)];
+      for (size_t f = 0; f < n.fields.size(); ++f)
+        s_.fieldSlots[e].push_back(type.fields[f].mapper ? -1 : slotOf(n.fields[f]));
+    }
   }
 
   void run() {
@@ -97,59 +143,85 @@ class Collector {
     // One pass to size the resource arrays: growing them by doubling moved every resource and briefly held
     // both copies (100k resources: ~10 MiB twice). It also finds the instance that splits the resources in
     // halves for a parallel collection.
-    size_t count = 0, fields = 0;
+    size_t count = 0, fields = 0, work = 0;
     for (uint32_t i = 0; i < n; ++i) {
       int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{i}));
       if (t < 0) continue;
       ++count;
-      fields += s_.bound.registry().types()[size_t(t)].fields.size();
+      fields += mapperCount(t);
+      work += workOf(t);
     }
-    s_.resources.resize(count);
-    s_.fieldValues.resize(fields);
+    s_.resources.allocate(count);
+    s_.mapperValues.allocate(fields);
     // Two threads when there is enough work and the mappers are the native std ones (a registry from Python
     // plugins calls into the interpreter, which is single-threaded).
     const bool parallel = count >= kParallelMin && &s_.bound.registry() == &ResourceRegistry::standard();
+    llvm::BumpPtrAllocator& firstText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     if (!parallel) {
-      Part all{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files};
+      Part all{{s_.resources, 0}, {s_.mapperValues, 0}, s_.arena, firstText, s_.files, nullptr, {}};
       collectRange(all, 0, n);
-      s_.resources.resize(all.resources.size());
-      s_.fieldValues.resize(all.fieldValues.size());
+      s_.resources.setSize(all.resources.size());
+      s_.mapperValues.setSize(all.mapperValues.size());
       return;
     }
-    // The second half starts at the instance after the first count/2 candidates; its resources and fields
-    // are written from there on, and moved down to close the gap left by skipped instances of the first.
+    // The second part starts at the instance where half of the estimated work is done (a File, with its
+    // mappers, costs about three NullResources: splitting by count left one thread working twice as long);
+    // its resources and fields are written from there on, and moved down to close the gap left by skipped
+    // instances of the first.
     uint32_t split = 0;
-    size_t firstFields = 0;
-    for (size_t seen = 0; split < n && seen < count / 2; ++split) {
+    size_t firstCount = 0, firstFields = 0;
+    for (size_t done = 0; split < n && done < work / 2; ++split) {
       int t = s_.bound.typeIndexOf(model_.entityOf(InstanceId{split}));
       if (t < 0) continue;
-      ++seen;
-      firstFields += s_.bound.registry().types()[size_t(t)].fields.size();
+      ++firstCount;
+      firstFields += mapperCount(t);
+      done += workOf(t);
     }
     runtime::ValueArena& secondArena = *s_.moreArenas.emplace_back(std::make_unique<runtime::ValueArena>());
+    llvm::BumpPtrAllocator& secondText = *s_.texts.emplace_back(std::make_unique<llvm::BumpPtrAllocator>());
     FileStore secondFiles;
     std::vector<Diagnostic> firstErrors, secondErrors;
-    Part first{{s_.resources, 0}, {s_.fieldValues, 0}, s_.arena, s_.files, &firstErrors};
-    Part second{
-        {s_.resources, count / 2}, {s_.fieldValues, firstFields}, secondArena, secondFiles, &secondErrors};
+    Part first{{s_.resources, 0}, {s_.mapperValues, 0}, s_.arena, firstText, s_.files, &firstErrors, {}};
+    Part second{{s_.resources, firstCount},
+                {s_.mapperValues, firstFields},
+                secondArena,
+                secondText,
+                secondFiles,
+                &secondErrors,
+                {}};
     std::thread helper([&] { collectRange(second, split, n); });
     collectRange(first, 0, split);
     helper.join();
     // Merge in instance order: the same resources, fields and errors as one pass over all instances.
-    size_t r = first.resources.size(), f = first.fieldValues.size();
+    size_t r = first.resources.size(), f = first.mapperValues.size();
     const uint32_t fieldShift = uint32_t(firstFields - f);
-    for (size_t i = count / 2; i < second.resources.size(); ++i, ++r) {
-      s_.resources[i].firstField -= fieldShift;
-      if (r != i) s_.resources[r] = std::move(s_.resources[i]);
+    ExportedResource* res = s_.resources.data();
+    for (size_t i = firstCount; i < second.resources.size(); ++i, ++r) {
+      res[i].firstField -= fieldShift;
+      if (r != i) res[r] = res[i];
     }
-    for (size_t i = firstFields; i < second.fieldValues.size(); ++i, ++f)
-      s_.fieldValues[f] = s_.fieldValues[i];
-    s_.resources.resize(r);
-    s_.fieldValues.resize(f);
+    Value* values = s_.mapperValues.data();
+    if (f != firstFields)
+      std::memmove(values + f, values + firstFields,
+                   (second.mapperValues.size() - firstFields) * sizeof(Value));
+    f += second.mapperValues.size() - firstFields;
+    s_.resources.setSize(r);
+    s_.mapperValues.setSize(f);
     s_.files.absorb(secondFiles);
     for (auto* errors : {&firstErrors, &secondErrors})
       for (Diagnostic& d : *errors) diags_.report(std::move(d));
   }
+
+  /// The number of mapper fields of registration `t`.
+  size_t mapperCount(int t) const {
+    const std::vector<int>& index = s_.mapperIndex[size_t(t)];
+    return size_t(std::count_if(index.begin(), index.end(), [](int m) { return m >= 0; }));
+  }
+
+  /// The estimated cost of collecting a resource of registration `t`, in units of a plain one: two more per
+  /// mapper field (File: hashing and storing its content, its permissions; measured on the 100k bench
+  /// project).
+  size_t workOf(int t) const { return 1 + 2 * mapperCount(t); }
 
   /// Below this many resources one thread collects (the thread's start costs more than it saves).
   static constexpr size_t kParallelMin = 2048;
@@ -167,6 +239,11 @@ class Collector {
   const Value* get(InstanceId inst, StringId name) const {
     return name.valid() ? model_.get(inst, name) : nullptr;
   }
+  /// The value in slot `slot` of `inst` (what Model::get returns for that attribute's name).
+  const Value* read(InstanceId inst, int slot) const {
+    if (slot < 0 || !model_.isSet(inst, uint32_t(slot))) return nullptr;
+    return &model_.slot(inst, uint32_t(slot));
+  }
 
   /// Reports `kind` at the instance's constructor; the first field of every such message is the instance.
   /// A part collected on a worker thread keeps it for the merge in instance order.
@@ -180,14 +257,20 @@ class Collector {
       diags_.report(std::move(d));
   }
 
-  /// Text of an agent or id value; Unknown when it is (or contains) an unknown.
-  Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, std::string& out) {
+  /// Text of an agent or id value (the model's string, or a copy in the part's text arena); Unknown when it
+  /// is (or contains) an unknown.
+  Outcome idText(Part& part, InstanceId inst, const Value& v, llvm::StringRef what, llvm::StringRef& out) {
     if (runtime::containsUnknown(v)) return Outcome::Unknown;
     if (containsInstance(v)) {
       error(part, inst, DiagKind::ExportValueIsEntity, what.str());
       return Outcome::Error;
     }
-    out = v.kind == ValueKind::String ? v.str().str() : model_.display(v);
+    if (v.kind == ValueKind::String) {
+      out = v.str();
+    } else {
+      std::string text = model_.display(v);
+      out = llvm::StringRef(text).copy(part.text);
+    }
     if (out.empty()) {
       error(part, inst, DiagKind::ExportValueEmpty, what.str());
       return Outcome::Error;
@@ -196,10 +279,11 @@ class Collector {
   }
 
   Outcome agentValue(Part& part, InstanceId inst, const ResourceType& type, const TypeNames& names,
-                     std::string& out) {
+                     llvm::StringRef& out) {
     InstanceId cur = inst;
     for (size_t k = 0; k < names.agentPath.size(); ++k) {
-      const Value* v = get(cur, names.agentPath[k]);
+      const Value* v =
+          k == 0 ? read(cur, slots_[model_.entityOf(inst).index].agent) : get(cur, names.agentPath[k]);
       if (!v) {
         error(part, inst, DiagKind::ExportAgentPathMissing, type.agentPath, names.agentPathText[k].str(),
               model_.describe(cur));
@@ -234,48 +318,53 @@ class Collector {
   void collectOne(Part& part, MapperContext& ctx, InstanceId inst, uint32_t t) {
     const ResourceType& type = s_.bound.registry().types()[t];
     const TypeNames& names = names_[t];
+    const EntitySlots& slots = slots_[model_.entityOf(inst).index];
+    const std::vector<int>& fieldSlots = s_.fieldSlots[model_.entityOf(inst).index];
 
-    std::string agent;
+    llvm::StringRef agent;
     Outcome o = agentValue(part, inst, type, names, agent);
     if (o != Outcome::Ok) return;
-    const Value* idValue = get(inst, names.idAttr);
+    const Value* idValue = read(inst, slots.id);
     if (!idValue) {
       error(part, inst, DiagKind::ExportNoIdAttribute, type.idAttribute);
       return;
     }
-    std::string idText_;
-    if (idText(part, inst, *idValue, "id attribute '" + type.idAttribute + "'", idText_) != Outcome::Ok)
+    llvm::StringRef idValueText;
+    if (idText(part, inst, *idValue, "id attribute '" + type.idAttribute + "'", idValueText) != Outcome::Ok)
       return;
     if (type.managed) {
-      const Value* managed = get(inst, names.managed);
+      const Value* managed = read(inst, slots.managed);
       if (managed && managed->kind == ValueKind::Bool && !managed->b) return; // not managed: not exported
     }
 
     ExportedResource r;
     r.type = t;
     r.inst = inst;
-    r.agent = std::move(agent);
-    r.firstField = uint32_t(part.fieldValues.size());
+    r.agent = agent;
+    r.firstField = uint32_t(part.mapperValues.size());
+    r.firstDep = 0;
+    r.depCount = 0;
+    r.undefined = false;
     for (size_t f = 0; f < type.fields.size(); ++f) {
       const FieldSpec& spec = type.fields[f];
       Value v;
       if (spec.mapper) {
         FieldResult res = spec.mapper(ctx, inst);
         if (res.kind == FieldResult::Ignore) {
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         if (res.kind == FieldResult::Error) {
           error(part, inst, DiagKind::ExportFieldFailed, spec.name, res.message);
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         v = res.value;
       } else {
-        const Value* attr = get(inst, names.fields[f]);
+        const Value* attr = read(inst, fieldSlots[f]);
         if (!attr) {
           error(part, inst, DiagKind::ExportFieldMissing, type.entity, spec.name);
-          part.fieldValues.resize(r.firstField);
+          part.mapperValues.resize(r.firstField);
           return;
         }
         v = *attr;
@@ -285,24 +374,30 @@ class Collector {
         r.undefined = true;
       } else if (containsInstance(v)) {
         error(part, inst, DiagKind::ExportFieldIsEntity, spec.name);
-        part.fieldValues.resize(r.firstField);
+        part.mapperValues.resize(r.firstField);
         return;
       }
-      part.fieldValues.push_back(v);
+      if (spec.mapper) part.mapperValues.push_back(v); // attribute values are read again when written
     }
-    ResourceId id;
-    id.type = type.entity;
-    id.agent = r.agent;
-    id.attribute = type.idAttribute;
-    id.value = std::move(idText_);
-    r.id = id.str();
-    part.resources.push_back(std::move(r));
+    // type[agent,attribute=value], escaped as artifact::ResourceId::str() does.
+    std::string& id = part.scratch;
+    id.assign(type.entity);
+    id += '[';
+    appendIdPart(id, agent, artifact::IdPart::Agent);
+    id += ',';
+    appendIdPart(id, type.idAttribute, artifact::IdPart::Attribute);
+    id += '=';
+    appendIdPart(id, idValueText, artifact::IdPart::Value);
+    id += ']';
+    r.id = llvm::StringRef(id).copy(part.text);
+    part.resources.push_back(r);
   }
 
   ExportState& s_;
   DiagnosticEngine& diags_;
   const runtime::Model& model_;
   std::vector<TypeNames> names_;
+  std::vector<EntitySlots> slots_; ///< per entity index; empty for entities that are not resources
 };
 
 } // namespace

@@ -118,6 +118,11 @@ FieldResult autostart(MapperContext& ctx, InstanceId inst) {
 }
 
 void dirBeforeFileManager(const DependencyView& view, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  // Only a Directory can be required: without one there is no edge (and no need to read 26k File paths).
+  bool anyDirectory = false;
+  for (uint32_t r = 0; r < view.size() && !anyDirectory; ++r)
+    anyDirectory = view.typeName(r) == "std::Directory";
+  if (!anyDirectory) return;
   std::vector<PathResource> paths;
   std::vector<uint32_t> owner;
   for (uint32_t r = 0; r < view.size(); ++r) {

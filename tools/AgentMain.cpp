@@ -7,8 +7,8 @@
 // (fetched over the same connection, verified, cached under <state dir>/agent-code/), while the main thread
 // pumps bytes between the socketpair and the (plain or TLS) server connection. A lost connection or a refused
 // claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends
-// the process with code 1. SIGTERM/SIGINT end the current session (running actions finish and report) and
-// exit 0.
+// the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get up to
+// --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and exit 0.
 #include "AgentRouter.h"
 #include "Verbs.h"
 #include "api/Splice.h"
@@ -77,7 +77,8 @@ struct AgentOptions {
   bool ssl = false;
   std::string caCert;
   int threads = 4;
-  std::string codeDir; ///< <state dir>/agent-code
+  std::string codeDir;                            ///< <state dir>/agent-code
+  std::chrono::milliseconds shutdownGrace{30000}; ///< on SIGTERM: how long running actions may finish
 };
 
 /// How one connection attempt ended.
@@ -160,6 +161,7 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
   executor::ExecutorOptions executorOptions;
   executorOptions.threads = o.threads;
   auto router = std::make_shared<AgentRouter>(ex, executorOptions, o.codeDir, say);
+  router->setShutdownGrace(o.shutdownGrace);
   local::socket routerSide(ex);
   routerSide.assign(local(), pair[1]);
   bool routerDone = false;
@@ -169,20 +171,53 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
     routerFinished.cancel();
   });
   bool closed = false;
-  auto closeBoth = [&] {
+  bool halfClosed = false;
+  asio::steady_timer lastWords(ex);
+  auto closeNow = [&] {
     if (closed) return;
     closed = true;
+    lastWords.cancel();
     boost::system::error_code ignored;
     lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
     lowest.socket().close(ignored);
     hostSide.shutdown(local::socket::shutdown_both, ignored);
     hostSide.close(ignored);
   };
-  // A stop signal ends the session; checked on a short tick.
+  // After a drain the router's direction ends first: end ours towards the server too, but keep reading until
+  // the server closes, so the answers are read there before the connection goes (closing with unread input
+  // would reset it). A server that does not close within 10 s is cut off.
+  auto closeBoth = [&] {
+    if (closed) return;
+    if (!halfClosed && router->drained()) {
+      halfClosed = true;
+      boost::system::error_code ignored;
+      lowest.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      lastWords.expires_after(std::chrono::seconds(10));
+      lastWords.async_wait([&](boost::system::error_code e) {
+        if (!e) closeNow();
+      });
+      return;
+    }
+    closeNow();
+  };
+  // A stop signal drains the session (router->drain): no new work, the running actions finish within the
+  // grace and every answer reaches the server. Checked on a short tick; a session that does not end within
+  // the grace plus 20 s is cut off.
   asio::steady_timer tick(ex);
+  bool draining = false;
+  auto drainStarted = std::chrono::steady_clock::now();
   std::function<void(boost::system::error_code)> onTick = [&](boost::system::error_code e) {
     if (e || closed) return;
-    if (gStop) return closeBoth();
+    if (gStop && !draining) {
+      draining = true;
+      drainStarted = std::chrono::steady_clock::now();
+      router->drain(o.shutdownGrace, "stop signal");
+    }
+    if (draining &&
+        std::chrono::steady_clock::now() - drainStarted > o.shutdownGrace + std::chrono::seconds(20)) {
+      say("the session did not end within the shutdown grace plus 20 s; closing it");
+      return closeNow();
+    }
     tick.expires_after(std::chrono::milliseconds(200));
     tick.async_wait(onTick);
   };
@@ -192,6 +227,7 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
     buffer.consume(buffer.size());
   }
   co_await api::splice(stream, hostSide, closeBoth);
+  closeNow();
   tick.cancel();
   if (!routerDone) co_await routerFinished.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   co_return Attempt{Attempt::Session, "the connection to the server closed"};
@@ -228,9 +264,10 @@ int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta agent: " << msg << "\n";
   std::cerr
       << "usage: inmanta agent --server HOST [--port PORT] -e ENV --agent NAME [--agent NAME…] [--token T]\n"
-         "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [--state-dir DIR] [-c FILE]…\n"
+         "                     [--ssl] [--ssl-ca-cert FILE] [--threads N] [--state-dir DIR]\n"
+         "                     [--shutdown-grace SECONDS] [-c FILE]…\n"
          "Config keys (flags win): [config] environment, agent-names (comma separated), state-dir;\n"
-         "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file.\n";
+         "[agent_rest_transport] host, port, token, ssl, ssl_ca_cert_file; [agent] shutdown-grace (30).\n";
   return msg.empty() ? 0 : 2;
 }
 
@@ -239,7 +276,7 @@ int usage(const std::string& msg) {
 int agentMain(const std::vector<std::string>& args, int verbose) {
   (void)verbose;
   std::vector<std::string> cfgFiles;
-  std::optional<std::string> host, port, env, token, caCert, threads, stateDir;
+  std::optional<std::string> host, port, env, token, caCert, threads, stateDir, grace;
   std::vector<std::string> agents;
   bool sslFlag = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -270,6 +307,8 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
       if (!need(caCert)) return usage("--ssl-ca-cert needs a file");
     } else if (a == "--threads") {
       if (!need(threads)) return usage("--threads needs a value");
+    } else if (a == "--shutdown-grace") {
+      if (!need(grace)) return usage("--shutdown-grace needs a number of seconds");
     } else if (a == "--state-dir") {
       if (!need(stateDir)) return usage("--state-dir needs a directory");
     } else if (a == "-c" || a == "--config") {
@@ -325,6 +364,14 @@ int agentMain(const std::vector<std::string>& args, int verbose) {
     if (threads->empty() || *end || n < 1 || n > 256)
       return usage("--threads must be 1-256, got '" + *threads + "'");
     o.threads = int(n);
+  }
+
+  {
+    std::string text = grace.value_or(cfg->getString("agent", "shutdown-grace", "30"));
+    double seconds = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end || !(seconds >= 0) || seconds > 86400)
+      return usage("the shutdown grace must be 0-86400 seconds, got '" + text + "'");
+    o.shutdownGrace = std::chrono::milliseconds(int64_t(seconds * 1000));
   }
 
   // Handler code of the versions this agent runs is laid out (and kept, by blueprint) under the state dir.

@@ -91,7 +91,7 @@ asio::awaitable<void> AgentRouter::run(local::socket socket) {
 }
 
 void AgentRouter::send(const Json& message) {
-  if (closed_ || !socket_) return;
+  if (closed_ || halfClosed_ || !socket_) return;
   writeQueue_.push_back(executor::encodeFrame(message));
   if (!writing_) writeNext();
 }
@@ -99,6 +99,12 @@ void AgentRouter::send(const Json& message) {
 void AgentRouter::writeNext() {
   if (writeQueue_.empty() || closed_) {
     writing_ = false;
+    if (finishing_ && !closed_ && !halfClosed_ && socket_) {
+      // Every answer is out: end our direction; the peer closes the connection when it has read them.
+      halfClosed_ = true;
+      boost::system::error_code ignored;
+      socket_->shutdown(local::socket::shutdown_send, ignored);
+    }
     return;
   }
   writing_ = true;
@@ -158,19 +164,27 @@ void AgentRouter::onFrame(Json& msg) {
   } else if (type == "deploy" || type == "facts") {
     Json& reqs = msg["requests"];
     if (!reqs.is_array()) throw std::runtime_error("\"" + type + "\" needs a requests array");
+    bool facts = type == "facts";
     std::vector<DeployRequest> requests;
     for (Json& rj : reqs) {
+      std::string actionId = rj.is_object() ? rj.value("action_id", "") : "";
+      std::string resourceId = rj.is_object() ? rj.value("id", "") : "";
+      open_[{facts, actionId}] = resourceId;
+      if (draining_) {
+        answer(facts, ActionResult::unavailable(actionId, resourceId,
+                                                "the external agent is shutting down (" + drainReason_ +
+                                                    ") and takes no new work"));
+        continue;
+      }
       try {
         requests.push_back(DeployRequest::fromJson(std::move(rj)));
       } catch (const std::exception& e) {
-        answer(type == "facts",
-               ActionResult::unavailable(rj.is_object() ? rj.value("action_id", "") : "",
-                                         rj.is_object() ? rj.value("id", "") : "", e.what()));
+        answer(facts, ActionResult::unavailable(actionId, resourceId, e.what()));
       }
     }
-    dispatch(type == "facts", std::move(requests));
+    if (!requests.empty()) dispatch(facts, std::move(requests));
   } else if (type == "shutdown") {
-    throw std::runtime_error("the scheduler asked this agent to shut down its session");
+    drain(shutdownGrace_, "the scheduler asked this agent to shut down its session");
   } else {
     send(Json{{"type", "error"}, {"message", "executor protocol: unknown frame type '" + type + "'"}});
   }
@@ -212,6 +226,7 @@ void AgentRouter::dispatch(bool facts, std::vector<DeployRequest> requests) {
                        log_(std::get<1>(b));
                      std::map<std::string, std::vector<DeployRequest>> byKind[2];
                      for (auto& w : waiting) {
+                       if (!isOpen(w.facts, w.request.actionId)) continue; // answered by a drain's grace
                        if (b.index() == 1)
                          answer(w.facts, ActionResult::unavailable(w.request.actionId, w.request.resourceId,
                                                                    std::get<1>(b)));
@@ -235,9 +250,47 @@ void AgentRouter::runOn(const std::string& key, bool facts, std::vector<DeployRe
 }
 
 void AgentRouter::answer(bool facts, const ActionResult& result) {
+  // One answer per request: a late result of an action the drain already answered is dropped.
+  auto it = open_.find({facts, result.actionId});
+  if (it == open_.end()) return;
+  open_.erase(it);
   Json j = result.toJson();
   if (facts) j["type"] = "facts_result";
   send(j);
+  if (draining_ && open_.empty()) finishDrain();
+}
+
+void AgentRouter::drain(std::chrono::milliseconds grace, std::string reason) {
+  if (draining_ || closed_) return;
+  draining_ = true;
+  drainReason_ = std::move(reason);
+  log_("stopping (" + drainReason_ + "): no new work; " + std::to_string(open_.size()) +
+       " accepted action(s) get up to " + std::to_string(grace.count() / 1000.0).substr(0, 5) +
+       " s to finish");
+  if (open_.empty()) return finishDrain();
+  graceTimer_ = std::make_unique<asio::steady_timer>(executor_, grace);
+  graceTimer_->async_wait([this, self = shared_from_this(), grace](boost::system::error_code ec) {
+    if (ec || finishing_) return;
+    std::string why = "the external agent stopped (" + drainReason_ +
+                      ") before this action finished within the shutdown grace period of " +
+                      std::to_string(grace.count()) + " ms";
+    auto open = open_;
+    for (auto& [key, resourceId] : open) {
+      log_("reporting " + resourceId + " (action " + key.second + ") unavailable: " + why);
+      answer(key.first, ActionResult::unavailable(key.second, resourceId, why));
+    }
+    finishDrain();
+  });
+}
+
+void AgentRouter::finishDrain() {
+  if (finishing_) return;
+  finishing_ = true;
+  if (graceTimer_) graceTimer_->cancel();
+  log_("every accepted action is answered; closing the session");
+  // `bye` first: the scheduler sends no more work, so no request is left unanswered on the wire.
+  send(Json{{"type", "bye"}});
+  if (!writing_) writeNext(); // an empty queue half-closes at once
 }
 
 void AgentRouter::requestFile(const std::string& hash,

@@ -14,7 +14,9 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,11 +35,24 @@ class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
   ~AgentRouter();
 
   /// Serves the protocol on `socket` until the peer closes it or breaks the protocol, then stops the
-  /// executors (their in-flight work is lost with the connection; the scheduler reports it `unavailable`).
+  /// executors (work still in flight then is lost with the connection; the scheduler reports it
+  /// `unavailable`). A `shutdown` frame from the scheduler starts drain() with the default grace.
   boost::asio::awaitable<void> run(boost::asio::local::stream_protocol::socket socket);
 
   /// How many executor processes were started (for logs).
   size_t started() const { return pool_.started(); }
+
+  /// Stops taking new work (new requests are answered `unavailable`, naming `reason`), lets the accepted
+  /// actions finish for up to `grace`, then answers the ones still open `unavailable` (one log line each).
+  /// Once every accepted request has its answer written, the write side of the socket is shut down; run()
+  /// ends when the peer closes. Idempotent.
+  void drain(std::chrono::milliseconds grace, std::string reason);
+  /// The grace of a drain the scheduler asks for (a `shutdown` frame); default 30 s.
+  void setShutdownGrace(std::chrono::milliseconds grace) { shutdownGrace_ = grace; }
+  /// Accepted requests without an answer yet.
+  size_t open() const { return open_.size(); }
+  /// drain() completed: every answer is written and the socket's write side is shut down.
+  bool drained() const { return halfClosed_; }
 
  private:
   /// A ready blueprint key, or why the code of a (version, agent) cannot be run.
@@ -61,6 +76,10 @@ class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
   boost::asio::awaitable<Blueprint> resolve(int version, std::string agent);
   /// Fails every waiting file and code request (the connection closed).
   void closeWaits();
+  /// Answers every open request `unavailable` and half-closes once the answers are written.
+  void finishDrain();
+  /// Whether the request is still open (accepted, not answered).
+  bool isOpen(bool facts, const std::string& actionId) const { return open_.count({facts, actionId}) > 0; }
 
   boost::asio::any_io_executor executor_;
   std::string codeDir_;
@@ -76,6 +95,13 @@ class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
   uint64_t nextRequest_ = 0;
   std::map<uint64_t, std::function<void(std::optional<std::string>)>> fileWaits_;
   std::map<uint64_t, std::function<void(executor::Json)>> codeWaits_;
+  std::map<std::pair<bool, std::string>, std::string> open_; ///< (facts, action id) -> resource id
+  bool draining_ = false;
+  bool finishing_ = false; ///< every open request answered: half-close once the queue is written
+  bool halfClosed_ = false;
+  std::string drainReason_;
+  std::chrono::milliseconds shutdownGrace_{30000};
+  std::unique_ptr<boost::asio::steady_timer> graceTimer_;
 };
 
 } // namespace inm::tools

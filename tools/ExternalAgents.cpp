@@ -230,7 +230,13 @@ void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& c
 std::shared_ptr<executor::ExecutorProcess> ExternalAgents::session(const std::string& agent,
                                                                    std::string* error) const {
   auto it = claims_.find(agent);
-  if (it != claims_.end() && it->second.session && it->second.session->alive()) return it->second.session;
+  if (it != claims_.end() && it->second.session && it->second.session->alive()) {
+    if (!it->second.session->stopping()) return it->second.session;
+    if (error)
+      *error = "external agent " + agent +
+               " is shutting down; its resources wait until `inmanta agent` claims it again";
+    return nullptr;
+  }
   if (error)
     *error = "external agent " + agent +
              " is not connected; its resources wait until `inmanta agent` claims it again";

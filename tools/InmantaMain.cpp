@@ -4,9 +4,9 @@
 // Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
 // reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
 // any model error, 2 on bad usage.
-#include "Allocator.h"
 #include "ExportPush.h"
 #include "PhaseStats.h"
+#include "StartUp.h"
 #include "Verbs.h"
 #include "exporter/Exporter.h"
 #include "frontend/Frontend.h"
@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <malloc.h>
 #include <new>
 #include <optional>
@@ -313,12 +314,24 @@ class ArtifactFile {
       return msg;
     }
     if (direct_) return "";
+    if (exchangeWithTarget()) return "";
     if (std::error_code ec = llvm::sys::fs::rename(tmp_, target_)) {
       discard();
       return "cannot write " + target_ + ": " + ec.message();
     }
     tmp_.clear();
     return "";
+  }
+  /// Replacing an existing file with rename() makes ext4 (auto_da_alloc) allocate and start writing back
+  /// every block of the new file inside the rename: ~20 ms of waiting for a 38 MB artifact. Swapping the two
+  /// names atomically (RENAME_EXCHANGE) and removing the old file under the temporary name leaves the same
+  /// result without that flush. False when the swap is not possible (no target yet, a file system without
+  /// it): the caller then renames.
+  bool exchangeWithTarget() {
+    if (renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0) return false;
+    ::unlink(tmp_.c_str()); // now the old artifact; a leftover would only be a hidden stale file
+    tmp_.clear();
+    return true;
   }
   /// Drops the temporary file (the target is untouched).
   void discard() {
@@ -460,6 +473,9 @@ int runPipeline(const Options& opts) {
   if (opts.verbose >= 4) llvm::errs() << "  resident after evaluation: " << rssMiB() << " MiB\n";
   if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
   if (opts.dumpModel) model.dump(llvm::outs(), sm);
+  // The exporter's large arrays (100k resources: 5.6 MB) come from the heap memory the evaluator freed rather
+  // than from fresh mappings: a page's first touch costs ~2 ms/MiB on this VM (100k: collect -15 ms of CPU).
+  if (isExport) mallopt(M_MMAP_THRESHOLD, 32 << 20);
 
   if (isExport && opts.exportFile.empty())
     exitNow(pushExport(opts, project.dir, model, diags, t0, python, std::move(session)));
@@ -480,6 +496,7 @@ int runPipeline(const Options& opts) {
       xo.code = python.code;
     }
     if (phases.on()) xo.phaseEnd = phaseEnd;
+    xo.skipTeardown = true; // the process ends through exitNow()
     auto t2 = std::chrono::steady_clock::now();
     exporter::ExportSummary s = exporter::exportModel(model, diags, xo, file.stream());
     if (opts.verbose >= 3) {
@@ -504,37 +521,6 @@ int runPipeline(const Options& opts) {
 }
 
 } // namespace
-
-/// Process set-up, done once by re-executing ourselves (both settings are read only when a program starts):
-/// - Transparent huge pages for malloc: the compiler allocates a few hundred MiB of small-object arrays
-///   quickly; on 4 KiB pages much of its time goes to page faults. glibc (>= 2.35) uses THP when the tunable
-///   glibc.malloc.hugetlb=1 is set (100k-resource bench project: 168k -> 8k page faults, user time halved).
-///   INM_NO_HUGEPAGES=1 leaves the allocator alone.
-/// - A 1 GiB stack limit: parsing, lowering and evaluation recurse along the nesting of expressions (deeply
-///   nested brackets, long `a + b + c …` chains); with the main thread's stack allowed to grow that far (only
-///   touched pages become resident) such models compile instead of overflowing. (A helper thread with a big
-///   stack would do too, but a second thread makes every malloc take a lock: ~7% slower.)
-/// Any failure simply carries on in this process as it is.
-static void reexecConfigured(char** argv) {
-  if (std::getenv("INM_REEXEC_DONE")) return;
-  bool change = false;
-  if (!std::getenv("INM_NO_HUGEPAGES")) {
-    const char* old = std::getenv("GLIBC_TUNABLES");
-    if (!old || std::string(old).find("glibc.malloc.hugetlb") == std::string::npos) {
-      std::string tunables =
-          old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
-      change |= setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0;
-    }
-  }
-  const rlim_t want = rlim_t(1) << 30;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
-    rl.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
-    change |= setrlimit(RLIMIT_STACK, &rl) == 0;
-  }
-  if (!change || setenv("INM_REEXEC_DONE", "1", 1) != 0) return;
-  execv("/proc/self/exe", argv);
-}
 
 /// Applies the heap limit (RLIMIT_DATA; not under AddressSanitizer, whose shadow memory counts against it)
 /// and the out-of-memory handlers, and makes a closed pipe an EPIPE write error instead of a silent SIGPIPE
@@ -585,8 +571,7 @@ int main(int argc, char** argv) {
 }
 
 static int driverMain(int argc, char** argv) {
-  reexecConfigured(argv);
-  tools::preloadFastAllocator(argc, argv); // scheduler and executor only (tools/Allocator.h)
+  tools::prepareProcess(argc, argv); // huge pages, stack, tcmalloc: at most one exec (tools/StartUp.h)
   initStackGuard();
   auto env = [](const char* name) -> const char* { return std::getenv(name); };
   if (std::string err = applyLimitsFromEnv(env); !err.empty()) return usage(err);
@@ -603,25 +588,14 @@ static int driverMain(int argc, char** argv) {
   // Orchestrator verbs: the first non-option argument names one. Global -v flags and the reference's global
   // `-c FILE` / `--config FILE` may precede it; the config flags are handed on to the verb in front of its
   // own.
-  std::vector<std::string> globalConfig;
-  for (size_t i = 0; i < args.size() && opts.command.empty(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-v" || a == "-vv" || a == "-vvv" || a == "-vvvv") {
-      opts.verbose += int(a.size()) - 1;
-      continue;
+  if (opts.command.empty()) {
+    tools::VerbCall call = tools::findVerb(args);
+    for (const tools::Verb* v = tools::kVerbs; v->name && !call.name.empty(); ++v) {
+      if (call.name != v->name) continue;
+      std::vector<std::string> verbArgs = call.globalConfig;
+      verbArgs.insert(verbArgs.end(), args.begin() + long(call.index) + 1, args.end());
+      return v->run(verbArgs, opts.verbose + call.verbose);
     }
-    if ((a == "-c" || a == "--config") && i + 1 < args.size()) {
-      globalConfig.insert(globalConfig.end(), {"-c", args[++i]});
-      continue;
-    }
-    if (a.empty() || a[0] == '-') break;
-    for (const tools::Verb* v = tools::kVerbs; v->name; ++v) {
-      if (a != v->name) continue;
-      std::vector<std::string> verbArgs = globalConfig;
-      verbArgs.insert(verbArgs.end(), args.begin() + long(i) + 1, args.end());
-      return v->run(verbArgs, opts.verbose);
-    }
-    break;
   }
   opts.verbose = 0;
 

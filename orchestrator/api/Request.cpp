@@ -151,6 +151,15 @@ Reply ok(nlohmann::json body) {
   return r;
 }
 
+Reply okResult(service::Result r) {
+  if (!r.ok) throw ApiError{r.code, r.message};
+  if (r.text.empty()) return ok(std::move(r.value));
+  Reply reply;
+  reply.raw = std::move(r.text);
+  reply.contentType = "application/json";
+  return reply;
+}
+
 Reply okData(nlohmann::json value) { return ok(nlohmann::json{{"data", std::move(value)}}); }
 
 Reply okPage(nlohmann::json list) {

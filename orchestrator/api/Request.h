@@ -80,6 +80,9 @@ std::string uuidParam(const Request& req, const std::string& name);
 nlohmann::json unwrap(service::Result r);
 /// 200 with a JSON body.
 Reply ok(nlohmann::json body);
+/// 200 with the Result's value: its JSON text as is when the service built text (Result::ofText), else its
+/// JSON tree; an error Result throws ApiError as unwrap does.
+Reply okResult(service::Result r);
 /// 200 with {"data": value}.
 Reply okData(nlohmann::json value);
 /// 200 with {"data": list, "links": {}, "metadata": {...}} for a v2 listing (the whole list as one page).

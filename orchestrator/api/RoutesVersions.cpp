@@ -72,8 +72,8 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return ok(
-        unwrap(co_await svc.getVersion(env, intParam(req, "id"), boolParam(req, "include_logs", false))));
+    co_return okResult(
+        co_await svc.getVersion(env, intParam(req, "id"), boolParam(req, "include_logs", false)));
   });
   add(V::delete_, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);

@@ -300,8 +300,10 @@ void ExecutorProcess::onMessage(const Json& msg, std::string logsText) {
   } else if (type == "error") {
     lastError_ = msg.value("message", std::string());
     std::cerr << who() << ": " << lastError_ << "\n";
+  } else if (type == "bye") {
+    stopping_ = true;
   }
-  // hello, heartbeat, bye: lastHeard_ is all they update.
+  // hello, heartbeat: lastHeard_ is all they update.
 }
 
 void ExecutorProcess::onResult(const ActionResult& r) {
@@ -382,8 +384,10 @@ void ExecutorProcess::submit(const char* type, std::vector<DeployRequest> reques
   auto cb = std::make_shared<ResultCallback>(std::move(onResult));
   auto self = shared_from_this();
   asio::post(strand_, [self, type, requests = std::move(requests), cb] {
-    if (!self->alive_) {
-      std::string message = self->who() + " " + self->deathCause_ + " before the request was sent";
+    if (!self->alive_ || self->stopping_) {
+      std::string message = self->alive_
+                                ? self->who() + " is shutting down and takes no new work"
+                                : self->who() + " " + self->deathCause_ + " before the request was sent";
       for (const DeployRequest& r : requests)
         (*cb)(ActionResult::unavailable(r.actionId, r.resourceId, message));
       return;

@@ -663,6 +663,22 @@ asio::awaitable<Result> Service::getVersion(std::string env, int64_t version, bo
   env = lowerUuid(env);
   auto row = co_await blocking([&] { return store_.getVersion(env, version); });
   if (!row) co_return Result::error(row.takeError());
+  if (!includeLogs) {
+    // The big part, the resources, comes as text from the database and is spliced in: at 100k resources
+    // parsing it into a tree, rebuilding each entry and dumping it again took ~6 s.
+    auto text = co_await blocking([&] { return store_.versionAnswerText(env, version); });
+    if (!text) co_return Result::error(text.takeError());
+    auto unknowns = co_await blocking([&] { return store_.versionUnknowns(env, version); });
+    if (!unknowns) co_return Result::error(unknowns.takeError());
+    std::string head = "{\"model\":" + row->dump() + ",\"resources\":";
+    std::string tail = ",\"unknowns\":" + unknowns->dump() + "}";
+    std::string out;
+    out.reserve(head.size() + text->size() + tail.size());
+    out += head;
+    out += *text;
+    out += tail;
+    co_return Result::ofText(std::move(out));
+  }
   auto res = co_await blocking([&] { return store_.versionResources(env, version); });
   if (!res) co_return Result::error(res.takeError());
   auto unknowns = co_await blocking([&] { return store_.versionUnknowns(env, version); });
@@ -742,24 +758,21 @@ asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to)
     co_return Result::error(ErrorCode::BadRequest, "the diff needs from < to (got " + std::to_string(from) +
                                                        " and " + std::to_string(to) + ")");
   env = lowerUuid(env);
-  auto a = co_await blocking([&] { return store_.versionResources(env, from); });
-  if (!a) co_return Result::error(a.takeError());
-  auto b = co_await blocking([&] { return store_.versionResources(env, to); });
-  if (!b) co_return Result::error(b.takeError());
-  std::map<std::string, const nlohmann::json*> left, right;
-  for (const auto& r : *a) left[r["resource_id"]] = &r["attributes"];
-  for (const auto& r : *b) right[r["resource_id"]] = &r["attributes"];
-  std::set<std::string> ids;
-  for (auto& [k, _] : left) ids.insert(k);
-  for (auto& [k, _] : right) ids.insert(k);
+  // Only the resources whose attributes differ come back from the database (and are parsed); at 100k
+  // resources reading and parsing both versions whole took 5-9 s.
+  auto changed = co_await blocking([&] { return store_.changedResources(env, from, to); });
+  if (!changed) co_return Result::error(changed.takeError());
+  std::map<std::string, const nlohmann::json*> byId; // byte order of the ids, as the answer lists them
+  for (const auto& c : *changed) byId[c["resource_id"].get<std::string>()] = &c;
   nlohmann::json out = nlohmann::json::array();
   static const nlohmann::json kEmpty = nlohmann::json::object();
-  for (const auto& id : ids) {
-    const nlohmann::json* l = left.count(id) ? left[id] : nullptr;
-    const nlohmann::json* r = right.count(id) ? right[id] : nullptr;
+  for (const auto& [id, c] : byId) {
+    const nlohmann::json& fromAttrs = (*c)["from"];
+    const nlohmann::json& toAttrs = (*c)["to"];
+    bool l = !fromAttrs.is_null(), r = !toAttrs.is_null();
     const char* status = !l ? "added" : !r ? "deleted" : "modified";
-    const nlohmann::json& la = l ? *l : kEmpty;
-    const nlohmann::json& ra = r ? *r : kEmpty;
+    const nlohmann::json& la = l ? fromAttrs : kEmpty;
+    const nlohmann::json& ra = r ? toAttrs : kEmpty;
     std::set<std::string> keys;
     for (auto it = la.begin(); it != la.end(); ++it) keys.insert(it.key());
     for (auto it = ra.begin(); it != ra.end(); ++it) keys.insert(it.key());

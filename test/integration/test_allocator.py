@@ -1,7 +1,8 @@
-"""The scheduler and executor verbs run with tcmalloc (docs/deploy.md "Allocator", tools/Allocator.cpp): they
-re-execute themselves once with it preloaded and restore the caller's LD_PRELOAD for their children; other verbs
-keep glibc malloc. Skipped in builds that did not find the library (sanitizer builds never preload it). Every
-process started is stopped by PID.
+"""The start-up step (docs/deploy.md "Start-up and allocator", tools/StartUp.cpp): the scheduler and executor
+verbs run with tcmalloc, preloaded by one re-exec that also sets huge pages and the stack (never two), and restore
+the caller's LD_PRELOAD for their children; the executors a scheduler starts make their own start-up step and run
+with tcmalloc too; other verbs keep glibc malloc. Skipped in builds that did not find the library (sanitizer
+builds never preload it). Every process started is stopped by PID.
 """
 import os
 import re
@@ -10,6 +11,30 @@ import time
 import unittest
 
 import harness
+from deploy_support import DeployEnv, null_resource as nr, rid
+
+
+def fresh_start_env(**extra):
+    """The environment of a process started from a shell: none of the start-up step's settings or markers."""
+    drop = ("LD_PRELOAD", "INM_ALLOCATOR_PRELOADED", "INM_ALLOCATOR_DECOMMIT", "TCMALLOC_AGGRESSIVE_DECOMMIT",
+            "INM_STARTUP_EXEC", "INM_REEXEC_DONE", "GLIBC_TUNABLES", "LD_DEBUG")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+def small_stack():
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    resource.setrlimit(resource.RLIMIT_STACK, (8 << 20, hard))
+
+
+def images(args, stdin=subprocess.DEVNULL):
+    """How many program images the command went through (LD_DEBUG=libs names each one it hands control to),
+    started like from a shell with an 8 MiB stack."""
+    r = subprocess.run(args, stdin=stdin, capture_output=True, text=True, timeout=60,
+                       env=fresh_start_env(LD_DEBUG="libs"), preexec_fn=small_stack)
+    return r, r.stderr.count("transferring control:")
 
 
 def tcmalloc_path():
@@ -105,6 +130,54 @@ class AllocatorTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         self.assertIn("calling init", r.stderr)  # the loader did report its libraries
         self.assertNotIn(os.path.basename(self.lib), r.stderr)
+
+
+    def test_one_exec_at_start(self):
+        # Huge pages, the 1 GiB stack and tcmalloc all need an exec: one covers them (it used to be two).
+        r, n = images([harness.INMANTA, "executor"])
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertEqual(n, 2, "the executor's images: the started one and one re-exec")
+        r, n = images([harness.INMANTA, "-v", "scheduler", "--help"])
+        self.assertEqual(n, 2, r.stderr[-2000:])
+        # The compiler re-executes once for huge pages and the stack, without tcmalloc.
+        r, n = images([harness.INMANTA, "compile", "--help"])
+        self.assertEqual((r.returncode, n), (0, 2), r.stderr[-2000:])
+        self.assertNotIn(os.path.basename(self.lib), r.stderr)
+        # A process that already has what it needs (the caller's opt-out, glibc tunables present) does not exec.
+        env = fresh_start_env(INM_REEXEC_DONE="1", LD_DEBUG="libs")
+        r = subprocess.run([harness.INMANTA, "compile", "--help"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.stderr.count("transferring control:"), 1, r.stderr[-2000:])
+
+    def test_the_schedulers_executors_make_their_own_start_up_step(self):
+        d = DeployEnv(self)
+        d.put_version(1, [nr("a")])
+        sched = d.start(executor="process")
+        d.wait_status(rid("a"), "deployed")
+        lib = os.path.basename(self.lib)
+        self.assertTrue(mapped(sched.pid, lib), "the scheduler runs without tcmalloc")
+        # Its executor children (still alive: idle executors are kept a while) run with tcmalloc, re-executed
+        # by their own start-up step: the marker of the scheduler's exec did not reach them.
+        children = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+            except OSError:
+                continue
+            if ppid == sched.pid and b"executor" in cmd:
+                children.append(int(pid))
+        self.assertTrue(children, "no executor child of the scheduler found")
+        for pid in children:
+            self.assertTrue(mapped(pid, lib), f"executor {pid} runs without tcmalloc")
+            env = start_environ(pid)
+            self.assertEqual(env.get("INM_STARTUP_EXEC"), "1", "the executor's image is its own re-exec")
+            self.assertEqual(env.get("INM_ALLOCATOR_PRELOADED"), "-", "the scheduler passed on the caller's "
+                             "LD_PRELOAD (none), not its tcmalloc")
+            self.assertEqual(env.get("TCMALLOC_AGGRESSIVE_DECOMMIT"), "true")
 
 
 if __name__ == "__main__":

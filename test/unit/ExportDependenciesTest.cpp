@@ -121,6 +121,11 @@ TEST(ExportFilesTest, Utf8AndBase64) {
   EXPECT_TRUE(isValidUtf8("h\xC3\xA9llo"));
   EXPECT_FALSE(isValidUtf8(llvm::StringRef("\xFF\x00", 2)));
   EXPECT_FALSE(isValidUtf8("\xC3"));
+  // past the 8-byte ASCII fast path
+  EXPECT_TRUE(isValidUtf8("0123456789abcdef0123"));
+  EXPECT_FALSE(isValidUtf8("0123456789abcdef\xFF"));
+  EXPECT_FALSE(isValidUtf8("0123456789abcdef\xC3"));
+  EXPECT_TRUE(isValidUtf8("0123456789abcdef\xC3\xA9"));
   EXPECT_EQ(base64Encode("hello"), "aGVsbG8=");
   EXPECT_EQ(base64Encode(""), "");
 }
@@ -131,11 +136,20 @@ TEST(ExportFilesTest, StoreIsContentAddressed) {
   std::string b = store.add("two");
   EXPECT_EQ(store.add("one"), a);
   EXPECT_EQ(store.size(), 2u);
-  EXPECT_EQ(store.files().at(a), "one");
+  EXPECT_EQ(store.content(a), "one");
+  EXPECT_EQ(store.content(b), "two");
+  EXPECT_EQ(store.content(sha1Hex("three")), "");
   EXPECT_EQ(a, sha1Hex("one"));
   // ascending hash order
-  EXPECT_LT(store.files().begin()->first, std::next(store.files().begin())->first);
-  (void)b;
+  auto sorted = store.sorted();
+  ASSERT_EQ(sorted.size(), 2u);
+  EXPECT_LT(sorted[0].first, sorted[1].first);
+  FileStore other;
+  other.add("two");
+  other.add("three");
+  store.absorb(other);
+  EXPECT_EQ(store.size(), 3u);
+  EXPECT_EQ(store.content(sha1Hex("three")), "three");
 }
 
 } // namespace

@@ -385,7 +385,7 @@ TEST(ExportStdMappersTest, FileHashWithPrefixAndSuffix) {
   ASSERT_EQ(r.kind, FieldResult::Ok);
   const std::string expected = "zfirst;second;;BODY;x;y;";
   EXPECT_EQ(r.value.str(), sha1Hex(expected));
-  EXPECT_EQ(files.files().at(sha1Hex(expected)), expected);
+  EXPECT_EQ(files.content(sha1Hex(expected)), expected);
   FieldResult r2 = hash(ctx, plain);
   EXPECT_EQ(r2.value.str(), sha1Hex("just this"));
   EXPECT_EQ(files.size(), 2u);

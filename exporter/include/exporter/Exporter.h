@@ -39,6 +39,9 @@ struct ExportOptions {
   /// Called at the end of each inner phase ("export collect", "export graph", "export write") when set: the
   /// driver's per-phase statistics.
   std::function<void(llvm::StringRef)> phaseEnd;
+  /// The caller ends the process right after: the export's working data is not freed (like
+  /// runtime::EvalOptions::skipTeardown).
+  bool skipTeardown = false;
 };
 
 struct ExportSummary {

@@ -575,6 +575,110 @@ llvm::Expected<nlohmann::json> PgStore::versionResources(const std::string& env,
   });
 }
 
+namespace {
+void requireVersion(pqxx::work& tx, const std::string& env, int64_t version) {
+  if (tx.exec_params("SELECT 1 FROM configurationmodel WHERE environment = $1 AND version = $2", env, version)
+          .empty())
+    throw StoreFailure{ErrorCode::NotFound, "version " + std::to_string(version) + " not found"};
+}
+} // namespace
+
+namespace {
+/// `s` as a JSON string literal.
+void appendJsonString(std::string& out, std::string_view s) { out += nlohmann::json(std::string(s)).dump(); }
+} // namespace
+
+llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, int64_t version) {
+  return withTx<std::string>(db_, "reading the resources of a version", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    requireVersion(tx, env, version);
+    // Each row's attributes leave as jsonb text without requires, version and id (the answer sets those
+    // three); they are spliced into the answer as they are, only the short requires lists are parsed.
+    pqxx::result rows = tx.exec_params(
+        std::string(
+            "SELECT r.resource_id, r.resource_type, r.agent, r.resource_id_value, r.attribute_hash, ") +
+            kStatusSql +
+            ", (r.attributes - 'requires' - 'version' - 'id')::text, (r.attributes->'requires')::text FROM "
+            "resource r LEFT JOIN resource_persistent_state rps ON rps.environment = r.environment AND "
+            "rps.resource_id = r.resource_id WHERE r.environment = $1 AND r.model = $2 ORDER BY "
+            "r.resource_id",
+        env, version);
+    const std::string v = std::to_string(version);
+    const std::string suffix = ",v=" + v;
+    std::string envJson;
+    appendJsonString(envJson, env);
+    size_t total = 2;
+    for (const auto& row : rows) total += row[6].size() + 2 * row[0].size() + 400;
+    std::string out;
+    out.reserve(total);
+    out += '[';
+    bool first = true;
+    for (const auto& row : rows) {
+      std::string_view rid(row[0].c_str(), row[0].size());
+      if (!first) out += ',';
+      first = false;
+      out += "{\"environment\":" + envJson + ",\"model\":" + v + ",\"resource_id\":";
+      appendJsonString(out, rid);
+      out += ",\"resource_version_id\":";
+      appendJsonString(out, std::string(rid) + suffix);
+      out += ",\"resource_type\":";
+      appendJsonString(out, row[1].c_str());
+      out += ",\"agent\":";
+      appendJsonString(out, row[2].c_str());
+      out += ",\"resource_id_value\":";
+      appendJsonString(out, row[3].c_str());
+      out += ",\"attributes\":";
+      std::string_view attrs(row[6].c_str(), row[6].size()); // a jsonb object's text: "{...}"
+      if (attrs.size() >= 2 && attrs != "{}") {
+        out.append(attrs.data(), attrs.size() - 1);
+        out += ", ";
+      } else {
+        out += '{';
+      }
+      out += "\"requires\": [";
+      if (!row[7].is_null()) {
+        nlohmann::json reqs = nlohmann::json::parse(row[7].c_str());
+        bool firstReq = true;
+        auto add = [&](const nlohmann::json& q) {
+          if (!firstReq) out += ", ";
+          firstReq = false;
+          appendJsonString(out, q.get<std::string>() + suffix);
+        };
+        if (reqs.is_array())
+          for (const auto& q : reqs) add(q);
+      }
+      out += "], \"version\": " + v + ", \"id\": ";
+      appendJsonString(out, std::string(rid) + suffix);
+      out += "},\"attribute_hash\":";
+      appendJsonString(out, row[4].c_str());
+      out += ",\"status\":";
+      if (row[5].is_null())
+        out += "null";
+      else
+        appendJsonString(out, row[5].c_str());
+      out += ",\"id_fields\":{}}";
+    }
+    out += ']';
+    return out;
+  });
+}
+
+llvm::Expected<nlohmann::json> PgStore::changedResources(const std::string& env, int64_t from, int64_t to) {
+  return withTx<nlohmann::json>(db_, "comparing two versions", [&](pqxx::work& tx) {
+    requireEnvironment(tx, env);
+    requireVersion(tx, env, from);
+    requireVersion(tx, env, to);
+    pqxx::result r = tx.exec_params(
+        "SELECT coalesce(json_agg(json_build_object('resource_id', coalesce(a.resource_id, b.resource_id), "
+        "'from', a.attributes, 'to', b.attributes)), '[]')::text FROM (SELECT resource_id, attributes FROM "
+        "resource WHERE environment = $1 AND model = $2) a FULL JOIN (SELECT resource_id, attributes FROM "
+        "resource WHERE environment = $1 AND model = $3) b ON a.resource_id = b.resource_id WHERE "
+        "a.attributes IS DISTINCT FROM b.attributes",
+        env, from, to);
+    return nlohmann::json::parse(r[0][0].c_str());
+  });
+}
+
 llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);

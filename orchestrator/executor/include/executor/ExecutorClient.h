@@ -95,6 +95,9 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   void terminateNow();
 
   bool alive() const { return alive_.load(); }
+  /// It said `bye` (an external agent that drains): still connected, but new requests are answered
+  /// `unavailable` at once.
+  bool stopping() const { return stopping_.load(); }
   pid_t pid() const { return pid_; }
   const std::string& key() const { return key_; }
   /// Requests sent whose result has not arrived yet.
@@ -139,6 +142,7 @@ class ExecutorProcess : public std::enable_shared_from_this<ExecutorProcess> {
   pid_t pid_ = -1;
   std::string label_; ///< set for an attached connection (no child process)
   std::atomic<bool> alive_{false};
+  std::atomic<bool> stopping_{false};
   std::atomic<bool> reaped_{false};
   std::string deathCause_;
   std::string killCause_; ///< set when we killed it (hung, explicit kill) to name the real cause

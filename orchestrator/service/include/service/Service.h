@@ -29,12 +29,18 @@ namespace asio = boost::asio;
 struct Result {
   bool ok = true;
   nlohmann::json value;
+  std::string text; ///< instead of `value`: the answer as JSON text, built without a JSON tree (big reads)
   model::ErrorCode code = model::ErrorCode::Internal;
   std::string message;
 
   static Result of(nlohmann::json v) {
     Result r;
     r.value = std::move(v);
+    return r;
+  }
+  static Result ofText(std::string jsonText) {
+    Result r;
+    r.text = std::move(jsonText);
     return r;
   }
   static Result error(model::ErrorCode code, std::string message);

@@ -159,6 +159,16 @@ class Store {
   /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes,
   /// attribute_hash, is_undefined, resource_set}], sorted by resource_id.
   virtual llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) = 0;
+  /// The `resources` array of GET /api/v1/version/<v> (without logs) as JSON text, built by the database
+  /// from the stored attributes (no parse and re-dump here): per resource environment, model, resource_id,
+  /// resource_version_id, resource_type, agent, resource_id_value, attributes (with versioned requires,
+  /// version and id), attribute_hash, status and id_fields, sorted by resource_id. NotFound when absent.
+  virtual llvm::Expected<std::string> versionAnswerText(const std::string& env, int64_t version) = 0;
+  /// The resources whose attributes differ between two versions (NotFound when either is absent):
+  /// [{resource_id, from (attributes or null when absent), to (likewise)}]; equal ones are left out by the
+  /// database, so only what changed is ever parsed.
+  virtual llvm::Expected<nlohmann::json> changedResources(const std::string& env, int64_t from,
+                                                          int64_t to) = 0;
   /// Releases a version (404/409 per §4), creates missing rps rows, asks the scheduler to read it.
   virtual llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) = 0;
   /// v1 version rows, newest first: {versions: [...], count}.
