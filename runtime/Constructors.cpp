@@ -13,26 +13,6 @@
 
 namespace inm::runtime {
 
-std::string Evaluator::indexKey(const std::vector<Value>& values) {
-  std::string key;
-  for (const Value& v : values) {
-    key += char('0' + int(v.kind));
-    if (v.kind == ValueKind::Instance)
-      key += "#" + std::to_string(v.inst);
-    else if (v.kind == ValueKind::String) {
-      llvm::StringRef t = v.str(); // length-prefixed raw bytes: unambiguous without escaping
-      key += std::to_string(t.size());
-      key += ':';
-      key.append(t.data(), t.size());
-    } else if (v.kind == ValueKind::Float && v.f == double(int64_t(v.f)))
-      key += std::to_string(int64_t(v.f));
-    else
-      key += model_.repr(v);
-    key += '\x1f';
-  }
-  return key;
-}
-
 InstanceId Evaluator::createInstance(Ctx& ctx, ir::EntityId e, SourceRange at) {
   InstanceId inst = model_.addInstance(e, at, slots_.size()); // model storage = our slot array
   slots_.beginInstance(e);
@@ -101,11 +81,11 @@ Status Evaluator::evalKwargs(Ctx& ctx, const Expr& e, ExprId id,
   return Status::Ok;
 }
 
-void Evaluator::blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
+void Evaluator::blockOnIndex(Ctx& ctx, llvm::ArrayRef<Value> key, ir::EntityId e, uint32_t index,
                              const std::string& keyText, ExprId node) {
   if (!ctx.unit.valid()) return;
   units_[ctx.unit].waited = true;
-  indexes_.waitFor(key, IndexTables::PendingLookup{e, index, key, keyText, ctx.unit, ctx.file, node.index});
+  indexes_.waitFor(key, IndexTables::PendingLookup{e, index, keyText, ctx.unit, ctx.file, node.index});
 }
 
 Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
@@ -198,9 +178,10 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
 
   // Look the key up in every index.
   InstanceId found;
-  llvm::SmallVector<std::pair<uint32_t, std::string>, 4> keys; // (IndexId, key) to register
+  llvm::SmallVector<Value, 8> keyVals;                      // the keys of every index, one after the other
+  llvm::SmallVector<std::pair<uint32_t, uint32_t>, 4> keys; // (IndexId, its key's start in keyVals)
   for (ir::IndexId ix : E.indexes) {
-    std::vector<Value> vals;
+    uint32_t keyBegin = uint32_t(keyVals.size());
     bool complete = true;
     for (StringId n : prog_.indexes[ix].attrNames) {
       uint32_t s = uint32_t(prog_.slotOf(ent, n));
@@ -226,22 +207,25 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       }
       const ir::Attribute& a = prog_.attrs[E.slots[s]];
       if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
-      vals.push_back(v);
+      keyVals.push_back(v);
     }
     if (!complete) {
       return fail(
           ctx, id, DiagKind::IndexAttributeMissing,
           fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
     }
-    std::string key = indexKey(vals);
-    InstanceId hit = indexes_.find(ix.index, key);
+    InstanceId hit = indexes_.find(ix.index, llvm::ArrayRef<Value>(keyVals).drop_front(keyBegin));
     if (hit.valid()) {
       if (found.valid() && found != hit)
         return fail(ctx, id, DiagKind::IndexCollision, E.fullName, describeInst(hit));
       found = hit;
     }
-    keys.emplace_back(ix.index, std::move(key));
+    keys.emplace_back(ix.index, keyBegin);
   }
+  auto keyOf = [&](size_t k) {
+    uint32_t end = k + 1 < keys.size() ? keys[k + 1].second : uint32_t(keyVals.size());
+    return llvm::ArrayRef<Value>(keyVals).slice(keys[k].second, end - keys[k].second);
+  };
   SourceRange at = e.range;
   InstanceId inst;
   bool isNew = false;
@@ -250,16 +234,16 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       return fail(ctx, id, DiagKind::IndexMatchWrongType, describeInst(found), E.fullName);
     inst = found;
     // Register keys of indexes that did not know it yet (other indexes of the same instance).
-    for (auto& [ix, key] : keys) indexes_.add(ix, key, inst);
+    for (size_t k = 0; k < keys.size(); ++k) indexes_.add(keys[k].first, keyOf(k), inst);
     model_.addCreatedAt(inst, at);
   } else {
     if (model_.instances().size() >= limits().maxInstances)
       return fail(ctx, id, DiagKind::InstanceLimit, E.fullName, limits().maxInstances);
     inst = createInstance(ctx, ent, at);
     isNew = true;
-    for (auto& [ix, key] : keys) {
+    for (size_t k = 0; k < keys.size(); ++k) {
       llvm::SmallVector<UnitId, 2> woken;
-      indexes_.addAndWake(ix, key, inst, woken);
+      indexes_.addAndWake(keys[k].first, keyOf(k), inst, woken);
       for (UnitId w : woken) enqueue(w);
     }
   }
@@ -370,7 +354,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
   for (ir::IndexId ix : E.indexes) {
     const auto& names = prog_.indexes[ix].attrNames;
     if (names.size() != kw.size()) continue;
-    std::vector<Value> vals;
+    llvm::SmallVector<Value, 4> vals;
     bool match = true;
     for (StringId n : names) {
       auto it = std::find_if(kw.begin(), kw.end(), [&](auto& p) { return p.first == n; });
@@ -385,8 +369,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
       vals.push_back(v);
     }
     if (!match) continue;
-    std::string key = indexKey(vals);
-    InstanceId hit = indexes_.find(ix.index, key);
+    InstanceId hit = indexes_.find(ix.index, vals);
     if (hit.valid() && prog_.isSubtype(model_.entityOf(hit), ent)) {
       out = Value::instance(hit);
       return Status::Ok;
@@ -398,7 +381,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
           (i ? ", " : "") + fmt::format("('{}', {})", strings_.str(names[i]).str(), model_.repr(kit->second));
     }
     text += "]";
-    blockOnIndex(ctx, std::to_string(ix.index) + "|" + key, ent, ix.index, text, id);
+    blockOnIndex(ctx, vals, ent, ix.index, text, id);
     ctx.blockedOn = SlotId{};
     return Status::Blocked;
   }

@@ -163,7 +163,7 @@ Model Evaluator::run() {
     if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
   }
   constCache_.resize(prog_.files.size());
-  indexes_.init(prog_.indexes.size());
+  indexes_.init(prog_, model_);
 
   // One top-level scope per file; then check typedef'd defaults; then emit every top-level statement.
   scopes_.initNamespaces();
@@ -224,7 +224,7 @@ Model Evaluator::run() {
     size_t ext = 0, done = 0;
     for (size_t i = 0; i < slots_.extCount(); ++i) {
       const SlotExt& x = slots_.extAt(i);
-      ext += x.values.capacity() * 16 + x.waiters.capacity() * 4 + x.gradual.capacity() * 4;
+      ext += x.waiters.capacity() * 4 + x.gradual.capacity() * 4;
     }
     for (uint32_t i = 0; i < units_.size(); ++i)
       done += units_[UnitId{i}].done && units_[UnitId{i}].memo == kNone;
@@ -242,20 +242,24 @@ Model Evaluator::run() {
   scopes_.release();
 
   // Hand the final values to the model: it adopts the slot array (an instance's attributes start at its
-  // instBase_), single values are already in place; relation ends become List/Instance/Null values.
+  // instBase_), single values are already in place; relation ends become List/Instance/Null values in their
+  // own cells (their contents are freed once in the arena).
   model_.adoptSlots(slots_.takeValues());
+  std::vector<uint8_t>& setFlags = model_.setFlags();
   for (uint32_t i = 0; i < model_.instances().size(); ++i) {
     const ir::Entity& e = prog_.entities[model_.entityOf(InstanceId{i})];
     for (uint32_t s = 0; s < e.slots.size(); ++s) {
       SlotId sid = attrSid(InstanceId{i}, s);
       const SlotMeta& m = slots_.meta(sid);
-      bool set = m.kind == SlotKind::Single ? m.state == kSet : (m.state == kFrozen || m.hasExt());
-      if (!set) continue;
-      if (m.kind != SlotKind::Single) {
-        model_.mutableSlot(InstanceId{i}, s) = slotValue(sid);
-        if (SlotExt* x = slots_.extIf(sid)) x->values.reset(); // now in the arena
+      bool set;
+      if (m.kind == SlotKind::Single) {
+        set = m.state == kSet;
+      } else {
+        Value& cell = model_.mutableSlot(InstanceId{i}, s);
+        set = m.state == kFrozen || m.hasExt() || !SlotStore::cellItems(cell).empty();
+        SlotStore::settleCell(cell, m.kind, set, model_);
       }
-      model_.setFlags()[sid.index] = 1;
+      if (set) setFlags[sid.index] = 1;
     }
   }
   if (opts_.phaseEnd) opts_.phaseEnd("eval model");
@@ -356,6 +360,11 @@ void Evaluator::releaseTables() {
   llvm::DenseSet<uint64_t, PairKeyInfo>().swap(implDone_);
   std::vector<uint32_t>().swap(firstImplDone_);
   indexes_.release();
+  freezer_.release();
+  constCache_ = {};
+  instHasImpl_ = {};
+  forwardMaps_ = {};
+  innerMaps_ = {};
 }
 
 } // namespace inm::runtime

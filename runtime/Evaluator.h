@@ -103,16 +103,15 @@ struct SlotMeta {
 };
 static_assert(sizeof(SlotMeta) == 8, "one SlotMeta per slot: keep it small");
 
-/// 56 bytes (CompactVec: 16 per list instead of std::vector's 24); one per slot that holds list contents or
-/// has waiters (284k on the 100k bench project).
+/// 40 bytes (CompactVec: 16 per list instead of std::vector's 24); one per slot that has waiters or
+/// subscribers (81k on the 100k bench project; a relation end's contents are in its value cell).
 struct SlotExt {
-  CompactVec<Value> values;   // list / optional contents
   CompactVec<UnitId> waiters; // units blocked until the slot is set / frozen
   CompactVec<UnitId> gradual; // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;     // waiters that count as progress potential
   bool sawUnknown = false;    // an unknown was assigned (dropped from values): `is defined` is unknown
 };
-static_assert(sizeof(SlotExt) == 56, "one SlotExt per list slot: keep it small");
+static_assert(sizeof(SlotExt) == 40, "one SlotExt per waited-on slot: keep it small");
 
 struct Scope {
   ScopeId parent;            // enclosing scope (if/for bodies), or the namespace scope (implementations)
@@ -365,14 +364,13 @@ class Evaluator {
   std::string formatValue(const Value& v);
 
   // ---- constructors and indexes (Constructors.cpp) ----
-  std::string indexKey(const std::vector<Value>& values);
   std::vector<uint32_t> firstImplDone_;            // instance -> first ImplId emitted for it (kNone: none)
   llvm::DenseSet<uint64_t, PairKeyInfo> implDone_; // (instance, ImplId) emitted after the first one
   std::vector<uint8_t> instHasImpl_;
   InstanceId createInstance(Ctx& ctx, ir::EntityId e, SourceRange at);
   void scheduleImplements(InstanceId inst);
   void emitImplementation(InstanceId inst, ir::ImplId impl);
-  void blockOnIndex(Ctx& ctx, const std::string& key, ir::EntityId e, uint32_t index,
+  void blockOnIndex(Ctx& ctx, llvm::ArrayRef<Value> key, ir::EntityId e, uint32_t index,
                     const std::string& keyText, ExprId node);
 
   // ---- errors (Reporter.h) ----
@@ -387,6 +385,15 @@ class Evaluator {
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id); // "could not find type X in namespace Y"
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or invalid.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, SlotId& sid);
+  /// Whether `name` is qualified (`ns::x`), cached per name: variable references are evaluated millions of
+  /// times on large models.
+  bool isQualified(StringId name) {
+    if (name.index >= qualified_.size()) qualified_.resize(name.index + 1, 0);
+    uint8_t& q = qualified_[name.index];
+    if (q == 0) q = strings_.str(name).contains("::") ? 2 : 1;
+    return q == 2;
+  }
+  std::vector<uint8_t> qualified_; // StringId -> 0 not computed yet, 1 plain, 2 qualified
   static std::string namespaceNotFound(llvm::StringRef qualifiedName);
   template <typename... Args>
   Status failStmt(Ctx& ctx, uint32_t stmt, DiagKind kind, Args&&... args) {

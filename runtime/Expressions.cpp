@@ -216,7 +216,7 @@ std::string Evaluator::namespaceNotFound(llvm::StringRef qualifiedName) {
 Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   llvm::StringRef name = strings_.str(e.name);
   SlotId sid;
-  if (name.contains("::")) {
+  if (isQualified(e.name)) {
     if (!qualifiedVar(ctx.file, name, sid))
       return failRead(ctx, id, ctx.parent, DiagKind::NamespaceNotFound, namespaceNotFound(name));
     if (!sid.valid())
@@ -243,8 +243,8 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   }
   const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
-      out = x->values[0];
+    if (const CompactVec<Value>& xs = slots_.items(sid); !xs.empty()) {
+      out = xs[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
@@ -274,8 +274,8 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
   SlotId sid = attrSid(inst, uint32_t(slot));
   const SlotMeta& m = slots_.meta(sid);
   if (m.kind == SlotKind::Optional) {
-    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
-      out = x->values[0];
+    if (const CompactVec<Value>& xs = slots_.items(sid); !xs.empty()) {
+      out = xs[0];
       return Status::Ok;
     }
     if (m.state == kFrozen) {
@@ -351,7 +351,7 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (const SlotExt* x = slots_.extIf(sid); x && !x->values.empty()) {
+    if (!slots_.items(sid).empty()) {
       out = Value::boolean(true);
       return Status::Ok;
     }

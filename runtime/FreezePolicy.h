@@ -31,6 +31,13 @@ class FreezePolicy {
   void zeroChanged() { zeroDirty_ = true; }
   /// Appends the slots to freeze now, in order; false when nothing is left to freeze.
   bool pick(SlotStore& slots, std::vector<SlotId>& out);
+  /// Frees the queues (the run is over).
+  void release() {
+    freezeQueue_ = {};
+    zeroWaiters_ = {};
+    waitedOn_[0] = {};
+    waitedOn_[1] = {};
+  }
 
  private:
   const ir::Program& prog_;

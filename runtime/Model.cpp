@@ -39,6 +39,7 @@ Value ValueArena::list(llvm::ArrayRef<Value> items) {
 }
 
 Value ValueArena::dict(llvm::ArrayRef<std::pair<llvm::StringRef, Value>> entries) {
+  if (entries.empty() && emptyDict_) return Value::dict(emptyDict_);
   size_t bytes = sizeof(DictData) + (entries.empty() ? 0 : (entries.size() - 1) * sizeof(DictEntry));
   auto* mem = static_cast<DictData*>(alloc_.Allocate(bytes, alignof(DictData)));
   mem->size = uint32_t(entries.size());
@@ -49,6 +50,7 @@ Value ValueArena::dict(llvm::ArrayRef<std::pair<llvm::StringRef, Value>> entries
     depth = std::max(depth, valueDepth(entries[i].second));
   }
   mem->depth = depth + 1;
+  if (entries.empty()) emptyDict_ = mem;
   return Value::dict(mem);
 }
 

@@ -39,6 +39,8 @@ const std::vector<StringId>& ScopeTable::declaredNames(uint32_t file, uint32_t b
 
 ScopeId ScopeTable::newScope(ScopeId parent, uint32_t file, uint32_t instance, uint32_t begin, uint32_t end,
                              StringId loopVar) {
+  if (instance != kNone && !loopVar.valid() && (begin == end || declaredNames(file, begin, end).empty()))
+    return newEmptyScope(parent, file, instance);
   Scope sc;
   sc.parent = parent;
   sc.instance = instance;
@@ -54,17 +56,31 @@ ScopeId ScopeTable::newScope(ScopeId parent, uint32_t file, uint32_t instance, u
   }
   sc.varEnd = uint32_t(scopeVars_.size());
   scopes_.push_back(sc);
-  return ScopeId{uint32_t(scopes_.size() - 1)};
+  ScopeId id{uint32_t(scopes_.size() - 1)};
+  if (sc.varEnd - sc.varBegin > kScanVars)
+    for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+      manyVars_.try_emplace(pairKey(id.index, scopeVars_[i].first.index), scopeVars_[i].second);
+  return id;
 }
 
 ScopeId ScopeTable::newEmptyScope(ScopeId parent, uint32_t file, uint32_t instance) {
+  // A scope without variables is never written after its creation, so the implementation bodies and
+  // implement conditions of one instance share it (100k bench project: 468k -> 250k scopes).
+  if (instance != kNone) {
+    if (instance >= instScope_.size())
+      instScope_.resize(std::max<size_t>(instance + 1, instScope_.size() * 2));
+    ScopeId last = instScope_[instance];
+    if (last.valid() && scopes_[last.index].parent == parent && scopes_[last.index].file == file) return last;
+  }
   Scope sc;
   sc.parent = parent;
   sc.instance = instance;
   sc.file = file;
   sc.varBegin = sc.varEnd = uint32_t(scopeVars_.size());
   scopes_.push_back(sc);
-  return ScopeId{uint32_t(scopes_.size() - 1)};
+  ScopeId id{uint32_t(scopes_.size() - 1)};
+  if (instance != kNone) instScope_[instance] = id;
+  return id;
 }
 
 ScopeId ScopeTable::staticScope(uint32_t file, const Value& self) {
@@ -85,6 +101,10 @@ ScopeId ScopeTable::staticScope(uint32_t file, const Value& self) {
 
 SlotId ScopeTable::ownVar(ScopeId id, StringId name) const {
   const Scope& sc = scopes_[id.index];
+  if (sc.varEnd - sc.varBegin > kScanVars) {
+    auto it = manyVars_.find(pairKey(id.index, name.index));
+    return it == manyVars_.end() ? SlotId{} : it->second;
+  }
   SlotId sid;
   for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
     if (scopeVars_[i].first == name) sid = scopeVars_[i].second;
@@ -95,8 +115,13 @@ SlotId ScopeTable::lookupVar(ScopeId scope, StringId name, Value* selfOut, bool*
   *isSelf = false;
   for (ScopeId s = scope; s.valid(); s = scopes_[s.index].parent) {
     const Scope& sc = scopes_[s.index];
-    for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
-      if (scopeVars_[i].first == name) return scopeVars_[i].second;
+    if (sc.varEnd - sc.varBegin > kScanVars) {
+      auto it = manyVars_.find(pairKey(s.index, name.index));
+      if (it != manyVars_.end()) return it->second;
+    } else {
+      for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i)
+        if (scopeVars_[i].first == name) return scopeVars_[i].second;
+    }
     if (sc.isStatic) {
       if (name == selfName_) {
         *isSelf = true;

@@ -31,7 +31,8 @@ class ScopeTable {
   /// attributes visible.
   ScopeId newScope(ScopeId parent, uint32_t file, uint32_t instance, uint32_t begin, uint32_t end,
                    StringId loopVar = StringId{});
-  /// A scope without variables of its own (implement conditions).
+  /// A scope without variables of its own (implement conditions, implementation bodies that assign no
+  /// variable); one per (instance, parent, file) is shared.
   ScopeId newEmptyScope(ScopeId parent, uint32_t file, uint32_t instance);
   /// The reusable static scope of `file` for typedef constraints, with `self` bound to `self`.
   ScopeId staticScope(uint32_t file, const Value& self);
@@ -48,7 +49,14 @@ class ScopeTable {
 
   uint32_t size() const { return uint32_t(scopes_.size()); }
   size_t varCount() const { return scopeVars_.size(); }
-  void release() { scopes_.clear(); }
+  /// Frees every table (the run is over).
+  void release() {
+    scopes_.clear();
+    scopeVars_ = {};
+    declared_ = {};
+    instScope_ = {};
+    manyVars_ = {};
+  }
 
  private:
   const ir::Program& prog_;
@@ -62,6 +70,12 @@ class ScopeTable {
       declared_;                     // (file, stmtBegin) -> assigned names
   std::vector<ScopeId> staticScope_; // file -> reusable scope for typedef constraints
   std::vector<Value> staticSelf_;    // static scopes' `self` (indexed by Scope::instance)
+  std::vector<ScopeId> instScope_;   // instance index -> its last variable-less scope (newEmptyScope)
+  // The variables of scopes with more than kScanVars of them, by (scope, name): a model's top level can
+  // declare thousands (the 100k bench project: 2.5k), and scanning them for every name read was 4 % of its
+  // compile. The names of one scope are distinct, so the first match of a scan is the only one.
+  static constexpr uint32_t kScanVars = 16;
+  llvm::DenseMap<uint64_t, SlotId, PairKeyInfo> manyVars_;
 };
 
 } // namespace inm::runtime

@@ -166,7 +166,7 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (t.kind == ExprKind::Name) {
     llvm::StringRef name = strings_.str(t.name);
     SlotId sid;
-    if (name.contains("::")) {
+    if (isQualified(t.name)) {
       if (!qualifiedVar(ctx.file, name, sid))
         return failStmt(ctx, units_[unitId].node, DiagKind::NamespaceNotFound, name.rsplit("::").first.str());
       if (!sid.valid())
@@ -255,14 +255,13 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
   SlotId src = u0.target;
   InstanceId inst = u0.inst;
   uint32_t slot = u0.aux, node = u0.origin;
-  const SlotMeta& m = slots_.meta(src);
   uint32_t mapExpr = kNone;
   if (!forwardMaps_.empty())
     if (auto it = forwardMaps_.find(unitId); it != forwardMaps_.end()) mapExpr = it->second;
-  if (m.hasExt()) {
+  if (units_[unitId].progress < slots_.valueCount(src)) { // values arrived since the last run
     while (units_[unitId].progress < slots_.valueCount(src)) {
       uint32_t index = units_[unitId].progress;
-      Value v = slots_.extIf(src)->values[index];
+      Value v = slots_.items(src)[index];
       bool isStmt = !units_[unitId].originIsExpr;
       if (mapExpr != kNone) {
         // `[e for x in src if g]` (possibly over such comprehensions, innermost first): the elements of this
@@ -413,16 +412,14 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     slots_.ext(sid).sawUnknown = true;
     return {};
   }
-  SlotExt& x = slots_.ext(sid);
+  CompactVec<Value>& xs = slots_.items(sid);
   if (v.isNull()) {
-    if (!x.values.empty()) {
+    if (!xs.empty()) {
       if (slots_.meta(sid).kind == SlotKind::Optional) {
-        return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(x.values[0], true),
-                        "null");
+        return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(xs[0], true), "null");
       }
       std::string vals;
-      for (size_t i = 0; i < x.values.size(); ++i)
-        vals += (i ? ", " : "") + model_.display(x.values[i], false);
+      for (size_t i = 0; i < xs.size(); ++i) vals += (i ? ", " : "") + model_.display(xs[i], false);
       return makeDiag(DiagKind::NullOnRelationWithValues, SourceRange{}, strings_.str(attr.name).str(),
                       describeInst(inst), vals);
     }
@@ -437,26 +434,25 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     return makeDiag(DiagKind::InvalidRelationClass, SourceRange{}, describeInst(v.instanceId()),
                     prog_.entities[attr.type.entity].fullName);
   }
-  SlotExt& x2 = slots_.ext(sid);
-  for (const Value& have : x2.values)
+  for (const Value& have : xs)
     if (have.inst == v.inst) return {}; // already present (also fine after freeze)
   SlotMeta& m = slots_.meta(sid);
   if (m.state == kFrozen) {
     if (m.kind == SlotKind::List && attr.mult.high != frontend::Multiplicity::kUnbounded &&
-        x2.values.size() >= attr.mult.high) {
+        xs.size() >= attr.mult.high) {
       return makeDiag(DiagKind::RelationArityExceeded, SourceRange{}, strings_.str(attr.name).str(),
                       describeInst(inst));
     }
-    if (m.kind == SlotKind::Optional && !x2.values.empty()) {
-      return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(x2.values[0], true),
+    if (m.kind == SlotKind::Optional && !xs.empty()) {
+      return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(xs[0], true),
                       model_.display(v, true));
     }
     return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
   }
-  bool wasEmpty = x2.values.empty();
-  x2.values.push_back(v);
+  bool wasEmpty = xs.empty();
+  xs.push_back(v);
   if (m.kind == SlotKind::Optional ||
-      (attr.mult.high != frontend::Multiplicity::kUnbounded && x2.values.size() >= attr.mult.high)) {
+      (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
     freeze(sid);
   } else {
     if (wasEmpty)
@@ -633,7 +629,7 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
   SlotId src{units_[unitId].aux};
   if (src.valid()) {
     while (units_[unitId].progress < slots_.valueCount(src)) {
-      Value item = slots_.extIf(src)->values[units_[unitId].progress++];
+      Value item = slots_.items(src)[units_[unitId].progress++];
       ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
       bindVar(scopes_.firstVar(scope), item);
       emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);

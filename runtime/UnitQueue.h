@@ -78,7 +78,18 @@ class UnitQueue {
   /// next unit that takes eager promises, and the unit holds none from then on (it may be recycled).
   std::vector<SlotId> takeEager(UnitId unit);
 
-  void release() { units_.clear(); }
+  /// Frees every table (the run is over).
+  void release() {
+    units_.clear();
+    freeUnits_ = {};
+    freeMemos_ = {};
+    runQueue_ = {};
+    blocks_ = {};
+    freeBlocks_ = {};
+    memos_ = {};
+    eagers_ = {};
+    freeEagers_ = {};
+  }
 
  private:
   struct Block {

@@ -395,6 +395,11 @@ int runPipeline(const Options& opts) {
   // One malloc arena for the whole process: the exporter's helper threads then allocate from the memory the
   // evaluator freed instead of faulting in fresh pages of their own arena (100k bench project: +20 MiB peak).
   mallopt(M_ARENA_MAX, 1);
+  // A fixed mmap threshold during the evaluation (glibc's initial value, without its growth after each freed
+  // mapping): the evaluator's large tables (chunks of 256 KiB to 1.3 MiB) stay mappings of their own,
+  // returned to the system when freed at its end, instead of heap holes that the export's allocations do not
+  // reuse (100k bench project: peak -9 MiB, CPU unchanged). The export sets its own threshold below.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   SourceManager sm;
   StringTable strings;
   DiagnosticEngine diags(sm);
