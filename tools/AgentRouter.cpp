@@ -287,7 +287,13 @@ void AgentRouter::finishDrain() {
   if (finishing_) return;
   finishing_ = true;
   if (graceTimer_) graceTimer_->cancel();
-  log_("every accepted action is answered; closing the session");
+  // The server went first: what was answered after that never left (the end of the scheduler's session
+  // reports those actions `unavailable`).
+  if (closed_)
+    log_("every accepted action is answered, but the connection closed during the drain: answers given after "
+         "that were not delivered");
+  else
+    log_("every accepted action is answered; closing the session");
   // `bye` first: the scheduler sends no more work, so no request is left unanswered on the wire.
   send(Json{{"type", "bye"}});
   if (!writing_) writeNext(); // an empty queue half-closes at once

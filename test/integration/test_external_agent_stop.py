@@ -129,6 +129,23 @@ class ExternalAgentStopTest(base.ExternalAgentDeployTest):
         self.wait(lambda: self.statuses(rids) == ["deployed"] * COUNT, "the next agent to deploy", again)
         self.assertEqual(again.stop(), 0, again.output())
 
+    def test_server_gone_during_the_drain(self):
+        # The server goes first while the agent drains with a long grace: the agent does not wait out the grace
+        # (its executors get their 5 s shutdown grace), exits 0 and does not claim its answers reached the server.
+        agent = self.sleepy_agent(60, extra=["--shutdown-grace", "45"])
+        self.start_deploy(agent)
+        agent.kill(signal.SIGTERM)
+        self.wait(lambda: "stopping (stop signal)" in agent.output(), "the drain to start", agent)
+        gone = time.monotonic()
+        self.srv.proc.kill(signal.SIGKILL)
+        agent.proc.wait(60)
+        took = time.monotonic() - gone
+        self.assertEqual(agent.proc.returncode, 0, agent.output())
+        self.assertLess(took, 20, agent.output())
+        out = agent.output()
+        self.assertIn("the connection closed during the drain: answers given after that were not delivered", out)
+        self.assertNotIn("every accepted action is answered; closing the session", out)
+
     def test_killed_agent_results_are_requeued(self):
         agent = self.sleepy_agent(60)
         version, rids, running = self.start_deploy(agent)
