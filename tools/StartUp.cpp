@@ -15,13 +15,18 @@
 //   freed spans mapped (+5 MiB of peak against glibc at 100k); returning spans at once brings it back to
 //   glibc's level at no measurable CPU cost there. The scheduler, whose peak is live data, would pay CPU for
 //   it. A caller's own setting wins.
-// One exec covers all three; the marker INM_STARTUP_EXEC exists only across that exec.
+// One exec covers all three; the marker INM_STARTUP_EXEC exists only across that exec. The caller's
+// GLIBC_TUNABLES and (for the executor and agent verbs, whose children are handler commands) its stack soft
+// limit are set back in the re-executed image, so other programs started from it do not inherit them (glibc
+// would reserve 1 GiB for every thread stack there); they travel across the exec in INM_STARTUP_TUNABLES and
+// INM_STARTUP_STACK.
 #include "StartUp.h"
 
 #include <sys/resource.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <unistd.h>
 
 namespace inm::tools {
@@ -54,6 +59,44 @@ void restoreAllocator() {
   }
 }
 
+/// Set across the exec when we set GLIBC_TUNABLES: "-" when the caller had none, else "=" followed by its
+/// value.
+constexpr const char* kTunablesMarker = "INM_STARTUP_TUNABLES";
+/// Set across the exec when we raised the stack soft limit: the caller's soft limit in bytes.
+constexpr const char* kStackMarker = "INM_STARTUP_STACK";
+
+/// The caller's GLIBC_TUNABLES for our children: glibc read ours when this image started, the environment
+/// only reaches children.
+void restoreTunables() {
+  if (const char* saved = std::getenv(kTunablesMarker)) {
+    std::string value = saved;
+    if (value.empty() || value == "-")
+      unsetenv("GLIBC_TUNABLES");
+    else
+      setenv("GLIBC_TUNABLES", value.c_str() + 1, 1);
+    unsetenv(kTunablesMarker);
+  }
+}
+
+/// The caller's stack soft limit, when we (or an `inmanta` process up the chain) raised it. Set back only by
+/// verbs whose children are other programs (handler commands), and the marker goes with it; other verbs keep
+/// the marker in the environment so that their `inmanta` children (a scheduler's executors) still know the
+/// original. glibc sized this image's thread stacks at start-up: only the main thread's growth and the
+/// children see the lower limit.
+void restoreStack(bool lower) {
+  const char* saved = std::getenv(kStackMarker);
+  if (!saved || !lower) return;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(saved, &end, 10);
+  bool valid = end != saved && *end == '\0';
+  unsetenv(kStackMarker);
+  struct rlimit rl;
+  if (valid && getrlimit(RLIMIT_STACK, &rl) == 0 && value < rl.rlim_cur) {
+    rl.rlim_cur = rlim_t(value);
+    setrlimit(RLIMIT_STACK, &rl);
+  }
+}
+
 /// Huge pages for malloc and the 1 GiB stack; true when either changed.
 bool prepareMemory() {
   if (std::getenv("INM_REEXEC_DONE")) return false;
@@ -61,9 +104,15 @@ bool prepareMemory() {
   if (!std::getenv("INM_NO_HUGEPAGES")) {
     const char* old = std::getenv("GLIBC_TUNABLES");
     if (!old || std::string(old).find("glibc.malloc.hugetlb") == std::string::npos) {
+      std::string saved = old ? std::string("=") + old : std::string("-");
       std::string tunables =
           old && *old ? std::string(old) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
-      change |= setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0;
+      if (setenv(kTunablesMarker, saved.c_str(), 1) == 0) {
+        if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) == 0)
+          change = true;
+        else
+          unsetenv(kTunablesMarker);
+      }
     }
   }
   const rlim_t want = rlim_t(1) << 30;
@@ -71,8 +120,15 @@ bool prepareMemory() {
   if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
     rlim_t next = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
     if (next > rl.rlim_cur) { // at the hard limit already: nothing to gain, no exec for it
+      bool inherited = std::getenv(kStackMarker) != nullptr; // the original of an `inmanta` up the chain
+      std::string saved = std::to_string((unsigned long long)rl.rlim_cur);
       rl.rlim_cur = next;
-      change |= setrlimit(RLIMIT_STACK, &rl) == 0;
+      if (inherited || setenv(kStackMarker, saved.c_str(), 1) == 0) {
+        if (setrlimit(RLIMIT_STACK, &rl) == 0)
+          change = true;
+        else if (!inherited)
+          unsetenv(kStackMarker);
+      }
     }
   }
   return change;
@@ -129,6 +185,7 @@ StartUpPlan planStartUp(int argc, char** argv) {
   const char* slash = std::strrchr(argv[0], '/');
   if (std::strcmp(slash ? slash + 1 : argv[0], "inmanta") != 0) return plan; // inmanta-compile, -export, -cli
   plan.verb = findVerb(std::vector<std::string>(argv + 1, argv + argc)).name;
+  plan.childrenAreCommands = plan.verb == "executor" || plan.verb == "agent";
 #ifdef INM_TCMALLOC_PATH
   if ((plan.verb == "scheduler" || plan.verb == "executor") && access(INM_TCMALLOC_PATH, R_OK) == 0) {
     plan.fastAllocator = true;
@@ -142,6 +199,8 @@ void prepareProcess(int argc, char** argv) {
   if (std::getenv(kExecMarker)) {
     unsetenv(kExecMarker);
     restoreAllocator();
+    restoreTunables();
+    restoreStack(planStartUp(argc, argv).childrenAreCommands);
     return;
   }
   StartUpPlan plan = planStartUp(argc, argv);
@@ -149,11 +208,15 @@ void prepareProcess(int argc, char** argv) {
   change |= prepareAllocator(plan);
   if (!change || setenv(kExecMarker, "1", 1) != 0) {
     restoreAllocator();
+    restoreTunables();
+    restoreStack(plan.childrenAreCommands);
     return;
   }
   execv("/proc/self/exe", argv);
   unsetenv(kExecMarker); // exec failed: carry on as we are (with glibc malloc)
   restoreAllocator();
+  restoreTunables();
+  restoreStack(plan.childrenAreCommands);
 }
 
 } // namespace inm::tools

@@ -30,6 +30,7 @@ struct StartUpPlan {
   std::string verb;           ///< the verb (findVerb), "" for the compiler or another program name
   bool fastAllocator = false; ///< preload tcmalloc (scheduler, executor)
   bool decommit = false;      ///< with TCMALLOC_AGGRESSIVE_DECOMMIT (executor, unless the caller set it)
+  bool childrenAreCommands = false; ///< executor, agent: the caller's stack limit is set back after the exec
 };
 StartUpPlan planStartUp(int argc, char** argv);
 
