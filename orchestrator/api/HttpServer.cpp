@@ -6,6 +6,7 @@
 #include "AgentRelay.h"
 #include "Auth.h"
 #include "Request.h"
+#include "model/JsonNumbers.h"
 #include "service/Log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -172,6 +173,20 @@ Reply errorReply(ErrorCode code, const std::string& message) {
   r.status = model::httpStatus(code);
   r.json = nlohmann::json{{"message", message}};
   return r;
+}
+
+/// The 400 for an integer too wide for 64 bits (model/JsonNumbers.h), with the resource's id when the
+/// integer is inside a put_version resource that has one.
+std::string wideIntegerMessage(const nlohmann::json& body, const model::WideInteger& wide) {
+  std::string id;
+  if (wide.path.rfind("resources[", 0) == 0) {
+    try {
+      const nlohmann::json& r = body.at("resources").at(std::stoul(wide.path.substr(10)));
+      if (r.contains("id") && r["id"].is_string()) id = r["id"].get<std::string>();
+    } catch (const std::exception&) {
+    }
+  }
+  return model::wideIntegerMessage(wide, id);
 }
 
 } // namespace
@@ -507,14 +522,16 @@ struct HttpServer::Impl {
         }
         // Large bodies are parsed on the blocking pool, not on the io_context.
         nlohmann::json parsed;
+        model::WideInteger wide;
         if (text->size() > (1u << 20))
-          parsed = co_await svc.blocking([text] { return nlohmann::json::parse(*text, nullptr, false); });
+          parsed = co_await svc.blocking([text, &wide] { return model::parseJson(*text, wide); });
         else
-          parsed = nlohmann::json::parse(*text, nullptr, false);
+          parsed = model::parseJson(*text, wide);
         if (parsed.is_discarded())
           throw ApiError{ErrorCode::BadRequest, "the request body is not valid JSON"};
         if (!parsed.is_object())
           throw ApiError{ErrorCode::BadRequest, "the request body must be a JSON object"};
+        if (!wide.text.empty()) throw ApiError{ErrorCode::BadRequest, wideIntegerMessage(parsed, wide)};
         *req.body = std::move(parsed);
       }
       co_return co_await route->handler(req);

@@ -7,6 +7,7 @@
 #include "artifact/Artifact.h"
 #include "artifact/AttributeHash.h"
 #include "artifact/ResourceId.h"
+#include "model/JsonNumbers.h"
 #include "model/Settings.h"
 #include "service/Log.h"
 #include "service/Service.h"
@@ -307,12 +308,17 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
   const nlohmann::json& top() const { return stack_.empty() ? root : stack_.front().value; }
   nlohmann::json root;
   std::string syntaxError;
+  std::string wideInteger; ///< the 400's message for an integer too wide for 64 bits
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
   bool number_integer(number_integer_t v) override { return put(v); }
   bool number_unsigned(number_unsigned_t v) override { return put(v); }
-  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool number_float(number_float_t v, const string_t& raw) override {
+    if (!model::isWideInteger(raw)) return put(v);
+    wideInteger = describeWide(raw); // refused: a double would store a different value
+    return false;
+  }
   bool string(string_t& v) override { return put(std::move(v)); }
   bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
@@ -349,8 +355,10 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
       root = std::move(v);
       return true;
     }
-    if (stack_.size() == 2 && stack_[0].key == "resources" && stack_[1].value.is_array())
+    if (stack_.size() == 2 && stack_[0].key == "resources" && stack_[1].value.is_array()) {
+      ++resources_;
       return onResource_(std::move(v));
+    }
     Frame& f = stack_.back();
     if (f.value.is_array())
       f.value.push_back(std::move(v));
@@ -358,8 +366,30 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
       f.value[f.key] = std::move(v);
     return true;
   }
+  /// Where the number being read sits (model/JsonNumbers.h's message, with the resource's id when read).
+  std::string describeWide(const std::string& raw) const {
+    model::WideInteger wide;
+    wide.text = raw;
+    bool inResources = stack_.size() >= 2 && stack_[0].key == "resources" && stack_[1].value.is_array();
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.value.is_array()) {
+        wide.path += "[" + std::to_string(i == 1 && inResources ? resources_ : f.value.size()) + "]";
+      } else {
+        if (!wide.path.empty()) wide.path += ".";
+        wide.path += f.key;
+      }
+    }
+    std::string id;
+    if (inResources && stack_.size() >= 3 && stack_[2].value.is_object()) {
+      auto it = stack_[2].value.find("id");
+      if (it != stack_[2].value.end() && it->is_string()) id = it->get<std::string>();
+    }
+    return model::wideIntegerMessage(wide, id);
+  }
   std::function<bool(nlohmann::json&&)> onResource_;
   std::vector<Frame> stack_;
+  size_t resources_ = 0; ///< elements of "resources" handed to onResource_ so far
 };
 
 /// Rows per COPY batch of a streamed put_version (the memory bound of the resources in flight).
@@ -419,6 +449,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   // A resource's own error (a 400 naming it) wins over a read error that may have cut the body short.
   if (failure) return std::move(*failure);
   if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body");
+  if (!sax.wideInteger.empty()) return bad(sax.wideInteger);
   if (!parsed)
     return bad("the request body is not valid JSON" +
                (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));

@@ -1,0 +1,34 @@
+// JSON integers wider than 64 bits in request bodies. nlohmann reads an integer literal that fits neither
+// int64 nor uint64 as a double, so a compiler int such as 123456789012345678901234567890 (exact in the
+// language, docs/limits.md) would be stored as 1.2345678901234568e+29: a silently different value. The
+// server refuses such a number with a 400 naming where it is (docs/limits.md "Integers on the server").
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace inm::model {
+
+/// Whether `raw`, the text of a number the JSON parser read as a double, is an integer literal (no fraction,
+/// no exponent): one too wide for 64 bits.
+bool isWideInteger(std::string_view raw);
+
+/// Where a wide integer sits in a parsed document.
+struct WideInteger {
+  std::string text;    ///< the literal as written
+  std::string path;    ///< e.g. resources[2].attributes.size ("" when at the top)
+  std::string pointer; ///< the same as a JSON pointer, e.g. /resources/2/attributes/size
+};
+
+/// Parses `text` like nlohmann::json::parse(text, nullptr, false) (discarded on a syntax error), and
+/// records in `wide` the first integer too wide for 64 bits (its value in the result is a double: the caller
+/// refuses the document when `wide.text` is not empty).
+nlohmann::json parseJson(const std::string& text, WideInteger& wide);
+
+/// The 400's message for `wide`: names the resource (resources[i], with `resourceId` when known) and the
+/// attribute when the path is inside a put_version resource, else the path.
+std::string wideIntegerMessage(const WideInteger& wide, const std::string& resourceId = "");
+
+} // namespace inm::model
