@@ -13,6 +13,7 @@
 #include "config/Config.h"
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
+#include "scheduler/RunPair.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/pg/SchedulerStore.h"
 
@@ -533,9 +534,13 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       // split by resource over both writer connections; the batch is done when both committed.
       auto split = pg::splitForWriters(std::move(e), 2);
       if (split.version) writeOne(writeStore, *split.version);
-      std::thread second([&] { writeOne(writeStore2, split.shards[1]); });
-      writeOne(writeStore, split.shards[0]);
-      second.join();
+      // A refused thread (EAGAIN: a process or thread limit): the second shard after the first, not an abort.
+      scheduler::runPair([&] { writeOne(writeStore, split.shards[0]); },
+                         [&] { writeOne(writeStore2, split.shards[1]); },
+                         [&](const std::string& why) {
+                           say("warning: cannot start the second writer thread (" + why +
+                               "); writing the second part after the first");
+                         });
       pendingWrites--;
       asio::post(ioc, [&] {
         writeInFlight = false;
