@@ -3,6 +3,10 @@ exact, the server's JSON values are not beyond 64 bits, so put_version refuses s
 resource and the attribute instead of storing a different value; 64-bit values at both ends round-trip exactly.
 Both body readers: the whole-body one and the streamed one (request_spool_size = 0). Nothing is stored on a 400.
 """
+import os
+import subprocess
+import tempfile
+import shutil
 import unittest
 import uuid
 
@@ -64,6 +68,26 @@ class StreamedBodyTest(WholeBodyTest):
     def setUpClass(cls):
         cls.s = sf.Server(server_extra="request_spool_size = 0\n")
 
+
+
+class ExportTest(sf.ServerTestCase):
+    def test_an_export_with_a_wide_int_attribute_fails_at_the_push_and_stores_nothing(self):
+        # The compiler's ints are exact and its export writes all digits (std::File's mode -> permissions).
+        _, env = self.s.project_env("x" + uuid.uuid4().hex[:8])
+        d = tempfile.mkdtemp(prefix="inm-wide-")
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "project.yml"), "w") as f:
+            f.write("name: wide\n")
+        with open(os.path.join(d, "main.cf"), "w") as f:
+            f.write('import std\nhost = std::Host(name="h", os=std::linux)\n'
+                    f'std::File(host=host, path="/tmp/x", content="", owner="root", group="root", mode={WIDE})\n')
+        p = subprocess.run([harness.INMANTA, "export", "-e", env, "--server_address", "127.0.0.1",
+                            "--server_port", str(self.s.port)], cwd=d, capture_output=True, text=True, timeout=120)
+        out = p.stdout + p.stderr
+        self.assertNotEqual(p.returncode, 0, out)
+        self.assertIn("std::File[h,path=/tmp/x]", out)
+        self.assertIn(f"attribute 'permissions': the integer {WIDE} does not fit 64 bits", out)
+        self.assertEqual(psql(self.s.db, f"SELECT count(*) FROM configurationmodel WHERE environment = '{env}'"), "0")
 
 
 if __name__ == "__main__":
