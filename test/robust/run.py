@@ -133,6 +133,19 @@ def run_case(binary, name, files, args, want_rc, want_text, max_s, max_mib, asan
         if "no-thread" in args:  # as nobody, so that RLIMIT_NPROC applies (root is exempt from it)
             os.chmod(root, 0o777)
             as_user = dict(user=65534, group=65534, extra_groups=[])
+            # The checkout may sit in a folder nobody cannot enter (a clean clone in a mktemp -d folder is
+            # 0700): run a copy of the binary, with std where an installed binary finds it (../share/...).
+            std = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                               "modules", "std")
+            shutil.copytree(std, os.path.join(root, "share", "inmanta", "modules", "std"))
+            os.makedirs(os.path.join(root, "bin"))
+            shutil.copy2(binary, os.path.join(root, "bin", "inmanta"))
+            cmd[0] = os.path.join(root, "bin", "inmanta")
+            for dirpath, dirnames, filenames in os.walk(root):
+                for d in dirnames:
+                    os.chmod(os.path.join(dirpath, d), 0o755)
+                for f in filenames:
+                    os.chmod(os.path.join(dirpath, f), 0o755 if dirpath.endswith("bin") else 0o644)
 
         stack = (64 if asan else 8) << 20  # ASan frames are several times larger
 

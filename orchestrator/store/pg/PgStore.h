@@ -1,6 +1,6 @@
 // Private to store/: the libpqxx implementation of store::Store, split over PgStore.cpp (projects,
-// environments, settings, files, scheduler requests) and PgVersions.cpp (versions and desired state; a version's
-// resources, its GET answer text and a diff's changed resources are read in PgVersionReads.cpp).
+// environments, settings, files, scheduler requests) and PgVersions.cpp (versions and desired state; a
+// version's resources, its GET answer text and a diff's changed resources are read in PgVersionReads.cpp).
 // Every method is one withTx() transaction; SQL uses bound parameters only; large inserts are single
 // statements over jsonb_to_recordset batches, never one statement per resource.
 #pragma once
