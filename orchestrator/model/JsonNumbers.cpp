@@ -112,3 +112,101 @@ nlohmann::json parseJson(const std::string& text, WideInteger& wide) {
 }
 
 } // namespace inm::model
+
+namespace inm::model {
+
+namespace {
+
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+/// The longest integer part a rewrite writes: beyond any finite double (about 1.8e308), so a longer one is
+/// left as written rather than expanded into a huge text.
+constexpr size_t kMaxPlainDigits = 400;
+
+/// If the number literal `lit` needs the rewrite, appends its plain form to `plain` and returns true.
+bool plainFloat(std::string_view lit, std::string& plain) {
+  size_t i = 0;
+  bool negative = i < lit.size() && lit[i] == '-';
+  if (negative) ++i;
+  size_t intBegin = i;
+  while (i < lit.size() && isDigit(lit[i])) ++i;
+  std::string_view intDigits = lit.substr(intBegin, i - intBegin);
+  std::string_view fracDigits;
+  if (i < lit.size() && lit[i] == '.') {
+    size_t f = ++i;
+    while (i < lit.size() && isDigit(lit[i])) ++i;
+    fracDigits = lit.substr(f, i - f);
+  }
+  if (i == lit.size() || (lit[i] != 'e' && lit[i] != 'E')) return false; // no exponent: jsonb keeps its text
+  ++i;
+  bool negativeExp = i < lit.size() && lit[i] == '-';
+  if (i < lit.size() && (lit[i] == '-' || lit[i] == '+')) ++i;
+  size_t exponent = 0;
+  for (; i < lit.size(); ++i) {
+    if (!isDigit(lit[i])) return false; // not a JSON number: left as written
+    exponent = exponent * 10 + size_t(lit[i] - '0');
+    if (exponent > kMaxPlainDigits) return false; // not a finite double: left as written
+  }
+  if (negativeExp || exponent < fracDigits.size()) return false; // a display scale of 1 or more: has a '.'
+  size_t zeros = exponent - fracDigits.size();
+  // The digits without leading zeros (JSON forbids them), then the exponent's zeros.
+  std::string digits;
+  digits.reserve(intDigits.size() + fracDigits.size() + zeros + 3);
+  digits.append(intDigits).append(fracDigits);
+  size_t lead = digits.find_first_not_of('0');
+  if (lead == std::string::npos) {
+    digits = "0";
+  } else {
+    digits.erase(0, lead);
+    digits.append(zeros, '0');
+  }
+  if (digits.size() > kMaxPlainDigits) return false;
+  if (negative) plain += '-';
+  plain += digits;
+  plain += ".0";
+  return true;
+}
+
+} // namespace
+
+bool keepFloatsInJsonb(std::string_view json, std::string& out) {
+  size_t copied = 0; // json[0, copied) is already in `out` (once a rewrite began)
+  bool rewrote = false;
+  std::string plain;
+  size_t n = json.size();
+  for (size_t i = 0; i < n;) {
+    char c = json[i];
+    if (c == '"') { // a string or key: skipped whole, escapes included
+      for (++i; i < n && json[i] != '"'; ++i)
+        if (json[i] == '\\') ++i;
+      ++i;
+      continue;
+    }
+    if (c != '-' && !isDigit(c)) {
+      ++i;
+      continue;
+    }
+    size_t begin = i;
+    bool exponent = false;
+    for (++i; i < n; ++i) {
+      char d = json[i];
+      if (d == 'e' || d == 'E')
+        exponent = true;
+      else if (!isDigit(d) && d != '.' && d != '-' && d != '+')
+        break;
+    }
+    if (!exponent) continue;
+    plain.clear();
+    if (!plainFloat(json.substr(begin, i - begin), plain)) continue;
+    if (!rewrote) out.clear();
+    rewrote = true;
+    out.append(json.data() + copied, begin - copied);
+    out += plain;
+    copied = i;
+  }
+  if (!rewrote) return false;
+  out.append(json.data() + copied, n - copied);
+  return true;
+}
+
+} // namespace inm::model

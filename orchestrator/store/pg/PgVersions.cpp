@@ -4,6 +4,7 @@
 // action, all in one transaction under a shared per-environment advisory lock; release takes the exclusive
 // one.
 #include "PgStore.h"
+#include "model/JsonNumbers.h"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
@@ -137,7 +138,10 @@ void appendResourceFields(std::string& line, const ResourceRow& r) {
   line += '\t';
   appendCopyField(line, r.idValue);
   line += '\t';
-  appendCopyField(line, r.attributesJson);
+  // jsonb would print an integral float written with an exponent (1e+20) as an int: its plain digits + ".0"
+  // instead (model/JsonNumbers.h; the hash stays the one of the text as sent).
+  std::string plain;
+  appendCopyField(line, model::keepFloatsInJsonb(r.attributesJson, plain) ? plain : r.attributesJson);
   line += '\t';
   appendCopyField(line, r.attributeHash);
   line += r.undefined ? "\tt\t" : "\tf\t";

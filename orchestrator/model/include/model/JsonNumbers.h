@@ -32,3 +32,17 @@ nlohmann::json parseJson(const std::string& text, WideInteger& wide);
 std::string wideIntegerMessage(const WideInteger& wide, const std::string& resourceId = "");
 
 } // namespace inm::model
+
+namespace inm::model {
+
+/// Rewrites for a jsonb column the float literals of `json` (a valid JSON text) that PostgreSQL would print
+/// back as integers. jsonb keeps a number as `numeric`, whose display scale is the literal's fraction digits
+/// minus its exponent, floored at 0: `1e+20`, `1.5e+300` and `2.5e1` come back as `100000000000000000000`,
+/// `15000…0` and `25`, which a client parses as an int. Such a literal (an exponent at least its fraction
+/// digits) becomes its plain digits plus `.0` (`100000000000000000000.0`: same value, scale 1, so jsonb
+/// prints it with the `.0`). Literals jsonb keeps with a `.` (`2.5`, `1.0`, `1.5e-300`), integers, strings
+/// and keys are left as they are. Returns false, `out` untouched, when nothing needs rewriting (the usual
+/// case: no copy); else true with the whole rewritten text in `out`. docs/limits.md "Floats in jsonb".
+bool keepFloatsInJsonb(std::string_view json, std::string& out);
+
+} // namespace inm::model

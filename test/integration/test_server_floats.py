@@ -1,0 +1,122 @@
+"""Float attributes come back as floats (model/JsonNumbers.h keepFloatsInJsonb, docs/limits.md "Floats in
+jsonb"). The server keeps resource attributes in jsonb, whose numeric type prints `1e+20` or `1.5e+300` as plain
+digits without a `.`: before the fix a client, the diff and the executor's handlers saw an int where the model had
+a float. Pushed through the API (both body readers: whole and streamed) and exported by the real compiler with a
+Python handler that records what it is given; every value must read back as a Python float with the same value
+from the version, the resource reads, the diff and the handler."""
+import ast
+import math
+import os
+import shutil
+import tempfile
+import unittest
+import uuid
+
+import harness
+import pyfixtures
+import server_fixture as sf
+
+NULL = "std::testing::NullResource"
+# The values, as Python floats (json.dumps writes 1.5e+300, 1e+20, 1e+16, 2.5, 1.0, -0.0, 1.5e-300).
+FLOATS = {"big": 1.5e300, "e20": 1e20, "e16": 1e16, "half": 2.5, "one": 1.0, "negzero": -0.0, "tiny": 1.5e-300,
+          "huge": 1.7976931348623157e308}
+
+
+class ApiFloatTest(sf.ServerTestCase):
+    def setUp(self):
+        self.pid, self.env = self.s.project_env("f" + uuid.uuid4().hex[:8])
+
+    def assertFloats(self, attrs, want, where):
+        for k, v in want.items():
+            self.assertIs(type(attrs[k]), float, f"{where}: {k} = {attrs[k]!r}")
+            self.assertEqual(attrs[k], v, f"{where}: {k}")
+
+    def test_float_attributes_read_back_as_floats(self):
+        s, env = self.s, self.env
+        rid = f"{NULL}[internal,name=f]"
+        v1, (status, body) = sf.put_version(s, env, [dict(rid=rid, name="f", nested={"l": [1e20, 2]}, **FLOATS)])
+        self.assertEqual(status, 200, body)
+        doubled = {k: v * 0.5 for k, v in FLOATS.items()}
+        v2, (status, body) = sf.put_version(s, env, [dict(rid=rid, name="f", nested={"l": [1e20, 2]}, **doubled)])
+        self.assertEqual(status, 200, body)
+
+        attrs = s.ok("GET", f"/api/v1/version/{v1}", env=env)["resources"][0]["attributes"]
+        self.assertFloats(attrs, FLOATS, "GET version")
+        self.assertIs(type(attrs["nested"]["l"][0]), float)
+        self.assertIs(type(attrs["nested"]["l"][1]), int)
+        attrs = s.ok("GET", f"/api/v1/resource/{sf.q(rid + ',v=' + str(v2))}", env=env)["resource"]["attributes"]
+        self.assertFloats(attrs, doubled, "GET v1 resource")
+        hist = s.ok("GET", f"/api/v2/resource/{sf.q(rid)}/history", env=env)["data"]
+        self.assertFloats(hist[-1]["attributes"], FLOATS, "resource history")
+
+        diff = s.ok("GET", f"/api/v2/desiredstate/diff/{v1}/{v2}", env=env)["data"]
+        changed = diff[0]["attributes"]
+        # -0.0 * 0.5 == -0.0 and 1.5e-300 * 0.5 differ only where the value changed.
+        for k in FLOATS:
+            if FLOATS[k] == doubled[k]:
+                continue
+            self.assertIs(type(changed[k]["from_value"]), float, (k, changed[k]))
+            self.assertEqual(changed[k]["from_value"], FLOATS[k], k)
+            self.assertIs(type(changed[k]["to_value"]), float, (k, changed[k]))
+            self.assertEqual(changed[k]["to_value"], doubled[k], k)
+            self.assertEqual(changed[k]["from_value_compare"], str(FLOATS[k]), k)
+
+        # What PostgreSQL holds: the integral ones as plain digits with ".0" (jsonb keeps the scale).
+        text = harness.psql(s.db, f"SELECT attributes->>'e20' FROM resource WHERE environment = '{env}' "
+                                  f"AND model = {v1}")
+        self.assertEqual(text, "100000000000000000000.0")
+
+
+class StreamedApiFloatTest(ApiFloatTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = sf.Server(server_extra="request_spool_size = 0\n")
+
+
+MODEL = pyfixtures.NOTE_MODEL.replace("  string agentname", "".join(f"  float {k}\n" for k in FLOATS) +
+                                      "  string agentname") % {"module": "pyfloat"}
+# The model's literals: the language has no exponent, so plain digits (the compiler's floats are doubles).
+LITERALS = {"big": "15" + "0" * 299 + ".0", "e20": "100000000000000000000.0", "e16": "10000000000000000.0",
+            "half": "2.5", "one": "1.0", "negzero": "-0.0", "tiny": "0." + "0" * 299 + "15",
+            "huge": "179769313486231570" + "0" * 291 + ".0"}
+
+
+class ExportedFloatDeployTest(unittest.TestCase):
+    """The real compiler's export and the frame the Python handler gets from the scheduler."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="inm-floats-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.srv = sf.Server(schedulers=True)
+        self.addCleanup(self.srv.stop)
+        _, self.env = self.srv.project_env("floats")
+        for k in ("autostart_agent_deploy_interval", "autostart_agent_repair_interval"):
+            self.srv.ok("POST", f"/api/v2/environment_settings/{k}", {"value": "0"}, env=self.env)
+        self.target = os.path.join(self.dir, "note.txt")
+
+    def test_exported_floats_reach_the_server_and_the_handler_as_floats(self):
+        seen = self.target + ".seen"
+        plugins = pyfixtures.note_plugins(
+            module="pyfloat", fields=("path", "content") + tuple(FLOATS),
+            preamble=f"FLOATS = {tuple(FLOATS)!r}\n",
+            on_create=f"        open({seen!r}, 'w').write(repr({{k: getattr(resource, k) for k in FLOATS}}))")
+        pyfixtures.write_module(os.path.join(self.dir, "libs"), "pyfloat", MODEL, plugins)
+        args = ", ".join(f"{k}={v}" for k, v in LITERALS.items())
+        proj = pyfixtures.write_project(self.dir, "floats", 'import pyfloat\npyfloat::Note(path="%s", content="x", %s)\n'
+                                        % (self.target, args))
+        v = pyfixtures.export_and_release(self, self.srv, self.env, proj)
+        attrs = self.srv.ok("GET", f"/api/v1/version/{v}", env=self.env)["resources"][0]["attributes"]
+        for k, want in FLOATS.items():
+            self.assertIs(type(attrs[k]), float, f"GET version: {k} = {attrs[k]!r}")
+            self.assertEqual(attrs[k], want, k)
+        harness.wait_for(lambda: os.path.exists(seen), timeout=90, what="the handler to deploy the note")
+        harness.wait_for(lambda: open(seen).read().endswith("}"), timeout=10, what="the handler's record")
+        got = ast.literal_eval(open(seen).read())
+        for k, want in FLOATS.items():
+            self.assertIs(type(got[k]), float, f"handler: {k} = {got[k]!r}")
+            self.assertEqual(got[k], want, k)
+        self.assertTrue(math.isfinite(got["huge"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

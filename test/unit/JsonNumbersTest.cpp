@@ -1,0 +1,69 @@
+// model/JsonNumbers.h's keepFloatsInJsonb: the float literals jsonb would print back as integers become plain
+// digits + ".0" with the same value; every other literal, string and key is left as written.
+#include "model/JsonNumbers.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace {
+
+using inm::model::keepFloatsInJsonb;
+
+/// The text keepFloatsInJsonb stores for `json` (the input itself when nothing is rewritten).
+std::string stored(const std::string& json) {
+  std::string out = "untouched";
+  if (!keepFloatsInJsonb(json, out)) {
+    EXPECT_EQ(out, "untouched") << json;
+    return json;
+  }
+  return out;
+}
+
+TEST(JsonNumbersTest, IntegralFloatsWithAnExponentBecomePlainDigits) {
+  EXPECT_EQ(stored("1e+20"), "100000000000000000000.0");
+  EXPECT_EQ(stored("1e20"), "100000000000000000000.0");
+  EXPECT_EQ(stored("1E16"), "10000000000000000.0");
+  EXPECT_EQ(stored("-1e+16"), "-10000000000000000.0");
+  EXPECT_EQ(stored("2.5e1"), "25.0");
+  EXPECT_EQ(stored("2.5e+01"), "25.0");
+  EXPECT_EQ(stored("0.5e1"), "5.0");
+  EXPECT_EQ(stored("0e5"), "0.0");
+  EXPECT_EQ(stored("-0e0"), "-0.0");
+  EXPECT_EQ(stored("-0.0e0"), "-0.0e0"); // a display scale of 1 already
+  EXPECT_EQ(stored("1.5e+300"), "15" + std::string(299, '0') + ".0");
+  EXPECT_EQ(stored("1.7976931348623157e+308"), "17976931348623157" + std::string(292, '0') + ".0");
+}
+
+TEST(JsonNumbersTest, LiteralsJsonbKeepsAsFloatsAreLeftAlone) {
+  for (const char* keep : {"2.5", "1.0", "-0.0", "1.5e-300", "2.55e1", "1.25e+1", "5e-324", "0.1", "12",
+                           "-7", "18446744073709551615", "true", "null", "\"1e20\"", "[]", "{}"})
+    EXPECT_EQ(stored(keep), keep);
+}
+
+TEST(JsonNumbersTest, OnlyNumbersOutsideStringsAreRewritten) {
+  std::string in = R"({"a": 1e+20, "1e+20": "x 1e20 \" 2e5", "b": [1, 2.5, -3e3, 4.0e-2], "c\\": 7e1})";
+  EXPECT_EQ(stored(in),
+            R"({"a": 100000000000000000000.0, "1e+20": "x 1e20 \" 2e5", "b": [1, 2.5, -3000.0, 4.0e-2], "c\\": 70.0})");
+}
+
+TEST(JsonNumbersTest, TheRewriteKeepsEveryValue) {
+  // nlohmann's and Python's texts of doubles: each rewritten text parses back to the same double.
+  for (double d : {1e16, 1e20, 1.5e300, -2.5e17, 1.7976931348623157e308, 123456789e10, 4.2e21}) {
+    std::string text = nlohmann::json(d).dump();
+    std::string out;
+    ASSERT_TRUE(keepFloatsInJsonb(text, out)) << text;
+    EXPECT_NE(out.find(".0"), std::string::npos) << out;
+    nlohmann::json back = nlohmann::json::parse(out);
+    ASSERT_TRUE(back.is_number_float()) << out;
+    EXPECT_EQ(back.get<double>(), d) << out;
+  }
+}
+
+TEST(JsonNumbersTest, NumbersBeyondAnyDoubleAreLeftAsWritten) {
+  EXPECT_EQ(stored("1e401"), "1e401");
+  EXPECT_EQ(stored("1e99999999999999999999999"), "1e99999999999999999999999");
+}
+
+} // namespace
