@@ -2,7 +2,12 @@
 // the value being read.
 #include "model/JsonNumbers.h"
 
+#include <cstring>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace inm::model {
 
@@ -167,19 +172,54 @@ bool plainFloat(std::string_view lit, std::string& plain) {
   return true;
 }
 
+/// Whether an 'e' or 'E' follows a digit somewhere in `json`: only then can a literal need the rewrite. 16
+/// bytes a step with SSE2 (x86-64's baseline), so the usual text (no float with an exponent) costs little more
+/// than reading it: the byte loop alone took about 1.3 ns a byte, 5% of a 100k push's server CPU.
+bool hasDigitExponent(std::string_view json) {
+  const auto* s = reinterpret_cast<const unsigned char*>(json.data());
+  size_t n = json.size(), i = 1;
+#if defined(__SSE2__)
+  const __m128i lower = _mm_set1_epi8(0x20), e = _mm_set1_epi8('e'), zero = _mm_set1_epi8('0'),
+                nine = _mm_set1_epi8(9);
+  for (; i + 16 <= n; i += 16) {
+    __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i - 1));
+    __m128i isE = _mm_cmpeq_epi8(_mm_or_si128(cur, lower), e);
+    __m128i d = _mm_sub_epi8(prev, zero);
+    __m128i isDigit = _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d); // prev - '0' <= 9, unsigned
+    if (_mm_movemask_epi8(_mm_and_si128(isE, isDigit)) != 0) return true;
+  }
+#endif
+  for (; i < n; ++i)
+    if ((s[i] | 0x20) == 'e' && isDigit(char(s[i - 1]))) return true;
+  return false;
+}
+
+/// The index of the quote closing the string whose text starts at `from` (json.size() if none).
+size_t closingQuote(std::string_view json, size_t from) {
+  for (;;) {
+    const void* q = std::memchr(json.data() + from, '"', json.size() - from);
+    if (!q) return json.size();
+    size_t at = size_t(static_cast<const char*>(q) - json.data());
+    size_t backslashes = 0;
+    while (at - backslashes > from && json[at - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return at;
+    from = at + 1;
+  }
+}
+
 } // namespace
 
 bool keepFloatsInJsonb(std::string_view json, std::string& out) {
+  if (!hasDigitExponent(json)) return false;
   size_t copied = 0; // json[0, copied) is already in `out` (once a rewrite began)
   bool rewrote = false;
   std::string plain;
   size_t n = json.size();
   for (size_t i = 0; i < n;) {
     char c = json[i];
-    if (c == '"') { // a string or key: skipped whole, escapes included
-      for (++i; i < n && json[i] != '"'; ++i)
-        if (json[i] == '\\') ++i;
-      ++i;
+    if (c == '"') { // a string or key: skipped whole to its closing quote (one not escaped)
+      i = closingQuote(json, i + 1) + 1;
       continue;
     }
     if (c != '-' && !isDigit(c)) {

@@ -5,6 +5,7 @@ a float. Pushed through the API (both body readers: whole and streamed) and expo
 Python handler that records what it is given; every value must read back as a Python float with the same value
 from the version, the resource reads, the diff and the handler."""
 import ast
+import json
 import math
 import os
 import shutil
@@ -99,6 +100,8 @@ class ExportedFloatDeployTest(unittest.TestCase):
         plugins = pyfixtures.note_plugins(
             module="pyfloat", fields=("path", "content") + tuple(FLOATS),
             preamble=f"FLOATS = {tuple(FLOATS)!r}\n",
+            # Read back from the file: e16 differs (3e16), so a dry run reports it as a change of floats.
+            read_extra="        resource.e16 = 3e16\n",
             on_create=f"        open({seen!r}, 'w').write(repr({{k: getattr(resource, k) for k in FLOATS}}))")
         pyfixtures.write_module(os.path.join(self.dir, "libs"), "pyfloat", MODEL, plugins)
         args = ", ".join(f"{k}={v}" for k, v in LITERALS.items())
@@ -116,6 +119,29 @@ class ExportedFloatDeployTest(unittest.TestCase):
             self.assertIs(type(got[k]), float, f"handler: {k} = {got[k]!r}")
             self.assertEqual(got[k], want, k)
         self.assertTrue(math.isfinite(got["huge"]))
+        # -0.0: numeric has no negative zero, so the handler gets 0.0 (equal, unsigned; docs/limits.md).
+        self.assertEqual(math.copysign(1.0, got["negzero"]), 1.0)
+
+        # A dry run: the handler's changes (current 3e16 read back, desired 1e16) are floats in the report.
+        dr = self.srv.ok("POST", f"/api/v2/dryrun/{v}", env=self.env)["data"]["id"]
+        harness.wait_for(lambda: self.srv.ok("GET", f"/api/v2/dryrun/{v}/{dr}", env=self.env)["data"]["todo"] == 0,
+                         timeout=60, what="the dry run to finish")
+        report = self.srv.ok("GET", f"/api/v2/dryrun/{v}/{dr}", env=self.env)["data"]
+        changes = list(report["resources"].values())[0]["changes"]
+        self.assertEqual(list(changes), ["e16"], report)
+        for side, want in (("current", 3e16), ("desired", 1e16)):
+            self.assertIs(type(changes["e16"][side]), float, changes)
+            self.assertEqual(changes["e16"][side], want)
+
+        # A repair deploys the difference: the deploy action's changes hold the same floats.
+        self.srv.ok("POST", "/api/v1/deploy", {}, env=self.env)
+        query = ("SELECT changes FROM resourceaction WHERE environment = '%s' AND action = 'deploy' "
+                 "AND changes::text LIKE '%%e16%%'" % self.env)
+        harness.wait_for(lambda: harness.psql(self.srv.db, query), timeout=60, what="the repair's deploy action")
+        changes = list(json.loads(harness.psql(self.srv.db, query).splitlines()[0]).values())[0]
+        for side, want in (("current", 3e16), ("desired", 1e16)):
+            self.assertIs(type(changes["e16"][side]), float, changes)
+            self.assertEqual(changes["e16"][side], want)
 
 
 if __name__ == "__main__":

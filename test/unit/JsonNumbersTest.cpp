@@ -61,6 +61,19 @@ TEST(JsonNumbersTest, TheRewriteKeepsEveryValue) {
   }
 }
 
+TEST(JsonNumbersTest, LongTextsAreScannedWhole) {
+  // The quick check reads 16 bytes a step: a literal at any offset and near the end is still found, and text
+  // whose only digit-then-e is inside strings (hex digests) comes back unchanged.
+  for (size_t pad = 0; pad < 40; ++pad) {
+    std::string prefix = R"({"h": ")" + std::string(pad, 'a') + R"(3e4f", "x": )";
+    EXPECT_EQ(stored(prefix + "1e+20}"), prefix + "100000000000000000000.0}") << pad;
+    EXPECT_EQ(stored(prefix + "2.5}"), prefix + "2.5}") << pad;
+    EXPECT_EQ(stored(prefix + "7E3}"), prefix + "7000.0}") << pad;
+  }
+  std::string escaped = R"({"k\": ""1e20\\", "v": [4e1, "x"]})";
+  EXPECT_EQ(stored(escaped), R"({"k\": ""1e20\\", "v": [40.0, "x"]})");
+}
+
 TEST(JsonNumbersTest, NumbersBeyondAnyDoubleAreLeftAsWritten) {
   EXPECT_EQ(stored("1e401"), "1e401");
   EXPECT_EQ(stored("1e99999999999999999999999"), "1e99999999999999999999999");

@@ -7,6 +7,7 @@
 #include "DeployWriter.h"
 
 #include "Copy.h"
+#include "model/JsonNumbers.h"
 #include "scheduler/pg/SchedulerStore.h"
 
 #include <unordered_map>
@@ -48,9 +49,12 @@ std::string messagesOf(const DeployFinish& f) {
   return joinArrays(f.messagesText, f.messages.dump());
 }
 
-/// The `changes` column of one action: {"<rvid>": changes}.
+/// The `changes` column of one action: {"<rvid>": changes}. Its current/desired values are attribute values:
+/// a float such as 1e+16 is written so that jsonb keeps it a float (model/JsonNumbers.h).
 std::string changesOf(const std::string& rvid, const nlohmann::json& changes) {
-  return "{" + nlohmann::json(rvid).dump() + ":" + changes.dump() + "}";
+  std::string text = "{" + nlohmann::json(rvid).dump() + ":" + changes.dump() + "}";
+  std::string plain;
+  return model::keepFloatsInJsonb(text, plain) ? plain : text;
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "scheduler/pg/SchedulerStore.h"
 
 #include "DeployWriter.h"
+#include "model/JsonNumbers.h"
 
 #include <pqxx/pqxx>
 
@@ -531,10 +532,14 @@ llvm::Error SchedulerStore::write(const Effects& e) {
         messages.push_back(d.messages.is_array() ? d.messages.dump() : "[]");
         status.push_back("dry");
       }
-      for (const auto& [id, entry] : perRun)
+      for (const auto& [id, entry] : perRun) {
+        // The changes' current/desired values: floats stay floats in jsonb (model/JsonNumbers.h).
+        std::string text = entry.first.dump(), plain;
+        if (model::keepFloatsInJsonb(text, plain)) text = std::move(plain);
         tx.exec_params("UPDATE dryrun SET resources = resources || $3::jsonb, todo = greatest(todo - $4, 0) "
                        "WHERE id = $1::uuid AND environment = $2::uuid",
-                       id, env, entry.first.dump(), entry.second);
+                       id, env, text, entry.second);
+      }
       tx.exec_params(
           "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
           "started, "
