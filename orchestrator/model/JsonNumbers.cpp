@@ -173,8 +173,8 @@ bool plainFloat(std::string_view lit, std::string& plain) {
 }
 
 /// Whether an 'e' or 'E' follows a digit somewhere in `json`: only then can a literal need the rewrite. 16
-/// bytes a step with SSE2 (x86-64's baseline), so the usual text (no float with an exponent) costs little more
-/// than reading it: the byte loop alone took about 1.3 ns a byte, 5% of a 100k push's server CPU.
+/// bytes a step with SSE2 (x86-64's baseline), so the usual text (no float with an exponent) costs little
+/// more than reading it (a byte-by-byte loop took about 1.3 ns a byte on a loaded machine, this about 0.07).
 bool hasDigitExponent(std::string_view json) {
   const auto* s = reinterpret_cast<const unsigned char*>(json.data());
   size_t n = json.size(), i = 1;

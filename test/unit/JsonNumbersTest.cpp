@@ -37,15 +37,16 @@ TEST(JsonNumbersTest, IntegralFloatsWithAnExponentBecomePlainDigits) {
 }
 
 TEST(JsonNumbersTest, LiteralsJsonbKeepsAsFloatsAreLeftAlone) {
-  for (const char* keep : {"2.5", "1.0", "-0.0", "1.5e-300", "2.55e1", "1.25e+1", "5e-324", "0.1", "12",
-                           "-7", "18446744073709551615", "true", "null", "\"1e20\"", "[]", "{}"})
+  for (const char* keep : {"2.5", "1.0", "-0.0", "1.5e-300", "2.55e1", "1.25e+1", "5e-324", "0.1", "12", "-7",
+                           "18446744073709551615", "true", "null", "\"1e20\"", "[]", "{}"})
     EXPECT_EQ(stored(keep), keep);
 }
 
 TEST(JsonNumbersTest, OnlyNumbersOutsideStringsAreRewritten) {
   std::string in = R"({"a": 1e+20, "1e+20": "x 1e20 \" 2e5", "b": [1, 2.5, -3e3, 4.0e-2], "c\\": 7e1})";
-  EXPECT_EQ(stored(in),
-            R"({"a": 100000000000000000000.0, "1e+20": "x 1e20 \" 2e5", "b": [1, 2.5, -3000.0, 4.0e-2], "c\\": 70.0})");
+  EXPECT_EQ(
+      stored(in),
+      R"({"a": 100000000000000000000.0, "1e+20": "x 1e20 \" 2e5", "b": [1, 2.5, -3000.0, 4.0e-2], "c\\": 70.0})");
 }
 
 TEST(JsonNumbersTest, TheRewriteKeepsEveryValue) {
