@@ -16,6 +16,7 @@
 #include "executor/Handler.h"
 #include "scheduler/RunPair.h"
 #include "scheduler/Scheduler.h"
+#include "scheduler/WorkerPool.h"
 #include "scheduler/pg/SchedulerStore.h"
 
 #include <boost/asio/io_context.hpp>
@@ -23,7 +24,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -163,7 +163,21 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   pg::SchedulerStore* readStore = conns[4].get();
 
   asio::io_context ioc;
-  asio::thread_pool pool(4); // the listener loop, the ordered writer, file reads for executors, request reads
+  // The listener loop, the ordered writer, file reads for executors, request reads. The listener keeps one
+  // thread for good and the others share the rest, so two threads do (slower), one does not. A refused thread
+  // (EAGAIN under a process or thread limit) is a clear error or a warning, never an abort.
+  scheduler::WorkerPool workers(4);
+  if (workers.threads() < 2) {
+    std::cerr << "inmanta scheduler: cannot start its database threads: " << workers.threads()
+              << " of 4 started, at least 2 are needed (" << workers.refusal()
+              << "; is a process or thread limit such as `ulimit -u` too low?)\n";
+    return 1;
+  }
+  if (workers.threads() < 4)
+    processLog(env, "warning: only " + std::to_string(workers.threads()) +
+                        " of 4 database threads started (" + workers.refusal() +
+                        "); the writer, the request reader and file reads share them");
+  asio::io_context& pool = workers.context();
   auto writer = asio::make_strand(pool);
   auto reader = asio::make_strand(pool);
   std::atomic<bool> stopping{false};
@@ -612,7 +626,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   stopping = true;
-  pool.join();
+  workers.join();
   say("stopped; " + std::to_string(state.stats().deploysFinished) + " deploys finished, peak RSS " +
       std::to_string(peakRssKiB() / 1024) + " MiB");
   return exitCode;
