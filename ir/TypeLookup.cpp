@@ -41,7 +41,7 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
           return LookupResult::Found;
         }
       }
-    miss = {name.str(), program.namespaces[ns].name};
+    miss = {name.str(), program.namespaces[ns].name, {}};
     return LookupResult::NotFound;
   }
   llvm::StringRef prefix = name.substr(0, sep), shortName = name.substr(sep + 2);

@@ -53,9 +53,9 @@ class ScopeTable {
   void release() {
     scopes_.clear();
     scopeVars_ = {};
-    declared_ = {};
+    declared_ = decltype(declared_)();
     instScope_ = {};
-    manyVars_ = {};
+    manyVars_ = decltype(manyVars_)();
   }
 
  private:

@@ -133,11 +133,11 @@ class SlotStore {
     meta_.clear();
     vals_.clear();
     exts_.clear();
-    overflowExt_ = {};
+    overflowExt_ = decltype(overflowExt_)();
     instBase_ = {};
     instEntity_ = {};
     setLocs_ = {};
-    setLocIndex_ = {};
+    setLocIndex_ = decltype(setLocIndex_)();
   }
 
  private:

@@ -6,8 +6,9 @@
 // files for executors, one writes effects in order, batch after batch (a batch's deploy records split by
 // resource over two connections, plus a short-lived thread for the second). Invariant: effects reach the
 // writer in the order the state machine produced them, and a SIGTERM/SIGINT stops after the writer has
-// flushed what it was given.
+// flushed what it was given. The executors it can hand work to are in SchedulerExecutors.{h,cpp}.
 #include "ExternalAgents.h"
+#include "SchedulerExecutors.h"
 #include "Verbs.h"
 #include "api/HttpServer.h"
 #include "config/Config.h"
@@ -15,6 +16,7 @@
 #include "executor/Handler.h"
 #include "scheduler/RunPair.h"
 #include "scheduler/Scheduler.h"
+#include "scheduler/WorkerPool.h"
 #include "scheduler/pg/SchedulerStore.h"
 
 #include <boost/asio/io_context.hpp>
@@ -22,7 +24,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -59,297 +60,6 @@ void processLog(const std::string& env, const std::string& msg) {
   std::fprintf(stderr, "%s scheduler[%s] %s\n", buf, env.substr(0, 8).c_str(), msg.c_str());
   std::fflush(stderr);
 }
-
-/// TEST DOUBLE, not a real executor (`--executor null`): runs std::testing::NullResource in-process (the
-/// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact
-/// timing and by the benchmarks to measure the scheduler alone. INM_NULL_EXECUTOR_DELAY_MS delays each batch.
-class InProcessNullExecutor : public Executor {
- public:
-  InProcessNullExecutor(asio::io_context& ioc, std::function<void(std::vector<WorkResult>)> deliver)
-      : ioc_(ioc), deliver_(std::move(deliver)) {
-    if (const char* d = std::getenv("INM_NULL_EXECUTOR_DELAY_MS")) delayMs_ = std::atoi(d);
-  }
-  void submit(std::vector<WorkItem> batch) override {
-    std::vector<WorkResult> results;
-    results.reserve(batch.size());
-    for (const auto& w : batch) results.push_back(run(w));
-    if (delayMs_ > 0) {
-      auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(delayMs_));
-      timer->async_wait(
-          [this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
-    } else {
-      asio::post(ioc_, [this, results = std::move(results)]() mutable { deliver_(std::move(results)); });
-    }
-  }
-
- private:
-  static WorkResult run(const WorkItem& w) {
-    WorkResult r;
-    r.taskId = w.taskId;
-    std::string type = w.resourceId.substr(0, w.resourceId.find('['));
-    if (type != "std::testing::NullResource") {
-      r.status = "unavailable";
-      r.messages.push_back(scheduler::logLine(
-          "error", "no executor for resource type " + type +
-                       " (the in-process test double only runs std::testing::NullResource)"));
-      return r;
-    }
-    if (w.kind == TaskKind::DryRun) {
-      r.status = "dry";
-      return r;
-    }
-    if (w.kind == TaskKind::RefreshFact) {
-      r.status = "deployed";
-      return r;
-    }
-    std::string why;
-    if (auto skip = gateDependencies(w.dependencyStates, &why)) {
-      r.status = *skip;
-      r.messages.push_back(scheduler::logLine("warning", why));
-      return r;
-    }
-    r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
-    nlohmann::json parsed;
-    const nlohmann::json* attrs = w.attributes.get();
-    if (!attrs && w.attributesText) {
-      parsed = nlohmann::json::parse(*w.attributesText, nullptr, false);
-      attrs = &parsed;
-    }
-    bool fail = attrs && attrs->is_object() && attrs->value("fail", false);
-    if (fail) {
-      r.status = "failed";
-      r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
-                                                           w.resourceId + " (NullResource with fail=true)"));
-    } else {
-      r.status = "deployed";
-    }
-    return r;
-  }
-  asio::io_context& ioc_;
-  std::function<void(std::vector<WorkResult>)> deliver_;
-  int delayMs_ = 0;
-};
-
-/// Where the handler code of a version comes from (the scheduler's pg layer, on the state machine's thread).
-struct CodeSource {
-  std::function<llvm::Expected<std::vector<pg::SchedulerStore::CodeFile>>(int version,
-                                                                          const std::string& agent)>
-      load;
-  std::function<llvm::Expected<std::optional<std::string>>(const std::string& hash)> readFile;
-  std::string dir; ///< <state dir>/executor-code: one directory per blueprint
-};
-
-/// The real executors: work goes to `inmanta executor` child processes through executor::ExecutorPool, one
-/// process per code blueprint. A blueprint is the set of (module, path, file hash) of the Python handler code
-/// registered with the work item's version for its agent (docs/deploy.md "Blueprints"): no code is the
-/// blueprint "builtin-handlers" (std's C++ handlers only, no interpreter); other code is laid out once under
-/// <state dir>/executor-code/<blueprint>/<module>/plugins/ and its executor starts with `--python-code` of
-/// it, so new code means a new executor and the deploys of version V run V's code. Agents with the same code
-/// share a process; a dead process fails its in-flight work as `unavailable` and is restarted on the next
-/// batch.
-class ProcessExecutor : public Executor {
- public:
-  ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options, executor::FileProvider files,
-                  std::function<void(std::vector<WorkResult>)> deliver, CodeSource code)
-      : ioc_(ioc), code_(std::move(code)),
-        pool_(ioc.get_executor(), withKeyArguments(std::move(options)), std::move(files)),
-        deliver_(std::move(deliver)) {}
-  /// Work of external agents goes to their sessions instead of the pool (docs/deploy.md "External agents").
-  void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
-  void submit(std::vector<WorkItem> batch) override {
-    std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts; // by blueprint
-    std::vector<executor::ActionResult> failed;
-    std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
-        remoteFacts;
-    for (const auto& w : batch) {
-      executor::DeployRequest r;
-      r.actionId = w.actionId;
-      r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
-      if (w.attributes)
-        r.attributes = *w.attributes;
-      else if (w.attributesText)
-        r.attributesText = w.attributesText; // sent verbatim: no parse, copy and dump per resource
-      r.reason = w.reason;
-      for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
-      r.dependencyChanged = w.dependencyChanged;
-      r.dryRun = w.kind == TaskKind::DryRun;
-      taskOf_[w.actionId] = w.taskId;
-      std::string error;
-      if (externals_ && externals_->isExternal(w.agent)) {
-        if (auto s = externals_->session(w.agent, &error))
-          (w.kind == TaskKind::RefreshFact ? remoteFacts : remoteDeploys)[s].push_back(std::move(r));
-        else
-          failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
-        continue;
-      }
-      auto key = blueprintOf(w.version, w.agent, &error);
-      if (!key) {
-        failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
-        continue;
-      }
-      (w.kind == TaskKind::RefreshFact ? facts : deploys)[*key].push_back(std::move(r));
-    }
-    auto onResult = [this](const executor::ActionResult& a) {
-      auto it = taskOf_.find(a.actionId);
-      if (it == taskOf_.end()) return;
-      WorkResult r;
-      r.taskId = it->second;
-      taskOf_.erase(it);
-      r.status = a.status;
-      r.change = a.change;
-      r.changes = a.changes;
-      r.messages = a.logs;
-      r.messagesText = a.logsText; // the executor's lines as received: never parsed in the scheduler
-      r.facts = a.facts;
-      // Results of one round trip arrive back to back: hand them to the state machine together.
-      pending_.push_back(std::move(r));
-      if (!flushQueued_) {
-        flushQueued_ = true;
-        asio::post(ioc_, [this] {
-          flushQueued_ = false;
-          std::vector<WorkResult> out;
-          out.swap(pending_);
-          deliver_(std::move(out));
-        });
-      }
-    };
-    for (const auto& f : failed) onResult(f);
-    for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
-    for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
-    for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
-    for (auto& [key, reqs] : facts) {
-      std::string error;
-      if (auto p = pool_.get(key, &error)) {
-        p->facts(std::move(reqs), onResult);
-      } else {
-        for (const auto& f : reqs)
-          onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
-      }
-    }
-  }
-  void shutdown(std::function<void()> done) {
-    retireTimer_.cancel();
-    retention_ = std::chrono::milliseconds(0);
-    pool_.shutdown(std::move(done));
-  }
-  /// Retires executors idle for `retention` (the reference's executor-retention-time): an executor of code
-  /// that no longer runs stops; the next work for its blueprint starts it again. Checked every retention/2 (≥
-  /// 50 ms).
-  void retireIdle(std::chrono::milliseconds retention, std::function<void(const std::string&)> log) {
-    retention_ = retention;
-    log_ = std::move(log);
-    armRetirement();
-  }
-
- private:
-  static constexpr const char* kBuiltin = "builtin-handlers";
-
-  void armRetirement() {
-    if (retention_.count() <= 0) return;
-    retireTimer_.expires_after(std::max(std::chrono::milliseconds(50), retention_ / 2));
-    retireTimer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || retention_.count() <= 0) return;
-      if (size_t n = pool_.stopIdle(retention_); n > 0 && log_)
-        log_("stopped " + std::to_string(n) + " executor(s) idle for " + std::to_string(retention_.count()) +
-             " ms");
-      armRetirement();
-    });
-  }
-
-  executor::ExecutorOptions withKeyArguments(executor::ExecutorOptions o) {
-    o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
-      auto it = codeDirs_.find(key);
-      if (it == codeDirs_.end()) return {};
-      return {"--python-code", it->second};
-    };
-    return o;
-  }
-
-  /// The blueprint of (version, agent), read from the database once per pair and laid out once per blueprint.
-  std::optional<std::string> blueprintOf(int version, const std::string& agent, std::string* error) {
-    auto cached = blueprints_.find({version, agent});
-    if (cached != blueprints_.end()) return cached->second;
-    auto files = code_.load(version, agent);
-    if (!files) {
-      *error = "cannot read the handler code of version " + std::to_string(version) + ": " +
-               llvm::toString(files.takeError());
-      return std::nullopt;
-    }
-    std::string key = kBuiltin;
-    if (!files->empty()) {
-      std::string listing;
-      for (const auto& f : *files) listing += f.module + "\t" + f.path + "\t" + f.hash + "\n";
-      key = "py-" + executor::sha1Hex(listing);
-      if (!codeDirs_.count(key)) {
-        auto dir = materialise(key, *files, error);
-        if (!dir) return std::nullopt;
-        codeDirs_[key] = *dir;
-      }
-    }
-    blueprints_[{version, agent}] = key;
-    return key;
-  }
-
-  /// Writes the files of a blueprint to <code dir>/<key>/<module>/<path> (into a temporary directory renamed
-  /// into place, so a half-written tree is never used); an existing complete tree is reused.
-  std::optional<std::string> materialise(const std::string& key,
-                                         const std::vector<pg::SchedulerStore::CodeFile>& files,
-                                         std::string* error) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::path target = fs::path(code_.dir) / key;
-    if (fs::is_directory(target, ec)) return target.string();
-    fs::path tmp = fs::path(code_.dir) / (key + ".tmp-" + std::to_string(::getpid()));
-    fs::remove_all(tmp, ec);
-    auto fail = [&](const std::string& why) {
-      *error = "cannot lay out the handler code " + key + " under " + code_.dir + ": " + why;
-      fs::remove_all(tmp, ec);
-      return std::nullopt;
-    };
-    for (const auto& f : files) {
-      fs::path rel = fs::path(f.path).lexically_normal();
-      bool bad = f.module.empty() || f.module.find('/') != std::string::npos || f.module == "." ||
-                 f.module == ".." || f.path.empty() || rel.is_absolute() || rel.string().rfind("..", 0) == 0;
-      if (bad) return fail("file '" + f.path + "' of module '" + f.module + "' has no safe relative path");
-      auto content = code_.readFile(f.hash);
-      if (!content) return fail(llvm::toString(content.takeError()));
-      if (!*content)
-        return fail("file " + f.hash + " (" + f.module + "/" + f.path + ") is not in the file store");
-      fs::path out = tmp / f.module / rel;
-      fs::create_directories(out.parent_path(), ec);
-      if (ec) return fail(out.parent_path().string() + ": " + ec.message());
-      std::ofstream o(out, std::ios::binary | std::ios::trunc);
-      o << **content;
-      o.close();
-      if (!o) return fail("writing " + out.string() + " failed");
-    }
-    fs::rename(tmp, target, ec);
-    if (ec && !fs::is_directory(target))
-      return fail("renaming into " + target.string() + ": " + ec.message());
-    fs::remove_all(tmp, ec);
-    return target.string();
-  }
-
-  asio::io_context& ioc_;
-  CodeSource code_;
-  std::map<std::pair<int, std::string>, std::string> blueprints_; ///< (version, agent) -> blueprint key
-  std::map<std::string, std::string> codeDirs_;                   ///< blueprint key -> its --python-code dir
-  executor::ExecutorPool pool_;
-  ExternalAgents* externals_ = nullptr;
-  std::function<void(std::vector<WorkResult>)> deliver_;
-  std::unordered_map<std::string, uint64_t> taskOf_;
-  std::vector<WorkResult> pending_;
-  bool flushQueued_ = false;
-  asio::steady_timer retireTimer_{ioc_};
-  std::chrono::milliseconds retention_{0};
-  std::function<void(const std::string&)> log_;
-};
-
-class ExecutorRef : public Executor {
- public:
-  Executor* target = nullptr;
-  void submit(std::vector<WorkItem> batch) override { target->submit(std::move(batch)); }
-};
 
 int usage(const std::string& msg) {
   if (!msg.empty()) std::cerr << "inmanta scheduler: " << msg;
@@ -453,7 +163,21 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   pg::SchedulerStore* readStore = conns[4].get();
 
   asio::io_context ioc;
-  asio::thread_pool pool(4); // the listener loop, the ordered writer, file reads for executors, request reads
+  // The listener loop, the ordered writer, file reads for executors, request reads. The listener keeps one
+  // thread for good and the others share the rest, so two threads do (slower), one does not. A refused thread
+  // (EAGAIN under a process or thread limit) is a clear error or a warning, never an abort.
+  scheduler::WorkerPool workers(4);
+  if (workers.threads() < 2) {
+    std::cerr << "inmanta scheduler: cannot start its database threads: " << workers.threads()
+              << " of 4 started, at least 2 are needed (" << workers.refusal()
+              << "; is a process or thread limit such as `ulimit -u` too low?)\n";
+    return 1;
+  }
+  if (workers.threads() < 4)
+    processLog(env, "warning: only " + std::to_string(workers.threads()) +
+                        " of 4 database threads started (" + workers.refusal() +
+                        "); the writer, the request reader and file reads share them");
+  asio::io_context& pool = workers.context();
   auto writer = asio::make_strand(pool);
   auto reader = asio::make_strand(pool);
   std::atomic<bool> stopping{false};
@@ -902,7 +626,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   stopping = true;
-  pool.join();
+  workers.join();
   say("stopped; " + std::to_string(state.stats().deploysFinished) + " deploys finished, peak RSS " +
       std::to_string(peakRssKiB() / 1024) + " MiB");
   return exitCode;

@@ -120,7 +120,7 @@ StageResult cloneRepository(const std::string& urlIn, const std::string& branch,
     r.err = "cannot create " + dir + ": " + ec.message() + "\n";
     return r;
   }
-  CredentialState st{&creds};
+  CredentialState st{&creds, 0, {}};
   git_clone_options opts = GIT_CLONE_OPTIONS_INIT;
   opts.checkout_branch = branch.c_str();
   opts.fetch_opts.callbacks.credentials = credentialCallback;
@@ -173,7 +173,7 @@ StageResult pullBranch(const std::string& urlIn, const std::string& branch, cons
   std::string before = headCommit(dir);
   if (git_remote_set_url(repo, "origin", url.c_str()) != 0) return fail("setting the origin URL to " + url);
   if (git_remote_lookup(&g.remote, repo, "origin") != 0) return fail("looking up the remote origin");
-  CredentialState st{&creds};
+  CredentialState st{&creds, 0, {}};
   git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
   fo.callbacks.credentials = credentialCallback;
   fo.callbacks.payload = &st;

@@ -15,7 +15,7 @@ void logLine(const char* level, const std::string& event,
   int ms = int(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char ts[40];
+  char ts[96]; // room for any int in each field: GCC checks the worst case
   std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   std::string line = std::string(ts) + " " + level + " " + event;

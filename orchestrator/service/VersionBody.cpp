@@ -321,10 +321,10 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   for (auto it = sets.begin(); it != sets.end(); ++it)
     if (!index.count(artifact::stripVersion(it.key()).str()))
       return bad("resource_sets names " + it.key() + ", which is not a resource of this version");
-  if (llvm::Error e = readVersionTail(body, in)) return std::move(e);
+  if (llvm::Error e = readVersionTail(body, in)) return e;
   Built b{std::move(in), std::move(requiresOf)};
   if (!partial)
-    if (llvm::Error e = finishGraph(b)) return std::move(e);
+    if (llvm::Error e = finishGraph(b)) return e;
   return b;
 }
 
@@ -480,7 +480,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
     if (!it->is_string()) return bad("resource_sets." + rid + " must be a string");
     out.resourceSets.emplace_back(rid, it->get<std::string>());
   }
-  if (llvm::Error e = readVersionTail(body, head)) return std::move(e);
+  if (llvm::Error e = readVersionTail(body, head)) return e;
   out.requiresClosed = pending.empty(); // a require met later was erased when its resource came
   out.agentsKnown = true;
   for (const auto& a : agents) head.agents.push_back(a.getKey().str());

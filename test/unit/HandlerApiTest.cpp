@@ -87,7 +87,7 @@ TEST(HandlerApi, CreateWhenAbsent) {
 }
 
 TEST(HandlerApi, UpdateOnlyChangedFields) {
-  FakeWorld w{true, "old"};
+  FakeWorld w{true, "old", {}};
   FakeHandler h(w);
   HandlerContext ctx("a1", false);
   h.deploy(ctx, desired("new"), {});
@@ -97,7 +97,7 @@ TEST(HandlerApi, UpdateOnlyChangedFields) {
 }
 
 TEST(HandlerApi, NoChangeIsDeployedWithoutWrite) {
-  FakeWorld w{true, "same"};
+  FakeWorld w{true, "same", {}};
   FakeHandler h(w);
   HandlerContext ctx("a1", false);
   h.deploy(ctx, desired("same"), {});
@@ -109,7 +109,7 @@ TEST(HandlerApi, NoChangeIsDeployedWithoutWrite) {
 
 TEST(HandlerApi, PurgedHandling) {
   { // existing + desired purged => delete
-    FakeWorld w{true, "x"};
+    FakeWorld w{true, "x", {}};
     FakeHandler h(w);
     HandlerContext ctx("a", false);
     h.deploy(ctx, desired("x", true), {});
@@ -130,7 +130,7 @@ TEST(HandlerApi, PurgedHandling) {
 }
 
 TEST(HandlerApi, DryRunReportsDiffAndChangesNothing) {
-  FakeWorld w{true, "old"};
+  FakeWorld w{true, "old", {}};
   FakeHandler h(w);
   HandlerContext ctx("a", true);
   h.execute(ctx, desired("new"), true);
@@ -140,7 +140,7 @@ TEST(HandlerApi, DryRunReportsDiffAndChangesNothing) {
 }
 
 TEST(HandlerApi, ReportOnly) {
-  FakeWorld w{true, "old"};
+  FakeWorld w{true, "old", {}};
   FakeHandler h(w);
   HandlerContext ctx("a", false);
   h.deploy(ctx, desired("new", false, true), {{"dep", "failed"}}); // report_only bypasses the gate
@@ -152,7 +152,7 @@ TEST(HandlerApi, ReportOnly) {
 }
 
 TEST(HandlerApi, ExceptionBecomesFailedWithTraceback) {
-  FakeWorld w{true, "x"};
+  FakeWorld w{true, "x", {}};
   w.throwInRead = true;
   FakeHandler h(w);
   HandlerContext ctx("a", false);

@@ -1,0 +1,259 @@
+// The executors of `inmanta scheduler` (see SchedulerExecutors.h): ProcessExecutor groups a batch by code
+// blueprint and sends it to executor processes or external agents' sessions, laying out each blueprint's
+// Python code once under the state dir; InProcessNullExecutor answers NullResource work in-process.
+// Invariant: every submitted work item gets exactly one result, delivered through an io_context post (an
+// unavailable executor or unreadable code answers `unavailable`).
+#include "SchedulerExecutors.h"
+
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace asio = boost::asio;
+
+namespace inm::tools {
+
+using namespace inm::scheduler;
+
+InProcessNullExecutor::InProcessNullExecutor(asio::io_context& ioc,
+                                             std::function<void(std::vector<WorkResult>)> deliver)
+    : ioc_(ioc), deliver_(std::move(deliver)) {
+  if (const char* d = std::getenv("INM_NULL_EXECUTOR_DELAY_MS")) delayMs_ = std::atoi(d);
+}
+
+void InProcessNullExecutor::submit(std::vector<WorkItem> batch) {
+  std::vector<WorkResult> results;
+  results.reserve(batch.size());
+  for (const auto& w : batch) results.push_back(run(w));
+  if (delayMs_ > 0) {
+    auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(delayMs_));
+    timer->async_wait(
+        [this, timer, results = std::move(results)](auto) mutable { deliver_(std::move(results)); });
+  } else {
+    asio::post(ioc_, [this, results = std::move(results)]() mutable { deliver_(std::move(results)); });
+  }
+}
+
+WorkResult InProcessNullExecutor::run(const WorkItem& w) {
+  WorkResult r;
+  r.taskId = w.taskId;
+  std::string type = w.resourceId.substr(0, w.resourceId.find('['));
+  if (type != "std::testing::NullResource") {
+    r.status = "unavailable";
+    r.messages.push_back(scheduler::logLine(
+        "error", "no executor for resource type " + type +
+                     " (the in-process test double only runs std::testing::NullResource)"));
+    return r;
+  }
+  if (w.kind == TaskKind::DryRun) {
+    r.status = "dry";
+    return r;
+  }
+  if (w.kind == TaskKind::RefreshFact) {
+    r.status = "deployed";
+    return r;
+  }
+  std::string why;
+  if (auto skip = gateDependencies(w.dependencyStates, &why)) {
+    r.status = *skip;
+    r.messages.push_back(scheduler::logLine("warning", why));
+    return r;
+  }
+  r.messages.push_back(scheduler::logLine("debug", "Calling read_resource"));
+  nlohmann::json parsed;
+  const nlohmann::json* attrs = w.attributes.get();
+  if (!attrs && w.attributesText) {
+    parsed = nlohmann::json::parse(*w.attributesText, nullptr, false);
+    attrs = &parsed;
+  }
+  bool fail = attrs && attrs->is_object() && attrs->value("fail", false);
+  if (fail) {
+    r.status = "failed";
+    r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
+                                                         w.resourceId + " (NullResource with fail=true)"));
+  } else {
+    r.status = "deployed";
+  }
+  return r;
+}
+
+ProcessExecutor::ProcessExecutor(asio::io_context& ioc, executor::ExecutorOptions options,
+                                 executor::FileProvider files,
+                                 std::function<void(std::vector<WorkResult>)> deliver, CodeSource code)
+    : ioc_(ioc), code_(std::move(code)),
+      pool_(ioc.get_executor(), withKeyArguments(std::move(options)), std::move(files)),
+      deliver_(std::move(deliver)) {}
+
+void ProcessExecutor::submit(std::vector<WorkItem> batch) {
+  std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts; // by blueprint
+  std::vector<executor::ActionResult> failed;
+  std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
+      remoteFacts;
+  for (const auto& w : batch) {
+    executor::DeployRequest r;
+    r.actionId = w.actionId;
+    r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
+    if (w.attributes)
+      r.attributes = *w.attributes;
+    else if (w.attributesText)
+      r.attributesText = w.attributesText; // sent verbatim: no parse, copy and dump per resource
+    r.reason = w.reason;
+    for (const auto& [id, state] : w.dependencyStates) r.dependencies[id] = state;
+    r.dependencyChanged = w.dependencyChanged;
+    r.dryRun = w.kind == TaskKind::DryRun;
+    taskOf_[w.actionId] = w.taskId;
+    std::string error;
+    if (externals_ && externals_->isExternal(w.agent)) {
+      if (auto s = externals_->session(w.agent, &error))
+        (w.kind == TaskKind::RefreshFact ? remoteFacts : remoteDeploys)[s].push_back(std::move(r));
+      else
+        failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
+      continue;
+    }
+    auto key = blueprintOf(w.version, w.agent, &error);
+    if (!key) {
+      failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
+      continue;
+    }
+    (w.kind == TaskKind::RefreshFact ? facts : deploys)[*key].push_back(std::move(r));
+  }
+  auto onResult = [this](const executor::ActionResult& a) {
+    auto it = taskOf_.find(a.actionId);
+    if (it == taskOf_.end()) return;
+    WorkResult r;
+    r.taskId = it->second;
+    taskOf_.erase(it);
+    r.status = a.status;
+    r.change = a.change;
+    r.changes = a.changes;
+    r.messages = a.logs;
+    r.messagesText = a.logsText; // the executor's lines as received: never parsed in the scheduler
+    r.facts = a.facts;
+    // Results of one round trip arrive back to back: hand them to the state machine together.
+    pending_.push_back(std::move(r));
+    if (!flushQueued_) {
+      flushQueued_ = true;
+      asio::post(ioc_, [this] {
+        flushQueued_ = false;
+        std::vector<WorkResult> out;
+        out.swap(pending_);
+        deliver_(std::move(out));
+      });
+    }
+  };
+  for (const auto& f : failed) onResult(f);
+  for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
+  for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
+  for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
+  for (auto& [key, reqs] : facts) {
+    std::string error;
+    if (auto p = pool_.get(key, &error)) {
+      p->facts(std::move(reqs), onResult);
+    } else {
+      for (const auto& f : reqs)
+        onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
+    }
+  }
+}
+
+void ProcessExecutor::shutdown(std::function<void()> done) {
+  retireTimer_.cancel();
+  retention_ = std::chrono::milliseconds(0);
+  pool_.shutdown(std::move(done));
+}
+
+void ProcessExecutor::retireIdle(std::chrono::milliseconds retention,
+                                 std::function<void(const std::string&)> log) {
+  retention_ = retention;
+  log_ = std::move(log);
+  armRetirement();
+}
+
+void ProcessExecutor::armRetirement() {
+  if (retention_.count() <= 0) return;
+  retireTimer_.expires_after(std::max(std::chrono::milliseconds(50), retention_ / 2));
+  retireTimer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || retention_.count() <= 0) return;
+    if (size_t n = pool_.stopIdle(retention_); n > 0 && log_)
+      log_("stopped " + std::to_string(n) + " executor(s) idle for " + std::to_string(retention_.count()) +
+           " ms");
+    armRetirement();
+  });
+}
+
+executor::ExecutorOptions ProcessExecutor::withKeyArguments(executor::ExecutorOptions o) {
+  o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
+    auto it = codeDirs_.find(key);
+    if (it == codeDirs_.end()) return {};
+    return {"--python-code", it->second};
+  };
+  return o;
+}
+
+std::optional<std::string> ProcessExecutor::blueprintOf(int version, const std::string& agent,
+                                                        std::string* error) {
+  auto cached = blueprints_.find({version, agent});
+  if (cached != blueprints_.end()) return cached->second;
+  auto files = code_.load(version, agent);
+  if (!files) {
+    *error = "cannot read the handler code of version " + std::to_string(version) + ": " +
+             llvm::toString(files.takeError());
+    return std::nullopt;
+  }
+  std::string key = kBuiltin;
+  if (!files->empty()) {
+    std::string listing;
+    for (const auto& f : *files) listing += f.module + "\t" + f.path + "\t" + f.hash + "\n";
+    key = "py-" + executor::sha1Hex(listing);
+    if (!codeDirs_.count(key)) {
+      auto dir = materialise(key, *files, error);
+      if (!dir) return std::nullopt;
+      codeDirs_[key] = *dir;
+    }
+  }
+  blueprints_[{version, agent}] = key;
+  return key;
+}
+
+std::optional<std::string>
+ProcessExecutor::materialise(const std::string& key, const std::vector<pg::SchedulerStore::CodeFile>& files,
+                             std::string* error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target = fs::path(code_.dir) / key;
+  if (fs::is_directory(target, ec)) return target.string();
+  fs::path tmp = fs::path(code_.dir) / (key + ".tmp-" + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  auto fail = [&](const std::string& why) {
+    *error = "cannot lay out the handler code " + key + " under " + code_.dir + ": " + why;
+    fs::remove_all(tmp, ec);
+    return std::nullopt;
+  };
+  for (const auto& f : files) {
+    fs::path rel = fs::path(f.path).lexically_normal();
+    bool bad = f.module.empty() || f.module.find('/') != std::string::npos || f.module == "." ||
+               f.module == ".." || f.path.empty() || rel.is_absolute() || rel.string().rfind("..", 0) == 0;
+    if (bad) return fail("file '" + f.path + "' of module '" + f.module + "' has no safe relative path");
+    auto content = code_.readFile(f.hash);
+    if (!content) return fail(llvm::toString(content.takeError()));
+    if (!*content)
+      return fail("file " + f.hash + " (" + f.module + "/" + f.path + ") is not in the file store");
+    fs::path out = tmp / f.module / rel;
+    fs::create_directories(out.parent_path(), ec);
+    if (ec) return fail(out.parent_path().string() + ": " + ec.message());
+    std::ofstream o(out, std::ios::binary | std::ios::trunc);
+    o << **content;
+    o.close();
+    if (!o) return fail("writing " + out.string() + " failed");
+  }
+  fs::rename(tmp, target, ec);
+  if (ec && !fs::is_directory(target)) return fail("renaming into " + target.string() + ": " + ec.message());
+  fs::remove_all(tmp, ec);
+  return target.string();
+}
+
+} // namespace inm::tools
