@@ -209,6 +209,7 @@ void AntlrBuilder::implementationDef(G::ImplementationDefContext* c) {
   if (!checkDefinedName(name, d.nameRange)) return;
   d.name = st_.intern(name);
   d.forEntity = st_.intern(c->classRef()->getText());
+  d.forRange = rangeOf(c->classRef());
   if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
   auto [b, e] = pushStmts(c->statement());
   d.bodyBegin = b;
@@ -327,12 +328,14 @@ void AntlrBuilder::typedefDef(G::TypedefDefContext* c) {
   if (!checkDefinedName(name, d.nameRange)) return;
   d.name = st_.intern(name);
   d.forEntity = st_.intern(base->getText());
+  d.forRange = rangeOf(base);
   if (auto* t = dynamic_cast<G::TypedefExprContext*>(c)) {
     d.expr = expression(t->expression());
     if (!d.expr.valid()) return;
     if (!mentionsSelf(d.expr, d.name)) {
-      Diagnostic& e = error(DiagKind::TypedefWithoutSelf, rangeOf(t->expression()));
-      (void)e;
+      // The reference raises this on the typedef statement: its name's position, "reported in Type(name)".
+      Diagnostic& e = error(DiagKind::TypedefWithoutSelf, d.nameRange);
+      e.reportedIn = "Type(" + name + ")";
       return;
     }
   } else {

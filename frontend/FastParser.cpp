@@ -292,6 +292,7 @@ void Parser::implementationDef() {
   Token a, b;
   classRef(a, b);
   d.forEntity = internSpan(a, b);
+  d.forRange = range(a, b);
   expect(TokKind::Colon);
   if (kind() == TokKind::Mls) d.doc = docOf(take());
   body(d.bodyBegin, d.bodyEnd, nullptr);
@@ -427,6 +428,7 @@ void Parser::typedefDef() {
   d.nameRange = range(name, name);
   d.name = st_.intern(text(name));
   d.forEntity = internSpan(a, b);
+  d.forRange = range(a, b);
   Token last;
   if (kind() == TokKind::KMatching) {
     take();

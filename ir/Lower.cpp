@@ -44,7 +44,8 @@ bool LowerContext::defineType(NamespaceId ns, StringId name, TypeEntry entry, So
   return false;
 }
 
-bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out) {
+bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out,
+                           llvm::StringRef reportedIn) {
   TypeMiss miss;
   llvm::StringRef text = strings.str(name);
   LookupResult r = lookupType(program, ns, text, out, miss);
@@ -60,8 +61,11 @@ bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, Typ
     Diagnostic& d = diags.error(DiagKind::MissingImport, range, miss.type, miss.ns, miss.module,
                                 diags.sources().path(range.file));
     d.locWithColumn = true;
+    d.reportedIn = reportedIn.str();
   } else {
-    diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns).locWithColumn = true;
+    Diagnostic& d = diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns);
+    d.locWithColumn = true;
+    d.reportedIn = reportedIn.str();
   }
   return false;
 }

@@ -20,10 +20,14 @@ struct DeclWalker {
   uint32_t file = 0;
   NamespaceId ns;
   const frontend::Ast* ast = nullptr;
+  /// The reference's rendering of the declaration being resolved, which it names in "reported in" when a
+  /// type it references is missing: `Entity(Host)`, `Implementation(i)`, `Implement(Host)`; empty for
+  /// typedefs, relations and indexes, which it reports by location only.
+  std::string declRepr;
 
   bool entityOf(StringId name, SourceRange range, EntityId& out) {
     TypeEntry t;
-    if (!cx.resolve(ns, name, range, t)) return false;
+    if (!cx.resolve(ns, name, range, t, declRepr)) return false;
     if (t.kind != TypeKind::Entity) {
       Diagnostic& d = cx.diags.error(DiagKind::NotAnEntity, range, cx.strings.str(name).str());
       d.locWithColumn = true;
@@ -50,6 +54,7 @@ struct DeclWalker {
   }
 
   void entityParents(const Decl& d, EntityId id) {
+    declRepr = "Entity(" + cx.strings.str(d.name).str() + ")";
     Entity& e = p.entities[id];
     for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i) {
       const frontend::NameRef& n = ast->names[i];
@@ -69,7 +74,7 @@ struct DeclWalker {
     t.isList = tr.isList;
     t.nullable = tr.nullable;
     TypeEntry te;
-    ok = cx.resolve(ns, tr.name, tr.range, te);
+    ok = cx.resolve(ns, tr.name, tr.range, te, declRepr);
     if (!ok) return t;
     if (te.kind == TypeKind::Primitive)
       t.base = BaseType(te.index);
@@ -99,6 +104,7 @@ struct DeclWalker {
   }
 
   void entityAttrs(const Decl& d, EntityId id) {
+    declRepr = "Entity(" + cx.strings.str(d.name).str() + ")";
     for (uint32_t i = d.attrBegin; i < d.attrEnd; ++i) {
       const frontend::AttrDecl& ad = ast->attrs[i];
       bool ok = true;
@@ -120,6 +126,7 @@ struct DeclWalker {
   }
 
   void relationDecl(const Decl& d) {
+    declRepr.clear();
     EntityId left, right;
     bool okL = entityOf(d.left.entity, d.left.entityRange, left);
     bool okR = entityOf(d.right.entity, d.right.entityRange, right);
@@ -162,15 +169,23 @@ struct DeclWalker {
   }
 
   void implementationDecl(const Decl& d, ImplId id) {
-    EntityId target;
-    if (entityOf(d.forEntity, d.nameRange.valid() ? d.nameRange : d.range, target))
-      p.impls[id].entity = target;
+    declRepr = "Implementation(" + cx.strings.str(d.name).str() + ")";
+    SourceRange nameAt = d.nameRange.valid() ? d.nameRange : d.range;
+    // A missing type is reported where it is written; "not an entity" on the implementation's name.
+    TypeEntry t;
+    if (!cx.resolve(ns, d.forEntity, d.forRange.valid() ? d.forRange : nameAt, t, declRepr)) return;
+    if (t.kind != TypeKind::Entity) {
+      cx.diags.error(DiagKind::NotAnEntity, nameAt, cx.strings.str(d.forEntity).str()).locWithColumn = true;
+      return;
+    }
+    p.impls[id].entity = EntityId{t.index};
   }
 
   void implementDecl(const Decl& d) {
     Implement im;
     im.ns = ns;
     im.range = d.nameRange.valid() ? d.nameRange : d.range;
+    declRepr = "Implement(" + cx.strings.str(d.name).str() + ")";
     if (!entityOf(d.name, d.nameRange.valid() ? d.nameRange : d.range, im.entity)) return;
     for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i) {
       const frontend::NameRef& n = ast->names[i];
@@ -179,7 +194,7 @@ struct DeclWalker {
         continue;
       }
       TypeEntry t;
-      if (!cx.resolve(ns, n.name, n.range, t)) continue;
+      if (!cx.resolve(ns, n.name, n.range, t, declRepr)) continue;
       if (t.kind != TypeKind::Implementation) {
         cx.diags
             .error(DiagKind::ImplementTypeMismatch, n.range, cx.strings.str(n.name).str(),
@@ -194,6 +209,7 @@ struct DeclWalker {
   }
 
   void indexDecl(const Decl& d) {
+    declRepr.clear();
     Index ix;
     ix.range = d.nameRange.valid() ? d.nameRange : d.range;
     if (!entityOf(d.name, ix.range, ix.entity)) return;

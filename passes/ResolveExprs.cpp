@@ -30,6 +30,9 @@ struct Resolver {
   uint32_t file = 0;
   NamespaceId ns;
   const frontend::Ast* ast = nullptr;
+  /// The innermost statement of a block being resolved (top level or an implementation body); invalid in
+  /// `when` conditions, typedef constraints, annotations and defaults.
+  frontend::StmtId stmtCtx;
 
   const StringTable& strings() const { return *p.strings; }
   std::string str(StringId s) const { return p.strings->str(s).str(); }
@@ -38,6 +41,19 @@ struct Resolver {
   Diagnostic& exprError(DiagKind kind, ExprId id, Args&&... args) {
     Diagnostic& d = diags.error(kind, ast->exprs[id].range, std::forward<Args>(args)...);
     d.reportedIn = frontend::reprExpr(*ast, id, strings());
+    return d;
+  }
+
+  /// A type that cannot be resolved (TypeNotFound and its kinds MissingImport, AmbiguousType). Inside a block
+  /// the reference attaches the error to the block's statement that holds the reference, and keeps the type
+  /// reference's own position, with its column: `(reported in a = Construct(A) (main.cf:5:36))`.
+  template <typename... Args>
+  Diagnostic& typeError(DiagKind kind, ExprId id, Args&&... args) {
+    Diagnostic& d = exprError(kind, id, std::forward<Args>(args)...);
+    if (stmtCtx.valid()) {
+      d.reportedIn = frontend::reprStmt(*ast, stmtCtx, strings());
+      d.locWithColumn = true;
+    }
     return d;
   }
 
@@ -53,6 +69,8 @@ struct Resolver {
 
   void stmt(frontend::StmtId id) {
     const frontend::Stmt& s = ast->stmts[id];
+    frontend::StmtId outer = stmtCtx;
+    stmtCtx = id;
     switch (s.kind) {
     case frontend::StmtKind::Assign: {
       expr(s.target, {});
@@ -72,6 +90,7 @@ struct Resolver {
       break;
     case frontend::StmtKind::ExprStmt: expr(s.value, {}); break;
     }
+    stmtCtx = outer;
   }
 
   void formatParts(uint32_t begin, uint32_t end) {
@@ -144,10 +163,10 @@ struct Resolver {
   /// TypeNotFound, or MissingImport with the import to add and the file to add it to.
   void typeMissError(LookupResult r, ExprId id, const TypeMiss& miss) {
     if (r == LookupResult::MissingImport)
-      exprError(DiagKind::MissingImport, id, miss.type, miss.ns, miss.module,
+      typeError(DiagKind::MissingImport, id, miss.type, miss.ns, miss.module,
                 diags.sources().path(ast->exprs[id].range.file));
     else
-      exprError(DiagKind::TypeNotFound, id, miss.type, miss.ns);
+      typeError(DiagKind::TypeNotFound, id, miss.type, miss.ns);
   }
 
   /// Plain type lookup from an expression; reports TypeNotFound/MissingImport.
@@ -243,7 +262,7 @@ struct Resolver {
           std::sort(names.begin(), names.end());
           std::string list;
           for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-          exprError(DiagKind::AmbiguousType, id, name.str(), names.size(), list);
+          typeError(DiagKind::AmbiguousType, id, name.str(), names.size(), list);
           return false;
         }
       }

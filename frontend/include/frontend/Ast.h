@@ -155,6 +155,7 @@ struct Decl {
   StringId doc;       // docstring (MLS) if any
   StringId alias;     // Import `as` alias
   StringId forEntity; // Implementation `for` entity; Typedef base type
+  SourceRange forRange; // where forEntity is written
   ExprId expr;        // Typedef constraint; Implement `when`
   // Entity parents / Implement implementation names / Index attribute names: run in Ast::names
   uint32_t nameBegin = 0, nameEnd = 0;
