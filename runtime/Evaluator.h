@@ -351,8 +351,8 @@ class Evaluator {
   Status evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   /// The guards and element of the innermost loop of comprehension `e` (loop variables bound in ctx.scope):
-  /// appends the element (flattened) or an unknown to `result`.
-  Status comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+  /// appends the element (flattened) or an unknown to `result`. `id` is `e`'s id (errors are reported in it).
+  Status comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr,
                               llvm::SmallVectorImpl<Value>& result);
   Status evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out);

@@ -298,8 +298,9 @@ Status Evaluator::evalAttrRef(Ctx& ctx, const Expr& e, ExprId id, Value& out, ui
     // An unknown has no attributes: like any non-instance this is an error (spec 5.7), not an unknown.
     if (base.kind == ValueKind::List)
       return fail(ctx, id, DiagKind::AttributeOfList, strings_.str(e.name).str(), model_.display(base, true));
-    return fail(ctx, id, DiagKind::AttributeOfValue, strings_.str(e.name).str(), model_.display(base, true),
-                typeName(base), model_.repr(base));
+    // The reference names the expression that gave the value (`h.name`), then the value's str().
+    return fail(ctx, id, DiagKind::AttributeOfValue, strings_.str(e.name).str(),
+                frontend::reprExpr(*ctx.ast, e.a, strings_), typeName(base), model_.display(base, true));
   }
   return readAttr(ctx, base.instanceId(), e.name, id, out, nullptr, consumer);
 }
@@ -309,7 +310,13 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
   SlotId sid;
   if (t.kind == ExprKind::AttrRef) {
     Value base;
-    TRY(eval(ctx, t.a, base));
+    // The tested reference reads its base, not `is defined`: a failed read of `a.b` in `a.b.c is defined`
+    // is reported in `a.b.c`, as for any attribute reference.
+    uint32_t consumer = ctx.parent;
+    ctx.parent = e.a.index;
+    Status st = eval(ctx, t.a, base);
+    ctx.parent = consumer;
+    if (st != Status::Ok) return st;
     if (base.isUnknown()) {
       out = base;
       return Status::Ok;
@@ -423,7 +430,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       if (depth + 1 < nLoops) {
         st = level(depth + 1);
       } else {
-        st = comprehensionElement(ctx, e, savedAttr, result);
+        st = comprehensionElement(ctx, e, id, savedAttr, result);
       }
       ctx.scope = outer;
       ctx.iterKey = outerKey;
@@ -440,7 +447,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
-Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr,
                                        llvm::SmallVectorImpl<Value>& result) {
   const frontend::Ast& ast = *ctx.ast;
   bool keep = true, unknownGuard = false;
@@ -452,7 +459,7 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
       continue;
     }
     if (gv.kind != ValueKind::Bool)
-      return fail(ctx, ast.exprLists[g], DiagKind::GuardNotBoolean, model_.display(gv, true));
+      return fail(ctx, id, DiagKind::GuardNotBoolean, model_.display(gv, true)); // on the comprehension
     keep = gv.b;
   }
   if (!keep) return Status::Ok;
@@ -660,7 +667,8 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     } else {
       if (v.kind != ValueKind::Dict) {
         ctx.hintAttr = savedAttr;
-        return fail(ctx, a.value, DiagKind::DoubleStarOnNonDict);
+        // Raised while the call binds its arguments: the reference reports it on the call.
+        return fail(ctx, id, DiagKind::DoubleStarOnNonDict);
       }
       for (uint32_t k = 0; k < v.d->size; ++k)
         keywords.emplace_back(v.d->entries[k].key->str(), v.d->entries[k].value);

@@ -292,7 +292,7 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
             ctx.scope = scope;
             ctx.iterKey = ((savedKey * 1000003u + index + 1) * 1000003u + level) * 1000003u + pos;
             ctx.hintInst = level == 0 && hint != kNone ? inst : savedInst;
-            st = comprehensionElement(ctx, ce, level == 0 ? hint : kNone, next);
+            st = comprehensionElement(ctx, ce, ExprId{chain[level]}, level == 0 ? hint : kNone, next);
           }
           values = std::move(next);
         }
@@ -577,7 +577,7 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, b
     if (st == Status::Ok && keep) {
       st = gradualSource(ctx, e.a, p.sid);
       // not a relation: its values (comprehensionElement re-checks the guards, which hold)
-      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, kNone, p.values);
+      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, s.value, kNone, p.values);
       if (p.sid.valid()) anyRelation = true;
     }
     ctx.scope = outer;
@@ -724,9 +724,18 @@ Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
     if (st != Status::Ok) return st;
     if (c.isUnknown()) return Status::Ok;
     if (c.kind != ValueKind::Bool) {
+      // The reference raises this on the instance's selection of the implements statement, rendered
+      // `implement <instance type> using <names> when <condition>` at the statement's entity (line:col).
       Diagnostic d =
           diagAt(ctx.file, imp.when.expr.index, false,
                  makeDiag(DiagKind::ImplementConditionNotBoolean, SourceRange{}, model_.display(c, true)));
+      std::string names;
+      for (ir::ImplId impl : imp.impls)
+        names += (names.empty() ? "" : ",") + strings_.str(prog_.impls[impl].name).str();
+      d.reportedIn = fmt::format("implement {} using {} when {}", prog_.entities[model_.entityOf(inst)].fullName,
+                                 names, frontend::prettyExpr(*ctx.ast, imp.when.expr, strings_));
+      if (imp.range.valid()) d.range = imp.range;
+      d.locWithColumn = true;
       return failDiag(std::move(d));
     }
     if (!c.b) return Status::Ok;
