@@ -500,4 +500,13 @@ void dumpAst(const Ast& ast, const StringTable& strings, const SourceManager&, l
   if (opts.ranges) os << rawDumpAst(ast, strings);
 }
 
+bool locationHasColumn(const Ast& ast, ExprId id) {
+  for (;;) {
+    const Expr& e = ast.exprs[id];
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::FString) return true;
+    if (e.kind != ExprKind::Conditional || !e.a.valid()) return false;
+    id = e.a;
+  }
+}
+
 } // namespace inm::frontend

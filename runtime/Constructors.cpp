@@ -227,6 +227,10 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     return llvm::ArrayRef<Value>(keyVals).slice(keys[k].second, end - keys[k].second);
   };
   SourceRange at = e.range;
+  // Values without an expression of their own (`**dict` entries, defaults) are set at the constructor, which
+  // the reference locates by line.
+  SourceRange lineAt = at;
+  lineAt.col = 0;
   InstanceId inst;
   bool isNew = false;
   if (found.valid()) {
@@ -262,15 +266,15 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       continue; // defaults below
     const ir::Attribute& a = prog_.attrs[E.slots[s]];
     if (a.type.base == ir::BaseType::Float && v.isInt()) v = intAsFloat(v);
-    SourceRange vr = at;
-    if (Given* g = findGiven(s); g && g->expr.valid()) vr = ctx.ast->exprs[g->expr].range;
+    SourceRange vr = lineAt;
+    if (Given* g = findGiven(s); g && g->expr.valid()) vr = valueAt(*ctx.ast, g->expr);
     Status st = assignAttr(ctx, inst, s, v, vr, id.index, false);
     if (st != Status::Ok) return st;
   }
   for (Given& g : given) {
     if (isIndexSlot(g.slot)) continue;
     if (g.evaluated) {
-      Status st = assignAttr(ctx, inst, g.slot, g.value, at, id.index, false);
+      Status st = assignAttr(ctx, inst, g.slot, g.value, lineAt, id.index, false);
       if (st != Status::Ok) return st;
       continue;
     }
@@ -300,7 +304,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
     Value v;
     Status st = eval(dctx, d.expr, v);
     if (st != Status::Ok) return st;
-    st = assignAttr(ctx, inst, s, v, at, id.index, false);
+    st = assignAttr(ctx, inst, s, v, lineAt, id.index, false);
     if (st != Status::Ok) return st;
   }
   if (isNew) scheduleImplements(inst);

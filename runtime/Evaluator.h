@@ -410,6 +410,19 @@ class Evaluator {
   Diagnostic diagAt(uint32_t file, uint32_t node, bool isStmt, Diagnostic d) {
     return report_.at(file, node, isStmt, std::move(d));
   }
+  /// Where a value given by `expr` was set, as the reference records it ("set at file:line[:col]"): the
+  /// expression's range, its column dropped unless the reference's location of that node has one.
+  static SourceRange valueAt(const frontend::Ast& ast, ExprId expr) {
+    SourceRange at = ast.exprs[expr].range;
+    if (!frontend::locationHasColumn(ast, expr)) at.col = 0;
+    return at;
+  }
+  /// An error setting the other end of a relation (`other`'s slot `oslot`), as the reference raises it:
+  /// an attribute error of that instance, reported in the instance itself.
+  Diagnostic inverseFailure(InstanceId other, uint32_t oslot, Diagnostic cause);
+  /// Reports an error assigning `inst`'s slot at `node`: wrapped as that attribute's error, unless it already
+  /// is an attribute error (of the other end), which passes with its causes placed at `node`.
+  Status failAttrAssign(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt, Diagnostic err);
   std::string reprNode(uint32_t file, uint32_t node, bool isStmt) {
     return report_.reprNode(file, node, isStmt);
   }

@@ -16,25 +16,11 @@ SourceRange Reporter::rangeOf(uint32_t file, uint32_t node, bool isStmt) const {
   return isStmt ? ast.stmts[StmtId{node}].range : ast.exprs[ExprId{node}].range;
 }
 
-namespace {
-
-/// Whether the reference's location of an expression carries a column: nodes built from a name token
-/// (variable references) and f-strings do; a conditional expression takes its condition's location.
-bool locationHasColumn(const frontend::Ast& ast, ExprId id) {
-  for (;;) {
-    const frontend::Expr& e = ast.exprs[id];
-    if (e.kind == ExprKind::Name || e.kind == ExprKind::FString) return true;
-    if (e.kind != ExprKind::Conditional || !e.a.valid()) return false;
-    id = e.a;
-  }
-}
-
-} // namespace
-
 Diagnostic Reporter::at(uint32_t file, uint32_t node, bool isStmt, Diagnostic d) const {
   d.range = rangeOf(file, node, isStmt);
   d.reportedIn = reprNode(file, node, isStmt);
-  if (!isStmt && node != kNone && locationHasColumn(prog_.ast(file), ExprId{node})) d.locWithColumn = true;
+  if (!isStmt && node != kNone && frontend::locationHasColumn(prog_.ast(file), ExprId{node}))
+    d.locWithColumn = true;
   return d;
 }
 

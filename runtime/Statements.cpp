@@ -179,18 +179,7 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
     Value v;
     Status st = eval(ctx, s.value, v);
     if (st != Status::Ok) return st;
-    SourceRange at = ctx.ast->exprs[s.value].range;
-    switch (ctx.ast->exprs[s.value].kind) {
-    case ExprKind::Int:
-    case ExprKind::Float:
-    case ExprKind::String:
-    case ExprKind::Bool:
-    case ExprKind::Null:
-      at.col = 0; // the reference locates literals by line only
-      break;
-    default: break;
-    }
-    return setVariable(ctx, sid, v, at, units_[unitId].node, true);
+    return setVariable(ctx, sid, v, valueAt(*ctx.ast, s.value), units_[unitId].node, true);
   }
 
   // attribute assignment: x.a = e / x.rel += e
@@ -352,6 +341,32 @@ Status Evaluator::wrapAttrError(Ctx& ctx, InstanceId inst, uint32_t slot, uint32
   return failDiag(std::move(outer));
 }
 
+Diagnostic Evaluator::inverseFailure(InstanceId other, uint32_t oslot, Diagnostic cause) {
+  const ir::Entity& e = prog_.entities[model_.entityOf(other)];
+  Diagnostic d = makeDiag(DiagKind::Attribute, SourceRange{}, strings_.str(prog_.attrs[e.slots[oslot]].name).str(),
+                          describeInst(other));
+  // The reference sets the other end through that instance, which it names as the statement; its location
+  // is where the instance was constructed (a line).
+  d.reportedIn = describeInst(other);
+  d.range = model_.instance(other).createdAt;
+  d.range.col = 0;
+  d.causedBy(std::move(cause));
+  return d;
+}
+
+Status Evaluator::failAttrAssign(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+                                 Diagnostic err) {
+  if (err.kind != DiagKind::Attribute) {
+    bool placed = err.range.valid() || !err.reportedIn.empty();
+    return wrapAttrError(ctx, inst, slot, node, nodeIsStmt,
+                         placed ? std::move(err) : diagAt(ctx.file, node, nodeIsStmt, std::move(err)));
+  }
+  // Already an attribute error (the other end of a relation): passed on, its causes placed at the node.
+  for (Diagnostic& c : err.causes)
+    if (!c.range.valid() && c.reportedIn.empty()) c = diagAt(ctx.file, node, nodeIsStmt, std::move(c));
+  return failDiag(std::move(err));
+}
+
 Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                              uint32_t node, bool nodeIsStmt) {
   SlotId sid = attrSid(inst, slot);
@@ -365,7 +380,7 @@ Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Val
   };
   if (sk == SlotKind::List || sk == SlotKind::Optional) {
     DiagOr<void> added = addToRelation(inst, slot, v, at, false);
-    if (!added) return wrapAttrError(ctx, inst, slot, node, nodeIsStmt, cause(added.takeError()));
+    if (!added) return failAttrAssign(ctx, inst, slot, node, nodeIsStmt, added.takeError());
     return Status::Ok;
   }
   // An equal value is already there: nothing to do (the reference compares before validating).
@@ -393,8 +408,11 @@ Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Val
       } else {
         synced = addToRelation(other, uint32_t(oslot), me, at, true);
       }
-      if (!synced)
-        return wrapAttrError(ctx, other, uint32_t(oslot), node, nodeIsStmt, cause(synced.takeError()));
+      if (!synced) {
+        Diagnostic err = synced.takeError();
+        if (err.kind != DiagKind::Attribute) err = inverseFailure(other, uint32_t(oslot), std::move(err));
+        return failAttrAssign(ctx, inst, slot, node, nodeIsStmt, std::move(err));
+      }
     }
   }
   return Status::Ok;
@@ -467,10 +485,13 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     if (oslot >= 0) {
       SlotId osid = attrSid(other, uint32_t(oslot));
       Value me = Value::instance(inst);
-      if (slots_.meta(osid).kind == SlotKind::Single)
-        INM_TRY_DIAG(setSingle(osid, me, at));
-      else
-        INM_TRY_DIAG(addToRelation(other, uint32_t(oslot), me, at, true));
+      DiagOr<void> synced = slots_.meta(osid).kind == SlotKind::Single
+                                ? setSingle(osid, me, at)
+                                : addToRelation(other, uint32_t(oslot), me, at, true);
+      if (!synced) {
+        Diagnostic err = synced.takeError();
+        return err.kind == DiagKind::Attribute ? std::move(err) : inverseFailure(other, uint32_t(oslot), std::move(err));
+      }
     }
   }
   return {};
@@ -712,7 +733,7 @@ Status Evaluator::runAttrAssign(Ctx& ctx, UnitId unitId) {
   ctx.hintAttr = savedAttr;
   ctx.hintInst = savedInst;
   if (st != Status::Ok) return st;
-  return assignAttr(ctx, inst, slot, v, ctx.ast->exprs[valueExpr].range, origin, false);
+  return assignAttr(ctx, inst, slot, v, valueAt(*ctx.ast, valueExpr), origin, false);
 }
 
 Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {

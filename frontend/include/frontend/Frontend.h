@@ -54,5 +54,9 @@ std::string reprDefault(const Ast& ast, ExprId id, const StringTable& strings);
 std::string prettyExpr(const Ast& ast, ExprId id, const StringTable& strings);
 /// The same for a statement: `t1.a = 3`, `If`, `For`, an expression statement as its expression.
 std::string reprStmt(const Ast& ast, StmtId id, const StringTable& strings);
+/// Whether the reference locates an expression with a column (`file:line:col`) or by line only: nodes built
+/// from a name token (variable references) and f-strings carry one; a conditional expression takes its
+/// condition's location; literals, operators, calls, constructors and attribute references have a line only.
+bool locationHasColumn(const Ast& ast, ExprId id);
 
 } // namespace inm::frontend
