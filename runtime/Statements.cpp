@@ -232,11 +232,23 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
     ctx.hintAttr = attr.inverse.index;
     ctx.hintInst = inst;
   }
-  st = eval(ctx, s.value, v);
+  std::vector<Diagnostic> captured;
+  {
+    Reporter::Capture into(report_, &captured);
+    st = eval(ctx, s.value, v);
+  }
   ctx.hintAttr = savedAttr;
   ctx.hintInst = savedInst;
+  if (!captured.empty()) {
+    Diagnostic err = std::move(captured.front());
+    if (err.kind != DiagKind::OptionalValue) return failDiag(std::move(err));
+    // Reading an unset optional for an attribute assignment: the reference reports it on the statement
+    // and as the cause of not setting the attribute (AttributeException).
+    err = diagAt(ctx.file, units_[unitId].node, true, std::move(err));
+    return wrapAttrError(ctx, inst, uint32_t(slot), units_[unitId].node, true, std::move(err));
+  }
   if (st != Status::Ok) return st;
-  return assignAttr(ctx, inst, uint32_t(slot), v, ctx.ast->exprs[s.value].range, units_[unitId].node, true);
+  return assignAttr(ctx, inst, uint32_t(slot), v, valueAt(*ctx.ast, s.value), units_[unitId].node, true);
 }
 
 Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
