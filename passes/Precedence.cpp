@@ -6,6 +6,7 @@
 #include "Passes.h"
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/StringSet.h>
 
 namespace inm::passes {
 
@@ -32,8 +33,15 @@ void resolvePrecedence(Program& p, DiagnosticEngine& diags) {
   if (!p.project || p.project->relationPrecedencePolicy.empty()) return;
   llvm::StringMap<EntityId> byName;
   for (uint32_t i = 0; i < p.entities.size(); ++i) byName[p.entities[EntityId{i}].fullName] = EntityId{i};
+  llvm::StringSet<> typedefNames;
+  for (const Typedef& t : p.typedefs.items()) typedefNames.insert(t.fullName);
   auto resolveEnd = [&](const RuleEnd& end, AttrId& out) -> bool {
     auto it = byName.find(end.typeName);
+    if (it == byName.end() && typedefNames.contains(end.typeName)) {
+      // A type that exists but is not an entity (a typedef) is named as such.
+      diags.error(DiagKind::PrecedenceNonEntityType, SourceRange{}, end.typeName);
+      return false;
+    }
     if (it == byName.end()) {
       diags.error(DiagKind::PrecedenceUnknownType, SourceRange{}, end.typeName);
       return false;
