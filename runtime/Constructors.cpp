@@ -210,9 +210,22 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       keyVals.push_back(v);
     }
     if (!complete) {
-      return fail(
-          ctx, id, DiagKind::IndexAttributeMissing,
-          fmt::format("Invalid Constructor call: index attributes of {} are not all set", E.fullName));
+      // Attributes neither given (`**dict` included), hinted nor defaulted: listed as the static check does.
+      std::string missing;
+      llvm::SmallVector<uint32_t, 4> seen;
+      for (ir::IndexId other : E.indexes)
+        for (StringId n : prog_.indexes[other].attrNames) {
+          int ms = prog_.slotOf(ent, n);
+          if (ms < 0 || findGiven(uint32_t(ms)) || ms == hintSlot || E.defaults[uint32_t(ms)].valid()) continue;
+          if (std::find(seen.begin(), seen.end(), uint32_t(ms)) != seen.end()) continue;
+          seen.push_back(uint32_t(ms));
+          const ir::Attribute& a = prog_.attrs[E.slots[uint32_t(ms)]];
+          const char* kind = a.isRelation ? "relation" : "attribute";
+          missing += fmt::format("\n\t* Missing {0} '{1}'. The {0} {2}.{1} is part of an index.", kind,
+                                 strings_.str(a.name).str(), E.fullName);
+        }
+      if (missing.empty()) missing = fmt::format(" index attributes of {} are not all set", E.fullName);
+      return fail(ctx, id, DiagKind::IndexAttributeMissing, missing);
     }
     InstanceId hit = indexes_.find(ix.index, llvm::ArrayRef<Value>(keyVals).drop_front(keyBegin));
     if (hit.valid()) {
