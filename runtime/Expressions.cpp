@@ -481,7 +481,9 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     return Status::Ok;
   }
   auto failCast = [&](const char* tn) {
-    return fail(ctx, id, DiagKind::CastFailed, model_.display(v, true), tn);
+    // The reference formats the value with str(): its null object prints as `null`, not Python's None.
+    std::string shown = v.kind == ValueKind::Null ? std::string("null") : model_.display(v, true);
+    return fail(ctx, id, DiagKind::CastFailed, shown, tn);
   };
   switch (to) {
   case ir::BaseType::String:
