@@ -6,6 +6,7 @@ the compiler's own retry signal, `_inm.Retry`)."""
 import importlib.machinery
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import types
@@ -54,6 +55,24 @@ def _format_exception(exc):
     return text.rstrip()
 
 
+def _plugin_module_names(name, plugin_dir):
+    """Every Python file under plugins/ is loaded, as the reference does, not only what __init__ imports:
+    the package first, then its files and subpackages in a stable (sorted) order."""
+    out = ["inmanta_plugins." + name]
+    for root, dirs, files in os.walk(plugin_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        rel = os.path.relpath(root, plugin_dir)
+        parts = [] if rel == "." else rel.split(os.sep)
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            stem = f[:-3]
+            mod = parts if stem == "__init__" else parts + [stem]
+            if mod:
+                out.append(".".join(["inmanta_plugins", name] + mod))
+    return out
+
+
 def load(modules):
     """modules: [(name, plugins_dir)]. Returns (plugins, resources, errors) as plain tuples."""
     if "inmanta_plugins" not in sys.modules:
@@ -66,9 +85,12 @@ def load(modules):
     errors = []
     for name, plugin_dir in modules:
         try:
-            importlib.import_module("inmanta_plugins." + name)
+            for fq_name in _plugin_module_names(name, plugin_dir):
+                importlib.import_module(fq_name)
         except plugins.InvalidTypeAnnotation as e:
             errors.append((name, "InvalidTypeAnnotation", str(e), _location(e)))
+        except plugins.UnannotatedArgument as e:
+            errors.append((name, "UnannotatedArgument", "\n".join(e.args), ("", 0)))
         except BaseException as e:  # noqa: B036 - any failure of module code is reported, never raised
             errors.append((name, "ModuleLoading", _format_exception(e), _location(e)))
     # Plugins that failed type parsing while being decorated were reported through the import error.
@@ -164,6 +186,9 @@ def call(index, args, given):
     p = _plugins[index]
     positional = []
     keywords = {}
+    # Parameters before *args go positionally while no earlier one was left to its default, so that the
+    # values of *args land after them rather than colliding with a keyword of the same name.
+    in_order = True
     for i, (name, kind, has_default, ptype) in enumerate(p.params):
         value = args[i]
         if kind == inspect.Parameter.VAR_POSITIONAL:
@@ -173,11 +198,12 @@ def call(index, args, given):
             keywords.update({k: _arg(v) for k, v in value.items()})
             continue
         if not given[i]:
+            in_order = False
             continue
         plugins.last_failure[0] = None
         if not isinstance(value, Unknown) and not ptype.check(value):
             return ("argtype", i, ptype.text, name, plugins.last_failure[0])
-        if kind == inspect.Parameter.POSITIONAL_ONLY:
+        if kind == inspect.Parameter.POSITIONAL_ONLY or (kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and in_order):
             positional.append(_arg(value))
         else:
             keywords[name] = _arg(value)

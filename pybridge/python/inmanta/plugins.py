@@ -27,6 +27,10 @@ class InvalidTypeAnnotation(Exception):
     """A plugin's annotation names no model type."""
 
 
+class UnannotatedArgument(Exception):
+    """A plugin parameter without an annotation: args are (plugin full name, parameter name)."""
+
+
 class ModelType:
     """`Annotated[str, ModelType["mod::typedef"]]`: the model type to check against."""
 
@@ -281,6 +285,11 @@ class Plugin:
         self.file = code.co_filename
         self.line = _def_line(code)
         self.signature = inspect.signature(function)
+        # Every parameter needs a type; checked in the reference's order: *args, **kwargs, then the others.
+        order = {inspect.Parameter.VAR_POSITIONAL: 0, inspect.Parameter.VAR_KEYWORD: 1}
+        for p in sorted(self.signature.parameters.values(), key=lambda p: order.get(p.kind, 2)):
+            if p.annotation is inspect.Parameter.empty:
+                raise UnannotatedArgument(self.full_name, p.name)
         try:
             hints = typing.get_type_hints(function, include_extras=True)
         except Exception:
