@@ -420,11 +420,14 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       ctx.scope = scope;
       ctx.iterKey = outerKey * 1000003u + (++n);
       Status st = Status::Ok;
-      if (depth + 1 < nLoops) {
+      // An unknown element gives an unknown result element without running the value expression (an
+      // inner loop is part of it); the guard still runs on it and may filter it out.
+      if (depth + 1 < nLoops && item.isUnknown())
+        result.push_back(Value::unknown());
+      else if (depth + 1 < nLoops)
         st = level(depth + 1);
-      } else {
-        st = comprehensionElement(ctx, e, savedAttr, result);
-      }
+      else
+        st = comprehensionElement(ctx, e, savedAttr, item.isUnknown(), result);
       ctx.scope = outer;
       ctx.iterKey = outerKey;
       if (st != Status::Ok) return st;
@@ -440,7 +443,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
-Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr, bool unknownItem,
                                        llvm::SmallVectorImpl<Value>& result) {
   const frontend::Ast& ast = *ctx.ast;
   bool keep = true, unknownGuard = false;
@@ -456,7 +459,7 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
     keep = gv.b;
   }
   if (!keep) return Status::Ok;
-  if (unknownGuard) {
+  if (unknownGuard || unknownItem) {
     result.push_back(Value::unknown());
     return Status::Ok;
   }
