@@ -189,8 +189,19 @@ def call(index, args, given):
     # Parameters before *args go positionally while no earlier one was left to its default, so that the
     # values of *args land after them rather than colliding with a keyword of the same name.
     in_order = True
+    context = plugins.Context(p.full_name) if p.context_param else None
+    context_pending = context is not None
+
+    def place_context():
+        # The Context parameter goes positionally in its own place when everything before it does.
+        nonlocal context_pending
+        if context_pending and in_order and p.context_position == len(positional):
+            positional.append(context)
+            context_pending = False
+
     for i, (name, kind, has_default, ptype) in enumerate(p.params):
         value = args[i]
+        place_context()
         if kind == inspect.Parameter.VAR_POSITIONAL:
             positional.extend(_arg(v) for v in value)
             continue
@@ -207,8 +218,9 @@ def call(index, args, given):
             positional.append(_arg(value))
         else:
             keywords[name] = _arg(value)
-    if p.context_param:
-        keywords[p.context_param] = plugins.Context(p.full_name)
+    place_context()
+    if context_pending:
+        keywords[p.context_param] = context
     try:
         result = p.function(*positional, **keywords)
     except UnknownException:

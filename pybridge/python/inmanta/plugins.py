@@ -295,11 +295,14 @@ class Plugin:
         except Exception:
             hints = {}
         self.context_param = None
+        self.context_position = None  # its index among the positional parameters, if it is one
         self.params = []  # (name, kind, has_default, PluginType)
-        for p in self.signature.parameters.values():
+        for position, p in enumerate(self.signature.parameters.values()):
             ann = _annotation(p.annotation, hints.get(p.name))
             if inspect.isclass(ann) and issubclass(ann, Context):
                 self.context_param = p.name
+                if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                    self.context_position = position
                 continue
             where = "argument %s of plugin %s" % (p.name, self.full_name)
             self.params.append((p.name, p.kind, p.default is not inspect.Parameter.empty, to_plugin_type(ann, where)))
