@@ -95,9 +95,9 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     std::string repr = i < args.size() ? ctx.model().repr(args[i]) : "?";
     out = PluginResult::failure(DiagKind::PluginType, repr, name, fullName, type);
     // The cause shows the value with str() (a string without quotes), the headline with repr().
-    std::string shown = i >= args.size()                    ? std::string("?")
+    std::string shown = i >= args.size()                           ? std::string("?")
                         : args[i].kind == runtime::ValueKind::Null ? std::string("null")
-                                                            : ctx.model().display(args[i], true);
+                                                                   : ctx.model().display(args[i], true);
     out.cause = constraintError(res, 4).value_or(diagText(DiagKind::InvalidAttributeValue, shown, type));
   } else if (tag == "rettype") {
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1));

@@ -577,7 +577,8 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, b
     if (st == Status::Ok && keep) {
       st = gradualSource(ctx, e.a, p.sid);
       // not a relation: its values (comprehensionElement re-checks the guards, which hold)
-      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, kNone, item.isUnknown(), p.values);
+      if (st == Status::Ok && !p.sid.valid())
+        st = comprehensionElement(ctx, e, kNone, item.isUnknown(), p.values);
       if (p.sid.valid()) anyRelation = true;
     }
     ctx.scope = outer;

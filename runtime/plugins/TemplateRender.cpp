@@ -441,7 +441,8 @@ PluginResult renderTemplatePlugin(PluginContext& ctx, Args args) {
     return externalError("jinja2.exceptions.TemplateNotFound: " + path.str());
   }
   if (!readConfinedFile(file, source, err))
-    return externalError("jinja2.exceptions.TemplateNotFound: " + path.str() + " (looked for " + file + "): " + err);
+    return externalError("jinja2.exceptions.TemplateNotFound: " + path.str() + " (looked for " + file +
+                         "): " + err);
   const CacheEntry& entry = cachedTemplate(file, source);
   if (!entry.tree) return externalError("TemplateSyntaxError in " + path.str() + ", " + entry.error);
 
