@@ -352,7 +352,7 @@ class Evaluator {
   Status evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   /// The guards and element of the innermost loop of comprehension `e` (loop variables bound in ctx.scope):
   /// appends the element (flattened) or an unknown to `result`. `id` is `e`'s id (errors are reported in it).
-  Status comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr,
+  Status comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr, bool unknownItem,
                               llvm::SmallVectorImpl<Value>& result);
   Status evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out);

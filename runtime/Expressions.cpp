@@ -427,11 +427,14 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       ctx.scope = scope;
       ctx.iterKey = outerKey * 1000003u + (++n);
       Status st = Status::Ok;
-      if (depth + 1 < nLoops) {
+      // An unknown element gives an unknown result element without running the value expression (an
+      // inner loop is part of it); the guard still runs on it and may filter it out.
+      if (depth + 1 < nLoops && item.isUnknown())
+        result.push_back(Value::unknown());
+      else if (depth + 1 < nLoops)
         st = level(depth + 1);
-      } else {
-        st = comprehensionElement(ctx, e, id, savedAttr, result);
-      }
+      else
+        st = comprehensionElement(ctx, e, id, savedAttr, item.isUnknown(), result);
       ctx.scope = outer;
       ctx.iterKey = outerKey;
       if (st != Status::Ok) return st;
@@ -447,7 +450,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
-Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr,
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr, bool unknownItem,
                                        llvm::SmallVectorImpl<Value>& result) {
   const frontend::Ast& ast = *ctx.ast;
   bool keep = true, unknownGuard = false;
@@ -463,7 +466,7 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint3
     keep = gv.b;
   }
   if (!keep) return Status::Ok;
-  if (unknownGuard) {
+  if (unknownGuard || unknownItem) {
     result.push_back(Value::unknown());
     return Status::Ok;
   }
@@ -488,7 +491,9 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     return Status::Ok;
   }
   auto failCast = [&](const char* tn) {
-    return fail(ctx, id, DiagKind::CastFailed, model_.display(v, true), tn);
+    // The reference formats the value with str(): its null object prints as `null`, not Python's None.
+    std::string shown = v.kind == ValueKind::Null ? std::string("null") : model_.display(v, true);
+    return fail(ctx, id, DiagKind::CastFailed, shown, tn);
   };
   switch (to) {
   case ir::BaseType::String:

@@ -293,7 +293,8 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
             ctx.scope = scope;
             ctx.iterKey = ((savedKey * 1000003u + index + 1) * 1000003u + level) * 1000003u + pos;
             ctx.hintInst = level == 0 && hint != kNone ? inst : savedInst;
-            st = comprehensionElement(ctx, ce, ExprId{chain[level]}, level == 0 ? hint : kNone, next);
+            st = comprehensionElement(ctx, ce, ExprId{chain[level]}, level == 0 ? hint : kNone,
+                                      values[pos].isUnknown(), next);
           }
           values = std::move(next);
         }
@@ -610,7 +611,8 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, b
     if (st == Status::Ok && keep) {
       st = gradualSource(ctx, e.a, p.sid);
       // not a relation: its values (comprehensionElement re-checks the guards, which hold)
-      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, s.value, kNone, p.values);
+      if (st == Status::Ok && !p.sid.valid())
+        st = comprehensionElement(ctx, e, s.value, kNone, item.isUnknown(), p.values);
       if (p.sid.valid()) anyRelation = true;
     }
     ctx.scope = outer;
