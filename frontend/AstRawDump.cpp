@@ -46,11 +46,11 @@ std::string rawDumpAst(const Ast& ast, const StringTable& st) {
   }
   for (uint32_t k = 0; k < ast.decls.size(); ++k) {
     const Decl& x = ast.decls[DeclId{k}];
-    o +=
-        fmt::format("D{} k{} {} n{} {} doc{} al{} for{} {} x{} names{}-{} attrs{}-{} body{}-{} ann{}-{} has{}\n",
-                    k, int(x.kind), d.r(x.range), d.s(x.name), d.r(x.nameRange), d.s(x.doc), d.s(x.alias),
-                    d.s(x.forEntity), d.r(x.forRange), d.i(x.expr), x.nameBegin, x.nameEnd, x.attrBegin, x.attrEnd,
-                    x.bodyBegin, x.bodyEnd, x.annBegin, x.annEnd, int(x.hasAnnotations));
+    o += fmt::format(
+        "D{} k{} {} n{} {} doc{} al{} for{} {} x{} names{}-{} attrs{}-{} body{}-{} ann{}-{} has{}\n", k,
+        int(x.kind), d.r(x.range), d.s(x.name), d.r(x.nameRange), d.s(x.doc), d.s(x.alias), d.s(x.forEntity),
+        d.r(x.forRange), d.i(x.expr), x.nameBegin, x.nameEnd, x.attrBegin, x.attrEnd, x.bodyBegin, x.bodyEnd,
+        x.annBegin, x.annEnd, int(x.hasAnnotations));
     for (const RelationEnd* e : {&x.left, &x.right})
       o += fmt::format("  end {} {} {} {} {}:{}\n", d.s(e->entity), d.r(e->entityRange), d.s(e->name),
                        d.r(e->nameRange), e->mult.low, e->mult.high);

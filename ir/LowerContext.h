@@ -29,7 +29,8 @@ struct LowerContext {
   bool defineType(NamespaceId ns, StringId name, TypeEntry entry, SourceRange range, const std::string& what);
   /// Resolves a type name used in a declaration of file namespace `ns`; reports on failure, attributed to
   /// `reportedIn` (the declaring statement, e.g. "Entity(Host)") when given.
-  bool resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out, llvm::StringRef reportedIn = {});
+  bool resolve(NamespaceId ns, StringId name, SourceRange range, TypeEntry& out,
+               llvm::StringRef reportedIn = {});
   std::string loc(SourceRange r) const { return diags.formatLoc(r, true); }
 };
 

@@ -216,7 +216,8 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       for (ir::IndexId other : E.indexes)
         for (StringId n : prog_.indexes[other].attrNames) {
           int ms = prog_.slotOf(ent, n);
-          if (ms < 0 || findGiven(uint32_t(ms)) || ms == hintSlot || E.defaults[uint32_t(ms)].valid()) continue;
+          if (ms < 0 || findGiven(uint32_t(ms)) || ms == hintSlot || E.defaults[uint32_t(ms)].valid())
+            continue;
           if (std::find(seen.begin(), seen.end(), uint32_t(ms)) != seen.end()) continue;
           seen.push_back(uint32_t(ms));
           const ir::Attribute& a = prog_.attrs[E.slots[uint32_t(ms)]];

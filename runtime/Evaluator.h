@@ -422,7 +422,8 @@ class Evaluator {
   Diagnostic inverseFailure(InstanceId other, uint32_t oslot, Diagnostic cause);
   /// Reports an error assigning `inst`'s slot at `node`: wrapped as that attribute's error, unless it already
   /// is an attribute error (of the other end), which passes with its causes placed at `node`.
-  Status failAttrAssign(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt, Diagnostic err);
+  Status failAttrAssign(Ctx& ctx, InstanceId inst, uint32_t slot, uint32_t node, bool nodeIsStmt,
+                        Diagnostic err);
   std::string reprNode(uint32_t file, uint32_t node, bool isStmt) {
     return report_.reprNode(file, node, isStmt);
   }

@@ -450,8 +450,8 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
-Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr, bool unknownItem,
-                                       llvm::SmallVectorImpl<Value>& result) {
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, ExprId id, uint32_t hintAttr,
+                                       bool unknownItem, llvm::SmallVectorImpl<Value>& result) {
   const frontend::Ast& ast = *ctx.ast;
   bool keep = true, unknownGuard = false;
   for (uint32_t g = e.begin; g < e.end && keep; ++g) {

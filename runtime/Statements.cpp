@@ -356,8 +356,8 @@ Status Evaluator::wrapAttrError(Ctx& ctx, InstanceId inst, uint32_t slot, uint32
 
 Diagnostic Evaluator::inverseFailure(InstanceId other, uint32_t oslot, Diagnostic cause) {
   const ir::Entity& e = prog_.entities[model_.entityOf(other)];
-  Diagnostic d = makeDiag(DiagKind::Attribute, SourceRange{}, strings_.str(prog_.attrs[e.slots[oslot]].name).str(),
-                          describeInst(other));
+  Diagnostic d = makeDiag(DiagKind::Attribute, SourceRange{},
+                          strings_.str(prog_.attrs[e.slots[oslot]].name).str(), describeInst(other));
   // The reference sets the other end through that instance, which it names as the statement; its location
   // is where the instance was constructed (a line).
   d.reportedIn = describeInst(other);
@@ -503,7 +503,8 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
                                 : addToRelation(other, uint32_t(oslot), me, at, true);
       if (!synced) {
         Diagnostic err = synced.takeError();
-        return err.kind == DiagKind::Attribute ? std::move(err) : inverseFailure(other, uint32_t(oslot), std::move(err));
+        return err.kind == DiagKind::Attribute ? std::move(err)
+                                               : inverseFailure(other, uint32_t(oslot), std::move(err));
       }
     }
   }
@@ -767,8 +768,9 @@ Status Evaluator::runImplement(Ctx& ctx, UnitId unitId) {
       std::string names;
       for (ir::ImplId impl : imp.impls)
         names += (names.empty() ? "" : ",") + strings_.str(prog_.impls[impl].name).str();
-      d.reportedIn = fmt::format("implement {} using {} when {}", prog_.entities[model_.entityOf(inst)].fullName,
-                                 names, frontend::prettyExpr(*ctx.ast, imp.when.expr, strings_));
+      d.reportedIn =
+          fmt::format("implement {} using {} when {}", prog_.entities[model_.entityOf(inst)].fullName, names,
+                      frontend::prettyExpr(*ctx.ast, imp.when.expr, strings_));
       if (imp.range.valid()) d.range = imp.range;
       d.locWithColumn = true;
       return failDiag(std::move(d));
