@@ -109,7 +109,6 @@ struct SlotExt {
   CompactVec<UnitId> waiters; // units blocked until the slot is set / frozen
   CompactVec<UnitId> gradual; // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;     // waiters that count as progress potential
-  bool sawUnknown = false;    // an unknown was assigned (dropped from values): `is defined` is unknown
 };
 static_assert(sizeof(SlotExt) == 40, "one SlotExt per waited-on slot: keep it small");
 

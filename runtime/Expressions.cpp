@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace inm::runtime {
@@ -358,13 +359,14 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (!slots_.items(sid).empty()) {
+    // Defined as soon as a known element arrives; once frozen, unknown when only unknowns were assigned.
+    const CompactVec<Value>& xs = slots_.items(sid);
+    if (std::any_of(xs.begin(), xs.end(), [](const Value& x) { return !x.isUnknown(); })) {
       out = Value::boolean(true);
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
-      out = m.hasExt() && slots_.extIf(sid)->sawUnknown ? Value::unknown() : Value::boolean(false);
+      out = xs.empty() ? Value::boolean(false) : Value::unknown();
       return Status::Ok;
     }
     return blockOn(ctx, sid);

@@ -439,11 +439,31 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     for (const Value& item : v.items()) INM_TRY_DIAG(addToRelation(inst, slot, item, at, reverse));
     return {};
   }
+  CompactVec<Value>& xs = slots_.items(sid);
   if (v.isUnknown()) {
-    slots_.ext(sid).sawUnknown = true;
+    // An unknown is kept as an element (reference: a relation stores it like an instance, untyped, never
+    // equal to another, counted for the bounds); it has no other end to keep in sync.
+    SlotMeta& m = slots_.meta(sid);
+    if (m.state == kFrozen) {
+      if (m.kind == SlotKind::Optional && !xs.empty())
+        return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(xs[0], true),
+                        model_.display(v, true));
+      return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
+    }
+    bool wasEmpty = xs.empty();
+    xs.push_back(v);
+    if (m.kind == SlotKind::Optional ||
+        (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
+      freeze(sid);
+    } else {
+      if (wasEmpty)
+        wake(sid);
+      else
+        wakeGradual(sid);
+      maybeQueueForFreeze(sid);
+    }
     return {};
   }
-  CompactVec<Value>& xs = slots_.items(sid);
   if (v.isNull()) {
     if (!xs.empty()) {
       if (slots_.meta(sid).kind == SlotKind::Optional) {
@@ -666,6 +686,7 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (src.valid()) {
     while (units_[unitId].progress < slots_.valueCount(src)) {
       Value item = slots_.items(src)[units_[unitId].progress++];
+      if (item.isUnknown()) continue; // a for loop skips unknown elements
       ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
       bindVar(scopes_.firstVar(scope), item);
       emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);
