@@ -41,6 +41,7 @@ struct Resolver {
   Diagnostic& exprError(DiagKind kind, ExprId id, Args&&... args) {
     Diagnostic& d = diags.error(kind, ast->exprs[id].range, std::forward<Args>(args)...);
     d.reportedIn = frontend::reprExpr(*ast, id, strings());
+    d.locWithColumn = frontend::locationHasColumn(*ast, id); // a variable reference: line:col
     return d;
   }
 
