@@ -77,7 +77,7 @@ PY
   if ((${#files[@]})); then
     out=$("$TIDY" -p "$tidy_db" --quiet --warnings-as-errors='*' "${files[@]}" 2>&1)
     # --warnings-as-errors tags every finding `[check-name,-warnings-as-errors]`.
-    findings=$(echo "$out" | grep -E '(error|warning): .*\[(bugprone|performance|readability|misc|modernize|cert|google|llvm)-[a-z-]+(,-warnings-as-errors)?\]$')
+    findings=$(echo "$out" | grep -E '(error|warning): .*\[(bugprone|performance|readability|misc|modernize|cert|google|llvm)-[a-z0-9.-]+(,-warnings-as-errors)?\]$')
     unparsed=$(echo "$out" | grep -E '\[clang-diagnostic-error\]$' | cut -d: -f1 | grep -E '\.(cpp|h)$' | sort -u)
     [[ -n "$unparsed" ]] && echo "$unparsed" | sed 's/^/style: tidy: not analysed (clang cannot compile it): /' | head -n 20
     if [[ -n "$findings" ]]; then
