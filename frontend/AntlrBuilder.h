@@ -65,6 +65,8 @@ class AntlrBuilder {
 
   /// Checks a defined name: keyword, hyphen.
   bool checkDefinedName(llvm::StringRef name, SourceRange r);
+  /// Checks the namespace parts of a type reference: a keyword there is a reserved-keyword error.
+  bool checkTypeRefParts(const std::vector<G::AnyIdContext*>& parts);
 
   // ---------------------------------------------------------------- nodes
   ExprId addExpr(Expr e) { return ast_.exprs.add(e); }

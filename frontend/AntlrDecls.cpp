@@ -43,6 +43,15 @@ SourceRange AntlrBuilder::rangeOf(antlr4::Token* a, antlr4::Token* b) {
   return r;
 }
 
+bool AntlrBuilder::checkTypeRefParts(const std::vector<G::AnyIdContext*>& parts) {
+  for (G::AnyIdContext* id : parts)
+    if (id->keywordAsId()) {
+      error(DiagKind::ReservedKeyword, rangeOf(id), id->getText());
+      return false;
+    }
+  return true;
+}
+
 bool AntlrBuilder::checkDefinedName(llvm::StringRef name, SourceRange r) {
   if (isKeyword(name)) {
     error(DiagKind::ReservedKeyword, r, name.str());
@@ -123,6 +132,7 @@ void AntlrBuilder::entityDef(G::EntityDefContext* c) {
   if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
   d.nameBegin = uint32_t(ast_.names.size());
   for (G::ParentRefContext* p : c->parentRef()) {
+    if (!checkTypeRefParts(p->anyId())) return;
     std::string last = p->name()->getText();
     if (!isupper((unsigned char)last[0])) {
       error(DiagKind::SyntaxErrorDetail, rangeOf(p->name()),
@@ -191,7 +201,7 @@ bool AntlrBuilder::attr(G::AttrContext* a, AttrDecl& ad) {
     ad.undef = true;
   else if (t->K_NULL()) {
     if (!ad.type.nullable) {
-      error(DiagKind::SyntaxErrorDetail, rangeOf(t->K_NULL()),
+      error(DiagKind::SyntaxErrorDetail, rangeOf(t->name()), // the reference points at the name
             "null can not be assigned to dict, did you mean \"dict? " + st_.str(ad.name).str() + " = null\"");
       return false;
     }
@@ -208,6 +218,7 @@ void AntlrBuilder::implementationDef(G::ImplementationDefContext* c) {
   d.nameRange = rangeOf(c->name());
   if (!checkDefinedName(name, d.nameRange)) return;
   d.name = st_.intern(name);
+  if (!checkTypeRefParts(c->classRef()->anyId())) return;
   d.forEntity = st_.intern(c->classRef()->getText());
   if (c->MLS()) d.doc = st_.intern(mlsBody(c->MLS()->getText(), c->MLS()->getSymbol()));
   auto [b, e] = pushStmts(c->statement());
@@ -218,6 +229,7 @@ void AntlrBuilder::implementationDef(G::ImplementationDefContext* c) {
 
 void AntlrBuilder::implementDef(G::ImplementDefContext* c) {
   Decl d = mkDecl(DeclKind::Implement, rangeOf(c));
+  if (!checkTypeRefParts(c->classRef()->anyId())) return;
   d.name = st_.intern(c->classRef()->getText());
   d.nameRange = rangeOf(c->classRef());
   d.nameBegin = uint32_t(ast_.names.size());
@@ -273,6 +285,7 @@ Multiplicity AntlrBuilder::multi(G::MultiContext* m) {
 void AntlrBuilder::relation(G::RelationContext* c) {
   Decl d = mkDecl(DeclKind::Relation, rangeOf(c));
   G::RelationEndContext* l = c->relationEnd();
+  if (!checkTypeRefParts(l->classRef()->anyId())) return;
   d.left.entity = st_.intern(l->classRef()->getText());
   d.left.entityRange = rangeOf(l->classRef());
   std::string ln = l->anyId()->getText();
@@ -281,6 +294,7 @@ void AntlrBuilder::relation(G::RelationContext* c) {
   d.left.name = st_.intern(ln);
   d.left.mult = multi(l->multi());
   G::RelationTargetContext* r = c->relationTarget();
+  if (!checkTypeRefParts(r->classRef()->anyId())) return;
   d.right.entity = st_.intern(r->classRef()->getText());
   d.right.entityRange = rangeOf(r->classRef());
   if (r->anyId()) {
@@ -345,6 +359,7 @@ void AntlrBuilder::typedefDef(G::TypedefDefContext* c) {
 
 void AntlrBuilder::indexDef(G::IndexDefContext* c) {
   Decl d = mkDecl(DeclKind::Index, rangeOf(c));
+  if (!checkTypeRefParts(c->classRef()->anyId())) return;
   d.name = st_.intern(c->classRef()->getText());
   d.nameRange = rangeOf(c->classRef());
   d.nameBegin = uint32_t(ast_.names.size());

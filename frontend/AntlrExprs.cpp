@@ -316,6 +316,7 @@ ExprId AntlrBuilder::functionCall(G::FunctionCallContext* c) {
 }
 
 ExprId AntlrBuilder::constructor(G::ConstructorContext* c) {
+  if (!checkTypeRefParts(c->classRef()->anyId())) return ExprId{};
   Expr e = mk(ExprKind::Constructor, rangeOf(c));
   e.name = st_.intern(c->classRef()->getText());
   if (!kwargs(c->kwarg(), e)) return ExprId{};
@@ -324,6 +325,7 @@ ExprId AntlrBuilder::constructor(G::ConstructorContext* c) {
 
 ExprId AntlrBuilder::indexLookup(G::IndexLookupContext* c) {
   if (auto* t = dynamic_cast<G::TypeIndexLookupContext*>(c)) {
+    if (!checkTypeRefParts(t->classRef()->anyId())) return ExprId{};
     Expr e = mk(ExprKind::IndexLookup, rangeOf(c));
     e.name = st_.intern(t->classRef()->getText());
     if (!kwargs(t->kwarg(), e)) return ExprId{};

@@ -64,7 +64,9 @@ unsigned Parser::classRef(Token& first, Token& last) {
   unsigned n = classRefAhead(0);
   if (!n) bail();
   first = peek();
-  for (unsigned i = 0; i + 1 < n; ++i) take();
+  // A keyword as a namespace part is the reference's reserved-keyword error: the ANTLR path reports it.
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (isKeywordAsId(take().kind)) bail();
   last = take();
   return n;
 }

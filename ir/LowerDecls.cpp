@@ -197,6 +197,7 @@ struct DeclWalker {
     Index ix;
     ix.range = d.nameRange.valid() ? d.nameRange : d.range;
     if (!entityOf(d.name, ix.range, ix.entity)) return;
+    ix.writtenName = d.name;
     for (uint32_t i = d.nameBegin; i < d.nameEnd; ++i) ix.attrNames.push_back(ast->names[i].name);
     ix.range = d.range;
     p.indexes.add(std::move(ix));
@@ -218,8 +219,15 @@ void checkCycles(LowerContext& cx) {
       if (next < ent.parents.size()) {
         EntityId par = ent.parents[next];
         if (state[par.index] == 1) {
-          Diagnostic& d = cx.diags.error(DiagKind::Cycle, ent.range, ent.fullName);
-          d.locWithColumn = true;
+          // The reference lists the loop from the entity that closes it back up to the repeated parent.
+          std::string loop;
+          for (size_t i = stack.size(); i-- > 0;) {
+            if (!loop.empty()) loop += ',';
+            loop += p.entities[stack[i].first].fullName;
+            if (stack[i].first == par) break;
+          }
+          Diagnostic& d = cx.diags.error(DiagKind::Cycle, ent.range, loop);
+          d.reportedIn = fmt::format("Entity({})", cx.strings.str(ent.name).str());
           ent.parents.erase(ent.parents.begin() + next);
           continue;
         }

@@ -140,7 +140,7 @@ struct Layout {
         std::string attrs;
         for (StringId a : x.attrNames) attrs += (attrs.empty() ? "" : ", ") + str(a);
         Diagnostic& d = diags.error(kind, x.range, str(n), e.fullName);
-        d.reportedIn = "index " + str(e.name) + "(" + attrs + ")";
+        d.reportedIn = "index " + str(x.writtenName) + "(" + attrs + ")";
         ok = false;
       };
       for (StringId n : x.attrNames) {

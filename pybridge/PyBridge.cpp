@@ -94,7 +94,11 @@ PluginResult callPlugin(size_t index, const std::string& fullName, PluginContext
     std::string name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 3));
     std::string repr = i < args.size() ? ctx.model().repr(args[i]) : "?";
     out = PluginResult::failure(DiagKind::PluginType, repr, name, fullName, type);
-    out.cause = constraintError(res, 4).value_or(diagText(DiagKind::InvalidAttributeValue, repr, type));
+    // The cause shows the value with str() (a string without quotes), the headline with repr().
+    std::string shown = i >= args.size()                           ? std::string("?")
+                        : args[i].kind == runtime::ValueKind::Null ? std::string("null")
+                                                                   : ctx.model().display(args[i], true);
+    out.cause = constraintError(res, 4).value_or(diagText(DiagKind::InvalidAttributeValue, shown, type));
   } else if (tag == "rettype") {
     std::string type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1));
     Value v;
@@ -274,6 +278,10 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
     SourceRange at = *file ? rangeAt(sm, file, uint32_t(line)) : SourceRange{};
     if (std::string(kind) == "InvalidTypeAnnotation") {
       diags.error(DiagKind::InvalidTypeAnnotation, at, text);
+    } else if (std::string(kind) == "UnannotatedArgument") {
+      // text: "<plugin full name>\n<parameter>"; the reference reports it without a location.
+      auto [plugin, param] = llvm::StringRef(text).split('\n');
+      diags.error(DiagKind::PluginArgumentNotAnnotated, SourceRange{}, plugin.str(), param.str());
     } else {
       Diagnostic& d = diags.error(DiagKind::ModuleLoading, at, module);
       d.causedBy(makeDiag(DiagKind::PluginLoadFailed, SourceRange{}, module, text));

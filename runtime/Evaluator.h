@@ -109,7 +109,6 @@ struct SlotExt {
   CompactVec<UnitId> waiters; // units blocked until the slot is set / frozen
   CompactVec<UnitId> gradual; // units subscribed to every change (for loops, forwards, is defined)
   uint32_t potential = 0;     // waiters that count as progress potential
-  bool sawUnknown = false;    // an unknown was assigned (dropped from values): `is defined` is unknown
 };
 static_assert(sizeof(SlotExt) == 40, "one SlotExt per waited-on slot: keep it small");
 
@@ -352,7 +351,7 @@ class Evaluator {
   Status evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   /// The guards and element of the innermost loop of comprehension `e` (loop variables bound in ctx.scope):
   /// appends the element (flattened) or an unknown to `result`.
-  Status comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+  Status comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr, bool unknownItem,
                               llvm::SmallVectorImpl<Value>& result);
   Status evalFormat(Ctx& ctx, const Expr& e, ExprId id, Value& out);
   Status evalFString(Ctx& ctx, const Expr& e, ExprId id, Value& out);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace inm::runtime {
@@ -351,13 +352,14 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     return Value::boolean(true);
   };
   if (m.kind == SlotKind::List || m.kind == SlotKind::Optional) {
-    if (!slots_.items(sid).empty()) {
+    // Defined as soon as a known element arrives; once frozen, unknown when only unknowns were assigned.
+    const CompactVec<Value>& xs = slots_.items(sid);
+    if (std::any_of(xs.begin(), xs.end(), [](const Value& x) { return !x.isUnknown(); })) {
       out = Value::boolean(true);
       return Status::Ok;
     }
     if (m.state == kFrozen) {
-      // Nothing known was assigned: unknown when an unknown was (reference: an unknown relation value).
-      out = m.hasExt() && slots_.extIf(sid)->sawUnknown ? Value::unknown() : Value::boolean(false);
+      out = xs.empty() ? Value::boolean(false) : Value::unknown();
       return Status::Ok;
     }
     return blockOn(ctx, sid);
@@ -420,11 +422,14 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
       ctx.scope = scope;
       ctx.iterKey = outerKey * 1000003u + (++n);
       Status st = Status::Ok;
-      if (depth + 1 < nLoops) {
+      // An unknown element gives an unknown result element without running the value expression (an
+      // inner loop is part of it); the guard still runs on it and may filter it out.
+      if (depth + 1 < nLoops && item.isUnknown())
+        result.push_back(Value::unknown());
+      else if (depth + 1 < nLoops)
         st = level(depth + 1);
-      } else {
-        st = comprehensionElement(ctx, e, savedAttr, result);
-      }
+      else
+        st = comprehensionElement(ctx, e, savedAttr, item.isUnknown(), result);
       ctx.scope = outer;
       ctx.iterKey = outerKey;
       if (st != Status::Ok) return st;
@@ -440,7 +445,7 @@ Status Evaluator::evalComprehension(Ctx& ctx, const Expr& e, ExprId id, Value& o
   return Status::Ok;
 }
 
-Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr,
+Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAttr, bool unknownItem,
                                        llvm::SmallVectorImpl<Value>& result) {
   const frontend::Ast& ast = *ctx.ast;
   bool keep = true, unknownGuard = false;
@@ -456,7 +461,7 @@ Status Evaluator::comprehensionElement(Ctx& ctx, const Expr& e, uint32_t hintAtt
     keep = gv.b;
   }
   if (!keep) return Status::Ok;
-  if (unknownGuard) {
+  if (unknownGuard || unknownItem) {
     result.push_back(Value::unknown());
     return Status::Ok;
   }
@@ -481,7 +486,9 @@ Status Evaluator::castValue(Ctx& ctx, ir::BaseType to, const Value& v, ExprId id
     return Status::Ok;
   }
   auto failCast = [&](const char* tn) {
-    return fail(ctx, id, DiagKind::CastFailed, model_.display(v, true), tn);
+    // The reference formats the value with str(): its null object prints as `null`, not Python's None.
+    std::string shown = v.kind == ValueKind::Null ? std::string("null") : model_.display(v, true);
+    return fail(ctx, id, DiagKind::CastFailed, shown, tn);
   };
   switch (to) {
   case ir::BaseType::String:

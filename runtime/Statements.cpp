@@ -292,7 +292,7 @@ Status Evaluator::runForward(Ctx& ctx, UnitId unitId) {
             ctx.scope = scope;
             ctx.iterKey = ((savedKey * 1000003u + index + 1) * 1000003u + level) * 1000003u + pos;
             ctx.hintInst = level == 0 && hint != kNone ? inst : savedInst;
-            st = comprehensionElement(ctx, ce, level == 0 ? hint : kNone, next);
+            st = comprehensionElement(ctx, ce, level == 0 ? hint : kNone, values[pos].isUnknown(), next);
           }
           values = std::move(next);
         }
@@ -408,11 +408,31 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     for (const Value& item : v.items()) INM_TRY_DIAG(addToRelation(inst, slot, item, at, reverse));
     return {};
   }
+  CompactVec<Value>& xs = slots_.items(sid);
   if (v.isUnknown()) {
-    slots_.ext(sid).sawUnknown = true;
+    // An unknown is kept as an element (reference: a relation stores it like an instance, untyped, never
+    // equal to another, counted for the bounds); it has no other end to keep in sync.
+    SlotMeta& m = slots_.meta(sid);
+    if (m.state == kFrozen) {
+      if (m.kind == SlotKind::Optional && !xs.empty())
+        return makeDiag(DiagKind::DoubleSetOptional, SourceRange{}, model_.display(xs[0], true),
+                        model_.display(v, true));
+      return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
+    }
+    bool wasEmpty = xs.empty();
+    xs.push_back(v);
+    if (m.kind == SlotKind::Optional ||
+        (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
+      freeze(sid);
+    } else {
+      if (wasEmpty)
+        wake(sid);
+      else
+        wakeGradual(sid);
+      maybeQueueForFreeze(sid);
+    }
     return {};
   }
-  CompactVec<Value>& xs = slots_.items(sid);
   if (v.isNull()) {
     if (!xs.empty()) {
       if (slots_.meta(sid).kind == SlotKind::Optional) {
@@ -577,7 +597,8 @@ Status Evaluator::forOverComprehension(Ctx& ctx, const Stmt& s, UnitId unitId, b
     if (st == Status::Ok && keep) {
       st = gradualSource(ctx, e.a, p.sid);
       // not a relation: its values (comprehensionElement re-checks the guards, which hold)
-      if (st == Status::Ok && !p.sid.valid()) st = comprehensionElement(ctx, e, kNone, p.values);
+      if (st == Status::Ok && !p.sid.valid())
+        st = comprehensionElement(ctx, e, kNone, item.isUnknown(), p.values);
       if (p.sid.valid()) anyRelation = true;
     }
     ctx.scope = outer;
@@ -630,6 +651,7 @@ Status Evaluator::execFor(Ctx& ctx, const Stmt& s, UnitId unitId) {
   if (src.valid()) {
     while (units_[unitId].progress < slots_.valueCount(src)) {
       Value item = slots_.items(src)[units_[unitId].progress++];
+      if (item.isUnknown()) continue; // a for loop skips unknown elements
       ScopeId scope = scopes_.newScope(ctx.scope, ctx.file, kNone, s.bodyBegin, s.bodyEnd, s.var);
       bindVar(scopes_.firstVar(scope), item);
       emitBlock(scope, ctx.file, s.bodyBegin, s.bodyEnd);

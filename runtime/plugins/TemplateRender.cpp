@@ -436,11 +436,13 @@ PluginResult renderTemplatePlugin(PluginContext& ctx, Args args) {
   llvm::sys::path::append(base, "templates");
   std::string err, source;
   if (!confinedPath(base, modDir.empty() ? path : rest, file, err)) {
-    if (!err.empty()) return externalError("TemplateNotFound: " + path.str() + ": " + err);
-    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + ")");
+    // Named as the reference's Jinja exception renders: its module path, then the template as given.
+    if (!err.empty()) return externalError("jinja2.exceptions.TemplateNotFound: " + path.str() + ": " + err);
+    return externalError("jinja2.exceptions.TemplateNotFound: " + path.str());
   }
   if (!readConfinedFile(file, source, err))
-    return externalError("TemplateNotFound: " + path.str() + " (looked for " + file + "): " + err);
+    return externalError("jinja2.exceptions.TemplateNotFound: " + path.str() + " (looked for " + file +
+                         "): " + err);
   const CacheEntry& entry = cachedTemplate(file, source);
   if (!entry.tree) return externalError("TemplateSyntaxError in " + path.str() + ", " + entry.error);
 

@@ -76,6 +76,7 @@ struct Attribute {
 
 struct Index {
   EntityId entity;
+  StringId writtenName; // the entity as written in the statement ("std::Entity", "A"): its reference repr
   std::vector<StringId> attrNames;
   SourceRange range;
 };

@@ -6,6 +6,7 @@ the compiler's own retry signal, `_inm.Retry`)."""
 import importlib.machinery
 import importlib.util
 import inspect
+import os
 import sys
 import traceback
 import types
@@ -54,6 +55,24 @@ def _format_exception(exc):
     return text.rstrip()
 
 
+def _plugin_module_names(name, plugin_dir):
+    """Every Python file under plugins/ is loaded, as the reference does, not only what __init__ imports:
+    the package first, then its files and subpackages in a stable (sorted) order."""
+    out = ["inmanta_plugins." + name]
+    for root, dirs, files in os.walk(plugin_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        rel = os.path.relpath(root, plugin_dir)
+        parts = [] if rel == "." else rel.split(os.sep)
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            stem = f[:-3]
+            mod = parts if stem == "__init__" else parts + [stem]
+            if mod:
+                out.append(".".join(["inmanta_plugins", name] + mod))
+    return out
+
+
 def load(modules):
     """modules: [(name, plugins_dir)]. Returns (plugins, resources, errors) as plain tuples."""
     if "inmanta_plugins" not in sys.modules:
@@ -66,9 +85,12 @@ def load(modules):
     errors = []
     for name, plugin_dir in modules:
         try:
-            importlib.import_module("inmanta_plugins." + name)
+            for fq_name in _plugin_module_names(name, plugin_dir):
+                importlib.import_module(fq_name)
         except plugins.InvalidTypeAnnotation as e:
             errors.append((name, "InvalidTypeAnnotation", str(e), _location(e)))
+        except plugins.UnannotatedArgument as e:
+            errors.append((name, "UnannotatedArgument", "\n".join(e.args), ("", 0)))
         except BaseException as e:  # noqa: B036 - any failure of module code is reported, never raised
             errors.append((name, "ModuleLoading", _format_exception(e), _location(e)))
     # Plugins that failed type parsing while being decorated were reported through the import error.
@@ -164,8 +186,22 @@ def call(index, args, given):
     p = _plugins[index]
     positional = []
     keywords = {}
+    # Parameters before *args go positionally while no earlier one was left to its default, so that the
+    # values of *args land after them rather than colliding with a keyword of the same name.
+    in_order = True
+    context = plugins.Context(p.full_name) if p.context_param else None
+    context_pending = context is not None
+
+    def place_context():
+        # The Context parameter goes positionally in its own place when everything before it does.
+        nonlocal context_pending
+        if context_pending and in_order and p.context_position == len(positional):
+            positional.append(context)
+            context_pending = False
+
     for i, (name, kind, has_default, ptype) in enumerate(p.params):
         value = args[i]
+        place_context()
         if kind == inspect.Parameter.VAR_POSITIONAL:
             positional.extend(_arg(v) for v in value)
             continue
@@ -173,16 +209,18 @@ def call(index, args, given):
             keywords.update({k: _arg(v) for k, v in value.items()})
             continue
         if not given[i]:
+            in_order = False
             continue
         plugins.last_failure[0] = None
         if not isinstance(value, Unknown) and not ptype.check(value):
             return ("argtype", i, ptype.text, name, plugins.last_failure[0])
-        if kind == inspect.Parameter.POSITIONAL_ONLY:
+        if kind == inspect.Parameter.POSITIONAL_ONLY or (kind == inspect.Parameter.POSITIONAL_OR_KEYWORD and in_order):
             positional.append(_arg(value))
         else:
             keywords[name] = _arg(value)
-    if p.context_param:
-        keywords[p.context_param] = plugins.Context(p.full_name)
+    place_context()
+    if context_pending:
+        keywords[p.context_param] = context
     try:
         result = p.function(*positional, **keywords)
     except UnknownException:

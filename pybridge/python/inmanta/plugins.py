@@ -27,6 +27,10 @@ class InvalidTypeAnnotation(Exception):
     """A plugin's annotation names no model type."""
 
 
+class UnannotatedArgument(Exception):
+    """A plugin parameter without an annotation: args are (plugin full name, parameter name)."""
+
+
 class ModelType:
     """`Annotated[str, ModelType["mod::typedef"]]`: the model type to check against."""
 
@@ -281,16 +285,24 @@ class Plugin:
         self.file = code.co_filename
         self.line = _def_line(code)
         self.signature = inspect.signature(function)
+        # Every parameter needs a type; checked in the reference's order: *args, **kwargs, then the others.
+        order = {inspect.Parameter.VAR_POSITIONAL: 0, inspect.Parameter.VAR_KEYWORD: 1}
+        for p in sorted(self.signature.parameters.values(), key=lambda p: order.get(p.kind, 2)):
+            if p.annotation is inspect.Parameter.empty:
+                raise UnannotatedArgument(self.full_name, p.name)
         try:
             hints = typing.get_type_hints(function, include_extras=True)
         except Exception:
             hints = {}
         self.context_param = None
+        self.context_position = None  # its index among the positional parameters, if it is one
         self.params = []  # (name, kind, has_default, PluginType)
-        for p in self.signature.parameters.values():
+        for position, p in enumerate(self.signature.parameters.values()):
             ann = _annotation(p.annotation, hints.get(p.name))
             if inspect.isclass(ann) and issubclass(ann, Context):
                 self.context_param = p.name
+                if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                    self.context_position = position
                 continue
             where = "argument %s of plugin %s" % (p.name, self.full_name)
             self.params.append((p.name, p.kind, p.default is not inspect.Parameter.empty, to_plugin_type(ann, where)))

@@ -30,6 +30,16 @@ def total(*values: "int", **extra: "int") -> "int":
 
 
 @plugin
+def weighted(base: "int", *steps: "int", scale: "int", **bonus: "int") -> "int":
+    return base + scale * sum(steps) + sum(bonus.values())
+
+
+@plugin
+def joined(ctx: Context, sep: "string", *words: "string") -> "string":
+    return sep.join(words)
+
+
+@plugin
 def native(items: list[str], mapping: dict[str, int], maybe: str | None = None) -> dict[str, str]:
     return {"first": sorted(items)[0], "keys": ",".join(sorted(mapping)), "maybe": str(maybe)}
 

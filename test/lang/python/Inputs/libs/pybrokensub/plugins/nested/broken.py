@@ -1,0 +1,3 @@
+# Never imported by the package itself: loaded because every file under plugins/ is.
+value = 1
+this line is not python
