@@ -88,7 +88,7 @@ void appendFloat(std::string& out, double d) {
   if (exp >= 0) {
     std::string intPart = digits.substr(0, std::min<size_t>(digits.size(), exp + 1));
     intPart.append(exp + 1 - intPart.size(), '0');
-    std::string frac = digits.size() > size_t(exp + 1) ? digits.substr(exp + 1) : "0";
+    std::string frac = digits.size() > size_t(exp) + 1 ? digits.substr(exp + 1) : "0";
     fixed += intPart + "." + frac;
   } else {
     fixed += "0." + std::string(-exp - 1, '0') + digits;

@@ -75,7 +75,7 @@ InstanceId Model::addInstance(ir::EntityId e, SourceRange at, uint32_t firstSlot
   inst.firstSlot = firstSlot == UINT32_MAX ? slotCount_ : firstSlot;
   inst.createdAt = at;
   slotCount_ = std::max(slotCount_, inst.firstSlot + uint32_t(program_->entities[e].slots.size()));
-  return instances_.add(std::move(inst));
+  return instances_.add(inst);
 }
 
 const Value* Model::get(InstanceId id, StringId name) const {

@@ -224,10 +224,14 @@ llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t v
         if (j.is_discarded())
           return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                          "the export artifact's %s is not JSON", std::string(key).c_str());
-        if (key == "\"format_version\"") parts.formatVersion = j.is_number_integer() ? j.get<int64_t>() : -1;
-        if (key == "\"files\"") parts.files = withFiles ? std::move(j) : nlohmann::json::object();
-        if (key == "\"resource_sets\"") parts.resourceSets = std::move(j);
-        if (key == "\"python_code\"" && j.is_array()) parts.pythonCode = std::move(j);
+        if (key == "\"format_version\"")
+          parts.formatVersion = j.is_number_integer() ? j.get<int64_t>() : -1;
+        else if (key == "\"files\"")
+          parts.files = withFiles ? std::move(j) : nlohmann::json::object();
+        else if (key == "\"resource_sets\"")
+          parts.resourceSets = std::move(j);
+        else if (key == "\"python_code\"" && j.is_array())
+          parts.pythonCode = std::move(j);
       }
     } while (sc.accept(','));
     if (!sc.expect('}')) return malformed(sc);

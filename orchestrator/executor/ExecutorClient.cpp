@@ -153,7 +153,7 @@ std::string ExecutorProcess::who() const {
 
 void ExecutorProcess::whenDead(std::function<void()> f) {
   auto self = shared_from_this();
-  asio::post(strand_, [self, f = std::move(f)] {
+  asio::post(strand_, [self, f = std::move(f)]() mutable {
     if (!self->alive_) return f();
     self->onReaped_.push_back(std::move(f));
   });

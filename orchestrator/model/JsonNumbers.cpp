@@ -249,4 +249,22 @@ bool keepFloatsInJsonb(std::string_view json, std::string& out) {
   return true;
 }
 
+bool sameJson(const nlohmann::json& a, const nlohmann::json& b) {
+  if (a.is_number() && b.is_number() && a.is_number_float() != b.is_number_float()) return false;
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (a.is_object() && b.is_object()) {
+    if (a.size() != b.size()) return false;
+    // Both are sorted maps of the same size: equal key sets iff the keys pair up in order.
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+      if (i.key() != j.key() || !sameJson(i.value(), j.value())) return false;
+    return true;
+  }
+  return a == b;
+}
+
 } // namespace inm::model

@@ -253,7 +253,10 @@ asio::awaitable<Result> Service::renewFacts() {
     if (mayRequestFacts(env, rid)) byEnv[env].push_back(rid);
   }
   int64_t asked = 0;
-  for (auto& [env, rids] : byEnv) {
+  for (auto& envRids : byEnv) {
+    // Named references, not a structured binding: clang-14 (the style phase's clang-tidy) cannot capture one.
+    const std::string& env = envRids.first;
+    const std::vector<std::string>& rids = envRids.second;
     if (llvm::Error e = co_await blocking([&] { return store_.requestFacts(env, rids); }))
       co_return Result::error(std::move(e));
     asked += int64_t(rids.size());

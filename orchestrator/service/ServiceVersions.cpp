@@ -345,13 +345,15 @@ asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to)
     for (const auto& k : keys) {
       nlohmann::json fv = la.contains(k) ? la[k] : nlohmann::json(),
                      tv = ra.contains(k) ? ra[k] : nlohmann::json();
-      if (l && r && fv == tv) continue;
+      if (l && r && model::sameJson(fv, tv)) continue; // a float never equals an int here
       attrs[k] = {{"from_value", fv},
                   {"to_value", tv},
                   {"from_value_compare", compareString(fv)},
                   {"to_value_compare", compareString(tv)}};
     }
-    if (l && r && attrs.empty()) continue;
+    // Equal attributes under a different hash: a change the stored jsonb cannot show (-0.0 read back as 0.0),
+    // still redeployed, so still listed (modified, no attributes); equal hash and attributes: left out.
+    if (l && r && attrs.empty() && (*c)["same_hash"] != false) continue;
     out.push_back({{"resource_id", id}, {"status", status}, {"attributes", attrs}});
   }
   co_return Result::of(std::move(out));

@@ -67,6 +67,46 @@ class ApiFloatTest(sf.ServerTestCase):
                                   f"AND model = {v1}")
         self.assertEqual(text, "100000000000000000000.0")
 
+    def test_diff_shows_a_float_int_change(self):
+        """jsonb `=` calls float 1e16 and int 10000000000000000 (and 1.0 and 1) equal; the attribute hash, and so
+        the deploy, does not: the diff lists such a resource as modified with those attributes, kinds kept."""
+        s, env = self.s, self.env
+        name = lambda n: f"{NULL}[internal,name={n}]"
+        same = dict(rid=name("same"), name="same", x=1.5)
+        before = [dict(rid=name("e16"), name="e16", v=1e16, w=3),
+                  dict(rid=name("one"), name="one", v=1, nested={"l": [2.0, "x"]}),
+                  dict(rid=name("zero"), name="zero", v=-0.0), same]
+        after = [dict(rid=name("e16"), name="e16", v=10000000000000000, w=3),
+                 dict(rid=name("one"), name="one", v=1.0, nested={"l": [2, "x"]}),
+                 dict(rid=name("zero"), name="zero", v=0.0), same]
+        v1, (status, body) = sf.put_version(s, env, before)
+        self.assertEqual(status, 200, body)
+        v2, (status, body) = sf.put_version(s, env, after)
+        self.assertEqual(status, 200, body)
+        # The hashes differ for all but `same` (the deploy would redeploy those three).
+        hashes = harness.psql(s.db, f"SELECT count(DISTINCT attribute_hash) FROM resource WHERE environment = "
+                                    f"'{env}' AND resource_id LIKE '%name=same]'")
+        self.assertEqual(hashes, "1")
+
+        diff = {d["resource_id"]: d for d in s.ok("GET", f"/api/v2/desiredstate/diff/{v1}/{v2}", env=env)["data"]}
+        self.assertEqual(sorted(diff), [name("e16"), name("one"), name("zero")], diff)
+        e16 = diff[name("e16")]
+        self.assertEqual(e16["status"], "modified")
+        self.assertEqual(list(e16["attributes"]), ["v"], e16)
+        v = e16["attributes"]["v"]
+        self.assertIs(type(v["from_value"]), float, v)
+        self.assertIs(type(v["to_value"]), int, v)
+        self.assertEqual((v["from_value_compare"], v["to_value_compare"]), ("1e+16", "10000000000000000"))
+        one = diff[name("one")]["attributes"]
+        self.assertEqual(sorted(one), ["nested", "v"], one)
+        self.assertIs(type(one["v"]["from_value"]), int, one)
+        self.assertIs(type(one["v"]["to_value"]), float, one)
+        self.assertIs(type(one["nested"]["from_value"]["l"][0]), float, one)
+        self.assertIs(type(one["nested"]["to_value"]["l"][0]), int, one)
+        # -0.0 -> 0.0: jsonb keeps no sign, so no attribute can show it, but the hash changed: modified, listed.
+        self.assertEqual(diff[name("zero")]["status"], "modified")
+        self.assertEqual(diff[name("zero")]["attributes"], {})
+
 
 class StreamedApiFloatTest(ApiFloatTest):
     @classmethod

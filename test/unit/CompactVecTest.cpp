@@ -51,7 +51,7 @@ TEST(CompactVecTest, MoveLeavesSourceEmpty) {
   CompactVec<int> a;
   a.push_back(5);
   CompactVec<int> b(std::move(a));
-  EXPECT_TRUE(a.empty());
+  EXPECT_TRUE(a.empty()); // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0], 5);
   CompactVec<int> c;

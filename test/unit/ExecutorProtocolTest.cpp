@@ -94,8 +94,8 @@ TEST(ExecutorProtocol, LogsTakenAsText) {
 }
 
 TEST(ExecutorProtocol, Base64) {
-  for (std::string s : {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
-                        std::string("\0\xff\x10 binary", 10)})
+  for (const std::string& s : {std::string(), std::string("a"), std::string("ab"), std::string("abc"),
+                               std::string("\0\xff\x10 binary", 10)})
     EXPECT_EQ(base64Decode(base64Encode(s)), s);
   EXPECT_EQ(base64Encode("hello\n"), "aGVsbG8K");
   EXPECT_THROW(base64Decode("a$b"), std::runtime_error);

@@ -81,3 +81,24 @@ TEST(JsonNumbersTest, NumbersBeyondAnyDoubleAreLeftAsWritten) {
 }
 
 } // namespace
+
+// sameJson: nlohmann's `==` except that a float never equals an int, at any depth (the desired-state diff).
+TEST(JsonNumbersTest, SameJsonTellsFloatsFromInts) {
+  using inm::model::sameJson;
+  auto j = [](const char* text) { return nlohmann::json::parse(text); };
+  EXPECT_TRUE(j("1.0") == j("1")); // what the diff used before
+  EXPECT_FALSE(sameJson(j("1.0"), j("1")));
+  EXPECT_FALSE(sameJson(j("10000000000000000.0"), j("10000000000000000")));
+  EXPECT_FALSE(sameJson(j("{\"a\": [1, {\"b\": 2.0}]}"), j("{\"a\": [1, {\"b\": 2}]}")));
+  EXPECT_TRUE(sameJson(j("{\"a\": [1, {\"b\": 2.0}]}"), j("{\"a\": [1, {\"b\": 2.0}]}")));
+  EXPECT_TRUE(sameJson(j("1e16"), j("10000000000000000.0")));                     // two floats: by value
+  EXPECT_TRUE(sameJson(j("18446744073709551615"), j("18446744073709551615")));    // uint64
+  EXPECT_TRUE(sameJson(nlohmann::json(uint64_t{3}), nlohmann::json(int64_t{3}))); // one kind
+  EXPECT_FALSE(sameJson(j("[1, 2]"), j("[1, 2, 3]")));
+  EXPECT_FALSE(sameJson(j("{\"a\": 1}"), j("{\"b\": 1}")));
+  EXPECT_FALSE(sameJson(j("{\"a\": 1}"), j("{\"a\": 1, \"b\": 1}")));
+  EXPECT_FALSE(sameJson(j("\"1\""), j("1")));
+  EXPECT_FALSE(sameJson(j("null"), j("0")));
+  EXPECT_TRUE(sameJson(j("null"), j("null")));
+  EXPECT_TRUE(sameJson(j("[true, \"x\", null]"), j("[true, \"x\", null]")));
+}

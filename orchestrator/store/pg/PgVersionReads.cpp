@@ -1,8 +1,8 @@
 // Reading versions on PostgreSQL (see PgStore.h and orchestrator.md §4): a version's resources as JSON, the
 // `resources` text of GET /api/v1/version/<v> spliced from the stored jsonb text, and the resources whose
-// attributes differ between two versions (a full join in SQL). Split from PgVersions.cpp, which writes them.
-// Invariant: the resource lists come in resource_id order (the database's), as the answers list them; the
-// changed resources come unordered (the service sorts them).
+// attributes or attribute hash differ between two versions (a full join in SQL). Split from PgVersions.cpp,
+// which writes them. Invariant: the resource lists come in resource_id order (the database's), as the answers
+// list them; the changed resources come unordered (the service sorts them).
 #include "PgStore.h"
 
 #include <string>
@@ -125,12 +125,17 @@ llvm::Expected<nlohmann::json> PgStore::changedResources(const std::string& env,
     requireEnvironment(tx, env);
     requireVersion(tx, env, from);
     requireVersion(tx, env, to);
+    // jsonb `=` compares numbers by value (float 1e16 equals int 10000000000000000), the attribute hash
+    // (requires excluded) sees their kinds: a row differs when either does (docs/limits.md "Floats in
+    // jsonb").
     pqxx::result r = tx.exec_params(
         "SELECT coalesce(json_agg(json_build_object('resource_id', coalesce(a.resource_id, b.resource_id), "
-        "'from', a.attributes, 'to', b.attributes)), '[]')::text FROM (SELECT resource_id, attributes FROM "
-        "resource WHERE environment = $1 AND model = $2) a FULL JOIN (SELECT resource_id, attributes FROM "
-        "resource WHERE environment = $1 AND model = $3) b ON a.resource_id = b.resource_id WHERE "
-        "a.attributes IS DISTINCT FROM b.attributes",
+        "'from', a.attributes, 'to', b.attributes, 'same_hash', a.attribute_hash = b.attribute_hash)), "
+        "'[]')::text FROM (SELECT resource_id, attributes, attribute_hash FROM resource "
+        "WHERE environment = $1 AND model = $2) a FULL JOIN (SELECT resource_id, attributes, attribute_hash "
+        "FROM resource WHERE environment = $1 AND model = $3) b ON a.resource_id = b.resource_id "
+        "WHERE a.attribute_hash IS DISTINCT FROM b.attribute_hash "
+        "OR a.attributes IS DISTINCT FROM b.attributes",
         env, from, to);
     return nlohmann::json::parse(r[0][0].c_str());
   });

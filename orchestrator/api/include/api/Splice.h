@@ -63,7 +63,8 @@ boost::asio::awaitable<void> splice(A& a, B& b, std::function<void()> closeBoth)
   asio::co_spawn(ex, detail::pumpAndSignal(a, b, closeBoth, otherDone, signal), asio::detached);
   co_await pumpBytes(b, a);
   closeBoth();
-  while (!otherDone) {
+  // The other direction's coroutine sets otherDone (by reference) while this one waits on the timer.
+  while (!otherDone) { // NOLINT(bugprone-infinite-loop): otherDone changes across co_await
     boost::system::error_code ec;
     co_await signal.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }

@@ -45,4 +45,9 @@ namespace inm::model {
 /// case: no copy); else true with the whole rewritten text in `out`. docs/limits.md "Floats in jsonb".
 bool keepFloatsInJsonb(std::string_view json, std::string& out);
 
+/// Whether `a` and `b` are the same JSON value, kinds included: nlohmann's `==` (and jsonb's `=`) but a float
+/// never equals an int, at any depth (`1.0` vs `1`, `1e16` vs `10000000000000000`); int64 and uint64 are
+/// one kind. The desired-state diff uses it, so a float<->int change the attribute hash sees is shown too.
+bool sameJson(const nlohmann::json& a, const nlohmann::json& b);
+
 } // namespace inm::model

@@ -164,9 +164,9 @@ class Store {
   /// resource_version_id, resource_type, agent, resource_id_value, attributes (with versioned requires,
   /// version and id), attribute_hash, status and id_fields, sorted by resource_id. NotFound when absent.
   virtual llvm::Expected<std::string> versionAnswerText(const std::string& env, int64_t version) = 0;
-  /// The resources whose attributes differ between two versions (NotFound when either is absent):
-  /// [{resource_id, from (attributes or null when absent), to (likewise)}]; equal ones are left out by the
-  /// database, so only what changed is ever parsed.
+  /// The resources whose attributes or attribute hash differ between two versions (NotFound when either is
+  /// absent): [{resource_id, from (attributes or null when absent), to (likewise), same_hash (null unless
+  /// both)}]; equal ones are left out by the database, so only what changed is ever parsed.
   virtual llvm::Expected<nlohmann::json> changedResources(const std::string& env, int64_t from,
                                                           int64_t to) = 0;
   /// Releases a version (404/409 per §4), creates missing rps rows, asks the scheduler to read it.
