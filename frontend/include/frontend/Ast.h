@@ -152,11 +152,11 @@ struct Decl {
   SourceRange range;
   StringId name; // Entity/Implementation/Typedef name; Import path; Implement/Index entity
   SourceRange nameRange;
-  StringId doc;       // docstring (MLS) if any
-  StringId alias;     // Import `as` alias
-  StringId forEntity; // Implementation `for` entity; Typedef base type
+  StringId doc;         // docstring (MLS) if any
+  StringId alias;       // Import `as` alias
+  StringId forEntity;   // Implementation `for` entity; Typedef base type
   SourceRange forRange; // where forEntity is written
-  ExprId expr;        // Typedef constraint; Implement `when`
+  ExprId expr;          // Typedef constraint; Implement `when`
   // Entity parents / Implement implementation names / Index attribute names: run in Ast::names
   uint32_t nameBegin = 0, nameEnd = 0;
   // Entity attributes: run in Ast::attrs
