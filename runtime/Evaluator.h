@@ -323,6 +323,7 @@ class Evaluator {
   /// Writes to a list/optional relation slot of an instance: adds one instance (or null / a list), and
   /// the other end of a bidirectional relation unless `reverse`. The error is unplaced.
   DiagOr<void> addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at, bool reverse);
+  void appendToRelation(SlotId sid, const ir::Attribute& attr, const Value& v);
   /// Sets a single-valued slot (an equal value again is fine). The error (set twice) is unplaced.
   DiagOr<void> setSingle(SlotId sid, const Value& v, SourceRange at);
   Status setVariable(Ctx& ctx, SlotId sid, const Value& v, SourceRange at, uint32_t node, bool nodeIsStmt);

@@ -431,6 +431,24 @@ Status Evaluator::assignAttr(Ctx& ctx, InstanceId inst, uint32_t slot, const Val
   return Status::Ok;
 }
 
+// Appends v to a relation slot that is not frozen: freezes it when it is optional or reaches its upper bound,
+// otherwise wakes its waiters (gradual ones once it already had elements) and queues it for freezing.
+void Evaluator::appendToRelation(SlotId sid, const ir::Attribute& attr, const Value& v) {
+  CompactVec<Value>& xs = slots_.items(sid);
+  bool wasEmpty = xs.empty();
+  xs.push_back(v);
+  if (slots_.meta(sid).kind == SlotKind::Optional ||
+      (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
+    freeze(sid);
+    return;
+  }
+  if (wasEmpty)
+    wake(sid);
+  else
+    wakeGradual(sid);
+  maybeQueueForFreeze(sid);
+}
+
 DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Value& v, SourceRange at,
                                       bool reverse) {
   SlotId sid = attrSid(inst, slot);
@@ -450,18 +468,7 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
                         model_.display(v, true));
       return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
     }
-    bool wasEmpty = xs.empty();
-    xs.push_back(v);
-    if (m.kind == SlotKind::Optional ||
-        (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
-      freeze(sid);
-    } else {
-      if (wasEmpty)
-        wake(sid);
-      else
-        wakeGradual(sid);
-      maybeQueueForFreeze(sid);
-    }
+    appendToRelation(sid, attr, v);
     return {};
   }
   if (v.isNull()) {
@@ -500,18 +507,7 @@ DiagOr<void> Evaluator::addToRelation(InstanceId inst, uint32_t slot, const Valu
     }
     return makeDiag(DiagKind::ModifiedAfterFreeze, SourceRange{}, reverse ? " (reverse)" : "");
   }
-  bool wasEmpty = xs.empty();
-  xs.push_back(v);
-  if (m.kind == SlotKind::Optional ||
-      (attr.mult.high != frontend::Multiplicity::kUnbounded && xs.size() >= attr.mult.high)) {
-    freeze(sid);
-  } else {
-    if (wasEmpty)
-      wake(sid);
-    else
-      wakeGradual(sid);
-    maybeQueueForFreeze(sid);
-  }
+  appendToRelation(sid, attr, v);
   if (!reverse && attr.inverse.valid()) {
     InstanceId other = v.instanceId();
     int oslot = prog_.slotOf(model_.entityOf(other), prog_.attrs[attr.inverse].name);
