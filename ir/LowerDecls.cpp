@@ -285,7 +285,7 @@ void lowerDecls(LowerContext& cx) {
     }
   }
   auto walker = [&](uint32_t file) {
-    return DeclWalker{cx, p, file, p.files[file].ns, &cx.project.files[file].ast};
+    return DeclWalker{cx, p, file, p.files[file].ns, &cx.project.files[file].ast, {}};
   };
   for (const Pending& t : tds) walker(t.file).typedefDecl(*t.decl, TypedefId{t.index});
   for (const Pending& e : ents) walker(e.file).entityParents(*e.decl, EntityId{e.index});

@@ -79,6 +79,14 @@ std::string typeName(const Program& program, const Type& type) {
   return s;
 }
 
+std::string missingIndexAttrLine(const Program& program, const Entity& e, uint32_t slot) {
+  const Attribute& a = program.attrs[e.slots[slot]];
+  const char* kind = a.isRelation ? "relation" : "attribute";
+  std::string name = program.strings->str(a.name).str();
+  return std::string("\n\t* Missing ") + kind + " '" + name + "'. The " + kind + " " + e.fullName + "." +
+         name + " is part of an index.";
+}
+
 bool Program::isSubtype(EntityId sub, EntityId super) const {
   const auto& a = entities[sub].ancestors;
   return std::binary_search(a.begin(), a.end(), super);

@@ -305,12 +305,7 @@ struct Resolver {
     bool hasLhs = hint.lhsAttr || hint.attr.valid();
     if (!missing.empty() && !spread && (!hasLhs || missing.size() > 1)) {
       std::string msg;
-      for (uint32_t s : missing) {
-        const Attribute& a = p.attrs[E.slots[s]];
-        const char* kind = a.isRelation ? "relation" : "attribute";
-        msg += std::string("\n\t* Missing ") + kind + " '" + str(a.name) + "'. The " + kind + " " +
-               E.fullName + "." + str(a.name) + " is part of an index.";
-      }
+      for (uint32_t s : missing) msg += missingIndexAttrLine(p, E, s);
       exprError(DiagKind::IndexAttributeMissing, id, msg);
     }
     // Attribute names and nested values.
@@ -373,7 +368,7 @@ struct Resolver {
 } // namespace
 
 void resolveExpressions(Program& p, DiagnosticEngine& diags) {
-  Resolver r{p, diags, 0, NamespaceId{}, nullptr};
+  Resolver r{p, diags, 0, NamespaceId{}, nullptr, {}};
   r.run();
 }
 

@@ -5,6 +5,7 @@
 // Invariant: an instance is registered in every index of its entity (inherited ones included) as soon as
 // it is created; index lookups blocked on a key are woken when that key is registered.
 #include "Evaluator.h"
+#include "ir/Lower.h"
 #include "support/Limits.h"
 
 #include <fmt/format.h>
@@ -220,10 +221,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
             continue;
           if (std::find(seen.begin(), seen.end(), uint32_t(ms)) != seen.end()) continue;
           seen.push_back(uint32_t(ms));
-          const ir::Attribute& a = prog_.attrs[E.slots[uint32_t(ms)]];
-          const char* kind = a.isRelation ? "relation" : "attribute";
-          missing += fmt::format("\n\t* Missing {0} '{1}'. The {0} {2}.{1} is part of an index.", kind,
-                                 strings_.str(a.name).str(), E.fullName);
+          missing += ir::missingIndexAttrLine(prog_, E, uint32_t(ms));
         }
       if (missing.empty()) missing = fmt::format(" index attributes of {} are not all set", E.fullName);
       return fail(ctx, id, DiagKind::IndexAttributeMissing, missing);

@@ -45,6 +45,10 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
 bool primitiveType(llvm::StringRef name, BaseType& out);
 /// Reference spelling of a declared type: "string", "mod::port[]?", "__config__::A".
 std::string typeName(const Program& program, const Type& type);
+/// One line of the "Invalid Constructor call:" list for index attribute `slot` of entity `e` that a
+/// constructor leaves unset ("\n\t* Missing attribute 'x'. The attribute E.x is part of an index."): the
+/// static check and the runtime (a `**dict` that lacks it) write it alike.
+std::string missingIndexAttrLine(const Program& program, const Entity& e, uint32_t slot);
 
 /// Deterministic dump of the resolved declarations (`inmanta compile --dump-ir`).
 void dumpIr(const Program& program, const SourceManager& sm, llvm::raw_ostream& os);
