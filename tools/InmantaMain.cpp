@@ -259,7 +259,10 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
     llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
   }
   llvm::outs() << "Committed resources with version " << pushed->version << "\n";
-  if (opts.push.release) llvm::outs() << "Released version " << pushed->version << "\n";
+  if (opts.push.release && pushed->releasedByServer)
+    llvm::outs() << "Version " << pushed->version << " was already released by the server (auto_deploy)\n";
+  else if (opts.push.release)
+    llvm::outs() << "Released version " << pushed->version << "\n";
   llvm::errs() << "exported " << s.resources << " resources (" << s.undefined << " undefined, " << s.files
                << " files, " << s.agents << " agents) to " << server << " in " << secondsSince(t0) << " s\n";
   return finish(diags, opts, banner);

@@ -335,7 +335,13 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   if (options.release) {
     nlohmann::json body = {{"id", version}, {"push", false}};
     auto rel = client.call("POST", "/api/v1/version/" + std::to_string(version), &body);
-    if (!rel) return rel.takeError();
+    if (!rel) {
+      // auto_deploy (on by default) releases a stored version at once: the version is stored and deploying,
+      // so the 409 "already released" answer is a success for -d, as for the reference's exporter.
+      Failure f = takeFailure(rel.takeError());
+      if (f.status != 409 || f.message.find("already released") == std::string::npos) return fail(f.text);
+      result.releasedByServer = true;
+    }
     phase.done("release");
   }
   return result;

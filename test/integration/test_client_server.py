@@ -147,6 +147,15 @@ class ClientServerTest(unittest.TestCase):
         else:
             sys.stderr.write(f"\nnote: 10k genmodel export not run: no bench kit at {genmodel}\n")
         self.assertNotEqual(other, env)
+        # -d on an environment with auto_deploy on (the default): the server releases the stored version itself
+        # and answers the release with 409; the export still succeeds and says who released it (issue #29).
+        p = self.export(project, ["-e", other, "--server_address", "127.0.0.1", "--server_port", str(self.port),
+                                  "-d"])
+        v4 = int(re.search(r"Committed resources with version (\d+)", p.stdout).group(1))
+        self.assertIn(f"Version {v4} was already released by the server (auto_deploy)", p.stdout)
+        self.assertNotIn("409", p.stderr)
+        released = json.loads(self.cli(["--json", "version", "list", "-e", other]).stdout)
+        self.assertTrue([v for v in released if v["version"] == v4][0]["released"])
         # agents: pause all
         self.cli(["agent", "pause", "-e", "dev", "--all"])
         agents = json.loads(self.cli(["--json", "agent", "list", "-e", "dev"]).stdout)

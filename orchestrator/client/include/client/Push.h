@@ -30,6 +30,9 @@ struct PushResult {
   size_t filesUploaded = 0; // missing on the server, so sent
   size_t filesKnown = 0;    // already on the server
   size_t fileBatches = 0;   // requests of our file-batch extension they went up in (0: one request per file)
+  /// With -d: true when the server had already released the version itself (the environment's auto_deploy)
+  /// and answered the release with 409; the reference's exporter ignores that answer, and so do we.
+  bool releasedByServer = false;
 };
 
 /// POST /api/v2/reserve_version: the next version number of the client's environment.
