@@ -314,11 +314,31 @@ await step("dry run: request, watch progress, view the diff", async () => {
 await step("compile reports: recompile", async () => {
   await go(`/console/compilereports?env=${state.env}`);
   await page.locator('[data-testid="recompile"]').click();
-  const row = page.locator("tr[data-compile] a").first();
-  await row.waitFor({ timeout: 30000 });
-  await row.click();
+  const badge = page.locator('tr[data-compile] [data-testid="compile-state"]').first();
+  await badge.waitFor({ timeout: 30000 });
+  // The state badge is a link to that compile's report; the commit column shows the server's metadata.commit.
+  const compiles = (await restOk("GET", "/api/v2/compilereport", state.env)).data;
+  const rowId = await page.locator("tr[data-compile]").first().getAttribute("data-compile");
+  const c = compiles.find((x) => x.id === rowId);
+  expect(c, `the page lists compile ${rowId}, the server does not`);
+  const link = new URL(await badge.getAttribute("href"), base);
+  expect(link.pathname === "/console/compilereports" && link.searchParams.get("id") === rowId && link.searchParams.get("env") === state.env,
+    `the state badge links to ${link}, not to compile ${rowId}`);
+  await badge.click();
   await page.locator('[data-testid="compile-detail"] .cstate').waitFor();
-  await page.waitForTimeout(2500);
+  expect((await page.locator('[data-testid="compile-detail"] h3').textContent()).includes(rowId), "the badge did not open its report");
+  expect(new URL(page.url()).searchParams.get("id") === rowId, `the address ${page.url()} does not name compile ${rowId}`);
+  await waitFor(async () => {
+    const cs = (await restOk("GET", "/api/v2/compilereport", state.env)).data.find((x) => x.id === rowId);
+    return cs && cs.completed ? cs : null;
+  }, "the compile to finish", 60000).catch(() => {});
+  const done = (await restOk("GET", "/api/v2/compilereport", state.env)).data.find((x) => x.id === rowId);
+  if (done.metadata?.commit)
+    await page.locator(`tr[data-compile="${rowId}"] code[data-commit="${done.metadata.commit}"]`).waitFor();
+  // Every timestamp in one format: UTC, YYYY-MM-DD HH:MM:SS UTC.
+  const stamps = await page.locator('tr[data-compile] td:first-child a').allTextContents();
+  expect(stamps.length && stamps.every((t) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(t)), `timestamps ${JSON.stringify(stamps)}`);
+  await page.waitForTimeout(500);
   await shot("compilereports");
 }, { needs: ["compile"] });
 
@@ -332,6 +352,179 @@ await step("agents: pause one", async () => {
   expect(agents.find((a) => a.name === "lab2")?.paused === true, "lab2 is not paused on the server");
   await shot("agents");
 }, { needs: ["agents"] });
+
+await step("dashboard: content matches the server", async () => {
+  await go(`/console/dashboard?env=${state.env}`);
+  await page.locator('[data-testid="dash-progress"] [data-testid="summary"]').waitFor();
+  // Deploy progress by state: the server's deploy_summary (polled until both agree: deploys may still run).
+  await waitFor(async () => {
+    const srv = (await restOk("GET", "/api/v2/resource?deploy_summary=True&limit=1", state.env)).metadata.deploy_summary;
+    const shown = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-testid="dash-progress"] .legend-item')].map((e) => [e.dataset.state, Number(e.dataset.count)])));
+    const want = Object.fromEntries(Object.entries(srv.by_state).filter(([, n]) => n > 0));
+    return JSON.stringify(shown) === JSON.stringify(want) ? shown : null;
+  }, "the progress legend to equal the server's deploy_summary");
+  // Last versions: number, state and trigger as the server lists them.
+  const ds = (await restOk("GET", "/api/v2/desiredstate?limit=5", state.env)).data;
+  const v1 = (await restOk("GET", "/api/v1/version?limit=5", state.env)).versions;
+  await waitFor(async () => {
+    const rows = await page.evaluate(() => [...document.querySelectorAll('[data-testid="dash-versions"] tr[data-version]')].map((r) => [Number(r.dataset.version), r.dataset.status, r.querySelector('[data-testid="trigger"]').textContent.trim()]));
+    const want = ds.map((v) => [v.version, v.status, v1.find((x) => x.version === v.version)?.version_info?.export_metadata?.type ?? ""]);
+    return rows.length && JSON.stringify(rows.map((r) => [r[0], r[1], r[2].split(" ")[0]])) === JSON.stringify(want) ? rows : null;
+  }, `the versions panel to list ${JSON.stringify(ds.map((v) => [v.version, v.status]))} with their triggers`);
+  // The last compile and its result.
+  const compiles = skips.has("compile") ? [] : (await restOk("GET", "/api/v2/compilereport?limit=10", state.env)).data;
+  if (compiles.length) {
+    const c = page.locator('[data-testid="dash-compile"] [data-compile]');
+    await c.waitFor();
+    expect((await c.getAttribute("data-compile")) === compiles[0].id, `the dashboard's last compile is ${await c.getAttribute("data-compile")}, the server's ${compiles[0].id}`);
+    const stateOf = (x) => (!x.started ? "queued" : !x.completed ? "running" : x.success ? "success" : "failed");
+    await waitFor(async () => {
+      const srv = (await restOk("GET", "/api/v2/compilereport?limit=1", state.env)).data[0];
+      return stateOf(srv) === (await c.getAttribute("data-state")) ? true : null;
+    }, "the last compile's state to equal the server's");
+    expect((await c.locator("a.cstate").getAttribute("href")).includes(`id=${compiles[0].id}`), "the last compile does not link to its report");
+  }
+  // Agents: up/down/paused counts as the server reports them (lab2 was paused above).
+  if (!skips.has("agents")) {
+    const agents = (await restOk("GET", "/api/v2/agents", state.env)).data.filter((a) => a.name !== "$__scheduler");
+    for (const s of ["up", "down", "paused"]) {
+      const n = agents.filter((a) => a.status === s).length;
+      await page.locator(`[data-testid="dash-agents"] [data-count-${s}="${n}"]`).waitFor();
+    }
+    await page.locator('[data-testid="dash-agents"] tr[data-agent="lab2"][data-state="paused"]').waitFor();
+  }
+  // Recent failures: the server's failed resources, each linking to its log.
+  const failed = skips.has("resources") ? [] : (await restOk("GET", "/api/v2/resource?filter.status=failed&limit=10", state.env)).data;
+  for (const f of failed) {
+    const a = page.locator(`[data-testid="dash-failures"] tr[data-failed="${f.resource_id}"] a`);
+    await a.waitFor();
+    const u = new URL(await a.getAttribute("href"), base);
+    expect(u.pathname === "/console/resources/details" && u.searchParams.get("rid") === f.resource_id, `failure link ${u}`);
+  }
+  if (!skips.has("deploy")) expect(failed.some((f) => f.resource_id.includes("db-backup")), "the server lists no failed db-backup");
+  await shot("dashboard");
+  if (failed.length) {
+    await page.locator(`[data-testid="dash-failures"] tr[data-failed="${failed[0].resource_id}"] a`).click();
+    await page.locator('[data-testid="logs"]').waitFor();
+  }
+});
+
+// A synthetic version of n resources on `agents` agents: within an agent a tree of fan-out 3 (so a few layers, many
+// rows), every 17th resource also requires one of another agent, and every 7th has a long name.
+function synthResources(n, agents) {
+  const rid = (i) => `std::testing::NullResource[host-${i % agents},name=${i % 7 === 3 ? `a-rather-long-resource-name-${i}` : `r${i}`}]`;
+  const resources = [];
+  for (let i = 0; i < n; i++) {
+    const j = Math.floor(i / agents);
+    const requires = [];
+    if (j > 0) requires.push(rid(Math.floor((j - 1) / 3) * agents + (i % agents)));
+    if (i % 17 === 0 && i > 0) requires.push(rid(i - 1));
+    const name = /name=([^\]]+)/.exec(rid(i))[1];
+    resources.push({ id: `${rid(i)},v=0`, name, agentname: `host-${i % agents}`, fail: false, managed: true, purged: false, purge_on_delete: false, send_event: true, requires, undefined: false });
+  }
+  return resources;
+}
+async function synthEnvironment(name, n, agents) {
+  const proj = (await restOk("GET", "/api/v2/project")).data.find((p) => p.name === "e2e");
+  const env = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name })).data.id;
+  await restOk("POST", "/api/v2/actions/environment/halt", env, {}); // nothing deploys on the test machine
+  const version = await exportVersion(env, { resources: synthResources(n, agents), resource_sets: {} }, `${n} synthetic resources`);
+  await rest("POST", `/api/v2/desiredstate/${version}/promote`, env, {});
+  return { env, version };
+}
+// Boxes (node + label) of every resource node exactly where the canvas view drew them; the pairs that overlap.
+const overlapCheck = () => page.evaluate(() => {
+  const boxes = window.__inmGraph.view.labelBoxes();
+  boxes.sort((a, b) => a.x1 - b.x1);
+  const bad = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length && boxes[j].x1 < boxes[i].x2; j++)
+      if (boxes[j].y1 < boxes[i].y2 && boxes[i].y1 < boxes[j].y2) bad.push([boxes[i].id, boxes[j].id]);
+  return { n: boxes.length, bad: bad.slice(0, 5), nbad: bad.length, noLabel: boxes.filter((b) => !(b.lw > 5)).length };
+});
+
+await step("graph at 1,000 nodes: layered, grouped by agent, no two labels overlapping, focus", async () => {
+  const { env, version } = await synthEnvironment("graph-1k", 1000, 5);
+  const g0 = Date.now();
+  await go(`/console/graph?env=${env}&version=${version}`);
+  const info = page.locator('[data-testid="graph-info"]');
+  await waitFor(async () => (await info.count()) && (await info.getAttribute("data-layout-ms")) !== "" ? true : null, "the 1,000-node layout", 60000);
+  metrics.graph_1000_total_ms = Date.now() - g0;
+  metrics.graph_1000_total_ms_layout_and_draw = Number(await info.getAttribute("data-layout-ms"));
+  metrics.graph_1000_layout_ms = Number(await info.getAttribute("data-layout-only-ms"));
+  const r = await overlapCheck();
+  expect(r.n === 1000, `${r.n} resource nodes drawn, expected 1000`);
+  expect(r.noLabel === 0, `${r.noLabel} nodes have no label box`);
+  expect(r.nbad === 0, `${r.nbad} pairs of node+label boxes overlap, e.g. ${JSON.stringify(r.bad)}`);
+  expect(await page.evaluate(() => window.__inmGraph.bands) === 5, "not one band per agent");
+  // Every requirement is left of what requires it (layered).
+  const backwards = await page.evaluate(() => { const g = window.__inmGraph; return g.edges.filter(([a, b]) => g.pos.get(a).x >= g.pos.get(b).x).length; });
+  expect(backwards === 0, `${backwards} edges point right-to-left`);
+  await page.waitForTimeout(300);
+  await shot("graph-1000");
+  // Search and focus: the resource and its neighbours stay, the rest fades; the address names the focus.
+  const target = "std::testing::NullResource[host-2,name=r57]";
+  await page.locator('input[name="search"]').fill("host-2,name=r57]");
+  await page.locator('input[name="search"]').press("Enter");
+  await page.locator(`[data-testid="graph-focus"][data-focus="${target}"]`).waitFor();
+  expect(new URL(page.url()).searchParams.get("focus") === target, `focus not in the address: ${page.url()}`);
+  const f = await page.evaluate((t) => {
+    const g = window.__inmGraph;
+    const nb = new Set([t]);
+    for (const [a, b] of g.edges) { if (a === t) nb.add(b); if (b === t) nb.add(a); }
+    const ids = [...g.pos.keys()];
+    return { near: nb.size, faded: [...nb].filter((x) => g.view.faded(x)).length, others: ids.filter((x) => g.view.faded(x)).length, zoom: g.view.view().zoom };
+  }, target);
+  expect(f.near > 1 && f.faded === 0 && f.others === 1000 - f.near, `focus: ${JSON.stringify(f)}`);
+  await page.waitForTimeout(300);
+  await shot("graph-1000-focus");
+});
+
+await step("every page at 100 and at 10,000 resources (screenshots)", async () => {
+  for (const [n, agents, tag] of [[100, 4, "100"], [10000, 20, "10k"]]) {
+    const { env, version } = await synthEnvironment(`scale-${tag}`, n, agents);
+    await go(`/console/dashboard?env=${env}`);
+    await page.locator(`[data-testid="dash-progress"] .summary-legend b`).waitFor();
+    expect((await page.locator(`[data-testid="dash-progress"] .summary-legend b`).textContent()) === String(n), `dashboard total is not ${n}`);
+    await page.locator('[data-testid="dash-versions"] tr[data-version]').first().waitFor();
+    await page.waitForTimeout(300);
+    await shot(`scale-${tag}-dashboard`);
+    await go(`/console/resources?env=${env}`);
+    await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor();
+    await shot(`scale-${tag}-resources`);
+    await go(`/console/desiredstate?env=${env}`);
+    await page.locator(`tr[data-version="${version}"]`).waitFor();
+    await shot(`scale-${tag}-desiredstate`);
+    const g0 = Date.now();
+    await go(`/console/graph?env=${env}&version=${version}`);
+    const info = page.locator('[data-testid="graph-info"]');
+    await waitFor(async () => (await info.count()) && (await info.getAttribute("data-layout-ms")) !== "" ? true : null, `the ${n}-node layout`, 90000);
+    if (n >= 10000) {
+      metrics.graph_10k_total_ms = Date.now() - g0;
+      metrics.graph_10k_layout_and_draw_ms = Number(await info.getAttribute("data-layout-ms"));
+      metrics.graph_10k_layout_ms = Number(await info.getAttribute("data-layout-only-ms"));
+    }
+    expect(Number(await info.getAttribute("data-nodes")) === n, `graph has ${await info.getAttribute("data-nodes")} nodes`);
+    await page.waitForTimeout(300);
+    await shot(`scale-${tag}-graph`);
+    const focus = `std::testing::NullResource[host-1,name=r${agents * 4 + 1}]`;
+    await go(`/console/graph?env=${env}&version=${version}&focus=${encodeURIComponent(focus)}`);
+    await page.locator(`[data-testid="graph-focus"][data-focus="${focus}"]`).waitFor({ timeout: 60000 });
+    await waitFor(async () => (await info.getAttribute("data-layout-ms")) !== "" ? true : null, "the focused layout", 90000);
+    await page.waitForTimeout(400);
+    await shot(`scale-${tag}-graph-focus`);
+    await go(`/console/agents?env=${env}`);
+    await page.locator("tr[data-agent]").first().waitFor();
+    await shot(`scale-${tag}-agents`);
+    await go(`/console/compilereports?env=${env}`);
+    await page.locator(".section-head h2").waitFor();
+    await page.waitForTimeout(300);
+    await shot(`scale-${tag}-compilereports`);
+    await go(`/console/settings?env=${env}`);
+    await page.locator("tr[data-setting]").first().waitFor();
+    await shot(`scale-${tag}-settings`);
+  }
+}, { needs: ["resources"] });
 
 await step(`big environment (${bigN} resources): first render and a filtered page`, async () => {
   if (bigN <= 0) throw new BackendNotReady("--big 0");
@@ -384,25 +577,9 @@ await step(`big environment (${bigN} resources): first render and a filtered pag
   metrics.page_1000_rows_ms = Date.now() - p0;
   metrics.rows_in_dom_of_1000 = await page.locator('[data-testid="resource-table"] .vbody .vrow').count();
   expect(metrics.rows_in_dom_of_1000 < 100, `${metrics.rows_in_dom_of_1000} rows in the DOM for a 1,000-row page`);
-  // The graph at 1,000 nodes: the first 1,000 resources' version graph would need a 1,000-resource version; use a
-  // separate environment so its layout time is measured on exactly 1,000 nodes.
-  const env1k = (await restOk("PUT", "/api/v2/environment", null, { project_id: proj.id, name: "graph-1k" })).data.id;
-  await restOk("POST", "/api/v2/actions/environment/halt", env1k, {});
-  const v1k = await exportVersion(env1k, { resources: resources.slice(0, 1000).map((r, i) => ({ ...r, requires: i % 10 ? [resources[i - 1].id.replace(/,v=0$/, "")] : i >= 10 ? [resources[i - 10].id.replace(/,v=0$/, "")] : [] })), resource_sets: {} }, "1000 resources");
-  const g0 = Date.now();
-  await go(`/console/graph?env=${env1k}&version=${v1k}`);
-  const info = page.locator('[data-testid="graph-info"]');
-  await waitFor(async () => (await info.count()) && (await info.getAttribute("data-layout-ms")) !== "" ? true : null, "the 1,000-node layout", 120000);
-  metrics.graph_1000_total_ms = Date.now() - g0;
-  metrics.graph_1000_layout_ms = Number(await info.getAttribute("data-layout-ms"));
-  await shot("graph-1000");
-  await page.getByLabel("layout").selectOption("dagre");
-  await waitFor(async () => ((await info.getAttribute("data-built")) ?? "").endsWith("/dagre"), "the dagre layout", 120000);
-  metrics.graph_1000_dagre_layout_ms = Number(await info.getAttribute("data-layout-ms"));
-  await shot("graph-1000-dagre");
 }, { needs: ["big", "resources"] });
 
-await step("auth: the login form takes a token", async () => {
+await step("auth: the login form takes a token, Enter submits it", async () => {
   let authUrl = opt("auth-url", "");
   let token = opt("auth-token", "");
   let authFake = null;
@@ -421,8 +598,9 @@ await step("auth: the login form takes a token", async () => {
     await page.locator('[data-testid="login"] [data-testid="error"]').waitFor();
     expect((await page.locator('[data-testid="login"] [data-testid="error"]').textContent()).includes("refused"), "a bad token is not reported");
     await shot("login");
+    // Enter submits the form (no click).
     await page.locator('textarea[name="token"]').fill(token);
-    await page.getByRole("button", { name: "Log in" }).click();
+    await page.locator('textarea[name="token"]').press("Enter");
     await page.locator('[data-testid="create-env"]').waitFor();
     await page.waitForTimeout(500);
     expect(await page.locator('[data-testid="login"]').count() === 0, "still on the login form with a valid token");

@@ -175,3 +175,19 @@ export interface ResourceDiff {
   status: string;
   attributes: Record<string, AttrDiff>;
 }
+
+// A version as GET /api/v1/version lists it: deploy progress and what exported it (`version_info.export_metadata`:
+// `type` is the trigger — api, console, webhook, … —, and compiles by the server add `commit` and `compile_id`).
+export interface VersionV1 {
+  version: number;
+  date: string;
+  released: boolean;
+  total: number;
+  done?: number;
+  result?: string;
+  version_info?: { export_metadata?: { type?: string; message?: string; commit?: string; compile_id?: string } };
+}
+export async function versionsV1(env: string, limit: number, signal?: AbortSignal): Promise<Map<number, VersionV1>> {
+  const r = await api.get<{ versions: VersionV1[] }>(`/api/v1/version${query({ limit })}`, env, signal);
+  return new Map((r.versions ?? []).map((v) => [v.version, v]));
+}

@@ -14,9 +14,11 @@ import { Graph } from "./pages/Graph";
 import { Dryrun } from "./pages/Dryrun";
 import { CompileReports } from "./pages/CompileReports";
 import { Agents } from "./pages/Agents";
+import { Dashboard } from "./pages/Dashboard";
 import "./style.css";
 
 const kEnvPages: [string, string][] = [
+  ["dashboard", "Dashboard"],
   ["resources", "Resources"],
   ["desiredstate", "Desired state"],
   ["graph", "Graph"],
@@ -36,12 +38,27 @@ function Login({ next, reason, onDone }: { next: string; reason: string; onDone:
       <form
         onSubmit={(e) => {
           e.preventDefault();
+          if (!token.trim()) return;
           setToken(token.trim());
           onDone();
           navigate(next || href(""), true);
         }}
       >
-        <textarea name="token" rows={4} value={token} onInput={(e) => setTok((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          name="token"
+          rows={4}
+          autofocus
+          value={token}
+          onInput={(e) => setTok((e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => {
+            // Enter submits (a token has no line breaks); Shift+Enter is left alone.
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              (e.currentTarget as HTMLTextAreaElement).form?.requestSubmit();
+            }
+          }}
+        />
+        <span class="muted small">Enter logs in.</span>
         <button type="submit" disabled={!token.trim()}>
           Log in
         </button>
@@ -61,7 +78,7 @@ function EnvBar({ env, page }: { env: string; page: string }) {
       <select
         aria-label="environment"
         value={env}
-        onChange={(ev) => navigate(href(page || "resources", { env: (ev.target as HTMLSelectElement).value }))}
+        onChange={(ev) => navigate(href(page || "dashboard", { env: (ev.target as HTMLSelectElement).value }))}
       >
         {!envs.data && <option value={env}>{env}</option>}
         {envs.data?.data.map((x) => (
@@ -119,13 +136,14 @@ function App() {
       <ErrorBanner error={`This page needs an environment: open it from the landing page or add ?env=<environment id> to the address.`} />
     );
   } else if (page === "") body = <Home />;
+  else if (page === "dashboard") body = <Dashboard env={env} />;
   else if (page === "settings") body = <Settings env={env} />;
   else if (page === "desiredstate") body = <DesiredState env={env} />;
   else if (page === "desiredstate/compare")
     body = <Compare env={env} from={route.params.get("from") ?? ""} to={route.params.get("to") ?? ""} />;
   else if (page === "resources") body = <Resources env={env} params={route.params} />;
   else if (page === "resources/details") body = <ResourceDetails env={env} rid={route.params.get("rid") ?? ""} tab={route.params.get("tab") ?? "attributes"} />;
-  else if (page === "graph") body = <Graph env={env} version={route.params.get("version") ?? ""} />;
+  else if (page === "graph") body = <Graph env={env} version={route.params.get("version") ?? ""} focus={route.params.get("focus") ?? ""} />;
   else if (page === "dryrun") body = <Dryrun env={env} version={route.params.get("version") ?? ""} id={route.params.get("id") ?? ""} />;
   else if (page === "compilereports") body = <CompileReports env={env} id={route.params.get("id") ?? ""} />;
   else if (page === "agents") body = <Agents env={env} />;

@@ -51,7 +51,13 @@ export function Status({ status }: { status: string }) {
   );
 }
 
-export function SummaryBar({ summary }: { summary?: { total: number; by_state: Record<string, number> } }) {
+export function SummaryBar({
+  summary,
+  links,
+}: {
+  summary?: { total: number; by_state: Record<string, number> };
+  links?: (state: string) => string; // each state's legend entry links there when given
+}) {
   if (!summary) return null;
   const total = summary.total || 0;
   const entries = Object.entries(summary.by_state).filter(([, n]) => n > 0);
@@ -69,8 +75,8 @@ export function SummaryBar({ summary }: { summary?: { total: number; by_state: R
       <div class="summary-legend">
         <b>{total}</b> resources
         {entries.map(([s, n]) => (
-          <span key={s} class="legend-item" data-state={s}>
-            <i style={{ background: kStatusColours[s] ?? "#455a64" }} /> {s} {n}
+          <span key={s} class="legend-item" data-state={s} data-count={n}>
+            <i style={{ background: kStatusColours[s] ?? "#455a64" }} /> {links ? <a href={links(s)}>{s}</a> : s} {n}
           </span>
         ))}
       </div>
@@ -101,8 +107,37 @@ export function Section({ title, children, actions }: { title: string; children:
   );
 }
 
+// Every timestamp in the console is shown the same way: UTC, "YYYY-MM-DD HH:MM:SS UTC" (the server's log lines and
+// API values are UTC too). Values without an offset are read as UTC, as the server writes them.
 export function fmtDate(s: string | null | undefined): string {
   if (!s) return "";
   const d = new Date(s.endsWith("Z") || /[+-]\d\d:?\d\d$/.test(s) ? s : `${s}Z`);
-  return isNaN(d.getTime()) ? s : d.toLocaleString();
+  if (isNaN(d.getTime())) return s;
+  return `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
+
+// A commit id: the first 10 characters, the whole id as tooltip.
+export function Commit({ sha }: { sha: unknown }) {
+  if (typeof sha !== "string" || !sha) return <span class="muted">—</span>;
+  return (
+    <code class="commit" title={sha} data-commit={sha}>
+      {sha.slice(0, 10)}
+    </code>
+  );
+}
+
+// The state of a compile report, as the compile list and the dashboard show it.
+export interface CompileRow {
+  id: string;
+  requested: string;
+  started?: string | null;
+  completed?: string | null;
+  success?: boolean | null;
+  version?: number | null;
+  do_export?: boolean;
+  force_update?: boolean;
+  metadata?: Record<string, unknown>;
+  environment_variables?: Record<string, string>;
+}
+export const compileState = (c: CompileRow) =>
+  !c.started ? "queued" : !c.completed ? "running" : c.success ? "success" : "failed";

@@ -9,7 +9,19 @@ interface Agent {
   paused: boolean;
   unpause_on_resume?: boolean | null;
   last_failover?: string | null;
+  external?: boolean; // claimed by an `inmanta agent` process (docs/deploy.md "External agents")
+  connected?: boolean;
+  process_name?: string | null; // the holder of an external agent: "<host> pid <pid> via <peer address>"
 }
+
+// Where an agent runs. Autostarted agents run in executors the scheduler starts on its own host (`local:`); an
+// external agent runs where its `inmanta agent` session connected from (the holder's peer address).
+export function agentUri(a: Agent): string {
+  if (!a.external) return "local:";
+  const m = /via (\S+)/.exec(a.process_name ?? "");
+  return m ? `remote: ${m[1]}` : "remote";
+}
+export type { Agent };
 
 export function Agents({ env }: { env: string }) {
   const agents = usePoll(() => api.get<{ data: Agent[] }>("/api/v2/agents?limit=1000", env), [env], 2000);
@@ -41,6 +53,9 @@ export function Agents({ env }: { env: string }) {
           <tr>
             <th>Agent</th>
             <th>State</th>
+            <th>Mode</th>
+            <th>URI</th>
+            <th>Holder</th>
             <th>Last failover</th>
             <th>Unpause on resume</th>
             <th />
@@ -55,6 +70,11 @@ export function Agents({ env }: { env: string }) {
               <td>
                 <span class={`agent-state as-${a.status}`}>{a.status}</span>
               </td>
+              <td data-testid="agent-mode">{a.name === "$__scheduler" ? "scheduler" : a.external ? "external" : "autostarted"}</td>
+              <td>
+                <code>{agentUri(a)}</code>
+              </td>
+              <td class="small">{a.external ? (a.process_name || <span class="muted">never claimed</span>) : <span class="muted">scheduler</span>}{a.external && !a.connected ? <span class="muted"> (disconnected)</span> : null}</td>
               <td>{fmtDate(a.last_failover)}</td>
               <td>{a.unpause_on_resume === null || a.unpause_on_resume === undefined ? "" : String(a.unpause_on_resume)}</td>
               <td class="actions">

@@ -2,22 +2,11 @@
 // Update & recompile.
 import { useState } from "preact/hooks";
 import { api, query, seg, type Paged } from "../api";
-import { ErrorBanner, Json, Loading, Section, fmtDate } from "../components/Common";
+import { Commit, ErrorBanner, Json, Loading, Section, compileState as state, fmtDate, type CompileRow } from "../components/Common";
 import { useAction, usePoll } from "../hooks";
 import { href } from "../router";
 
-interface Compile {
-  id: string;
-  requested: string;
-  started?: string | null;
-  completed?: string | null;
-  success?: boolean | null;
-  version?: number | null;
-  do_export?: boolean;
-  force_update?: boolean;
-  metadata?: Record<string, unknown>;
-  environment_variables?: Record<string, string>;
-}
+type Compile = CompileRow;
 interface Stage {
   id?: string;
   name: string;
@@ -29,7 +18,6 @@ interface Stage {
   errstream: string;
 }
 
-const state = (c: Compile) => (!c.started ? "queued" : !c.completed ? "running" : c.success ? "success" : "failed");
 
 function Detail({ env, id }: { env: string; id: string }) {
   const d = usePoll(() => api.get<{ data: Compile & { reports?: Stage[]; compile_data?: unknown } }>(`/api/v2/compilereport/${seg(id)}`, env), [env, id], 2000);
@@ -43,7 +31,9 @@ function Detail({ env, id }: { env: string; id: string }) {
         <>
           <div>
             <span class={`cstate cs-${state(c)}`}>{state(c)}</span> requested {fmtDate(c.requested)}
+            {c.completed ? <> · completed {fmtDate(c.completed)}</> : null}
             {c.version ? <> · version {c.version}</> : null}
+            {c.metadata?.commit ? <> · commit <Commit sha={c.metadata.commit} /></> : null}
           </div>
           {(c.reports ?? []).map((s, i) => (
             <details class="stage" key={s.id ?? i} open={s.returncode !== 0 && s.returncode !== undefined && s.returncode !== null}>
@@ -98,6 +88,7 @@ export function CompileReports({ env, id }: { env: string; id: string }) {
       <ErrorBanner error={list.error} />
       <ErrorBanner error={act.error} onClose={act.clear} />
       <Loading when={list.loading && !list.data} />
+      {id && <Detail env={env} id={id} />}
       {list.data && list.data.data.length === 0 && <div class="muted">no compiles yet</div>}
       <table class="table">
         <thead>
@@ -105,6 +96,8 @@ export function CompileReports({ env, id }: { env: string; id: string }) {
             <th>Requested</th>
             <th>State</th>
             <th>Version</th>
+            <th>Commit</th>
+            <th>Trigger</th>
             <th>Message</th>
           </tr>
         </thead>
@@ -115,10 +108,16 @@ export function CompileReports({ env, id }: { env: string; id: string }) {
                 <a href={href("compilereports", { env, id: c.id })}>{fmtDate(c.requested)}</a>
               </td>
               <td>
-                <span class={`cstate cs-${state(c)}`}>{state(c)}</span>
+                <a class={`cstate cs-${state(c)}`} data-testid="compile-state" href={href("compilereports", { env, id: c.id })} title="open the report">
+                  {state(c)}
+                </a>
               </td>
-              <td>{c.version ?? ""}</td>
-              <td>{String((c.metadata as any)?.message ?? "")}</td>
+              <td>{c.version ? <a href={href("graph", { env, version: c.version })}>{c.version}</a> : ""}</td>
+              <td>
+                <Commit sha={c.metadata?.commit} />
+              </td>
+              <td>{String(c.metadata?.type ?? "")}</td>
+              <td>{String(c.metadata?.message ?? "")}</td>
             </tr>
           ))}
         </tbody>
@@ -127,7 +126,6 @@ export function CompileReports({ env, id }: { env: string; id: string }) {
         {links?.prev && <button onClick={() => setUrl(links.prev!)}>newer</button>}
         {links?.next && <button onClick={() => setUrl(links.next!)}>older</button>}
       </div>
-      {id && <Detail env={env} id={id} />}
     </Section>
   );
 }

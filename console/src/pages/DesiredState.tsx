@@ -1,8 +1,8 @@
 // Desired-state versions with their status and labels: promote (release), delete, dry-run, graph, and compare any
 // two versions into a per-attribute diff.
 import { useState } from "preact/hooks";
-import { api, query, seg, type Paged, type ResourceDiff } from "../api";
-import { ErrorBanner, Loading, Section, fmtDate } from "../components/Common";
+import { api, query, seg, versionsV1, type Paged, type ResourceDiff } from "../api";
+import { Commit, ErrorBanner, Loading, Section, fmtDate } from "../components/Common";
 import { DiffView } from "../components/DiffView";
 import { useAction, usePoll } from "../hooks";
 import { href, navigate } from "../router";
@@ -19,6 +19,8 @@ interface Version {
 export function DesiredState({ env }: { env: string }) {
   const [url, setUrl] = useState(`/api/v2/desiredstate${query({ limit: 50, sort: "version.desc" })}`);
   const versions = usePoll(() => api.get<Paged<Version>>(url, env), [env, url], 3000);
+  // The trigger and commit of each version come from its export metadata (v1 listing).
+  const info = usePoll((signal) => versionsV1(env, 200, signal), [env], 5000);
   const [picked, setPicked] = useState<number[]>([]);
   const act = useAction();
   const rows = versions.data?.data ?? [];
@@ -51,7 +53,9 @@ export function DesiredState({ env }: { env: string }) {
               <th>Date</th>
               <th>Status</th>
               <th>Resources</th>
-              <th>Labels</th>
+              <th>Trigger</th>
+              <th>Commit</th>
+              <th>Message</th>
               <th />
             </tr>
           </thead>
@@ -70,13 +74,11 @@ export function DesiredState({ env }: { env: string }) {
                   {v.status === "candidate" && v.released && <span class="muted small"> released, waiting for the scheduler</span>}
                 </td>
                 <td>{v.total}</td>
+                <td data-testid="trigger">{info.data?.get(v.version)?.version_info?.export_metadata?.type ?? (v.labels ?? [])[0]?.name ?? ""}</td>
                 <td>
-                  {(v.labels ?? []).map((l, i) => (
-                    <span class="label" key={i} title={l.message}>
-                      {l.name}: {l.message}
-                    </span>
-                  ))}
+                  <Commit sha={info.data?.get(v.version)?.version_info?.export_metadata?.commit} />
                 </td>
+                <td>{(v.labels ?? []).map((l) => l.message).join(" ")}</td>
                 <td class="actions">
                   {v.status === "candidate" && !v.released && (
                     <button

@@ -1,18 +1,20 @@
-// The dependency graph of one version: nodes are resources coloured by deploy state, edges point from a
-// resource to what requires it. Layout by dagre (cytoscape-dagre); colours refresh by polling without re-layout.
-import cytoscape from "cytoscape";
-import dagre from "cytoscape-dagre";
+// The dependency graph of one version: our layered layout (graph/layout.ts: one band per agent, columns by
+// requirement depth, labels never overlapping) drawn on one canvas by graph/GraphView.ts; nodes coloured by deploy
+// state and recoloured by polling without a new layout; search and focus on a resource and its neighbourhood
+// (`focus=` in the address, so a focused view is a link). Labels appear from a readable zoom on.
+// window.__inmGraph exposes the drawn graph to the e2e test (node + label boxes as GraphView draws them).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, idParts, query, seg, type Paged, type ResourceRow } from "../api";
 import { ErrorBanner, Section, kStatusColours } from "../components/Common";
 import { usePoll } from "../hooks";
 import { href, navigate } from "../router";
+import { layout, type Placed } from "../graph/layout";
+import { GraphView, kGraphFont, kGraphFontSize } from "../graph/GraphView";
 
-cytoscape.use(dagre);
-const kMaxNodes = 5000;
-const kDagreMax = 600;
+const kMaxNodes = 20000;
+const kMaxLabel = 36;
 
-async function loadVersion(env: string, version: string, signal: AbortSignal): Promise<ResourceRow[]> {
+async function fetchVersion(env: string, version: string, signal: AbortSignal): Promise<ResourceRow[]> {
   const rows: ResourceRow[] = [];
   let url: string | undefined = `/api/v2/desiredstate/${seg(version)}${query({ limit: 1000 })}`;
   while (url && rows.length < kMaxNodes) {
@@ -24,8 +26,32 @@ async function loadVersion(env: string, version: string, signal: AbortSignal): P
 }
 
 const stripVersion = (id: string) => id.replace(/,v=\d+$/, "");
+const shorten = (s: string) => (s.length > kMaxLabel ? `${s.slice(0, kMaxLabel - 1)}…` : s);
 
-export function Graph({ env, version }: { env: string; version: string }) {
+let measureCtx: CanvasRenderingContext2D | null = null;
+function measure(text: string): number {
+  if (!measureCtx) {
+    measureCtx = document.createElement("canvas").getContext("2d")!;
+    measureCtx.font = `${kGraphFontSize}px ${kGraphFont}`;
+  }
+  return Math.ceil(measureCtx.measureText(text).width) + 2;
+}
+
+declare global {
+  interface Window {
+    __inmGraph?: {
+      view: GraphView;
+      layoutMs: number;
+      drawMs: number;
+      nodes: number;
+      bands: number;
+      edges: [string, string][];
+      pos: Map<string, Placed>;
+    };
+  }
+}
+
+export function Graph({ env, version, focus }: { env: string; version: string; focus: string }) {
   const versions = usePoll(() => api.get<{ data: { version: number; status: string }[] }>("/api/v2/desiredstate?limit=100", env), [env]);
   useEffect(() => {
     if (!version && versions.data?.data.length) {
@@ -33,97 +59,140 @@ export function Graph({ env, version }: { env: string; version: string }) {
       navigate(href("graph", { env, version: active.version }), true);
     }
   }, [version, versions.data]);
-  const rows = usePoll((signal) => (version ? loadVersion(env, version, signal) : Promise.resolve([])), [env, version], 4000);
+  // Big versions are re-read (for their colours) every 15 s instead of every 4 s.
+  const last = useRef<{ key: string; at: number; rows: ResourceRow[] } | null>(null);
+  const rows = usePoll(
+    async (signal) => {
+      if (!version) return [];
+      const key = `${env}/${version}`;
+      const l = last.current;
+      if (l && l.key === key && l.rows.length > 2000 && Date.now() - l.at < 15000) return l.rows;
+      const r = await fetchVersion(env, version, signal);
+      last.current = { key, at: Date.now(), rows: r };
+      return r;
+    },
+    [env, version],
+    4000,
+  );
   const box = useRef<HTMLDivElement>(null);
-  const cy = useRef<cytoscape.Core | null>(null);
+  const view = useRef<GraphView | null>(null);
   const [layoutMs, setLayoutMs] = useState<number | null>(null);
   const [builtFor, setBuiltFor] = useState("");
-  // dagre (layered) is the default up to kDagreMax nodes; above that its crossing minimisation takes seconds on a
-  // slow machine, so cytoscape's own breadth-first layering is the default there (both can be picked).
-  const [layout, setLayout] = useState<"auto" | "dagre" | "breadthfirst">("auto");
+  const [layoutOnlyMs, setLayoutOnlyMs] = useState<number | null>(null);
+  const [search, setSearch] = useState(focus);
+  const [depth, setDepth] = useState(1);
+  const [matches, setMatches] = useState<string[] | null>(null);
 
   // Build (and lay out) once per version; later polls only recolour.
   useEffect(() => {
     const data = rows.data;
     if (!box.current || !data) return;
-    const key = `${env}/${version}/${data.length}/${layout}`;
-    if (cy.current && builtFor === key) {
-      cy.current.batch(() => {
-        for (const r of data) cy.current!.getElementById(stripVersion(r.resource_id)).data("colour", kStatusColours[r.status] ?? "#455a64");
-      });
+    const key = `${env}/${version}/${data.length}`;
+    if (view.current && builtFor === key) {
+      const colour = new Map(data.map((r) => [stripVersion(r.resource_id), kStatusColours[r.status] ?? "#455a64"]));
+      view.current.setColours((id) => colour.get(id));
       return;
     }
-    cy.current?.destroy();
+    view.current?.destroy();
+    view.current = null;
+    const t0 = performance.now();
     const ids = new Set(data.map((r) => stripVersion(r.resource_id)));
-    const elements: cytoscape.ElementDefinition[] = [];
-    for (const r of data) {
-      const id = stripVersion(r.resource_id);
-      elements.push({ data: { id, label: idParts(r).resource_id_value, colour: kStatusColours[r.status] ?? "#455a64", status: r.status } });
-    }
+    const nodes = data.map((r) => {
+      const p = idParts(r);
+      return { id: stripVersion(r.resource_id), label: shorten(p.resource_id_value), group: p.agent, status: r.status, type: p.resource_type };
+    });
+    const edges: { from: string; to: string }[] = [];
     for (const r of data)
       for (const req of r.requires ?? []) {
         const from = stripVersion(req);
-        if (ids.has(from)) elements.push({ data: { id: `${from}->${stripVersion(r.resource_id)}`, source: from, target: stripVersion(r.resource_id) } });
+        if (ids.has(from)) edges.push({ from, to: stripVersion(r.resource_id) });
       }
-    const t0 = performance.now();
-    const big = data.length > 300;
-    cy.current = cytoscape({
-      container: box.current,
-      elements,
-      wheelSensitivity: 0.3,
-      textureOnViewport: big,
-      hideEdgesOnViewport: big,
-      style: [
-        {
-          selector: "node",
-          style: {
-            "background-color": "data(colour)",
-            label: big ? "" : "data(label)",
-            "font-size": 10,
-            width: 14,
-            height: 14,
-            color: "#222",
-            "text-valign": "bottom",
-          },
-        },
-        { selector: "node:selected", style: { label: "data(label)", "border-width": 3, "border-color": "#000" } },
-        { selector: "edge", style: { width: 1, "line-color": "#b0bec5", "target-arrow-shape": "triangle", "target-arrow-color": "#b0bec5", "curve-style": big ? "haystack" : "bezier" } },
-      ],
-      maxZoom: 1.6,
-      layout: (layout === "breadthfirst" || (layout === "auto" && data.length > kDagreMax)
-        ? { name: "breadthfirst", directed: true, spacingFactor: 0.6, animate: false }
-        : { name: "dagre", rankDir: "LR", nodeSep: 8, rankSep: 60, ranker: big ? "longest-path" : "network-simplex", animate: false }) as any,
+    const lay = layout(nodes, edges, { measure, nodeSize: 10, labelGap: 4, colGap: 28, rowHeight: 18, bandHeader: 26, bandGap: 14 });
+    const layoutOnly = Math.round(performance.now() - t0);
+    const index = new Map(nodes.map((n, i) => [n.id, i]));
+    view.current = new GraphView(
+      box.current,
+      nodes.map((n) => ({ id: n.id, label: n.label, x: lay.pos.get(n.id)!.x, y: lay.pos.get(n.id)!.y, colour: kStatusColours[n.status] ?? "#455a64" })),
+      edges.map((e) => [index.get(e.from)!, index.get(e.to)!]),
+      lay.bands.map((b) => ({ label: `agent ${b.group} · ${b.count} resources`, top: b.top, height: b.height })),
+      (id) => navigate(href("graph", { env, version, focus: id }), true),
+    );
+    // Drawn once the browser has painted the first frame.
+    requestAnimationFrame(() => {
+      const ms = Math.round(performance.now() - t0);
+      window.__inmGraph = { view: view.current!, layoutMs: layoutOnly, drawMs: ms - layoutOnly, nodes: nodes.length, bands: lay.bands.length, edges: edges.map((e) => [e.from, e.to]), pos: lay.pos };
+      setLayoutMs(ms);
+      setLayoutOnlyMs(layoutOnly);
+      setBuiltFor(key);
     });
-    cy.current.on("tap", "node", (e) => navigate(href("resources/details", { env, rid: e.target.id() })));
-    setLayoutMs(Math.round(performance.now() - t0));
-    setBuiltFor(key);
-  }, [rows.data, layout]);
-  useEffect(() => () => cy.current?.destroy(), []);
+  }, [rows.data]);
+  useEffect(() => () => view.current?.destroy(), []);
+
+  // Focus: the resource, its requirements and dependents up to `depth` steps; the rest is faded.
+  useEffect(() => {
+    if (view.current && builtFor) view.current.focus(focus || null, depth);
+  }, [focus, depth, builtFor]);
+
+  const find = (text: string) => {
+    const t = text.trim().toLowerCase();
+    if (!rows.data || !t) {
+      setMatches(null);
+      navigate(href("graph", { env, version }), true);
+      return;
+    }
+    const found = rows.data.map((r) => stripVersion(r.resource_id)).filter((id) => id.toLowerCase().includes(t));
+    setMatches(found.slice(0, 50));
+    if (found.length) navigate(href("graph", { env, version, focus: found.find((f) => f.toLowerCase() === t) ?? found[0] }), true);
+  };
 
   const counts: Record<string, number> = {};
   (rows.data ?? []).forEach((r) => (counts[r.status] = (counts[r.status] ?? 0) + 1));
+  const focused = focus ? rows.data?.find((r) => stripVersion(r.resource_id) === focus) : undefined;
   return (
     <Section
       title={`Dependency graph${version ? ` of version ${version}` : ""}`}
       actions={
         <>
-        <select aria-label="layout" value={layout} onChange={(e) => setLayout((e.target as HTMLSelectElement).value as any)}>
-          <option value="auto">layout: automatic</option>
-          <option value="dagre">layout: layered (dagre)</option>
-          <option value="breadthfirst">layout: breadth-first (fast)</option>
-        </select>
-        <select aria-label="version" value={version} onChange={(e) => navigate(href("graph", { env, version: (e.target as HTMLSelectElement).value }))}>
-          {!version && <option value="">pick a version…</option>}
-          {versions.data?.data.map((v) => (
-            <option key={v.version} value={v.version}>
-              {v.version} ({v.status})
-            </option>
-          ))}
-        </select>
+          <form
+            class="graph-search"
+            onSubmit={(e) => {
+              e.preventDefault();
+              find(search);
+            }}
+          >
+            <input name="search" placeholder="find a resource (id or part of it)" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+            <button type="submit">Find</button>
+          </form>
+          <select aria-label="depth" value={depth} onChange={(e) => setDepth(Number((e.target as HTMLSelectElement).value))}>
+            {[1, 2, 3].map((d) => (
+              <option key={d} value={d}>
+                neighbourhood: {d} step{d > 1 ? "s" : ""}
+              </option>
+            ))}
+          </select>
+          <select aria-label="version" value={version} onChange={(e) => navigate(href("graph", { env, version: (e.target as HTMLSelectElement).value }))}>
+            {!version && <option value="">pick a version…</option>}
+            {versions.data?.data.map((v) => (
+              <option key={v.version} value={v.version}>
+                {v.version} ({v.status})
+              </option>
+            ))}
+          </select>
         </>
       }
     >
       <ErrorBanner error={versions.error ?? rows.error} />
+      {matches && matches.length === 0 && <div class="muted">no resource matches “{search}”</div>}
+      {matches && matches.length > 1 && (
+        <div class="small matches">
+          {matches.length >= 50 ? "first 50 of many" : matches.length} matches:{" "}
+          {matches.map((m) => (
+            <a key={m} href={href("graph", { env, version, focus: m })} class={m === focus ? "active" : ""}>
+              {m}
+            </a>
+          ))}
+        </div>
+      )}
       <div class="legend">
         {Object.entries(counts).map(([s, n]) => (
           <span class="legend-item" key={s}>
@@ -131,12 +200,22 @@ export function Graph({ env, version }: { env: string; version: string }) {
           </span>
         ))}
         {rows.data && (
-          <span class="muted" data-testid="graph-info" data-nodes={rows.data.length} data-layout-ms={layoutMs ?? ""} data-built={builtFor}>
+          <span class="muted" data-testid="graph-info" data-nodes={rows.data.length} data-layout-ms={layoutMs ?? ""} data-layout-only-ms={layoutOnlyMs ?? ""} data-built={builtFor}>
             {rows.data.length} nodes{rows.data.length >= kMaxNodes ? ` (first ${kMaxNodes} only)` : ""}
-            {layoutMs !== null && ` · layout ${layoutMs} ms`} · click a node for its details
+            {layoutMs !== null && ` · layout ${layoutOnlyMs} ms + draw ${(layoutMs ?? 0) - (layoutOnlyMs ?? 0)} ms`} · one band per agent, requirements left of what requires them · click a
+            node to focus it
           </span>
         )}
       </div>
+      {focus && (
+        <div class="focus-bar" data-testid="graph-focus" data-focus={focus}>
+          focused: <b>{focus}</b> {focused && <span class="badge" style={{ background: kStatusColours[focused.status] ?? "#455a64" }}>{focused.status}</span>}{" "}
+          <a href={href("resources/details", { env, rid: focus })}>details</a>{" "}
+          <button class="link" onClick={() => navigate(href("graph", { env, version }), true)}>
+            clear focus
+          </button>
+        </div>
+      )}
       <div class="graph" ref={box} data-testid="graph" />
     </Section>
   );

@@ -111,7 +111,7 @@ export function Home() {
                 {(byProject.get(p.id) ?? []).map((e) => (
                   <tr key={e.id} data-env={e.name}>
                     <td>
-                      <a href={href("resources", { env: e.id })}>{e.name}</a>
+                      <a href={href("dashboard", { env: e.id })}>{e.name}</a>
                       <div class="muted small">{e.id}</div>
                     </td>
                     <td>
@@ -119,6 +119,7 @@ export function Home() {
                     </td>
                     <td>{e.halted ? <span class="halted-flag">halted</span> : "running"}</td>
                     <td class="actions">
+                      <a href={href("resources", { env: e.id })}>resources</a>
                       <a href={href("desiredstate", { env: e.id })}>versions</a>
                       <a href={href("compilereports", { env: e.id })}>compiles</a>
                       <a href={href("settings", { env: e.id })}>settings</a>

@@ -1,4 +1,0 @@
-declare module "cytoscape-dagre" {
-  const ext: any;
-  export default ext;
-}
