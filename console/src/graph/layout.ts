@@ -124,7 +124,9 @@ export function layout(nodes: LayoutNode[], edges: LayoutEdge[], o: LayoutOption
   // Rows per sub-column: a tall column wraps so the drawing comes out about twice as wide as high (a column of
   // 500 rows is unreadable at any zoom that shows it whole). Wrapping stays inside the layer's x range, so a
   // requirement is still left of what requires it.
-  const estWidth = 120;
+  let sumWidth = 0;
+  for (const n of nodes) sumWidth += o.nodeSize + o.labelGap + o.measure(n.label) + o.colGap;
+  const estWidth = (1.3 * sumWidth) / Math.max(1, nodes.length); // a column is as wide as its widest label
   const auto = Math.round(Math.sqrt((nodes.length * estWidth * o.rowHeight) / 2) / o.rowHeight / Math.max(1, groups.length));
   const R = Math.max(1, o.maxRows ?? Math.max(8, auto));
   const subCols = new Int32Array(nLayers).fill(1);

@@ -184,7 +184,7 @@ export function Graph({ env, version, focus }: { env: string; version: string; f
       <ErrorBanner error={versions.error ?? rows.error} />
       {matches && matches.length === 0 && <div class="muted">no resource matches “{search}”</div>}
       {matches && matches.length > 1 && (
-        <div class="small matches">
+        <div key="matches" class="small matches">
           {matches.length >= 50 ? "first 50 of many" : matches.length} matches:{" "}
           {matches.map((m) => (
             <a key={m} href={href("graph", { env, version, focus: m })} class={m === focus ? "active" : ""}>
@@ -193,7 +193,7 @@ export function Graph({ env, version, focus }: { env: string; version: string; f
           ))}
         </div>
       )}
-      <div class="legend">
+      <div key="legend" class="legend">
         {Object.entries(counts).map(([s, n]) => (
           <span class="legend-item" key={s}>
             <i style={{ background: kStatusColours[s] ?? "#455a64" }} /> {s} {n}
@@ -208,7 +208,7 @@ export function Graph({ env, version, focus }: { env: string; version: string; f
         )}
       </div>
       {focus && (
-        <div class="focus-bar" data-testid="graph-focus" data-focus={focus}>
+        <div key="focus" class="focus-bar" data-testid="graph-focus" data-focus={focus}>
           focused: <b>{focus}</b> {focused && <span class="badge" style={{ background: kStatusColours[focused.status] ?? "#455a64" }}>{focused.status}</span>}{" "}
           <a href={href("resources/details", { env, rid: focus })}>details</a>{" "}
           <button class="link" onClick={() => navigate(href("graph", { env, version }), true)}>
@@ -216,7 +216,7 @@ export function Graph({ env, version, focus }: { env: string; version: string; f
           </button>
         </div>
       )}
-      <div class="graph" ref={box} data-testid="graph" />
+      <div key="graph" class="graph" ref={box} data-testid="graph" />
     </Section>
   );
 }
