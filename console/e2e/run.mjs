@@ -175,6 +175,10 @@ await step("create environment", async () => {
   await form.locator('input[name="project_name"]').fill("e2e");
   await form.locator('input[name="name"]').fill("dev");
   await form.locator('input[name="description"]').fill("created by the console e2e test");
+  if (opt("repo", "")) {
+    await form.locator('input[name="repository"]').fill(opt("repo", ""));
+    await form.locator('input[name="branch"]').fill("main");
+  }
   await form.locator('button[type="submit"]').click();
   const link = page.locator('tr[data-env="dev"] a').first();
   await link.waitFor();
@@ -336,15 +340,28 @@ await step("compile reports: recompile", async () => {
   await waitFor(async () => {
     const cs = (await restOk("GET", "/api/v2/compilereport", state.env)).data.find((x) => x.id === rowId);
     return cs && cs.completed ? cs : null;
-  }, "the compile to finish", 60000).catch(() => {});
+  }, "the compile to finish", 90000);
   const done = (await restOk("GET", "/api/v2/compilereport", state.env)).data.find((x) => x.id === rowId);
-  if (done.metadata?.commit)
+  if (opt("repo", "")) {
+    // A compile of the environment's repository: its commit is in the compile list and, once exported, the
+    // version it made shows it with the trigger (versions page).
+    expect(done.success && done.metadata?.commit && done.version, `the compile of the repository did not export a version: ${JSON.stringify(done)}`);
     await page.locator(`tr[data-compile="${rowId}"] code[data-commit="${done.metadata.commit}"]`).waitFor();
+    state.compiledVersion = done.version;
+    state.commit = done.metadata.commit;
+  }
   // Every timestamp in one format: UTC, YYYY-MM-DD HH:MM:SS UTC.
   const stamps = await page.locator('tr[data-compile] td:first-child a').allTextContents();
   expect(stamps.length && stamps.every((t) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(t)), `timestamps ${JSON.stringify(stamps)}`);
   await page.waitForTimeout(500);
   await shot("compilereports");
+  if (state.compiledVersion) {
+    await go(`/console/desiredstate?env=${state.env}`);
+    const row = page.locator(`tr[data-version="${state.compiledVersion}"]`);
+    await row.locator(`code[data-commit="${state.commit}"]`).waitFor();
+    expect((await row.locator('[data-testid="trigger"]').textContent()) === "console", "the compiled version's trigger is not console");
+    await shot("desiredstate-commit");
+  }
 }, { needs: ["compile"] });
 
 await step("agents: pause one", async () => {
@@ -376,6 +393,8 @@ await step("dashboard: content matches the server", async () => {
     const want = ds.map((v) => [v.version, v.status, v1.find((x) => x.version === v.version)?.version_info?.export_metadata?.type ?? ""]);
     return rows.length && JSON.stringify(rows.map((r) => [r[0], r[1], r[2].split(" ")[0]])) === JSON.stringify(want) ? rows : null;
   }, `the versions panel to list ${JSON.stringify(ds.map((v) => [v.version, v.status]))} with their triggers`);
+  if (state.compiledVersion)
+    await page.locator(`[data-testid="dash-versions"] tr[data-version="${state.compiledVersion}"] code[data-commit="${state.commit}"]`).waitFor();
   // The last compile and its result.
   const compiles = skips.has("compile") ? [] : (await restOk("GET", "/api/v2/compilereport?limit=10", state.env)).data;
   if (compiles.length) {

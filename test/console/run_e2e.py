@@ -91,6 +91,18 @@ def export_artifacts(inmanta, out):
                        capture_output=True)
 
 
+def make_repo(work):
+    """A git repository (branch main) holding test/console/project: the environment's repo_url, so a Recompile
+    from the console compiles a real commit and the console can show it (versions, compile reports, dashboard)."""
+    repo = os.path.join(work, "project-repo")
+    shutil.copytree(os.path.join(HERE, "project"), repo)
+    git = ["git", "-c", "user.name=console-e2e", "-c", "user.email=e2e@localhost", "-C", repo]
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "console e2e project"], check=True)
+    return repo
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -148,7 +160,7 @@ def main():
                 skips.append(f"{feature}=the server on this branch has no {what} yet")
         for s in skips:
             node += ["--skip", s]
-        node += ["--url", base, "--backend", "real inmanta server + PostgreSQL"]
+        node += ["--url", base, "--backend", "real inmanta server + PostgreSQL", "--repo", make_repo(work)]
         if has_export_push(inmanta):
             node += ["--inmanta", inmanta]
         rc = subprocess.run(node, cwd=CONSOLE).returncode
