@@ -6,6 +6,8 @@
 //          --artifacts DIR (v1.json, v2.json from `inmanta export -j`; default: exported here with build/bin/inmanta)
 //          --big N (resources in the big environment, default 100000; 0 skips it)
 //          --inmanta BIN (export the test project with `BIN export -e … --server_address …`; else PUT /api/v1/version)
+//          --repo PATH (a git repo of the test project, branch main: the environment's repository, so Recompile
+//          compiles a real commit)
 import { chromium } from "playwright-core";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -512,16 +514,16 @@ await step("every page at 100 and at 10,000 resources (screenshots)", async () =
     if (process.env.INM_E2E_TRACE) console.log(`  set-up of ${n} resources: ${Date.now() - t0} ms`);
     lastShot = Date.now();
     await go(`/console/dashboard?env=${env}`);
-    await page.locator(`[data-testid="dash-progress"] .summary-legend b`).waitFor();
+    await page.locator(`[data-testid="dash-progress"] .summary-legend b`).waitFor({ timeout: 60000 });
     expect((await page.locator(`[data-testid="dash-progress"] .summary-legend b`).textContent()) === String(n), `dashboard total is not ${n}`);
-    await page.locator('[data-testid="dash-versions"] tr[data-version]').first().waitFor();
+    await page.locator('[data-testid="dash-versions"] tr[data-version]').first().waitFor({ timeout: 60000 });
     await page.waitForTimeout(300);
     await shot(`scale-${tag}-dashboard`);
     await go(`/console/resources?env=${env}`);
-    await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor();
+    await page.locator('[data-testid="resource-table"] .vbody .vrow').first().waitFor({ timeout: 60000 });
     await shot(`scale-${tag}-resources`);
     await go(`/console/desiredstate?env=${env}`);
-    await page.locator(`tr[data-version="${version}"]`).waitFor();
+    await page.locator(`tr[data-version="${version}"]`).waitFor({ timeout: 60000 });
     await shot(`scale-${tag}-desiredstate`);
     const g0 = Date.now();
     await go(`/console/graph?env=${env}&version=${version}`);
@@ -542,14 +544,14 @@ await step("every page at 100 and at 10,000 resources (screenshots)", async () =
     await page.waitForTimeout(400);
     await shot(`scale-${tag}-graph-focus`);
     await go(`/console/agents?env=${env}`);
-    await page.locator("tr[data-agent]").first().waitFor();
+    await page.locator("tr[data-agent]").first().waitFor({ timeout: 60000 });
     await shot(`scale-${tag}-agents`);
     await go(`/console/compilereports?env=${env}`);
-    await page.locator(".section-head h2").waitFor();
+    await page.locator(".section-head h2").waitFor({ timeout: 60000 });
     await page.waitForTimeout(300);
     await shot(`scale-${tag}-compilereports`);
     await go(`/console/settings?env=${env}`);
-    await page.locator("tr[data-setting]").first().waitFor();
+    await page.locator("tr[data-setting]").first().waitFor({ timeout: 60000 });
     await shot(`scale-${tag}-settings`);
   }
 }, { needs: ["resources"] });

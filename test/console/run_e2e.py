@@ -6,6 +6,8 @@ Steps whose backend is not built yet are skipped with the reason (run.mjs --skip
   deploy     needs the `inmanta scheduler` verb (deploys, action logs, the `active` version, dry runs)
   resources  /api/v2/resource;  agents  /api/v2/agents;  dryrun  /api/v2/dryrun;  compile  /api/v2/compilereport
   (a route that does not exist yet answers 404 "no API endpoint"; probed once before the run)
+The environment's repository is a git repo made here of test/console/project (make_repo), so a Recompile from the
+console compiles a real commit.
 If the binary has no `server` verb at all, the suite runs against console/e2e/fake-api.mjs instead and says so in
 its first line and in docs/console/last-run.json; that run checks the console, not the server.
 

@@ -47,26 +47,20 @@ export interface Layout {
 
 // Longest path from the sources: a node's layer is one more than the deepest of its requirements. Requirement
 // cycles (which the server refuses, but a console must not hang on) are broken by placing the rest in input order.
-export function layering(nodes: LayoutNode[], edges: LayoutEdge[]): Map<string, number> {
-  const index = new Map(nodes.map((n, i) => [n.id, i]));
-  const indeg = new Int32Array(nodes.length);
-  const out: number[][] = nodes.map(() => []);
-  for (const e of edges) {
-    const a = index.get(e.from);
-    const b = index.get(e.to);
-    if (a === undefined || b === undefined || a === b) continue;
-    out[a].push(b);
-    indeg[b]++;
-  }
-  const layer = new Int32Array(nodes.length);
-  const done = new Uint8Array(nodes.length);
+// `out[i]` lists the indices of the nodes that require node i.
+export function layering(n: number, out: number[][]): Int32Array {
+  const indeg = new Int32Array(n);
+  for (const ws of out) for (const w of ws) indeg[w]++;
+  const layer = new Int32Array(n);
+  const done = new Uint8Array(n);
   const queue: number[] = [];
-  for (let i = 0; i < nodes.length; i++) if (indeg[i] === 0) queue.push(i);
+  for (let i = 0; i < n; i++) if (indeg[i] === 0) queue.push(i);
   let head = 0;
   let next = 0; // cycle breaking: the first unplaced node in input order
   for (;;) {
     while (head < queue.length) {
       const v = queue[head++];
+      if (done[v]) continue;
       done[v] = 1;
       for (const w of out[v]) {
         if (done[w]) continue;
@@ -74,47 +68,59 @@ export function layering(nodes: LayoutNode[], edges: LayoutEdge[]): Map<string, 
         if (--indeg[w] === 0) queue.push(w);
       }
     }
-    while (next < nodes.length && done[next]) next++;
-    if (next >= nodes.length) break;
-    indeg[next] = 0;
+    while (next < n && done[next]) next++;
+    if (next >= n) break;
     queue.push(next);
   }
-  return new Map(nodes.map((n, i) => [n.id, layer[i]]));
+  return layer;
 }
 
 export function layout(nodes: LayoutNode[], edges: LayoutEdge[], o: LayoutOptions): Layout {
-  const layerOf = layering(nodes, edges);
-  let nLayers = 0;
-  for (const l of layerOf.values()) nLayers = Math.max(nLayers, l + 1);
-  const groupOf = new Map(nodes.map((n) => [n.id, n.group]));
-  // Neighbours inside the same band, for the ordering (edges between bands do not order rows).
-  const preds = new Map<string, string[]>();
-  const succs = new Map<string, string[]>();
-  for (const e of edges) {
-    if (!groupOf.has(e.from) || !groupOf.has(e.to) || groupOf.get(e.from) !== groupOf.get(e.to)) continue;
-    (preds.get(e.to) ?? preds.set(e.to, []).get(e.to)!).push(e.from);
-    (succs.get(e.from) ?? succs.set(e.from, []).get(e.from)!).push(e.to);
-  }
+  const N = nodes.length;
+  const index = new Map<string, number>();
+  nodes.forEach((n, i) => index.set(n.id, i));
   const groups = [...new Set(nodes.map((n) => n.group))].sort();
-  // cells[g][layer] = the node ids of that band's column, in row order
-  const cells = new Map<string, string[][]>();
-  for (const g of groups) cells.set(g, Array.from({ length: nLayers }, () => []));
-  for (const n of nodes) cells.get(n.group)![layerOf.get(n.id)!].push(n.id);
+  const gIndex = new Map(groups.map((g, i) => [g, i]));
+  const groupOf = Int32Array.from(nodes, (n) => gIndex.get(n.group)!);
+  const out: number[][] = Array.from({ length: N }, () => []);
+  // Neighbours inside the same band, for the ordering (edges between bands do not order rows).
+  const preds: number[][] = Array.from({ length: N }, () => []);
+  const succs: number[][] = Array.from({ length: N }, () => []);
+  for (const e of edges) {
+    const a = index.get(e.from);
+    const b = index.get(e.to);
+    if (a === undefined || b === undefined || a === b) continue;
+    out[a].push(b);
+    if (groupOf[a] === groupOf[b]) {
+      preds[b].push(a);
+      succs[a].push(b);
+    }
+  }
+  const layer = layering(N, out);
+  let nLayers = 0;
+  for (let i = 0; i < N; i++) nLayers = Math.max(nLayers, layer[i] + 1);
+  // cells[g][l] = the node indices of band g's column l, in row order
+  const cells: number[][][] = groups.map(() => Array.from({ length: nLayers }, () => []));
+  for (let i = 0; i < N; i++) cells[groupOf[i]][layer[i]].push(i);
 
-  const rowOf = new Map<string, number>();
+  const rowOf = new Float64Array(N);
+  const key = new Float64Array(N);
   const sweeps = o.sweeps ?? 4;
-  for (const g of groups) {
-    const cols = cells.get(g)!;
-    cols.forEach((c) => c.forEach((id, i) => rowOf.set(id, i)));
-    const order = (col: string[], nb: Map<string, string[]>) => {
-      const key = new Map<string, number>();
-      for (const id of col) {
-        const ns = nb.get(id);
-        key.set(id, ns && ns.length ? ns.reduce((s, x) => s + rowOf.get(x)!, 0) / ns.length : rowOf.get(id)!);
+  const order = (col: number[], nb: number[][]) => {
+    for (const v of col) {
+      const ns = nb[v];
+      if (!ns.length) key[v] = rowOf[v];
+      else {
+        let sum = 0;
+        for (const x of ns) sum += rowOf[x];
+        key[v] = sum / ns.length;
       }
-      col.sort((a, b) => key.get(a)! - key.get(b)! || rowOf.get(a)! - rowOf.get(b)!);
-      col.forEach((id, i) => rowOf.set(id, i));
-    };
+    }
+    col.sort((a, b) => key[a] - key[b] || rowOf[a] - rowOf[b]);
+    col.forEach((v, i) => (rowOf[v] = i));
+  };
+  for (const cols of cells) {
+    cols.forEach((c) => c.forEach((v, i) => (rowOf[v] = i)));
     for (let s = 0; s < sweeps; s++) {
       for (let l = 1; l < cols.length; l++) order(cols[l], preds);
       for (let l = cols.length - 2; l >= 0; l--) order(cols[l], succs);
@@ -124,20 +130,18 @@ export function layout(nodes: LayoutNode[], edges: LayoutEdge[], o: LayoutOption
   // Rows per sub-column: a tall column wraps so the drawing comes out about twice as wide as high (a column of
   // 500 rows is unreadable at any zoom that shows it whole). Wrapping stays inside the layer's x range, so a
   // requirement is still left of what requires it.
+  const need = Float64Array.from(nodes, (n) => o.nodeSize + o.labelGap + o.measure(n.label) + o.colGap);
   let sumWidth = 0;
-  for (const n of nodes) sumWidth += o.nodeSize + o.labelGap + o.measure(n.label) + o.colGap;
-  const estWidth = (1.3 * sumWidth) / Math.max(1, nodes.length); // a column is as wide as its widest label
-  const auto = Math.round(Math.sqrt((nodes.length * estWidth * o.rowHeight) / 2) / o.rowHeight / Math.max(1, groups.length));
+  for (let i = 0; i < N; i++) sumWidth += need[i];
+  const estWidth = (1.3 * sumWidth) / Math.max(1, N); // a column is as wide as its widest label
+  const auto = Math.round(Math.sqrt((N * estWidth * o.rowHeight) / 2) / o.rowHeight / Math.max(1, groups.length));
   const R = Math.max(1, o.maxRows ?? Math.max(8, auto));
   const subCols = new Int32Array(nLayers).fill(1);
-  for (const g of groups) cells.get(g)!.forEach((c, l) => (subCols[l] = Math.max(subCols[l], Math.ceil(c.length / R))));
+  for (const cols of cells) cols.forEach((c, l) => (subCols[l] = Math.max(subCols[l], Math.ceil(c.length / R))));
 
   // Columns: as wide as the node plus its widest label, times the layer's sub-columns.
   const colWidth = new Float64Array(nLayers);
-  for (const n of nodes) {
-    const l = layerOf.get(n.id)!;
-    colWidth[l] = Math.max(colWidth[l], o.nodeSize + o.labelGap + o.measure(n.label) + o.colGap);
-  }
+  for (let i = 0; i < N; i++) colWidth[layer[i]] = Math.max(colWidth[layer[i]], need[i]);
   const colX = new Float64Array(nLayers);
   for (let l = 1; l < nLayers; l++) colX[l] = colX[l - 1] + colWidth[l - 1] * subCols[l - 1];
   const width = nLayers ? colX[nLayers - 1] + colWidth[nLayers - 1] * subCols[nLayers - 1] : 0;
@@ -145,19 +149,21 @@ export function layout(nodes: LayoutNode[], edges: LayoutEdge[], o: LayoutOption
   const pos = new Map<string, Placed>();
   const bands: Band[] = [];
   let top = 0;
-  for (const g of groups) {
-    const cols = cells.get(g)!;
-    const rows = Math.min(R, Math.max(0, ...cols.map((c) => c.length)));
+  groups.forEach((g, gi) => {
+    const cols = cells[gi];
+    let tallest = 0;
+    for (const c of cols) tallest = Math.max(tallest, c.length);
+    const rows = Math.min(R, tallest);
     const height = o.bandHeader + rows * o.rowHeight;
     cols.forEach((col, l) =>
-      col.forEach((id, i) => {
+      col.forEach((v, i) => {
         const r = i % R;
         const x = colX[l] + Math.floor(i / R) * colWidth[l] + o.nodeSize / 2;
-        pos.set(id, { x, y: top + o.bandHeader + r * o.rowHeight + o.rowHeight / 2, layer: l, row: r });
+        pos.set(nodes[v].id, { x, y: top + o.bandHeader + r * o.rowHeight + o.rowHeight / 2, layer: l, row: r });
       }),
     );
     bands.push({ group: g, top, height, count: cols.reduce((s, c) => s + c.length, 0) });
     top += height + o.bandGap;
-  }
+  });
   return { pos, bands, width, height: Math.max(0, top - o.bandGap), layers: nLayers };
 }

@@ -121,7 +121,9 @@ function Agents({ env }: { env: string }) {
   const agents = usePoll(() => api.get<{ data: Agent[] }>("/api/v2/agents?limit=1000", env), [env], 3000);
   const all = (agents.data?.data ?? []).filter((a) => a.name !== "$__scheduler");
   const count = (s: string) => all.filter((a) => a.status === s).length;
-  const shown = [...all].sort((a, b) => Number(a.status === "up") - Number(b.status === "up")).slice(0, 12);
+  const shown = [...all]
+    .sort((a, b) => Number(a.status === "up") - Number(b.status === "up") || a.name.localeCompare(b.name, undefined, { numeric: true }))
+    .slice(0, 12);
   return (
     <div class="card" data-testid="dash-agents">
       <h3>
