@@ -215,13 +215,14 @@ function route(method, parts, q, body, headers) {
       return { resource_id: id.id, resource_type: id.type, agent: id.agent, id_attribute: id.attr, resource_id_value: id.value, attributes, requires, hash: JSON.stringify(attributes), n: i };
     });
     const md = body.version_info?.export_metadata ?? {};
-    e.versions.set(n, { version: n, date: now(), released: false, resources, labels: md.type ? [{ name: md.type, message: md.message ?? "" }] : [] });
+    e.versions.set(n, { version: n, date: now(), released: false, resources, md, labels: md.type ? [{ name: md.type, message: md.message ?? "" }] : [] });
     if (e.settings.auto_deploy ?? true) release(e, n);
     return {};
   }
   if (parts[0] === "v2" && parts[1] === "desiredstate" && parts[3] === "promote") { release(envOf(), Number(parts[2])); return {}; }
   if (parts[0] === "v1" && parts[1] === "version" && parts.length === 3 && method === "POST") { release(envOf(), Number(parts[2])); return {}; }
   if (parts[0] === "v1" && parts[1] === "version" && parts.length === 3 && method === "DELETE") { const e = envOf(); const n = Number(parts[2]); need(e.versions.has(n), 404, `version ${n} does not exist`); need(n !== e.active, 400, `version ${n} is the latest released version and cannot be deleted`); e.versions.delete(n); return {}; }
+  if (p === "v1/version" && method === "GET") { const e = envOf(); const vs = [...e.versions.values()].sort((a, b) => b.version - a.version).slice(0, Number(q.get("limit") ?? 1000)); return { versions: vs.map((v) => ({ version: v.version, date: v.date, released: v.released, total: v.resources.length, done: 0, result: v.released ? "deploying" : "pending", version_info: { export_metadata: v.md } })), count: e.versions.size }; }
   if (p === "v2/desiredstate" && method === "GET") { const e = envOf(); const vs = [...e.versions.values()].sort((a, b) => b.version - a.version); return paged(vs, q, "/api/v2/desiredstate", (v) => ({ version: v.version, date: v.date, total: v.resources.length, labels: v.labels, status: versionStatus(e, v), released: v.released })); }
   if (parts[0] === "v2" && parts[1] === "desiredstate" && parts[2] === "diff") { const e = envOf(); const a = e.versions.get(Number(parts[3])), b = e.versions.get(Number(parts[4])); need(a && b, 404, `version ${a ? parts[4] : parts[3]} does not exist`); need(Number(parts[3]) < Number(parts[4]), 400, "the first version must be older than the second"); return { data: diffResources(a.resources, b.resources) }; }
   if (parts[0] === "v2" && parts[1] === "desiredstate" && parts.length === 3) { const e = envOf(); const v = e.versions.get(Number(parts[2])); need(v, 404, `version ${parts[2]} does not exist`); return paged(v.resources, q, `/api/v2/desiredstate/${parts[2]}`, (r) => ({ resource_id: r.resource_id, resource_version_id: `${r.resource_id},v=${v.version}`, id_details: { resource_type: r.resource_type, agent: r.agent, attribute: r.id_attribute, resource_id_value: r.resource_id_value }, resource_set: null, status: status(e, r.resource_id), requires: r.requires })); }
