@@ -13,6 +13,7 @@ honours limit and sort with the reference's defaults (server fixture: the server
 scheduler its executors)."""
 import base64
 import hashlib
+import json
 import os
 import shutil
 import subprocess
