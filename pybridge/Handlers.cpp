@@ -5,8 +5,9 @@
 // is chosen when the action's handler is made, by `available(resource)` (inmanta._handlers.new). The Python
 // HandlerContext of an action writes into the C++ context through `_inm.ctx_*`; the handler reaches the
 // executor's file frames through `_inm.handler_*` (get_file/stat_file/upload_file). Invariants: every
-// Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++ exception of the same meaning, any other Python exception an
-// executor::HandlerException carrying its type name, message and the Python traceback.
+// Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++ exception of
+// the same meaning, any other Python exception an executor::HandlerException carrying its type name, message
+// and the Python traceback.
 #include "Bridge.h"
 #include "pybridge/PyHandlers.h"
 
