@@ -1,10 +1,13 @@
 // Python `@provider` handlers behind the executor's C++ handler API (see PyHandlers.h). A CRUDHandler
 // subclass becomes a C++ CRUDHandler whose read/create/update/delete (and pre/post/facts/reload) call the
 // Python methods, so the §8.2 algorithm, the dependency gate and the error handling are the C++ framework's;
-// other providers run their Python `execute`. The Python HandlerContext of an action writes into the C++
-// context through `_inm.ctx_*`. Invariants: every Python call holds the GIL; a Python signal (ResourcePurged,
-// SkipResource…) becomes the C++ exception of the same meaning, any other Python exception a
-// std::runtime_error carrying the Python traceback.
+// other providers run their Python `execute`. One handler is registered per resource type; the Python provider
+// is chosen when the action's handler is made, by `available(resource)` (inmanta._handlers.new). The Python
+// HandlerContext of an action writes into the C++ context through `_inm.ctx_*`; the handler reaches the
+// executor's file frames through `_inm.handler_*` (get_file/stat_file/upload_file). Invariants: every
+// Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++ exception of
+// the same meaning, any other Python exception an executor::HandlerException carrying its type name, message
+// and the Python traceback.
 #include "Bridge.h"
 #include "pybridge/PyHandlers.h"
 
@@ -96,7 +99,72 @@ PyObject* ctxFact(PyObject*, PyObject* args) {
   return withCtx(cap, [&](HandlerContext& c) { c.setFact(name, value, expires != 0); });
 }
 
+executor::HandlerAPI* handlerOf(PyObject* capsule) {
+  return static_cast<executor::HandlerAPI*>(PyCapsule_GetPointer(capsule, "inm.handler"));
+}
+
+/// handler_get_file(capsule, sha1) -> bytes | None: the file store's content (sha1 verified), fetched through
+/// the executor's `get_file` frames with the GIL released while waiting.
+PyObject* handlerGetFile(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char* hash;
+  if (!PyArg_ParseTuple(args, "Os", &cap, &hash)) return nullptr;
+  executor::HandlerAPI* h = handlerOf(cap);
+  if (!h) return nullptr;
+  executor::FileSource* files = h->services().files;
+  if (!files) {
+    PyErr_SetString(PyExc_RuntimeError, "no file source in this process: cannot fetch files from the server");
+    return nullptr;
+  }
+  std::optional<std::string> content;
+  std::string error;
+  std::string sha = hash;
+  Py_BEGIN_ALLOW_THREADS;
+  try {
+    content = files->getFile(sha);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  Py_END_ALLOW_THREADS;
+  if (!error.empty()) {
+    PyErr_SetString(PyExc_RuntimeError, error.c_str());
+    return nullptr;
+  }
+  if (!content) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(content->data(), Py_ssize_t(content->size()));
+}
+
+/// handler_put_file(capsule, sha1, bytes): offers content to the server's file store.
+PyObject* handlerPutFile(PyObject*, PyObject* args) {
+  PyObject* cap;
+  const char* hash;
+  const char* data;
+  Py_ssize_t size;
+  if (!PyArg_ParseTuple(args, "Osy#", &cap, &hash, &data, &size)) return nullptr;
+  executor::HandlerAPI* h = handlerOf(cap);
+  if (!h) return nullptr;
+  executor::FileSource* files = h->services().files;
+  if (!files) {
+    PyErr_SetString(PyExc_RuntimeError, "no file source in this process: cannot upload files to the server");
+    return nullptr;
+  }
+  files->putFile(hash, std::string(data, size_t(size)));
+  Py_RETURN_NONE;
+}
+
+/// handler_agent(capsule) -> str: the agent this handler instance works for.
+PyObject* handlerAgent(PyObject*, PyObject* args) {
+  PyObject* cap;
+  if (!PyArg_ParseTuple(args, "O", &cap)) return nullptr;
+  executor::HandlerAPI* h = handlerOf(cap);
+  if (!h) return nullptr;
+  return PyUnicode_FromString(h->services().agent.c_str());
+}
+
 PyMethodDef kCtxMethods[] = {
+    {"handler_get_file", handlerGetFile, METH_VARARGS, "file content by sha1 from the server, or None"},
+    {"handler_put_file", handlerPutFile, METH_VARARGS, "offer content to the server's file store"},
+    {"handler_agent", handlerAgent, METH_VARARGS, "the agent name of the handler"},
     {"ctx_log", ctxLog, METH_VARARGS, "log line with JSON kwargs into the action's context"},
     {"ctx_status", ctxStatus, METH_VARARGS, "set the action's resource state"},
     {"ctx_change", ctxChange, METH_VARARGS, "created / updated / purged"},
@@ -111,13 +179,14 @@ std::string resourceJson(const Resource& r) {
 /// The Python handler instance of one action and its Python HandlerContext.
 class PyHandlerState {
  public:
-  explicit PyHandlerState(size_t index) : index_(index) {}
+  PyHandlerState(size_t index, executor::HandlerAPI* owner) : index_(index), owner_(owner) {}
   ~PyHandlerState() {
     if (!self_ && !ctx_) return;
     Gil gil;
     Py_XDECREF(self_);
     Py_XDECREF(ctx_);
     Py_XDECREF(capsule_);
+    Py_XDECREF(handlerCapsule_);
   }
 
   /// Calls `method`; returns its JSON result or throws the matching C++ exception.
@@ -125,9 +194,22 @@ class PyHandlerState {
     Gil gil;
     PyObject* mod = handlersModule();
     if (!mod) throw std::runtime_error("cannot import inmanta._handlers: " + takePythonError());
+    std::string rj = r ? resourceJson(*r) : std::string("{}");
     if (!self_) {
-      self_ = PyObject_CallMethod(mod, "new", "n", Py_ssize_t(index_));
-      if (!self_) throw std::runtime_error(takePythonError());
+      if (!handlerCapsule_) handlerCapsule_ = PyCapsule_New(owner_, "inm.handler", nullptr);
+      // The provider is chosen here, with the resource: `available(resource)` of each candidate.
+      PyObject* made =
+          PyObject_CallMethod(mod, "new", "nOs", Py_ssize_t(index_), handlerCapsule_, rj.c_str());
+      if (!made) throw std::runtime_error(takePythonError());
+      try {
+        checkTuple(made);
+      } catch (...) {
+        Py_DECREF(made);
+        throw;
+      }
+      self_ = PyTuple_GET_ITEM(made, 1);
+      Py_INCREF(self_);
+      Py_DECREF(made);
     }
     if (ctx && ctx != ctxPtr_) {
       Py_XDECREF(ctx_);
@@ -137,22 +219,32 @@ class PyHandlerState {
       ctxPtr_ = ctx;
       if (!ctx_) throw std::runtime_error(takePythonError());
     }
-    std::string rj = r ? resourceJson(*r) : std::string("{}");
     PyObject* res = PyObject_CallMethod(mod, "call", "OsOss", self_, method, ctx_ ? ctx_ : Py_None,
                                         rj.c_str(), extra.c_str());
     if (!res) throw std::runtime_error(takePythonError());
-    std::string tag = PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 0));
-    std::string payload = PyTuple_Size(res) > 1 ? PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, 1)) : "";
+    Json out = checkTuple(res);
     Py_DECREF(res);
-    if (tag == "ok") return Json::parse(payload);
-    if (tag == "purged") throw executor::ResourcePurged();
-    if (tag == "skip") throw executor::SkipResource(payload);
-    if (tag == "skipdep") throw executor::SkipResourceForDependencies(payload);
-    throw std::runtime_error(payload);
+    return out;
   }
 
  private:
+  /// Turns a tagged outcome tuple of `_handlers` into its JSON payload or the matching C++ exception:
+  /// ("ok", json, …) | ("purged",) | ("skip", msg) | ("skipdep", msg) | ("error", type, message, traceback).
+  static Json checkTuple(PyObject* res) {
+    auto item = [&](Py_ssize_t i) {
+      return PyTuple_Size(res) > i ? std::string(PyUnicode_AsUTF8(PyTuple_GET_ITEM(res, i))) : std::string();
+    };
+    std::string tag = item(0);
+    if (tag == "ok") return PyUnicode_Check(PyTuple_GET_ITEM(res, 1)) ? Json::parse(item(1)) : Json();
+    if (tag == "purged") throw executor::ResourcePurged();
+    if (tag == "skip") throw executor::SkipResource(item(1));
+    if (tag == "skipdep") throw executor::SkipResourceForDependencies(item(1));
+    throw executor::HandlerException(item(1), item(2), item(3));
+  }
+
   size_t index_;
+  executor::HandlerAPI* owner_;
+  PyObject* handlerCapsule_ = nullptr;
   PyObject* self_ = nullptr;
   PyObject* ctx_ = nullptr;
   PyObject* capsule_ = nullptr;
@@ -161,7 +253,7 @@ class PyHandlerState {
 
 class PyCrudHandler final : public executor::CRUDHandler {
  public:
-  explicit PyCrudHandler(size_t index) : py_(index) {}
+  explicit PyCrudHandler(size_t index) : py_(index, this) {}
   void readResource(HandlerContext& ctx, Resource& current) override {
     Json attrs = py_.call(&ctx, "read_resource", &current);
     for (auto& [k, v] : attrs.items()) current.attributes[k] = v;
@@ -191,7 +283,7 @@ class PyCrudHandler final : public executor::CRUDHandler {
 /// A ResourceHandler subclass: its Python `execute` (check/list/do) runs the action.
 class PyResourceHandler final : public executor::HandlerAPI {
  public:
-  explicit PyResourceHandler(size_t index) : py_(index) {}
+  explicit PyResourceHandler(size_t index) : py_(index, this) {}
   void execute(HandlerContext& ctx, const Resource& r, bool dryRun) override {
     py_.call(&ctx, "execute", &r, dryRun ? "true" : "false");
   }

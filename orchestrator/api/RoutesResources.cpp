@@ -2,6 +2,9 @@
 // ids arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
 #include "Request.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace inm::api {
 
 namespace {
@@ -96,7 +99,30 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
       }
       kept.push_back(std::move(l));
     }
-    co_return okPage(std::move(kept));
+    // The reference's defaults: sort timestamp.desc (the service's order), at most 1000 lines a page.
+    std::string sort = "timestamp.desc";
+    if (auto so = req.query.find("sort"); so != req.query.end()) sort = so->second;
+    for (char& c : sort) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (sort != "timestamp.desc" && sort != "timestamp.asc")
+      throw ApiError{ErrorCode::BadRequest, "Invalid sort for resource logs: '" + sort +
+                                                "' (expected timestamp.asc or timestamp.desc)"};
+    if (sort == "timestamp.asc") std::reverse(kept.begin(), kept.end());
+    size_t limit = 1000;
+    if (auto li = req.query.find("limit"); li != req.query.end()) {
+      char* end = nullptr;
+      long v = std::strtol(li->second.c_str(), &end, 10);
+      if (li->second.empty() || *end || v < 1 || v > 1000)
+        throw ApiError{ErrorCode::BadRequest,
+                       "Invalid limit for resource logs: '" + li->second + "' (1 to 1000)"};
+      limit = size_t(v);
+    }
+    size_t total = kept.size();
+    if (kept.size() > limit) kept.erase(kept.begin() + long(limit), kept.end());
+    Reply r = okPage(std::move(kept));
+    (*r.json)["metadata"]["total"] = total;
+    (*r.json)["metadata"]["after"] = total - std::min(total, limit);
+    (*r.json)["metadata"]["page_size"] = limit;
+    co_return r;
   });
   add(V::get, "/api/v2/resource/<rid>/facts", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);

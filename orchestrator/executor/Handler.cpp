@@ -45,6 +45,10 @@ bool guarded(HandlerContext& ctx, const Resource& r, const std::string& step, Fn
     ctx.setResourceState(ResourceState::Skipped);
     ctx.warning("Resource %(resource_id)s was skipped: %(reason)s",
                 {{"resource_id", r.id}, {"reason", e.what()}});
+  } catch (const HandlerException& e) {
+    ctx.setResourceState(ResourceState::Failed);
+    ctx.exception("An error occurred during deployment of %(resource_id)s (exception: %(exception)s)",
+                  e.traceback, {{"resource_id", r.id}, {"exception", e.type + "('" + e.what() + "')"}});
   } catch (const std::exception& e) {
     ctx.setResourceState(ResourceState::Failed);
     ctx.exception("An error occurred during deployment of %(resource_id)s (exception: %(exception)s)",
@@ -62,6 +66,9 @@ bool guarded(HandlerContext& ctx, const Resource& r, const std::string& step, Fn
 void runPost(HandlerAPI& h, HandlerContext& ctx, const Resource& r) {
   try {
     h.post(ctx, r);
+  } catch (const HandlerException& e) {
+    ctx.exception("An error occurred after deployment of %(resource_id)s (exception: %(exception)s)",
+                  e.traceback, {{"resource_id", r.id}, {"exception", e.type + "('" + e.what() + "')"}});
   } catch (const std::exception& e) {
     ctx.exception("An error occurred after deployment of %(resource_id)s (exception: %(exception)s)",
                   describeCurrentException("post", e.what()),

@@ -48,7 +48,8 @@ nlohmann::json listItem(const nlohmann::json& r) {
 
 asio::awaitable<Result> Service::listResources(std::string env, std::map<std::string, std::string> query) {
   env = lowerUuid(env);
-  int64_t limit = 20;
+  int64_t limit = 1000; // the reference's defaults: a page of 1000, sort resource_type.desc
+
   if (auto it = query.find("limit"); it != query.end()) {
     try {
       size_t n = 0;
@@ -60,7 +61,7 @@ asio::awaitable<Result> Service::listResources(std::string env, std::map<std::st
     if (limit <= 0 || limit > 1000)
       co_return Result::error(ErrorCode::BadRequest, "'limit' must be between 1 and 1000");
   }
-  std::string sortField = "resource_type", order = "asc";
+  std::string sortField = "resource_type", order = "desc";
   if (auto it = query.find("sort"); it != query.end()) {
     size_t dot = it->second.rfind('.');
     sortField = it->second.substr(0, dot);

@@ -359,6 +359,24 @@ asio::awaitable<Result> Service::diff(std::string env, int64_t from, int64_t to)
   co_return Result::of(std::move(out));
 }
 
+namespace {
+
+/// `plugins/a/b.py` or `plugins/a/b/__init__.py` for `inmanta_plugins.<module>.a.b`, by whether `sourcePath`
+/// names an __init__.py; "" (refused later as unsafe) when the name is not under inmanta_plugins.
+std::string moduleRelativePath(const std::string& pyModule, const std::string& sourcePath) {
+  if (pyModule.rfind("inmanta_plugins.", 0) != 0) return "";
+  std::string rest = pyModule.substr(16);
+  size_t dot = rest.find('.');
+  std::string sub = dot == std::string::npos ? "" : rest.substr(dot + 1);
+  std::replace(sub.begin(), sub.end(), '.', '/');
+  bool package =
+      sourcePath.size() >= 12 && sourcePath.compare(sourcePath.size() - 12, 12, "/__init__.py") == 0;
+  if (sub.empty()) return "plugins/__init__.py";
+  return "plugins/" + sub + (package ? "/__init__.py" : ".py");
+}
+
+} // namespace
+
 asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nlohmann::json resources) {
   if (!resources.is_object()) co_return Result::error(ErrorCode::BadRequest, "'resources' must be an object");
   // Group the files by Inmanta module (the second part of inmanta_plugins.<module>...).
@@ -378,6 +396,10 @@ asio::awaitable<Result> Service::uploadCode(std::string env, int64_t version, nl
       if (m.is_null())
         m = {{"name", mod}, {"files", nlohmann::json::object()}, {"requirements", nlohmann::json::array()}};
       std::string path = (*f)[0].is_string() ? (*f)[0].get<std::string>() : std::string();
+      // Inmanta's own exporter sends each file's absolute source path (…/libs/std/plugins/x.py or
+      // …/site-packages/inmanta_plugins/std/x.py): the module-relative path follows from the Python module
+      // name, the file name telling a package (__init__.py) from a plain module.
+      if (!path.empty() && path[0] == '/') path = moduleRelativePath(pyModule, path);
       m["files"][f.key()] = {
           {"hash", f.key()}, {"python_module", pyModule}, {"is_byte_code", false}, {"path", path}};
       if (f->size() > 2 && (*f)[2].is_array())

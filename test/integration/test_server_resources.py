@@ -83,8 +83,13 @@ class ServerResourcesTest(sf.ServerTestCase):
         self.assertEqual([h["attributes"]["name"] for h in hist], ["web2", "web"])
         self.assertEqual(len(s.ok("GET", f"/api/v2/resource/{q(self.app)}/history", env=env)["data"]), 1)
         logs = s.ok("GET", f"/api/v2/resource/{q(self.web)}/logs", env=env)["data"]
-        self.assertEqual([l["msg"] for l in logs], ["handler failed", "Start run because new version"])
-        self.assertEqual(logs[0]["kwargs"], {"traceback": "tb"})
+        self.assertEqual([l["msg"] for l in logs if l["action"] != "store"],
+                         ["handler failed", "Start run because new version"])
+        # Each version's store action carries the reference's message (issue #31).
+        self.assertTrue(all(l["msg"].startswith("Successfully stored version ")
+                            for l in logs if l["action"] == "store"))
+        self.assertEqual(len([l for l in logs if l["action"] == "store"]), 3)
+        self.assertEqual([l for l in logs if l["action"] != "store"][0]["kwargs"], {"traceback": "tb"})
         self.assertEqual(len(s.ok("GET", f"/api/v2/resource/{q(self.web)}/logs?filter.minimal_log_level=ERROR", env=env)["data"]), 1)
         # v1 resource with logs (§18 fields).
         r = s.ok("GET", f"/api/v1/resource/{q(self.web + ',v=' + str(self.v))}?logs=True", env=env)

@@ -289,13 +289,18 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
           in.environment, in.version, name, mversion, m.value("for_agents", nlohmann::json::array()).dump());
     }
   }
-  // One `store` action over all resources of the version. It has no resourceaction_resource rows (migration
+  // One `store` action over all resources of the version, with the reference's message ("Successfully stored
+  // version N", kwarg version). It has no resourceaction_resource rows (migration
   // 004): readers reach its resources through the version's resource rows.
   tx.exec_params(
       "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
       "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
       "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
-      "now(), 'available', '[]' FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
+      "now(), 'available', json_build_array(json_build_object('level', 'INFO', 'msg', 'Successfully stored "
+      "version ' || $2::integer::text, 'args', '[]'::json, 'kwargs', json_build_object('version', "
+      "$2::integer), "
+      "'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'))) "
+      "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
       in.environment, in.version);
 }
 

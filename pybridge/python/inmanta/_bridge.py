@@ -73,6 +73,33 @@ def _plugin_module_names(name, plugin_dir):
     return out
 
 
+# Import names whose distribution (pip) name differs.
+_DISTRIBUTIONS = {"yaml": "PyYAML", "jwt": "PyJWT", "OpenSSL": "pyOpenSSL", "dateutil": "python-dateutil",
+                  "google": "protobuf", "grpc": "grpcio", "jq": "jq", "keystoneauth1": "keystoneauth1"}
+
+
+def _requirement_hint(exc, plugin_dir):
+    """How to fix a missing Python package of a module: the requirement line of its requirements.txt when one
+    names it, the Debian package and the pip command (the registries here cannot install from PyPI)."""
+    top = (exc.name or "").split(".")[0]
+    if not top or top in ("inmanta", "inmanta_plugins"):
+        return ""
+    dist = _DISTRIBUTIONS.get(top, top)
+    line = None
+    req_file = os.path.join(os.path.dirname(plugin_dir), "requirements.txt")
+    if os.path.isfile(req_file):
+        with open(req_file) as f:
+            for raw in f:
+                req = raw.split("#")[0].strip()
+                if req and req.replace("_", "-").lower().startswith((dist.lower(), top.lower())):
+                    line = req
+    debian = "python3-" + dist.lower().replace("_", "-").replace("python-", "")
+    return ("\nThe module's Python requirement %s is not installed for the compiler's Python (%s): install the "
+            "Debian package %s (apt-get install %s) or run `pip install '%s'` into a directory on PYTHONPATH."
+            % ("'%s'" % line if line else "'%s'" % dist, sys.executable or "libpython", debian, debian,
+               line or dist))
+
+
 def load(modules):
     """modules: [(name, plugins_dir)]. Returns (plugins, resources, errors) as plain tuples."""
     if "inmanta_plugins" not in sys.modules:
@@ -91,6 +118,9 @@ def load(modules):
             errors.append((name, "InvalidTypeAnnotation", str(e), _location(e)))
         except plugins.UnannotatedArgument as e:
             errors.append((name, "UnannotatedArgument", "\n".join(e.args), ("", 0)))
+        except ModuleNotFoundError as e:
+            errors.append((name, "ModuleLoading", _format_exception(e) + _requirement_hint(e, plugin_dir),
+                           _location(e)))
         except BaseException as e:  # noqa: B036 - any failure of module code is reported, never raised
             errors.append((name, "ModuleLoading", _format_exception(e), _location(e)))
     # Plugins that failed type parsing while being decorated were reported through the import error.

@@ -1,34 +1,86 @@
 """The executor's side of the bridge (private): the `@provider` classes of the imported modules, a fresh handler
-per action, the Python HandlerContext of an action (backed by the C++ context through a capsule), and one handler
+per action
+(chosen among a type's providers by `available(resource)`), the Python HandlerContext of an action (backed by the C++ context through a capsule), and one handler
 method call whose outcome is a tagged tuple the C++ handler turns into the framework's signals (ResourcePurged,
 SkipResource, …) or a failure carrying the Python traceback."""
 
 import json
+import os
 import traceback
+
+import _inm
 
 from inmanta import resources
 from inmanta.agent import handler
 from inmanta.execute.proxy import DynamicProxy
 
-_classes = []
+_groups = []  # [(resource_type, [provider classes in registration order])]
 
 
 def providers():
-    """[(resource_type, index, is_crud)] of every registered provider (registration order: the last wins)."""
+    """[(resource_type, index, all_crud)]: one entry per resource type with providers; the provider of an
+    action is chosen among the type's classes when the handler is made (`new`)."""
     out = []
-    for resource_type, cls in handler._providers.items():
-        if cls not in _classes:
-            _classes.append(cls)
-        out.append((resource_type, _classes.index(cls), issubclass(cls, handler.CRUDHandler)))
+    for resource_type, by_name in handler._providers.items():
+        classes = list(by_name.values())
+        entry = next((g for g in _groups if g[0] == resource_type), None)
+        if entry is None:
+            entry = (resource_type, classes)
+            _groups.append(entry)
+        else:
+            entry[1][:] = classes
+        index = _groups.index(entry)
+        out.append((resource_type, index, all(issubclass(c, handler.CRUDHandler) for c in classes)))
     return out
 
 
-def new(index):
-    cls = _classes[index]
+class _Agent:
+    """What `self._agent` offers handlers: the agent's name, environment and URI."""
+
+    def __init__(self, name, capsule):
+        self.name = name
+        self.agent_name = name
+        self.environment = os.environ.get("INMANTA_ENVIRONMENT") or None
+        self.uri = "local:"
+        self._capsule = capsule
+        self.sessionid = None
+
+    def __repr__(self):
+        return "AgentInstance(%s)" % self.name
+
+
+def new(index, capsule, resource_json):
+    """("ok", handler) for the provider of the group `index` whose available(resource) holds; none or several
+    available is an error naming the providers."""
+    resource_type, classes = _groups[index]
     try:
-        return cls(None, handler.LocalIO())
-    except TypeError:
-        return cls()
+        agent = _Agent(_inm.handler_agent(capsule), capsule)
+        io = handler.LocalIO("local:", {})
+        data = json.loads(resource_json)
+        resource = _resource(resource_json) if data else None
+        chosen = []
+        for cls in classes:
+            h = cls(agent, io)
+            h._capsule = capsule
+            if resource is None or h.available(resource):
+                chosen.append(h)
+            if resource is None:
+                break
+        names = ", ".join(c.__inmanta_provider__[1] for c in classes)
+        if not chosen:
+            raise Exception("No resource handler available for resource %s of type %s (providers tried: %s; none "
+                            "is available)" % (data.get("id"), resource_type, names))
+        if len(chosen) > 1:
+            raise Exception("More than one handler selected for resource %s (available: %s)" % (
+                data.get("id"), ", ".join(h.__inmanta_provider__[1] for h in chosen)))
+        return ("ok", chosen[0])
+    except BaseException as e:  # noqa: B036 - reported as the action's failure
+        return _error(e)
+
+
+def _error(e):
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip()
+    return ("error", type(e).__name__, str(e), text)
 
 
 def context(capsule, dry_run):
@@ -52,7 +104,7 @@ def _attributes(obj, names):
 
 def call(h, method, ctx, resource_json, extra_json):
     """Runs h.<method>. Returns ("ok", json) | ("purged",) | ("skip", msg) | ("skipdep", msg) |
-    ("error", text with the Python traceback)."""
+    ("error", exception type name, message, text with the Python traceback)."""
     try:
         if method in ("can_reload", "close"):
             return ("ok", json.dumps(getattr(h, method)()))
@@ -76,4 +128,4 @@ def call(h, method, ctx, resource_json, extra_json):
     except handler.SkipResource as e:
         return ("skip", str(e))
     except BaseException as e:  # noqa: B036 - every failure of module code becomes a failed action
-        return ("error", "".join(traceback.format_exception(type(e), e, e.__traceback__)).rstrip())
+        return _error(e)

@@ -22,3 +22,22 @@ class Exporter:
         if isinstance(content, bytes):
             content = content.decode("utf-8", "surrogateescape")
         return _inm.add_file(content)
+
+
+class DependencyCycleException(Exception):
+    pass
+
+
+_exporters = {}
+
+
+def export(name, *types):
+    """The reference's `@export(name, *types)` registers an exporter plugin run with `inmanta export
+    --export-plugin name`. Registered here so the module loads; running it is not supported by this
+    compiler's exporter (the option is refused with that reason)."""
+
+    def register(function):
+        _exporters[name] = (function, types)
+        return function
+
+    return register

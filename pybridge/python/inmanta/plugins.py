@@ -54,7 +54,10 @@ class Context:
         return _Resolver()
 
     def get_data_dir(self):
-        path = os.path.join(_inm.project_dir(), "data")
+        """`<project>/data/<namespace of the plugin>` (the reference's layout, e.g. data/ssh), created on demand."""
+        namespace = self._plugin.rpartition("::")[0] if "::" in self._plugin else self._plugin
+        path = os.path.join(_inm.project_dir(), "data", namespace) if namespace else os.path.join(
+            _inm.project_dir(), "data")
         os.makedirs(path, exist_ok=True)
         return path
 
@@ -359,3 +362,11 @@ def deprecated(function=None, *, replaced_by=None, **kwargs):
     if function is None:
         return mark
     return mark(function)
+
+
+def allow_reference_values(function=None, **kwargs):
+    """The reference marks plugins that accept reference values; references are not supported here, so this
+    only returns the function."""
+    if function is None:
+        return lambda f: f
+    return function

@@ -35,6 +35,16 @@ class SkipResourceForDependencies : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A failure of handler code written in another language (the Python bridge): reported like the reference
+/// reports it — `exception` kwarg `<type>('<message>')` with the foreign traceback as the `traceback` kwarg.
+class HandlerException : public std::runtime_error {
+ public:
+  HandlerException(std::string type, const std::string& message, std::string traceback)
+      : std::runtime_error(message), type(std::move(type)), traceback(std::move(traceback)) {}
+  std::string type;      ///< e.g. "Exception", "ValueError"
+  std::string traceback; ///< the foreign traceback text
+};
+
 /// Content addressed by sha1, provided by the executor host (the scheduler reads the `file` table).
 class FileSource {
  public:

@@ -1,6 +1,9 @@
 """The handler API modules import: `@provider`, `CRUDHandler`, `ResourceHandler`, `HandlerContext`, `cache`,
-`ResourcePurged`, `SkipResource`. The classes are importable so that a module's plugins package loads in the
-compiler; running handlers belongs to the executor (docs/pybridge.md)."""
+`ResourcePurged`, `SkipResource`, `Commander`. Names and defaults follow the reference (inmanta-core
+`inmanta.agent.handler`): `list_changes` = `check_resource` + `_diff` over the resource class's merged fields,
+`check_facts` = pre/facts/post, `get_file`/`stat_file`/`upload_file` reach the server's file store (in an executor
+through its file frames). Several providers of one type are kept; the executor uses the one whose
+`available(resource)` holds (docs/pybridge.md)."""
 
 import json
 import logging
@@ -8,9 +11,11 @@ import os
 import subprocess
 import threading
 import time
+import uuid
 
 import _inm
 from inmanta import const
+from inmanta.agent.io.local import IOBase, LocalIO  # noqa: F401 - handlers import LocalIO from here too
 
 
 class SkipResource(Exception):
@@ -27,6 +32,25 @@ class ResourcePurged(Exception):
 
 class InvalidOperation(Exception):
     pass
+
+
+class HandlerNotAvailableException(Exception):
+    pass
+
+
+class AttributeStateChange(dict):
+    """One change: {"current": …, "desired": …} (a dict here, attribute access for the reference's model)."""
+
+    def __init__(self, current=None, desired=None):
+        super().__init__(current=current, desired=desired)
+
+    @property
+    def current(self):
+        return self["current"]
+
+    @property
+    def desired(self):
+        return self["desired"]
 
 
 class LoggerABC:
@@ -68,6 +92,8 @@ class HandlerContext(LoggerABC):
 
     def __init__(self, resource=None, dry_run=False, action_id=None, logger=None, _capsule=None):
         self._resource = resource
+        self._action_id = action_id if action_id is not None else uuid.uuid4()
+        self.logger = logger if logger is not None else logging.getLogger("inmanta.agent.handler")
         self._dry_run = dry_run
         self._capsule = _capsule
         self._changes = {}
@@ -79,6 +105,10 @@ class HandlerContext(LoggerABC):
 
     def is_dry_run(self):
         return self._dry_run
+
+    @property
+    def action_id(self):
+        return self._action_id
 
     def set_status(self, status):
         name = status.value if hasattr(status, "value") else str(status)
@@ -121,11 +151,29 @@ class HandlerContext(LoggerABC):
         self.update_changes({name: {"current": current, "desired": desired}})
 
     def add_changes(self, **kwargs):
-        self.update_changes(kwargs)
+        self.update_changes({k: {"current": None, "desired": v} for k, v in kwargs.items()})
+
+    def fields_updated(self, fields):
+        """Reports fields as changed without their values (a change with current and desired None)."""
+        if isinstance(fields, str):
+            fields = [fields]
+        self.update_changes({f: {"current": None, "desired": None} for f in fields if f not in self._changes})
 
     def update_changes(self, changes):
         if not changes:
             return
+        normal = {}
+        for name, change in changes.items():
+            if isinstance(change, dict):
+                normal[name] = {"current": change.get("current"), "desired": change.get("desired")}
+            elif isinstance(change, tuple):
+                if len(change) != 2:
+                    raise InvalidOperation("Reported changes for %s not valid. Tuple changes should contain 2 "
+                                           "element." % name)
+                normal[name] = {"current": change[0], "desired": change[1]}
+            else:
+                raise InvalidOperation("Reported changes for %s not in a type that is recognized." % name)
+        changes = normal
         if self._capsule is not None:
             _inm.ctx_changes(self._capsule, json.dumps(changes, default=str))
         self._changes.update(changes)
@@ -149,6 +197,7 @@ class HandlerContext(LoggerABC):
         return key in self._scratch
 
     def _log(self, level, msg, args, kwargs):
+        kwargs.pop("exc_info", None)
         if self._capsule is not None:
             _inm.ctx_log(self._capsule, level, str(msg), json.dumps(kwargs, default=repr))
         try:
@@ -164,18 +213,69 @@ class HandlerContext(LoggerABC):
         self._log("ERROR", msg, args, kwargs)
 
 
-_providers = {}
+_providers = {}  # resource type -> {provider name: class}, in registration order
 
 
 def provider(resource_type, name):
-    """Registers a handler class for a resource type."""
+    """Registers a handler class for a resource type under `name`; a later class of the same type and name
+    replaces the earlier one, other names are kept side by side (chosen by `available`)."""
 
     def register(cls):
-        _providers[resource_type] = cls
+        Commander.add_provider(resource_type, name, cls)
         cls.__inmanta_provider__ = (resource_type, name)
         return cls
 
     return register
+
+
+class Commander:
+    """The provider registry (the reference's class methods)."""
+
+    @classmethod
+    def get_handlers(cls):
+        return _providers
+
+    @classmethod
+    def reset(cls):
+        _providers.clear()
+
+    @classmethod
+    def close(cls):
+        pass
+
+    @classmethod
+    def add_provider(cls, resource, name, provider):
+        by_name = _providers.setdefault(resource, {})
+        by_name.pop(name, None)
+        by_name[name] = provider
+
+    @classmethod
+    def get_providers(cls):
+        for resource_type, by_name in _providers.items():
+            for klass in by_name.values():
+                yield resource_type, klass
+
+    @classmethod
+    def get_provider_class(cls, resource_type, name):
+        return _providers.get(resource_type, {}).get(name)
+
+    @classmethod
+    def get_provider(cls, cache, agent, resource):
+        """A handler instance for `resource`: the one provider whose available(resource) holds."""
+        resource_type = resource.id.get_entity_type()
+        io = LocalIO("local:", {})
+        chosen = []
+        for klass in _providers.get(resource_type, {}).values():
+            h = klass(agent, io)
+            if h.available(resource):
+                chosen.append(h)
+            else:
+                h.close()
+        if len(chosen) > 1:
+            raise Exception("More than one handler selected for resource %s" % resource.id)
+        if not chosen:
+            raise Exception("No resource handler registered for resource of type %s" % resource_type)
+        return chosen[0]
 
 
 class _CacheEntry:
@@ -239,60 +339,22 @@ def cache(func=None, ignore=(), timeout=5000, for_version=True, cache_none=True,
     return decorate(func)
 
 
-class LocalIO:
-    """What `self._io` offers handlers: the local machine (the executor runs on the agent's host)."""
-
-    def file_exists(self, path):
-        return os.path.exists(path)
-
-    def readlink(self, path):
-        return os.readlink(path)
-
-    def symlink(self, source, target):
-        os.symlink(source, target)
-
-    def is_symlink(self, path):
-        return os.path.islink(path)
-
-    def read(self, path):
-        with open(path) as f:
-            return f.read()
-
-    def read_binary(self, path):
-        with open(path, "rb") as f:
-            return f.read()
-
-    def put(self, path, content):
-        with open(path, "wb") as f:
-            f.write(content if isinstance(content, bytes) else content.encode())
-
-    def remove(self, path):
-        os.remove(path)
-
-    def mkdir(self, path):
-        os.mkdir(path)
-
-    def rmdir(self, path):
-        os.rmdir(path)
-
-    def run(self, command, arguments=(), env=None, cwd=None, timeout=None):
-        p = subprocess.run([command, *arguments], env=env, cwd=cwd, timeout=timeout, capture_output=True, text=True)
-        return p.stdout.strip(), p.stderr.strip(), p.returncode
-
-    def close(self):
-        pass
-
-
 class HandlerAPI:
     def __init__(self, agent=None, io=None):
         self._agent = agent
-        self._io = io if io is not None else LocalIO()
+        self._io = io if io is not None else LocalIO("local:", {})
+        self._client = None
+        self._capsule = None  # the executor's handler (file frames), set when the executor makes the handler
 
     def close(self):
         pass
 
+    def set_cache(self, cache):
+        self.cache = cache
 
-class ResourceHandler(HandlerAPI):
+    def available(self, resource):
+        return True
+
     def pre(self, ctx, resource):
         pass
 
@@ -305,23 +367,141 @@ class ResourceHandler(HandlerAPI):
     def do_reload(self, ctx, resource):
         pass
 
-    def check_resource(self, ctx, resource):
-        raise NotImplementedError
-
-    def list_changes(self, ctx, resource):
-        return {}
-
-    def do_changes(self, ctx, resource, changes):
-        raise NotImplementedError
-
     def facts(self, ctx, resource):
         return {}
 
-    def run_sync(self, func):
-        return func()
+    def check_facts(self, ctx, resource):
+        facts = {}
+        try:
+            self.pre(ctx, resource)
+            facts = self.facts(ctx, resource)
+        finally:
+            try:
+                self.post(ctx, resource)
+            except Exception as e:
+                ctx.exception("An error occurred after getting facts about %(resource_id)s (exception: "
+                              "%(exception)s)", resource_id=str(resource.id),
+                              exception="%s('%s')" % (type(e).__name__, e))
+        return facts
 
-    def available(self, resource):
-        return True
+    def deploy(self, ctx, resource, requires=None):
+        """Executes the resource (the executor applies the dependency gate and reload itself)."""
+        self.execute(ctx, resource, ctx.is_dry_run())
+
+    def run_sync(self, func):
+        """Runs `func()`; an awaitable result (a client call) is awaited to its value."""
+        result = func()
+        if hasattr(result, "__await__"):
+            import asyncio
+
+            return asyncio.run(_await(result))
+        return result
+
+    def get_client(self):
+        """A client for the server as the handler's agent: file calls go through the executor's file frames;
+        other endpoints are not reachable from an executor and raise a clear error."""
+        if self._client is None:
+            self._client = _ExecutorClient(self)
+        return self._client
+
+    def get_file(self, hash_id):
+        """The bytes stored on the server under `hash_id`, None when it has none (sha1 verified)."""
+        if self._capsule is None:
+            raise NotImplementedError("get_file: this handler is not running in an executor (no file source)")
+        content = _inm.handler_get_file(self._capsule, hash_id)
+        if content is None:
+            return None
+        import hashlib
+
+        actual = hashlib.sha1(content).hexdigest()
+        if actual != hash_id:
+            raise Exception("File hash verification failed, expected: %s but got %s" % (hash_id, actual))
+        return content
+
+    def stat_file(self, hash_id):
+        """Whether the server stores a file under `hash_id`."""
+        if self._capsule is None:
+            raise NotImplementedError("stat_file: this handler is not running in an executor (no file source)")
+        return _inm.handler_get_file(self._capsule, hash_id) is not None
+
+    def upload_file(self, hash_id, content):
+        """Stores `content` on the server under `hash_id`."""
+        if self._capsule is None:
+            raise NotImplementedError("upload_file: this handler is not running in an executor (no file source)")
+        try:
+            _inm.handler_put_file(self._capsule, hash_id, content if isinstance(content, bytes) else content.encode())
+        except Exception:
+            raise Exception("Unable to upload file to the server.") from None
+
+
+async def _await(awaitable):
+    return await awaitable
+
+
+class _ExecutorClient:
+    """`get_client()` in an executor: the file endpoints (get_file, stat_file, upload_file) as awaitable calls
+    returning a protocol Result; any other endpoint raises NotImplementedError naming it."""
+
+    def __init__(self, handler):
+        self._handler = handler
+
+    def __getattr__(self, name):
+        from inmanta.protocol.common import Result
+
+        h = self._handler
+
+        async def get_file(id):
+            content = h.get_file(id)
+            if content is None:
+                return Result(404, {"message": "file %s not found" % id})
+            import base64
+
+            return Result(200, {"content": base64.b64encode(content).decode("ascii")})
+
+        async def stat_file(id):
+            return Result(200 if h.stat_file(id) else 404, {})
+
+        async def upload_file(id, content):
+            import base64
+
+            h.upload_file(id, base64.b64decode(content))
+            return Result(200, {})
+
+        calls = {"get_file": get_file, "stat_file": stat_file, "upload_file": upload_file}
+        if name in calls:
+            return calls[name]
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def unsupported(*args, **kwargs):
+            raise NotImplementedError(
+                "get_client().%s: handlers in this executor reach only the server's file store (get_file, "
+                "stat_file, upload_file); %s is not supported here" % (name, name))
+
+        return unsupported
+
+
+class ResourceHandler(HandlerAPI):
+    def _diff(self, current, desired):
+        """{field: {"current", "desired"}} for the fields of the resource class (merged over its bases) that
+        differ and are desired (a desired None is not a change)."""
+        changes = {}
+        for field in _fields_of(type(current)):
+            a = getattr(current, field, None)
+            b = getattr(desired, field, None)
+            if a != b and b is not None:
+                changes[field] = {"current": a, "desired": b}
+        return changes
+
+    def check_resource(self, ctx, resource):
+        raise NotImplementedError("%s implements neither check_resource nor list_changes" % type(self).__name__)
+
+    def list_changes(self, ctx, resource):
+        current = self.check_resource(ctx, resource)
+        return self._diff(current, resource)
+
+    def do_changes(self, ctx, resource, changes):
+        raise NotImplementedError("%s does not implement do_changes" % type(self).__name__)
 
     def execute(self, ctx, resource, dry_run=False):
         """check/list/do: the changes list_changes finds are recorded; do_changes runs unless dry run."""
@@ -337,6 +517,15 @@ class ResourceHandler(HandlerAPI):
             self.post(ctx, resource)
 
 
+def _fields_of(cls):
+    out = []
+    for klass in reversed(cls.__mro__):
+        for f in klass.__dict__.get("fields", ()):
+            if f not in out:
+                out.append(f)
+    return out
+
+
 class CRUDHandler(ResourceHandler):
     def read_resource(self, ctx, resource):
         pass
@@ -349,6 +538,35 @@ class CRUDHandler(ResourceHandler):
 
     def update_resource(self, ctx, changes, resource):
         pass
+
+    def execute(self, ctx, resource, dry_run=False):
+        """The CRUD algorithm (used when this provider shares its type with a non-CRUD one; a type with only
+        CRUD providers runs the executor's own implementation of the same steps)."""
+        self.pre(ctx, resource)
+        try:
+            current = resource.clone()
+            current.purged = False
+            try:
+                self.read_resource(ctx, current)
+                changes = self.calculate_diff(ctx, current, resource)
+            except ResourcePurged:
+                current.purged = True
+                changes = self.calculate_diff(ctx, current, resource)
+            ctx.update_changes(changes)
+            if dry_run:
+                ctx.set_status(const.ResourceState.dry)
+                return
+            if not changes:
+                return
+            if "purged" in changes:
+                if not changes["purged"]["desired"]:
+                    self.create_resource(ctx, resource)
+                else:
+                    self.delete_resource(ctx, resource)
+            elif not getattr(resource, "purged", False):
+                self.update_resource(ctx, changes, resource)
+        finally:
+            self.post(ctx, resource)
 
     def calculate_diff(self, ctx, current, desired):
         changes = {}

@@ -35,3 +35,28 @@ class TypingException(RuntimeException):
 
 class AttributeException(RuntimeException):
     pass
+
+
+class DuplicateException(CompilerException):
+    pass
+
+
+class ModuleNotFoundException(CompilerException):
+    pass
+
+
+class DirectExecuteException(CompilerException):
+    pass
+
+
+class Namespace:
+    """Importable for type annotations; the compiler's namespaces are not Python objects here."""
+
+
+class Location:
+    def __init__(self, file="", lnr=0):
+        self.file = file
+        self.lnr = lnr
+
+    def __str__(self):
+        return "%s:%d" % (self.file, self.lnr)

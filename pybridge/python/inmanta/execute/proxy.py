@@ -205,3 +205,25 @@ class DictProxy(DynamicProxy, Mapping):
 
     def __repr__(self):
         return repr(self._items)
+
+
+# The reference's other proxy names, importable by module code. IteratorProxy is what iterating a model list
+# yields here; CallProxy wraps a callable for the model (not produced by this compiler's plugin calls).
+IteratorProxy = _ProxyIterator
+
+
+class CallProxy(DynamicProxy):
+    def __init__(self, instance):
+        self._instance = instance
+
+    def __call__(self, *args, **kwargs):
+        return _wrap(self._instance(*[DynamicProxy.unwrap(a) for a in args],
+                                    **{k: DynamicProxy.unwrap(v) for k, v in kwargs.items()}))
+
+
+class ProxyContext:
+    """Where a proxy was created (the reference's debugging aid); carried, not interpreted."""
+
+    def __init__(self, path="", validated=True):
+        self.path = path
+        self.validated = validated
