@@ -30,6 +30,15 @@ namespace inm::frontend {
 namespace {
 
 bool isDir(const std::string& p) { return llvm::sys::fs::is_directory(p); }
+/// Exists and is not a directory: a FIFO or a device named like a source file is loaded, so that
+/// SourceManager::loadFile refuses it with its reason instead of the import reporting a missing module.
+bool isFileLike(const std::string& p) { return llvm::sys::fs::exists(p) && !isDir(p); }
+/// The reason part of a loadFile error ("cannot read PATH: REASON").
+std::string unreadableReason(llvm::Error e, const std::string& path) {
+  std::string m = llvm::toString(std::move(e));
+  std::string prefix = "cannot read " + path + ": ";
+  return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
+}
 bool isFile(const std::string& p) { return llvm::sys::fs::is_regular_file(p); }
 
 std::string joinPath(llvm::StringRef a, llvm::StringRef b) {
@@ -82,6 +91,9 @@ class Loader {
  private:
   bool readProjectYml(const std::string& path);
   void loadNamespace(const std::string& ns, const ImportSite& site);
+  /// Loads namespace `ns` = the first `count` of `parts`; false when nothing below it can exist.
+  bool loadOne(const std::string& ns, const std::vector<std::string>& parts, size_t count,
+               const ImportSite& site);
   const ModuleInfo& findModule(const std::string& name, const ImportSite& site);
   void parseInto(const std::string& path, const std::string& ns, const std::string& module,
                  const std::string& moduleDir);
@@ -95,7 +107,8 @@ class Loader {
   DiagnosticEngine& diags_;
   Project& project_;
   std::string stdDir_;
-  std::set<std::string> loadedNs_;                      // namespaces parsed (or failed) already
+  std::set<std::string> loadedNs_; // namespaces parsed (or failed) already
+  std::set<std::string> deadNs_;   // namespaces with nothing below them (see loadNamespace)
   std::unordered_map<std::string, ModuleInfo> modules_; // top-level module name -> location
   std::deque<std::pair<std::string, ImportSite>> queue_;
 };
@@ -215,7 +228,7 @@ bool Loader::readProjectYml(const std::string& path) {
   auto file = sm_.loadFile(path);
   if (!file) {
     diags_.error(DiagKind::ProjectFileUnreadable, SourceRange{}, path,
-                 llvm::errorToErrorCode(file.takeError()).message());
+                 unreadableReason(file.takeError(), path));
     return false;
   }
   auto invalid = [&](const std::string& msg, int line, int col) {
@@ -360,7 +373,7 @@ void Loader::parseInto(const std::string& path, const std::string& ns, const std
   auto file = sm_.loadFile(path);
   if (!file) {
     diags_.error(DiagKind::ModuleFileUnreadable, SourceRange{}, path,
-                 llvm::errorToErrorCode(file.takeError()).message());
+                 unreadableReason(file.takeError(), path));
     return;
   }
   project_.files.push_back(
@@ -382,36 +395,51 @@ void Loader::queueImports(const Ast& ast) {
 void Loader::loadNamespace(const std::string& ns, const ImportSite& site) {
   if (loadedNs_.count(ns)) return;
   std::vector<std::string> parts = splitNs(ns);
-  // Every prefix first: `a::b::c` needs `a` and `a::b`.
+  // Every prefix first, in order (`a::b::c` needs `a` and `a::b`), each once. Iterative, and it stops at a
+  // prefix that cannot have anything below it (no module, or neither a file nor a folder for it): an import
+  // path of 20,000 names used to load its prefixes recursively (cubic) and report every one of them.
   std::string prefix;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+  for (size_t i = 0; i < parts.size(); ++i) {
     prefix += (i ? "::" : "") + parts[i];
-    loadNamespace(prefix, site);
+    if (deadNs_.count(prefix)) return;
+    if (loadedNs_.count(prefix)) continue;
+    loadedNs_.insert(prefix);
+    if (!loadOne(prefix, parts, i + 1, site)) {
+      deadNs_.insert(prefix);
+      return;
+    }
   }
-  if (loadedNs_.count(ns)) return;
-  loadedNs_.insert(ns);
+}
+
+bool Loader::loadOne(const std::string& ns, const std::vector<std::string>& parts, size_t count,
+                     const ImportSite& site) {
   const ModuleInfo& mod = findModule(parts[0], site);
-  if (!mod.ok) return;
+  if (!mod.ok) return false;
   std::string modelDir = joinPath(mod.dir, "model");
   std::string path;
-  if (parts.size() == 1) {
+  bool folder = false;
+  if (count == 1) {
     path = joinPath(modelDir, "_init.cf");
-    if (!isFile(path)) path.clear();
+    folder = true;
+    if (!isFileLike(path)) path.clear();
   } else {
     std::string rel = parts[1];
-    for (size_t i = 2; i < parts.size(); ++i) rel = joinPath(rel, parts[i]);
+    for (size_t i = 2; i < count; ++i) rel = joinPath(rel, parts[i]);
     std::string asDir = joinPath(modelDir, rel);
-    if (isDir(asDir))
+    if (isDir(asDir)) {
       path = joinPath(asDir, "_init.cf"); // a directory wins over a same-named .cf
-    else
+      folder = true;
+    } else {
       path = joinPath(modelDir, rel + ".cf");
-    if (!isFile(path)) path.clear();
+    }
+    if (!isFileLike(path)) path.clear();
   }
   if (path.empty()) {
     reportLoading(ns, site, makeDiag(DiagKind::InvalidModule, SourceRange{}, ns));
-    return;
+    return folder; // a folder without _init.cf may still hold the namespaces below
   }
   parseInto(path, ns, parts[0], mod.dir);
+  return true;
 }
 
 void Loader::run() {
@@ -430,7 +458,7 @@ void Loader::run() {
   }
   if (isFile(yml)) {
     if (!readProjectYml(yml)) return;
-  } else if (!(explicitMain && isFile(mainPath))) {
+  } else if (!(explicitMain && isFileLike(mainPath))) {
     diags_.error(DiagKind::ProjectNotFound, SourceRange{}, project_.dir);
     return;
   }
@@ -438,7 +466,7 @@ void Loader::run() {
   auto mainFile = sm_.loadFile(mainPath);
   if (!mainFile) {
     diags_.error(DiagKind::ProjectFileUnreadable, SourceRange{}, mainPath,
-                 llvm::errorToErrorCode(mainFile.takeError()).message());
+                 unreadableReason(mainFile.takeError(), mainPath));
     return;
   }
   loadedNs_.insert("__config__");

@@ -1,6 +1,8 @@
 // Variable scopes: creation with their declared variables, and name lookup (see ScopeTable.h).
 #include "Evaluator.h"
 
+#include <llvm/ADT/DenseSet.h>
+
 #include <algorithm>
 
 namespace inm::runtime {
@@ -20,6 +22,7 @@ const std::vector<StringId>& ScopeTable::declaredNames(uint32_t file, uint32_t b
   auto it = declared_.find(key);
   if (it != declared_.end()) return it->second;
   std::vector<StringId> names;
+  llvm::DenseSet<uint32_t> seen; // names in first-assignment order, each once (a linear find was O(n^2))
   const frontend::Ast& ast = prog_.ast(file);
   auto consider = [&](StmtId sid) {
     const Stmt& s = ast.stmts[sid];
@@ -27,7 +30,7 @@ const std::vector<StringId>& ScopeTable::declaredNames(uint32_t file, uint32_t b
     const Expr& t = ast.exprs[s.target];
     if (t.kind != ExprKind::Name) return;
     if (prog_.strings->str(t.name).contains("::")) return;
-    if (std::find(names.begin(), names.end(), t.name) == names.end()) names.push_back(t.name);
+    if (seen.insert(t.name.index).second) names.push_back(t.name);
   };
   if (begin == kNone) {
     for (StmtId s : ast.topLevel) consider(s);

@@ -31,6 +31,7 @@ const LimitField kFields[] = {
     {"memory-mib", "INM_MAX_MEMORY_MIB", &Limits::maxMemoryMiB, nullptr},
     {"metadata-bytes", "INM_MAX_METADATA_BYTES", &Limits::maxMetadataBytes, nullptr},
     {"int-digits", "INM_MAX_INT_DIGITS", &Limits::maxIntDigits, nullptr},
+    {"source-bytes", "INM_MAX_SOURCE_BYTES", &Limits::maxSourceBytes, nullptr},
 };
 
 std::string setField(const LimitField& f, const std::string& value) {
@@ -70,7 +71,7 @@ std::string setLimit(const std::string& name, const std::string& value) {
 const char* limitNames() {
   return "nesting, inheritance, instances, string-bytes, list-items, template-steps, format-width, "
          "memory-mib, "
-         "metadata-bytes, int-digits";
+         "metadata-bytes, int-digits, source-bytes";
 }
 
 void initStackGuard() {

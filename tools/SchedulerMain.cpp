@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -243,7 +244,16 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
                                    std::chrono::steady_clock::now() - t0)
                                    .count()) +
                 " ms");
-          if (!err) break;
+          if (!err) {
+            // Deleted or cleared under us (migration 008): stop like on SIGTERM; the supervisor starts a
+            // fresh scheduler for a cleared environment.
+            static std::atomic<bool> told{false};
+            if (pg::SchedulerStore::environmentGone() && !stopping && !told.exchange(true)) {
+              say("the environment was deleted or cleared; stopping (nothing more is written)");
+              ::kill(::getpid(), SIGTERM);
+            }
+            break;
+          }
           say("error: " + llvm::toString(std::move(err)) + (stopping ? "" : " (retrying)"));
           if (stopping && attempt > 3) break;
           std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5000, 200 * (attempt + 1))));

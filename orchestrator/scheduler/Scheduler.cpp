@@ -417,11 +417,27 @@ void SchedulerState::releaseDependents(uint32_t idx) {
 
 void SchedulerState::userDeploy(const std::vector<std::string>& agents, bool repair) {
   std::set<std::string> scope(agents.begin(), agents.end());
+  // A repair run lasts while a resource it scheduled is queued or running. A second repair request during the
+  // run joins it: what was deployed since the run began (and is not dirty again) counts as repaired.
+  bool joining = false;
+  if (repair) {
+    for (const Res& r : res_)
+      if (r.inRepairRun && (r.scheduled || r.running)) {
+        joining = true;
+        break;
+      }
+    if (!joining) {
+      repairRunFrom_ = startSerial_;
+      for (Res& r : res_) r.inRepairRun = false;
+    }
+  }
   for (uint32_t i = 0; i < res_.size(); ++i) {
     Res& r = res_[i];
     if (!r.present || r.blocked == Blocked::Blocked) continue;
     if (!scope.empty() && !scope.count(agents_[r.agent].name)) continue;
     if (repair) {
+      if (joining && r.lastStartSerial > repairRunFrom_ && (r.running || !isDirty(r))) continue;
+      r.inRepairRun = true;
       // A repair runs everything not BLOCKED, TEMPORARILY_BLOCKED included; compliance is left alone so a new
       // version landing meanwhile promotes only what it changed (§17.4).
       if (r.blocked == Blocked::TemporarilyBlocked) {

@@ -44,6 +44,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     r.ready = false;
     r.running = true;
     r.blockedOn.clear();
+    r.lastStartSerial = ++startSerial_;
     t.res = idx;
     t.generation = r.generation;
     t.hash = r.hash;

@@ -3,7 +3,10 @@
 // are the same whatever line endings a project uses.
 #include "support/SourceManager.h"
 
+#include "support/Limits.h"
+
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -82,6 +85,34 @@ TEST(SourceManagerTest, MissingFileNamesPath) {
   std::string msg = llvm::toString(f.takeError());
   EXPECT_NE(msg.find("/nonexistent/dir/main.cf"), std::string::npos) << msg;
   EXPECT_EQ(sm.fileCount(), 0u);
+}
+
+TEST(SourceManagerTest, RefusesNonRegularAndOversizedFiles) {
+  SourceManager sm;
+  std::string fifo = ::testing::TempDir() + "/inm_sm_fifo_" + std::to_string(::getpid()) + ".cf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = sm.loadFile(fifo); // no writer: must not block
+  ::unlink(fifo.c_str());
+  ASSERT_FALSE(bool(f));
+  std::string msg = llvm::toString(f.takeError());
+  EXPECT_NE(msg.find(fifo + ": it is a FIFO (named pipe), not a regular file"), std::string::npos) << msg;
+  auto z = sm.loadFile("/dev/zero");
+  ASSERT_FALSE(bool(z));
+  msg = llvm::toString(z.takeError());
+  EXPECT_NE(msg.find("/dev/zero: it is a character device"), std::string::npos) << msg;
+
+  TempFile tmp("x = 1\n");
+  uint64_t saved = limits().maxSourceBytes;
+  mutableLimits().maxSourceBytes = 3;
+  auto big = sm.loadFile(tmp.path());
+  mutableLimits().maxSourceBytes = saved;
+  ASSERT_FALSE(bool(big));
+  msg = llvm::toString(big.takeError());
+  EXPECT_NE(msg.find("it has 6 bytes, more than the source-size limit of 3 bytes"), std::string::npos) << msg;
+  TempFile empty("");
+  auto e = sm.loadFile(empty.path());
+  ASSERT_TRUE(bool(e)) << llvm::toString(e.takeError());
+  EXPECT_EQ(sm.text(*e), "");
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 
 #include <pqxx/pqxx>
 
+#include <atomic>
 #include <cmath>
 #include <ctime>
 #include <unordered_set>
@@ -43,6 +44,12 @@ void splitId(const std::string& id, std::string& type, std::string& value) {
   auto eq = id.find('=', lb == std::string::npos ? 0 : lb);
   value = eq == std::string::npos ? "" : id.substr(eq + 1, id.size() - eq - 2);
 }
+
+/// The environment generation this process started in (environment.generation, migration 008; -1 = not read
+/// yet) and whether a write found the environment deleted or cleared since. Process-wide: one scheduler
+/// process serves one environment, over several connections.
+std::atomic<int64_t> gGeneration{-1};
+std::atomic<bool> gEnvironmentGone{false};
 
 } // namespace
 
@@ -128,10 +135,12 @@ llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const Db
 llvm::Expected<int> SchedulerStore::ensureSchedulerRow() {
   try {
     pqxx::work tx{*impl_->conn};
-    auto env = tx.exec_params("SELECT 1 FROM environment WHERE id = $1::uuid", impl_->env);
+    auto env = tx.exec_params("SELECT generation FROM environment WHERE id = $1::uuid", impl_->env);
     if (env.empty())
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "environment %s does not exist",
                                      impl_->env.c_str());
+    int64_t unread = -1;
+    gGeneration.compare_exchange_strong(unread, env[0][0].as<int64_t>());
     tx.exec_params(
         "INSERT INTO scheduler (environment) VALUES ($1::uuid) ON CONFLICT (environment) DO NOTHING",
         impl_->env);
@@ -447,10 +456,20 @@ llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(i
   }
 }
 
+bool SchedulerStore::environmentGone() { return gEnvironmentGone; }
+
 llvm::Error SchedulerStore::write(const Effects& e) {
   const std::string& env = impl_->env;
   try {
     pqxx::work tx{*impl_->conn};
+    // The environment lock (PgStore.h lockEnvironmentShared): held until the commit, so a delete or clear
+    // waits for this batch, and a batch after one writes nothing: its rows describe versions that are gone.
+    auto gen = tx.exec_params("SELECT generation FROM environment WHERE id = $1::uuid FOR KEY SHARE", env);
+    int64_t started = gGeneration;
+    if (gen.empty() || (started >= 0 && gen[0][0].as<int64_t>() != started)) {
+      gEnvironmentGone = true;
+      return llvm::Error::success(); // the transaction rolls back untouched
+    }
     if (e.version) {
       const VersionWrite& v = *e.version;
       if (!v.rows.empty()) {

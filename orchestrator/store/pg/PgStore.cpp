@@ -55,6 +55,16 @@ bool requireEnvironment(pqxx::work& tx, const std::string& env) {
   return r[0][0].as<bool>();
 }
 
+void lockEnvironmentShared(pqxx::work& tx, const std::string& env) {
+  if (tx.exec_params("SELECT 1 FROM environment WHERE id = $1 FOR KEY SHARE", env).empty())
+    throw StoreFailure{ErrorCode::NotFound, "environment " + env + " not found"};
+}
+
+void lockEnvironmentExclusive(pqxx::work& tx, const std::string& env) {
+  if (tx.exec_params("SELECT 1 FROM environment WHERE id = $1 FOR UPDATE", env).empty())
+    throw StoreFailure{ErrorCode::NotFound, "environment " + env + " not found"};
+}
+
 llvm::Error PgStore::ping() {
   return withTxVoid(db_, "ping", [](pqxx::work& tx) { tx.exec("SELECT 1"); });
 }
@@ -95,7 +105,9 @@ llvm::Expected<nlohmann::json> PgStore::updateProject(const std::string& id, con
 
 llvm::Error PgStore::deleteProject(const std::string& id) {
   return withTxVoid(db_, "deleting a project", [&](pqxx::work& tx) {
-    // The rows without a foreign key to their environment go first (see deleteEnvironment).
+    // The environments' rows are locked first, then the rows without a foreign key to their environment
+    // are deleted (see deleteEnvironment).
+    tx.exec_params("SELECT 1 FROM environment WHERE project::text = $1 ORDER BY id FOR UPDATE", id);
     for (const char* table : {"resource", "module_files", "resourceaction_resource", "resourceaction",
                               "resource_persistent_state", "agent"})
       tx.exec_params(std::string("DELETE FROM ") + table +
@@ -173,9 +185,10 @@ llvm::Expected<nlohmann::json> PgStore::updateEnvironment(const std::string& id,
 
 llvm::Error PgStore::deleteEnvironment(const std::string& id) {
   return withTxVoid(db_, "deleting an environment", [&](pqxx::work& tx) {
-    requireEnvironment(tx, id);
-    // Deleting cascades over every table keyed by the environment; the rows without a foreign key to it go
-    // first.
+    // The lock first: a writer in flight commits before the deletes below take their snapshots, and one
+    // arriving later finds no environment (lockEnvironmentShared). Deleting cascades over every table keyed
+    // by the environment; the rows without a foreign key to it are deleted explicitly.
+    lockEnvironmentExclusive(tx, id);
     tx.exec_params("DELETE FROM resource WHERE environment = $1", id);
     tx.exec_params("DELETE FROM module_files WHERE environment = $1", id);
     tx.exec_params("DELETE FROM resourceaction_resource WHERE environment = $1", id);
@@ -188,7 +201,10 @@ llvm::Error PgStore::deleteEnvironment(const std::string& id) {
 
 llvm::Error PgStore::clearEnvironment(const std::string& id) {
   return withTxVoid(db_, "clearing an environment", [&](pqxx::work& tx) {
-    requireEnvironment(tx, id);
+    // As deleteEnvironment; the new generation tells a scheduler that loaded the environment before the
+    // clear that its state is gone (SchedulerStore::write drops its writes and the process restarts).
+    lockEnvironmentExclusive(tx, id);
+    tx.exec_params("UPDATE environment SET generation = generation + 1 WHERE id = $1", id);
     for (const char* table :
          {"resource", "module_files", "resourceaction_resource", "unknownparameter", "agent_modules",
           "version_code", "configurationmodel", "resource_persistent_state", "scheduler", "resourceaction",
@@ -322,7 +338,7 @@ llvm::Expected<std::optional<std::string>> PgStore::getFile(const std::string& h
 
 llvm::Error PgStore::putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) {
   return withTxVoid(db_, "storing handler code", [&](pqxx::work& tx) {
-    requireEnvironment(tx, env);
+    lockEnvironmentShared(tx, env);
     // The version's code is what this upload names (a re-upload for the same version replaces the link).
     tx.exec_params("DELETE FROM version_code WHERE environment = $1 AND cm_version = $2", env, cmVersion);
     for (const auto& m : modules) {

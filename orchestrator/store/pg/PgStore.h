@@ -18,6 +18,12 @@ void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::s
                             const nlohmann::json& payload);
 /// Throws NotFound unless environment `env` exists; returns its `halted` flag.
 bool requireEnvironment(pqxx::work& tx, const std::string& env);
+/// The environment lock (migration 008): a writer of rows without a foreign key to their environment holds
+/// the environment row FOR KEY SHARE until it commits (shared: writers do not wait for one another); deleting
+/// or clearing takes it FOR UPDATE before touching any row, so it waits for the writers in flight and the
+/// writers after it find the environment gone (or cleared). Throws NotFound when `env` does not exist.
+void lockEnvironmentShared(pqxx::work& tx, const std::string& env);
+void lockEnvironmentExclusive(pqxx::work& tx, const std::string& env);
 /// COPYs `rows` into the resource table as version `version` of `env`, inside `tx`.
 void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
                    const std::vector<ResourceRow>& rows);

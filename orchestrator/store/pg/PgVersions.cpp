@@ -564,9 +564,8 @@ llvm::Expected<std::pair<int64_t, int64_t>> PgStore::latestVersions(const std::s
 
 llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, int64_t version) {
   return withTx<nlohmann::json>(db_, "releasing a version", [&](pqxx::work& tx) {
-    requireEnvironment(tx, env);
     // The environment stays while its new resource_persistent_state rows (no foreign key) are written.
-    tx.exec_params("SELECT 1 FROM environment WHERE id = $1 FOR KEY SHARE", env);
+    lockEnvironmentShared(tx, env);
     tx.exec_params(std::string("SELECT pg_advisory_xact_lock(") + kEnvLockSql + ")", env);
     pqxx::result cm = tx.exec_params(
         "SELECT released FROM configurationmodel WHERE environment = $1 AND version = $2", env, version);

@@ -32,6 +32,8 @@ struct Limits {
   uint64_t maxMemoryMiB = 8192;
   /// Bytes of project.yml / module.yml.
   uint64_t maxMetadataBytes = 1ull << 20;
+  /// Bytes of one model source file (main.cf, an imported .cf): a bigger file is refused before it is read.
+  uint64_t maxSourceBytes = 64ull << 20;
   /// Decimal digits of one int value (ints are exact, so `2 ** 10**18` would otherwise exhaust memory).
   uint64_t maxIntDigits = 100000;
 };
@@ -42,8 +44,8 @@ Limits& mutableLimits();
 
 /// Applies INM_MAX_NESTING, INM_MAX_INHERITANCE, INM_MAX_INSTANCES, INM_MAX_STRING_BYTES, INM_MAX_LIST_ITEMS,
 /// INM_MAX_TEMPLATE_STEPS, INM_MAX_FORMAT_WIDTH, INM_MAX_MEMORY_MIB, INM_MAX_METADATA_BYTES,
-/// INM_MAX_INT_DIGITS as `lookup` returns them (the driver passes the process environment; null = unset).
-/// Returns an error text for a bad value.
+/// INM_MAX_INT_DIGITS, INM_MAX_SOURCE_BYTES as `lookup` returns them (the driver passes the process
+/// environment; null = unset). Returns an error text for a bad value.
 std::string applyLimitsFromEnv(const char* (*lookup)(const char* name));
 /// Sets one limit by its flag name without `--max-` ("nesting", "instances", ...). Error text or "".
 std::string setLimit(const std::string& name, const std::string& value);

@@ -183,7 +183,9 @@ class SchedulerState {
   void applyVersion(const plan::ChangeSet& cs, const std::vector<plan::Intent>& newest);
 
   /// User deploy (dirty only, USER_DEPLOY) or repair (all non-BLOCKED, USER_REPAIR), optionally limited to
-  /// agents (§6.8).
+  /// agents (§6.8). A repair requested while an earlier one still has work queued or running joins that run:
+  /// resources whose deploy started since the run began (and are not dirty again) are not repaired twice
+  /// (docs/deploy.md "A deploy during a repair").
   void userDeploy(const std::vector<std::string>& agents, bool repair);
   /// Agent pause flags (§6.10); unknown agents are remembered for later.
   void setAgentPaused(const std::string& agent, bool paused);
@@ -269,6 +271,8 @@ class SchedulerState {
     bool timerArmed = false;
     TimePoint timerDue{};
     bool timerRepair = false;
+    uint64_t lastStartSerial = 0; // startSerial_ when its last deploy started (0 = never in this process)
+    bool inRepairRun = false;     // scheduled by the current user repair run
   };
   struct AgentQ {
     std::string name;
@@ -334,6 +338,7 @@ class SchedulerState {
   std::set<std::pair<TimePoint, uint32_t>> timers_;
   std::optional<TimePoint> cronDeployDue_, cronRepairDue_;
   uint64_t nextSeq_ = 1, nextTask_ = 1, effectSeq_ = 1;
+  uint64_t startSerial_ = 0, repairRunFrom_ = 0; // deploy starts so far; startSerial_ when the repair began
   Effects effects_;
   Stats stats_;
   std::set<uint32_t> pumpAgents_; // agents that may have startable work

@@ -76,8 +76,11 @@ class SchedulerStore {
   /// The handler code of `version` for `agent`: the modules linked to the version (version_code, from
   /// codebatched) plus those linked to the agent (agent_modules), sorted by module and path; empty = none.
   llvm::Expected<std::vector<CodeFile>> loadCode(int version, const std::string& agent);
-  /// Writes one batch of effects in one transaction.
+  /// Writes one batch of effects in one transaction, under the environment row lock (migration 008). When the
+  /// environment was deleted, or cleared since ensureSchedulerRow, it writes nothing and environmentGone()
+  /// turns true for good: this process's state is stale and it should stop.
   llvm::Error write(const Effects& e);
+  static bool environmentGone();
 
   /// Starts listening on channel inmanta_scheduler (for this environment's payload).
   llvm::Error listen();
