@@ -134,6 +134,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     std::cerr << "inmanta scheduler: " << llvm::toString(cfg.takeError()) << "\n";
     return 1;
   }
+  auto graceOr = cfg->getInt("scheduler", "stop_grace", 10);
+  if (!graceOr || *graceOr < 0 || *graceOr > 3600) {
+    std::cerr << "inmanta scheduler: [scheduler] stop_grace: "
+              << (graceOr ? "must be between 0 and 3600 seconds" : llvm::toString(graceOr.takeError()))
+              << "\n";
+    return 1;
+  }
+  const std::chrono::seconds stopGrace(*graceOr);
   pg::DbParams db;
   db.host = cfg->getString("database", "host", "localhost");
   db.name = cfg->getString("database", "name", "inmanta");
@@ -158,6 +166,23 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     c = std::move(*s);
   }
   pg::SchedulerStore& store = *conns[0];
+  // One scheduler per environment, ever: a scheduler whose server was killed finishes its running deploys
+  // (stop grace) before it exits, and a restarted server's new scheduler waits for it here instead of
+  // deploying the same resources beside it.
+  for (bool waited = false;;) {
+    auto locked = store.tryLockEnvironment();
+    if (!locked) {
+      std::cerr << "inmanta scheduler: " << llvm::toString(locked.takeError()) << "\n";
+      return 1;
+    }
+    if (*locked) {
+      if (waited) processLog(env, "the previous scheduler of this environment stopped; starting");
+      break;
+    }
+    if (!waited) processLog(env, "waiting for the previous scheduler of this environment to stop");
+    waited = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   std::unique_ptr<pg::SchedulerStore>* writeStore = &conns[1];
   std::unique_ptr<pg::SchedulerStore>* listenStore = &conns[2];
   std::unique_ptr<pg::SchedulerStore>* writeStore2 = &conns[3];
@@ -597,14 +622,36 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
   });
 
+  // Stop: nothing new starts from the signal on; the deploys already running get `stopGrace` to report (their
+  // results are written like any other), then the writer flushes and the executors are reaped. A deploy still
+  // running at the deadline dies with its executor and is scheduled again by the next start (§17.6); a
+  // finished one is never run again, since its record was written before the exit.
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  asio::steady_timer stopTimer(ioc);
+  auto stopStarted = std::chrono::steady_clock::now();
+  std::function<void()> waitRunning = [&] {
+    if (state.inFlight() == 0 || std::chrono::steady_clock::now() - stopStarted >= stopGrace) {
+      if (state.inFlight() > 0)
+        say("stop grace of " + std::to_string(stopGrace.count()) + " s over; " +
+            std::to_string(state.inFlight()) + " deploys still running are left for the next start");
+      ioc.stop();
+      return;
+    }
+    stopTimer.expires_after(std::chrono::milliseconds(50));
+    stopTimer.async_wait([&](const boost::system::error_code& e) {
+      if (!e) waitRunning();
+    });
+  };
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
-    say(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    say(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "; " +
+        std::to_string(state.inFlight()) + " deploys running");
     stopping = true;
+    state.stopStarting();
     timer.cancel();
     holdTimer.cancel();
-    ioc.stop();
+    stopStarted = std::chrono::steady_clock::now();
+    waitRunning();
   });
   auto work = asio::make_work_guard(ioc);
   ioc.run();

@@ -3,6 +3,8 @@
 
 #include "service/Log.h"
 
+#include <boost/asio/post.hpp>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -69,6 +71,9 @@ void SchedulerSupervisor::spawn(const std::string& env) {
     ::setenv("INMANTA_DATABASE_NAME", options_.db.name.c_str(), 1);
     ::setenv("INMANTA_DATABASE_USERNAME", options_.db.username.c_str(), 1);
     ::setenv("INMANTA_DATABASE_PASSWORD", options_.db.password.c_str(), 1);
+    // Nothing of the server survives the exec: not its listening socket (Asio opens it without
+    // SOCK_CLOEXEC), accepted connections or libpq sockets. A killed server frees its port at once.
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     ::execv(options_.executable.c_str(), cargv.data());
     ::_exit(127);
   }
@@ -86,6 +91,7 @@ void SchedulerSupervisor::onExit(pid_t pid, int status) {
     if (!c.wanted) {
       logLine("info", "scheduler_stopped",
               {{"environment", env}, {"pid", std::to_string(pid)}, {"status", std::to_string(code)}});
+      reportIfAllGone();
       return;
     }
     std::chrono::seconds delay;
@@ -126,11 +132,18 @@ void SchedulerSupervisor::terminate(const std::string& env, Child& c) {
   if (c.pid <= 0) return;
   pid_t pid = c.pid;
   ::kill(pid, SIGTERM);
-  auto killer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(10));
+  auto killer = std::make_shared<boost::asio::steady_timer>(io_, options_.killAfter);
   killer->async_wait([this, env, pid, killer](const boost::system::error_code& ec) {
     if (ec) return;
     auto it = children_.find(env);
-    if (it != children_.end() && it->second.pid == pid) ::kill(pid, SIGKILL);
+    if (it != children_.end() && it->second.pid == pid) {
+      logLine(
+          "warning", "scheduler_killed",
+          {{"environment", env},
+           {"pid", std::to_string(pid)},
+           {"detail", "still running " + std::to_string(options_.killAfter.count()) + " s after SIGTERM"}});
+      ::kill(pid, SIGKILL);
+    }
   });
 }
 
@@ -144,8 +157,19 @@ bool SchedulerSupervisor::running(const std::string& env) const {
   return it != children_.end() && it->second.pid > 0;
 }
 
-void SchedulerSupervisor::stopAll() {
+void SchedulerSupervisor::stopAll(std::function<void()> allGone) {
+  allGone_ = std::move(allGone);
   for (auto& [env, c] : children_) terminate(env, c);
+  reportIfAllGone();
+}
+
+void SchedulerSupervisor::reportIfAllGone() {
+  if (!allGone_) return;
+  for (const auto& [env, c] : children_)
+    if (c.pid > 0) return;
+  auto done = std::move(allGone_);
+  allGone_ = nullptr;
+  boost::asio::post(io_, std::move(done));
 }
 
 void SchedulerSupervisor::killAll() {

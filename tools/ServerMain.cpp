@@ -153,6 +153,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   bool auth = false, startSchedulers = true;
   int64_t spoolRequest = int64_t(1) << 20;
   int64_t fileBatch = int64_t(16) << 20;
+  int64_t stopGrace = 10; // [scheduler] stop_grace: seconds a stopping scheduler finishes running deploys
   if (!intOpt("database", "port", 5432, port) ||
       !intOpt("database", "connection_pool_max_size", 10, poolMax) ||
       !intOpt("database", "connection_timeout", 60, timeout) ||
@@ -161,8 +162,11 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       !boolOpt("server", "auth", false, auth) ||
       !boolOpt("server", "start_schedulers", true, startSchedulers) ||
       !intOpt("server", "request_spool_size", spoolRequest, spoolRequest) ||
-      !intOpt("server", "file_batch_size", fileBatch, fileBatch))
+      !intOpt("server", "file_batch_size", fileBatch, fileBatch) ||
+      !intOpt("scheduler", "stop_grace", 10, stopGrace))
     return 1;
+  if (stopGrace < 0 || stopGrace > 3600)
+    return fail("[scheduler] stop_grace must be between 0 and 3600 seconds");
   if (fileBatch < 0)
     return fail("[server] file_batch_size must be >= 0 (0 turns the file-batch extension off)");
   if (spoolRequest < 0) return fail("[server] request_spool_size must be >= 0");
@@ -245,11 +249,16 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   std::unique_ptr<store::Store> store = store::openPgStore(db);
 
   std::unique_ptr<SchedulerSupervisor> supervisor;
+  std::chrono::seconds supervisorKillAfter{0};
   if (startSchedulers) {
     SupervisorOptions so;
     so.executable = selfExe();
     so.configFiles = configFiles;
     so.db = db;
+    // [scheduler] stop_grace: how long a stopping scheduler may finish its running deploys (read by the
+    // scheduler too); the supervisor adds a margin for its last write before SIGKILL.
+    so.killAfter = std::chrono::seconds(stopGrace + 10);
+    supervisorKillAfter = so.killAfter;
     supervisor = std::make_unique<SchedulerSupervisor>(io, so);
   }
   // Facts (orchestrator.md §6.12): server.fact-expire, fact-renew (less than the expiry; a renew round runs
@@ -366,51 +375,73 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
         asio::detached);
   }
 
-  // Keep the server lock (re-taken after a database restart); lose it to another server = stop.
+  // Stopping: on SIGTERM/SIGINT, and when the server lock is lost to another server. The HTTP server drains
+  // its requests and every scheduler finishes its running deploys and flushes (within its stop grace) before
+  // the process exits: killing them earlier loses finished deploys' records, and a restart would run those
+  // deploys again.
   bool stopping = false;
+  int exitStatus = 0;
   asio::steady_timer lockTimer(io);
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        for (;;) {
-          lockTimer.expires_after(std::chrono::seconds(5));
-          boost::system::error_code ec;
-          co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-          if (ec || stopping) co_return;
-          llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
-          if (!held)
-            llvm::consumeError(held.takeError());
-          else if (!*held)
-            logLine("error", "server_lock_lost", {{"database", db.name}});
-        }
-      },
-      asio::detached);
-
-  asio::signal_set signals(io, SIGTERM, SIGINT);
   asio::steady_timer forceTimer(io);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
+  std::function<void(const std::string&)> beginStop = [&](const std::string& why) {
+    if (stopping) return;
     stopping = true;
-    logLine("info", "server_stopping", {{"signal", std::to_string(sig)}});
+    logLine("info", "server_stopping", {{"reason", why}});
     lockTimer.cancel();
     retentionTimer.cancel();
     purgeTimer.cancel();
     factTimer.cancel();
     compiles.stop();
-    if (supervisor) supervisor->stopAll();
-    server.shutdown([&] { io.stop(); });
-    forceTimer.expires_after(std::chrono::seconds(60));
+    auto pending = std::make_shared<int>(supervisor ? 2 : 1);
+    auto oneDone = [&io, pending] {
+      if (--*pending == 0) io.stop();
+    };
+    if (supervisor) supervisor->stopAll(oneDone);
+    server.shutdown(oneDone);
+    forceTimer.expires_after(std::chrono::seconds(60) + supervisorKillAfter);
     forceTimer.async_wait([&](const boost::system::error_code& e) {
       if (!e) io.stop();
     });
+  };
+
+  // The single-server rule (docs/server.md "Life cycle"): the lock is a session lock, so a database restart
+  // drops it. It is checked every second and re-taken at once after a restart; if another server took it in
+  // between, this one stops (exit status 3) instead of running beside it.
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (;;) {
+          lockTimer.expires_after(std::chrono::seconds(1));
+          boost::system::error_code ec;
+          co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          if (ec || stopping) co_return;
+          llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
+          if (!held) {
+            llvm::consumeError(held.takeError()); // the database is down: writes fail anyway; retry
+          } else if (!*held) {
+            logLine("error", "server_lock_lost",
+                    {{"database", db.name},
+                     {"detail", "another inmanta server took the database while it restarted; stopping"}});
+            exitStatus = 3;
+            beginStop("server lock lost");
+            co_return;
+          }
+        }
+      },
+      asio::detached);
+
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    beginStop(sig == SIGTERM ? "SIGTERM" : "SIGINT");
   });
   io.run();
   if (supervisor) supervisor->killAll();
   compilePool.join();
   pool.join();
-  logLine("info", "server_stopped");
+  logLine("info", "server_stopped", {{"status", std::to_string(exitStatus)}});
   (void)verbose;
-  return 0;
+  return exitStatus;
 }
 
 } // namespace inm::tools

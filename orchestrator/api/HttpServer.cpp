@@ -20,6 +20,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <chrono>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <malloc.h>
@@ -594,6 +595,8 @@ llvm::Error HttpServer::start() {
     tcp::endpoint ep{asio::ip::make_address(s.opts.bindAddress), static_cast<unsigned short>(s.opts.port)};
     s.acceptor.open(ep.protocol());
     s.acceptor.set_option(asio::socket_base::reuse_address(true));
+    // Close-on-exec for any child a route's work starts (Asio opens sockets without it).
+    ::fcntl(s.acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
     s.acceptor.bind(ep);
     s.acceptor.listen(asio::socket_base::max_listen_connections);
   } catch (const boost::system::system_error& e) {

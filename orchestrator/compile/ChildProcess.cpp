@@ -84,6 +84,9 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
   posix_spawn_file_actions_adddup2(&fa, errPipe[1], 2);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  // Nothing of the server leaks into a compile: its listening socket and connections (opened without
+  // close-on-exec by Asio), database sockets, spooled request files.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);

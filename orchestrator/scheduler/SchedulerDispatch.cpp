@@ -105,7 +105,7 @@ void SchedulerState::setMaxInFlight(size_t n) {
 }
 
 void SchedulerState::pump() {
-  if (halted_ || backpressure_ || pumpAgents_.empty()) return;
+  if (halted_ || backpressure_ || stopping_ || pumpAgents_.empty()) return;
   std::vector<WorkItem> batch;
   const uint32_t limit = static_cast<uint32_t>(std::max(1, settings_.agentParallelism));
   auto startable = [&](const AgentQ& a) { return !a.paused && a.inFlight < limit && !a.ready.empty(); };

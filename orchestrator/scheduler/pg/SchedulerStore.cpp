@@ -132,6 +132,17 @@ llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const Db
   return std::unique_ptr<SchedulerStore>(new SchedulerStore(std::move(impl)));
 }
 
+llvm::Expected<bool> SchedulerStore::tryLockEnvironment() {
+  try {
+    pqxx::nontransaction tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT pg_try_advisory_lock(hashtextextended('inmanta-scheduler:' || $1, 0))",
+                            impl_->env);
+    return r[0][0].as<bool>();
+  } catch (const std::exception& e) {
+    return dbError("taking the scheduler lock of environment " + impl_->env, e);
+  }
+}
+
 llvm::Expected<int> SchedulerStore::ensureSchedulerRow() {
   try {
     pqxx::work tx{*impl_->conn};

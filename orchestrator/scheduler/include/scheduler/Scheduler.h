@@ -193,6 +193,10 @@ class SchedulerState {
   void setHalted(bool halted);
   /// Back-pressure from the host: while set, nothing new starts (the writer is behind; bounds memory).
   void setBackpressure(bool on);
+  /// The host is stopping: from now on nothing new starts, ever (running work may still report its result).
+  /// Unlike setHalted it is not undone by a request, and it writes nothing (a restart schedules what is
+  /// left).
+  void stopStarting() { stopping_ = true; }
   /// Global cap on tasks in flight over all agents (0 = none): bounds the work items, executor requests and
   /// frames held at once, whatever the number of agents times `agent_parallelism`. Free slots go round robin
   /// over the agents with ready work.
@@ -328,7 +332,7 @@ class SchedulerState {
   std::function<std::string()> newUuid_;
   Settings settings_;
   int version_ = 0;
-  bool halted_ = false, backpressure_ = false;
+  bool halted_ = false, backpressure_ = false, stopping_ = false;
   std::vector<Res> res_;
   std::unordered_map<std::string, uint32_t> index_;
   std::vector<AgentQ> agents_;

@@ -49,6 +49,9 @@ class SchedulerStore {
 
   /// Checks the environment exists and ensures its `scheduler` row; returns last_processed_model_version (0 =
   /// none).
+  /// One scheduler per environment: a session advisory lock on this connection, held until it closes. False
+  /// while another scheduler process of the environment (a stopping one whose server was killed) holds it.
+  llvm::Expected<bool> tryLockEnvironment();
   llvm::Expected<int> ensureSchedulerRow();
   llvm::Expected<EnvironmentInfo> loadEnvironment();
   /// agent name -> paused.
