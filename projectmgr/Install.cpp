@@ -59,7 +59,8 @@ class Installer {
     m.failed = true;
     r_.errors.push_back(msg);
   }
-  void locate(Mod& m, bool explicitlyRequired);
+  /// stdNeed (std only): 0 imported only, 1 required by a module.yml, 2 required by project.yml.
+  void locate(Mod& m, int stdNeed);
   bool loadCandidates(Mod& m);
   bool choose(Mod& m, const std::vector<Constraint>& cs);
   bool readChoice(Mod& m, const std::string& commit, const std::string& tag);
@@ -78,7 +79,7 @@ class Installer {
   std::map<std::string, Mod> mods_;
 };
 
-void Installer::locate(Mod& m, bool explicitlyRequired) {
+void Installer::locate(Mod& m, int stdNeed) {
   m.located = true;
   for (const std::string& dir : p_.modulePath) {
     std::string cand = joinPath(dir, m.name);
@@ -90,6 +91,12 @@ void Installer::locate(Mod& m, bool explicitlyRequired) {
     } else {
       m.local = true;
     }
+    return;
+  }
+  // std that nothing constrains (only imported): our built-in std answers, no repository is asked.
+  if (m.name == "std" && stdNeed == 0) {
+    m.builtin = true;
+    m.dir = o_.builtinStdDir;
     return;
   }
   std::vector<std::string> tried;
@@ -115,7 +122,7 @@ void Installer::locate(Mod& m, bool explicitlyRequired) {
     }
     tried.push_back(url + " (" + err + ")");
   }
-  if (m.name == "std" && !explicitlyRequired && !o_.builtinStdDir.empty()) {
+  if (m.name == "std" && stdNeed == 1) {
     m.builtin = true;
     m.dir = o_.builtinStdDir;
     if (!tried.empty())
@@ -220,9 +227,10 @@ std::string Installer::noMatchMessage(const Mod& m, const std::vector<Constraint
 bool Installer::choose(Mod& m, const std::vector<Constraint>& cs) {
   if (m.local || m.builtin) {
     if (!m.chosen) {
-      m.meta = readModuleConfig(m.dir);
+      if (!m.dir.empty()) m.meta = readModuleConfig(m.dir);
       m.chosen = true;
       m.imports.clear();
+      if (m.dir.empty()) return true;
       std::error_code ec;
       for (llvm::sys::fs::recursive_directory_iterator it(joinPath(m.dir, "model"), ec), end;
            it != end && !ec; it.increment(ec)) {
@@ -331,9 +339,9 @@ void Installer::run() {
       m.name = name;
       if (m.failed) continue;
       if (!m.located) {
-        bool explicitStd = false;
-        for (const auto& c : reqs[name]) explicitStd = explicitStd || c.first == "project.yml";
-        locate(m, explicitStd);
+        int stdNeed = 0;
+        for (const auto& c : reqs[name]) stdNeed = std::max(stdNeed, c.first == "project.yml" ? 2 : 1);
+        locate(m, stdNeed);
         if (m.failed) continue;
       }
       if (choose(m, reqs[name])) changed = true;
@@ -373,7 +381,7 @@ void Installer::apply(const std::vector<std::string>& wanted,
     Mod& m = mods_[name];
     std::string label = m.name + " " + m.meta.versionText + (m.tag.empty() ? "" : " (tag " + m.tag + ")");
     if (m.builtin) {
-      log("Using the built-in std " + m.meta.versionText);
+      log("Using the built-in std module" + (m.dir.empty() ? std::string() : " in " + m.dir));
       continue;
     }
     if (m.local) {

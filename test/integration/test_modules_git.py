@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 import harness
-from autonomous_util import GitDaemon
+from autonomous_util import Database, GitDaemon, run_service
 
 
 def git(cwd, *args):
@@ -238,6 +238,67 @@ class ModulesGitTest(unittest.TestCase):
         inmanta(proj, "module", "create", "mymod", check=0)
         self.assertTrue(os.path.exists(os.path.join(proj, "mymod", "model", "_init.cf")))
         self.assertIn("version: 0.0.1", open(os.path.join(proj, "mymod", "module.yml")).read())
+
+
+class ServerCompileModulesTest(unittest.TestCase):
+    """The autonomous compile's "Installing modules" stage: the first compile clones into the environment's
+    cache, the next reuses it (nothing fetched or moved), a notify with update moves to a new matching tag."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="inm-modsrv-")
+        self.repos = ModuleRepos(self.tmp)
+        self.repos.release("a", "1.0.0", init_cf='x = "a-1.0.0"\n')
+        self.project = os.path.join(self.tmp, "project.git")
+        os.makedirs(self.project)
+        git(self.project, "init", "-q", "-b", "main")
+        with open(os.path.join(self.project, "project.yml"), "w") as f:
+            f.write(f"name: srv\nmodulepath: libs\ndownloadpath: libs\nrepo: {self.repos.file_url()}\n"
+                    "requires:\n  - a~=1.0\n")
+        with open(os.path.join(self.project, "main.cf"), "w") as f:
+            f.write("import a\nimport std::testing\n"
+                    'std::testing::NullResource(name=a::x, agentname="a1")\n')
+        git(self.project, "add", "-A")
+        git(self.project, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", "project")
+        self.db = Database()
+        self.env = self.db.add_environment(self.project)
+        self.state = os.path.join(self.tmp, "state")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def compile(self, *extra):
+        rc, out = run_service(self.db, self.state, "-e", self.env, "--request", "--no-export", *extra)
+        self.assertEqual(rc, 0, out)
+        c = self.db.compiles(self.env)[-1]
+        reports = {r["name"]: r for r in self.db.reports(c["id"])}
+        self.assertTrue(c["success"], (c, reports))
+        stages = [r["name"] for r in self.db.reports(c["id"])]
+        self.assertLess(stages.index("Installing modules"), stages.index("Recompiling configuration model"))
+        artifact = os.path.join(self.state, "server", self.env, "artifacts", c["id"] + ".json")
+        return reports["Installing modules"], open(artifact).read()
+
+    def test_install_stage_cache_and_update(self):
+        rep, art = self.compile()
+        self.assertIn("Cloning a from", rep["outstream"])
+        self.assertIn("Installed a 1.0.0", rep["outstream"])
+        self.assertEqual(rep["command"], "inmanta project install")
+        self.assertIn("a-1.0.0", art)
+        cache = os.path.join(self.state, "server", self.env, "modules", "a")
+        self.assertTrue(os.path.isdir(os.path.join(cache, ".git")))
+        rep, art = self.compile()
+        self.assertNotIn("Cloning", rep["outstream"])
+        self.assertNotIn("Fetching", rep["outstream"])
+        self.assertIn("already installed", rep["outstream"])
+        self.assertIn("modules are up to date", rep["outstream"])
+        self.assertIn("Using the built-in std module", rep["outstream"])
+        self.repos.release("a", "1.1.0", init_cf='x = "a-1.1.0"\n')
+        self.repos.release("a", "2.0.0", init_cf='x = "a-2.0.0"\n')
+        rep, art = self.compile()  # no update: the installed 1.0.0 still matches
+        self.assertIn("a-1.0.0", art)
+        rep, art = self.compile("--update")
+        self.assertEqual(rep["command"], "inmanta project update")
+        self.assertIn("Moved a 1.1.0", rep["outstream"])
+        self.assertIn("a-1.1.0", art)
 
 
 if __name__ == "__main__":
