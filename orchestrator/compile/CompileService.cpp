@@ -444,7 +444,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     }
 
     // The project's modules from git, into the environment's clone cache (docs/modules.md).
-    if (hasProjectYml(dir)) {
+    if (needsModuleInstall(dir)) {
       std::string modReportId = co_await beginStage("Installing modules", "");
       auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
         return installModules(dir, envDir + "/modules", run.forceUpdate, options_.git);

@@ -10,8 +10,10 @@
 
 namespace inm::compile {
 
-bool hasProjectYml(const std::string& checkout) {
-  return llvm::sys::fs::is_regular_file(checkout + "/project.yml");
+bool needsModuleInstall(const std::string& checkout) {
+  if (!llvm::sys::fs::is_regular_file(checkout + "/project.yml")) return false;
+  projectmgr::ProjectConfig p = projectmgr::readProjectConfig(checkout);
+  return !p.repos.empty() || !p.requirements.empty() || !p.errors.empty();
 }
 
 StageResult installModules(const std::string& checkout, const std::string& cacheDir, bool update,

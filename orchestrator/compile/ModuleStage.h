@@ -11,8 +11,9 @@
 
 namespace inm::compile {
 
-/// True when the checkout has a project.yml (a project whose modules may need installing).
-bool hasProjectYml(const std::string& checkout);
+/// True when the checkout's project.yml names module sources (`repo:`) or requirements (`requires:`): a
+/// project with neither has nothing to install and its compile has no "Installing modules" stage.
+bool needsModuleInstall(const std::string& checkout);
 
 /// Installs for the project in `checkout`, with `cacheDir` as the clones' home; `update` moves every module
 /// to the newest matching version (the notify `update` flag).
