@@ -7,7 +7,9 @@
 
 #include "GitRepo.h"
 
+#include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 
 #include <algorithm>
 #include <deque>
@@ -109,6 +111,11 @@ void Installer::locate(Mod& m, int stdNeed) {
     }
     anyGit = true;
     std::string url = e.urlFor(m.name);
+    if (url.rfind("./", 0) == 0 || url.rfind("../", 0) == 0) { // relative to the project
+      llvm::SmallString<256> abs(joinPath(p_.dir, url));
+      llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+      url = std::string(abs.str());
+    }
     std::string dest = joinPath(p_.downloadPath, m.name);
     (void)llvm::sys::fs::create_directories(p_.downloadPath);
     std::string err;

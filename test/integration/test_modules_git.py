@@ -240,6 +240,43 @@ class ModulesGitTest(unittest.TestCase):
         self.assertIn("version: 0.0.1", open(os.path.join(proj, "mymod", "module.yml")).read())
 
 
+class ExampleEndToEndTest(unittest.TestCase):
+    """examples/git-modules on a copy: repositories made from the module sources, `project install`, compile,
+    export, `inmanta deploy` (embedded: private PostgreSQL, server, scheduler, executor), freeze."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="inm-modex-")
+        self.root = os.path.join(self.tmp, "git-modules")
+        shutil.copytree(os.path.join(harness.ROOT, "examples", "git-modules"), self.root,
+                        ignore=shutil.ignore_patterns("repos", "libs", "data", "managed"))
+        self.project = os.path.join(self.root, "project")
+
+    def tearDown(self):
+        data = os.path.join(self.project, "data")
+        if os.path.isdir(data):
+            for name in os.listdir(data):
+                cluster_file = os.path.join(data, name, "cluster")
+                if os.path.exists(cluster_file):
+                    shutil.rmtree(open(cluster_file).read().strip(), ignore_errors=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_example_end_to_end(self):
+        subprocess.run([os.path.join(self.root, "make-repos.sh")], check=True, capture_output=True)
+        r = inmanta(self.project, "project", "install", check=0)
+        self.assertIn("Installed site 1.0.0 (tag 1.0.0)", r.stdout)
+        self.assertIn("Installed greeting 1.1.0 (tag 1.1.0)", r.stdout)  # 2.0.0 is outside site's ~= 1.0
+        inmanta(self.project, "compile", check=0)
+        out = os.path.join(self.tmp, "artifact.json")
+        inmanta(self.project, "export", "-j", out, check=0)
+        self.assertIn("hello from greeting 1.1.0", open(out).read())
+        d = subprocess.run([harness.INMANTA, "deploy"], cwd=self.project, capture_output=True, text=True, timeout=300)
+        self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+        with open(os.path.join(self.project, "managed", "index.html")) as f:
+            self.assertEqual(f.read(), "hello from greeting 1.1.0\n")
+        r = inmanta(self.project, "project", "freeze", "-o", "-", check=0)
+        self.assertIn("requires:\n  - site==1.0.0\n", r.stdout)
+
+
 class ServerCompileModulesTest(unittest.TestCase):
     """The autonomous compile's "Installing modules" stage: the first compile clones into the environment's
     cache, the next reuses it (nothing fetched or moved), a notify with update moves to a new matching tag."""
