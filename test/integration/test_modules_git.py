@@ -145,6 +145,8 @@ class ModulesGitTest(unittest.TestCase):
             r = inmanta(p, "project", "freeze", "-o", "-", check=0)
             self.assertIn("requires:\n  - a~=1.0.0\n", r.stdout)
             self.assertNotIn("b~=", r.stdout)
+            r = inmanta(os.path.join(p, "libs", "a"), "module", "freeze", "-o", "-", check=0)
+            self.assertIn("requires:\n  - b~=1.2.0\n  - c~=0.1.0\n", r.stdout)
             inmanta(p, "project", "freeze", "-r", "--operator", "==", check=0)
             with open(os.path.join(p, "project.yml")) as f:
                 text = f.read()
