@@ -32,7 +32,7 @@ std::vector<std::string> modelImports(const std::string& dir, const std::string&
 
 } // namespace
 
-InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinStdDir) {
+InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinStdDir, bool gitDetails) {
   git::init();
   InspectReport r;
   std::map<std::string, std::vector<std::pair<std::string, Requirement>>> reqs;
@@ -71,7 +71,9 @@ InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinS
     ModuleConfig meta = readModuleConfig(s.dir);
     s.version = meta.versionText;
     if (s.source.empty()) {
-      if (git::isRepository(s.dir)) {
+      if (!gitDetails) {
+        s.source = "(not inspected)";
+      } else if (git::isRepository(s.dir)) {
         s.source = git::originUrl(s.dir);
         s.managed = llvm::StringRef(s.dir).startswith(p.downloadPath + "/");
         s.commit = git::head(s.dir);

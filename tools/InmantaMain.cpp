@@ -426,7 +426,8 @@ int runPipeline(const Options& opts) {
   if (llvm::sys::fs::is_regular_file(opts.projectDir + "/project.yml")) {
     projectmgr::ProjectConfig pc = projectmgr::readProjectConfig(opts.projectDir);
     if (pc.errors.empty()) {
-      for (const std::string& problem : projectmgr::inspectProject(pc, frontend::defaultStdDir()).problems)
+      for (const std::string& problem :
+           projectmgr::inspectProject(pc, frontend::defaultStdDir(), false).problems)
         diags.error(DiagKind::ModuleRequirementUnmet, SourceRange{}, problem);
       if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
     }

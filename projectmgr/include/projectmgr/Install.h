@@ -59,6 +59,9 @@ struct InspectReport {
   std::vector<ModuleState> modules; ///< sorted by name
   std::vector<std::string> problems;
 };
-InspectReport inspectProject(const ProjectConfig& project, const std::string& builtinStdDir);
+/// `gitDetails` adds tag, HEAD and working-tree state per clone (list/status/verify); the compile check skips
+/// it.
+InspectReport inspectProject(const ProjectConfig& project, const std::string& builtinStdDir,
+                             bool gitDetails = true);
 
 } // namespace inm::projectmgr
