@@ -13,6 +13,7 @@
 #include "frontend/Project.h"
 #include "ir/Lower.h"
 #include "passes/Pipeline.h"
+#include "projectmgr/Install.h"
 #include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
 #include "support/Limits.h"
@@ -421,6 +422,18 @@ int runPipeline(const Options& opts) {
     frontend::Ast ast = frontend::parseFile(*file, sm, strings, diags, opts.parse);
     if (!diags.hasErrors()) frontend::dumpAst(ast, strings, sm, llvm::outs(), opts.dump);
     return finish(diags, opts, banner);
+  }
+
+  // Installed modules against the constraints of project.yml and module.yml files (docs/modules.md): a
+  // mismatch stops the compile with the command that fixes it, before the loader picks up a wrong version.
+  if (llvm::sys::fs::is_regular_file(opts.projectDir + "/project.yml")) {
+    projectmgr::ProjectConfig pc = projectmgr::readProjectConfig(opts.projectDir);
+    if (pc.errors.empty()) {
+      for (const std::string& problem :
+           projectmgr::inspectProject(pc, frontend::defaultStdDir(), false).problems)
+        diags.error(DiagKind::ModuleRequirementUnmet, SourceRange{}, problem);
+      if (diags.hasErrors()) exitNow(finish(diags, opts, banner));
+    }
   }
 
   frontend::LoadOptions lo;

@@ -12,6 +12,8 @@ int cliMain(const std::vector<std::string>& args);                // tools/CliMa
 int agentMain(const std::vector<std::string>& args, int verbose); // AgentMain.cpp
 int compileServiceRunMain(const std::vector<std::string>& args, int verbose);
 int litConfigMain(const std::vector<std::string>& args, int verbose); // LitConfigMain.cpp
+int projectMain(const std::vector<std::string>& args, int verbose);   // ModuleMain.cpp
+int moduleMain(const std::vector<std::string>& args, int verbose);    // ModuleMain.cpp
 
 const Verb kVerbs[] = {
     {"server", "run the orchestrator server (REST API on PostgreSQL, see docs/server.md)", serverMain},
@@ -29,6 +31,10 @@ const Verb kVerbs[] = {
     {"lit-config",
      "print a lit config for tests of your own models (%inmanta, FileCheck, %project; docs/testing.md)",
      litConfigMain},
+    {"project", "install|update|freeze|init: the project's v1 modules from git (docs/modules.md)",
+     projectMain},
+    {"module", "list|add|status|verify|freeze|create: v1 modules of this project (docs/modules.md)",
+     moduleMain},
     {nullptr, nullptr, nullptr},
 };
 

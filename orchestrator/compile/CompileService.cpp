@@ -5,6 +5,7 @@
 
 #include "ChildProcess.h"
 #include "CompileStore.h"
+#include "ModuleStage.h"
 #include "cron/Cron.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -440,6 +441,21 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     {
       auto r = co_await onPool<bool>(blocking_, [&] { return store_->recordCommit(run, commit); });
       if (!r) llvm::consumeError(r.takeError());
+    }
+
+    // The project's modules from git, into the environment's clone cache (docs/modules.md).
+    if (needsModuleInstall(dir)) {
+      std::string modReportId = co_await beginStage("Installing modules", "");
+      auto r = co_await onPool<StageResult>(blocking_, [&]() -> llvm::Expected<StageResult> {
+        return installModules(dir, envDir + "/modules", run.forceUpdate, options_.git);
+      });
+      StageResult mods =
+          valueOr(std::move(r), StageResult{"", "", "internal error installing modules\n", 1, ""});
+      if (!co_await endStage(modReportId, mods.command, mods.out, mods.err, mods.returncode)) {
+        co_await finish(false, std::nullopt, failWith("ModuleInstallError", mods.err));
+        envs_[env].running = false;
+        continue;
+      }
     }
 
     // The compiler, as a child process.
