@@ -236,6 +236,7 @@ struct HttpServer::Impl {
       co_await serve(stream, buffer);
     } catch (const std::exception& e) {
       service::logLine("error", "connection_error", {{"message", e.what()}});
+      checkDrained();
     }
     boost::system::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -252,6 +253,7 @@ struct HttpServer::Impl {
       co_await serve(stream, buffer);
     } catch (const std::exception& e) {
       service::logLine("error", "connection_error", {{"message", e.what()}});
+      checkDrained();
     }
     co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
   }
@@ -316,11 +318,13 @@ struct HttpServer::Impl {
     explicit InFlight(Impl& s) : server(s) { ++server.inFlight; }
     InFlight(const InFlight&) = delete;
     InFlight& operator=(const InFlight&) = delete;
-    void release() {
+    /// `check` false: the caller calls checkDrained itself later (after writing the answer, so a drained
+    /// shutdown never cuts an answer off).
+    void release(bool check = true) {
       if (!held) return;
       held = false;
       --server.inFlight;
-      server.checkDrained();
+      if (check) server.checkDrained();
     }
     ~InFlight() { release(); }
   };
@@ -411,7 +415,7 @@ struct HttpServer::Impl {
       }
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
-      inFlightGuard.release();
+      inFlightGuard.release(/*check=*/false);
       std::string target(raw.target());
       service::logLine(reply.status >= 500 ? "error" : "info", "http_request",
                        {{"method", std::string(raw.method_string())},
@@ -423,6 +427,7 @@ struct HttpServer::Impl {
       bool keep = keepAlive && !stopping;
       bool large = spooled || text->get().body().size() > kTrimAfterBody;
       co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
+      checkDrained();
       if (large) {
         // A large request (a version, a file batch, a stat of thousands of files) leaves its memory free in
         // the allocator's per-thread arenas; handing it back keeps the server's peak near the largest single
