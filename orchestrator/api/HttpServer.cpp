@@ -7,6 +7,7 @@
 #include "Auth.h"
 #include "Request.h"
 #include "model/JsonNumbers.h"
+#include "model/QueryParams.h"
 #include "service/Log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -232,7 +233,12 @@ struct HttpServer::Impl {
   asio::awaitable<void> servePlain(tcp::socket sock) {
     beast::tcp_stream stream(std::move(sock));
     beast::flat_buffer buffer;
-    co_await serve(stream, buffer);
+    try {
+      co_await serve(stream, buffer);
+    } catch (const std::exception& e) {
+      service::logLine("error", "connection_error", {{"message", e.what()}});
+      checkDrained();
+    }
     boost::system::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
   }
@@ -244,7 +250,12 @@ struct HttpServer::Impl {
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(30));
     co_await stream.async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return;
-    co_await serve(stream, buffer);
+    try {
+      co_await serve(stream, buffer);
+    } catch (const std::exception& e) {
+      service::logLine("error", "connection_error", {{"message", e.what()}});
+      checkDrained();
+    }
     co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
   }
 
@@ -254,8 +265,8 @@ struct HttpServer::Impl {
     http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
     res.set(http::field::server, "inmanta-cpp");
     res.set(http::field::content_type, reply.json ? std::string("application/json") : reply.contentType);
-    if (reply.json)
-      res.body() = reply.json->dump();
+    if (reply.json) // messages may quote request bytes: never throw on invalid UTF-8
+      res.body() = reply.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     else
       res.body() = reply.raw;
     res.keep_alive(keepAlive);
@@ -300,28 +311,71 @@ struct HttpServer::Impl {
     }
   }
 
+  /// Counts a request in flight from its header on (a shutdown waits for it); released once, at the latest
+  /// when the connection's coroutine ends, also by an exception.
+  struct InFlight {
+    Impl& server;
+    bool held = true;
+    explicit InFlight(Impl& s) : server(s) { ++server.inFlight; }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    /// `check` false: the caller calls checkDrained itself later (after writing the answer, so a drained
+    /// shutdown never cuts an answer off).
+    void release(bool check = true) {
+      if (!held) return;
+      held = false;
+      --server.inFlight;
+      if (check) server.checkDrained();
+    }
+    ~InFlight() { release(); }
+  };
+
+  /// Answers a request that ends its connection (Framing.h: 400 framing, 413, 431), logs it, and closes.
+  template <typename Stream>
+  asio::awaitable<void> refuse(Stream& stream, const FramingError& error, const char* event) {
+    Reply r;
+    r.status = error.status;
+    r.json = nlohmann::json{{"message", error.message}};
+    service::logLine("warning", event,
+                     {{"status", std::to_string(error.status)}, {"message", error.message}});
+    co_await writeReply(stream, r, 11, false, false);
+    co_await lingeringClose(stream);
+  }
+
+  /// One connection's requests. Every exception ends the connection here, never the server (servePlain and
+  /// serveTls catch what escapes).
   template <typename Stream>
   asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer) {
     for (;;) {
       http::request_parser<http::empty_body> head;
-      head.body_limit(opts.maxRequestSize);
-      head.header_limit(1 << 20);
+      configureParser(head, opts.maxRequestSize);
       boost::system::error_code ec;
       beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(300));
       co_await http::async_read_header(stream, buffer, head, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec && ec != http::error::body_limit)
-        co_return; // Beast reports an announced length over the limit here
+      if (ec) { // Beast also reports an announced length over the limit here (413)
+        if (auto error = framingReply(ec, opts.maxRequestSize))
+          co_await refuse(stream, *error, error->status == 413 ? "request_too_large" : "bad_request_framing");
+        co_return;
+      }
+      if (auto error = checkFraming(head.get().base())) {
+        co_await refuse(stream, *error, "bad_request_framing");
+        co_return;
+      }
+      if (head.content_length() && *head.content_length() > opts.maxRequestSize) {
+        co_await refuse(stream, *framingReply(http::error::body_limit, opts.maxRequestSize),
+                        "request_too_large");
+        co_return;
+      }
       // In flight from its header on: a shutdown waits for a body still arriving (spooling can take a while).
-      ++inFlight;
-      if (head.content_length() && *head.content_length() > opts.maxRequestSize) ec = http::error::body_limit;
+      InFlight inFlightGuard(*this);
       // The body: in memory, or spooled to a temporary file (removed when this request is done).
       std::optional<http::request_parser<http::string_body>> text;
       std::optional<http::request_parser<http::file_body>> spooled;
       SpoolFiles spool;
-      if (!ec && spoolable(head.get().base(), head.content_length())) {
+      if (spoolable(head.get().base(), head.content_length())) {
         std::string path = spool.make();
         spooled.emplace(std::move(head));
-        spooled->body_limit(opts.maxRequestSize);
+        configureParser(*spooled, opts.maxRequestSize);
         if (path.empty())
           ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
         else
@@ -330,38 +384,25 @@ struct HttpServer::Impl {
           co_await writeReply(
               stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11,
               false, false);
-          --inFlight;
-          checkDrained();
           co_return;
         }
         co_await http::async_read(stream, buffer, *spooled, asio::redirect_error(asio::use_awaitable, ec));
         spooled->get().body().close();
-      } else if (!ec) {
+      } else {
         text.emplace(std::move(head));
-        text->body_limit(opts.maxRequestSize);
+        configureParser(*text, opts.maxRequestSize);
         co_await http::async_read(stream, buffer, *text, asio::redirect_error(asio::use_awaitable, ec));
       }
-      if (ec == http::error::body_limit) {
-        Reply r = errorReply(ErrorCode::PayloadTooLarge, "the request body exceeds max_request_size (" +
-                                                             std::to_string(opts.maxRequestSize) + " bytes)");
-        service::logLine("warning", "request_too_large", {{"limit", std::to_string(opts.maxRequestSize)}});
-        co_await writeReply(stream, r, 11, false, false);
-        co_await lingeringClose(stream);
-        --inFlight;
-        checkDrained();
-        co_return;
-      }
-      if (ec) {
-        --inFlight;
-        checkDrained();
+      if (ec) { // a body over the limit (413), a malformed chunk (400), or the peer went away
+        if (auto error = framingReply(ec, opts.maxRequestSize))
+          co_await refuse(stream, *error, error->status == 413 ? "request_too_large" : "bad_request_framing");
         co_return;
       }
       const http::request_header<>& raw = spooled ? spooled->get().base() : text->get().base();
       bool keepAlive = spooled ? spooled->get().keep_alive() : text->get().keep_alive();
       if (text &&
           isAgentConnect(text->get())) { // external agents: the connection becomes a relay (AgentRelay.h)
-        --inFlight; // a relay is a long-lived connection, not a request a shutdown waits for
-        checkDrained();
+        inFlightGuard.release(); // a relay is a long-lived connection, not a request a shutdown waits for
         boost::system::error_code pec;
         auto endpoint = beast::get_lowest_layer(stream).socket().remote_endpoint(pec);
         std::string peer =
@@ -375,7 +416,7 @@ struct HttpServer::Impl {
       }
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
-      --inFlight;
+      inFlightGuard.release(/*check=*/false);
       std::string target(raw.target());
       service::logLine(reply.status >= 500 ? "error" : "info", "http_request",
                        {{"method", std::string(raw.method_string())},
@@ -405,30 +446,13 @@ struct HttpServer::Impl {
     Request req;
     req.method = raw.method();
     req.headers = &raw;
-    std::string target(raw.target());
-    size_t q = target.find('?');
-    std::string path = target.substr(0, q);
-    if (path.empty() || path[0] != '/')
-      co_return errorReply(ErrorCode::BadRequest, "the request target must start with '/'");
-    for (const std::string& seg : splitPattern(path)) req.segments.push_back(percentDecode(seg, false));
-    if (!req.segments.empty() && req.segments.back().empty()) req.segments.pop_back();
-    if (q != std::string::npos) {
-      std::string qs = target.substr(q + 1);
-      size_t i = 0;
-      while (i < qs.size()) {
-        size_t j = qs.find('&', i);
-        if (j == std::string::npos) j = qs.size();
-        std::string kv = qs.substr(i, j - i);
-        size_t e = kv.find('=');
-        if (!kv.empty()) {
-          std::string k = percentDecode(kv.substr(0, e), true);
-          std::string v = e == std::string::npos ? "" : percentDecode(kv.substr(e + 1), true);
-          req.queryAll.emplace(k, v);
-          req.query[k] = std::move(v);
-        }
-        i = j + 1;
-      }
-    }
+    Target decoded;
+    if (auto bad = decodeTarget(std::string_view(raw.target().data(), raw.target().size()), decoded))
+      co_return errorReply(ErrorCode::BadRequest, *bad);
+    std::string path = std::move(decoded.path);
+    req.segments = std::move(decoded.segments);
+    req.query = std::move(decoded.query);
+    req.queryAll = std::move(decoded.queryAll);
     if (!req.segments.empty() && req.segments[0] == "console" &&
         (req.method == http::verb::get || req.method == http::verb::head))
       co_return console(req);
@@ -533,13 +557,18 @@ struct HttpServer::Impl {
         if (!parsed.is_object())
           throw ApiError{ErrorCode::BadRequest, "the request body must be a JSON object"};
         if (!wide.text.empty()) throw ApiError{ErrorCode::BadRequest, wideIntegerMessage(parsed, wide)};
+        if (auto nul = nulInJson(parsed)) throw ApiError{ErrorCode::BadRequest, *nul};
         *req.body = std::move(parsed);
       }
       co_return co_await route->handler(req);
     } catch (const ApiError& e) {
       co_return errorReply(e.code, e.message);
+    } catch (const model::ParamError& e) {
+      co_return errorReply(ErrorCode::BadRequest, e.message);
     } catch (const std::exception& e) {
       co_return errorReply(ErrorCode::Internal, std::string("internal error: ") + e.what());
+    } catch (...) {
+      co_return errorReply(ErrorCode::Internal, "internal error: an unknown exception");
     }
   }
 

@@ -1,33 +1,15 @@
 // Parameter decoding and reply helpers (see Request.h).
 #include "Request.h"
 
+#include "model/QueryParams.h"
+
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace inm::api {
 
 using model::ErrorCode;
-
-std::string percentDecode(const std::string& s, bool plus) {
-  std::string out;
-  out.reserve(s.size());
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
-      out += char(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-      i += 2;
-    } else if (plus && s[i] == '+') {
-      out += ' ';
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
 
 namespace {
 
@@ -41,6 +23,12 @@ bool isUuidText(const std::string& s) {
     }
   }
   return true;
+}
+
+/// A JSON value quoted in a message (at most 80 characters, never throwing on bad UTF-8).
+std::string shownJson(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() > 80 ? s.substr(0, 80) + "..." : s;
 }
 
 } // namespace
@@ -73,8 +61,7 @@ std::optional<std::string> optStringParam(const Request& req, const std::string&
   auto v = findParam(req, name);
   if (!v) return std::nullopt;
   if (v->is_string()) return v->get<std::string>();
-  if (v->is_number()) return v->dump();
-  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a string"};
+  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a string, got " + shownJson(*v)};
 }
 
 std::string stringParam(const Request& req, const std::string& name) {
@@ -86,18 +73,25 @@ std::string stringParam(const Request& req, const std::string& name) {
 namespace {
 
 int64_t toInt(const nlohmann::json& v, const std::string& name) {
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      throw ApiError{ErrorCode::BadRequest, "'" + name + "' is out of the 64-bit integer range: " + v.dump()};
+    return int64_t(v.get<uint64_t>());
+  }
   if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) return int64_t(v.get<double>());
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)
+      return int64_t(d);
+  }
   if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
     try {
-      size_t n = 0;
-      long long x = std::stoll(s, &n);
-      if (n == s.size()) return x;
-    } catch (...) {
+      return model::parseInteger(v.get_ref<const std::string&>(), name);
+    } catch (const model::ParamError& e) {
+      throw ApiError{ErrorCode::BadRequest, e.message};
     }
   }
-  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be an integer, got " + v.dump()};
+  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be an integer, got " + shownJson(v)};
 }
 
 } // namespace
@@ -110,7 +104,7 @@ int64_t intParam(const Request& req, const std::string& name) {
   if (req.params.count(name) && req.body && req.body->contains(name) && !(*req.body)[name].is_null() &&
       toInt((*req.body)[name], name) != x)
     throw ApiError{ErrorCode::BadRequest,
-                   "'" + name + "' in the body (" + (*req.body)[name].dump() + ") differs from the path"};
+                   "'" + name + "' in the body (" + shownJson((*req.body)[name]) + ") differs from the path"};
   return x;
 }
 
@@ -124,13 +118,35 @@ bool boolParam(const Request& req, const std::string& name, bool fallback) {
   if (!v) return fallback;
   if (v->is_boolean()) return v->get<bool>();
   if (v->is_string()) {
-    std::string s = v->get<std::string>();
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    if (s == "true" || s == "1" || s == "yes") return true;
-    if (s == "false" || s == "0" || s == "no") return false;
+    try {
+      return model::parseBoolean(v->get_ref<const std::string&>(), name);
+    } catch (const model::ParamError& e) {
+      throw ApiError{ErrorCode::BadRequest, e.message};
+    }
   }
-  if (v->is_number_integer()) return v->get<int64_t>() != 0;
-  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a boolean, got " + v->dump()};
+  if (v->is_number_integer() && (v->get<int64_t>() == 0 || v->get<int64_t>() == 1))
+    return v->get<int64_t>() != 0;
+  throw ApiError{ErrorCode::BadRequest, "'" + name + "' must be a boolean, got " + shownJson(*v)};
+}
+
+std::optional<std::string> nulInJson(const nlohmann::json& v, const std::string& path) {
+  if (v.is_string()) {
+    if (v.get_ref<const std::string&>().find('\0') != std::string::npos)
+      return "the string at " + (path.empty() ? std::string("the top") : path) +
+             " holds a NUL byte (\\u0000), which cannot be stored";
+  } else if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string at = path.empty() ? it.key() : path + "." + it.key();
+      if (it.key().find('\0') != std::string::npos)
+        return "a key in " + (path.empty() ? std::string("the body") : path) +
+               " holds a NUL byte (\\u0000), which cannot be stored";
+      if (auto bad = nulInJson(it.value(), at)) return bad;
+    }
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (auto bad = nulInJson(v[i], path + "[" + std::to_string(i) + "]")) return bad;
+  }
+  return std::nullopt;
 }
 
 std::string uuidParam(const Request& req, const std::string& name) {
@@ -167,6 +183,30 @@ Reply okPage(nlohmann::json list) {
   return ok(nlohmann::json{{"data", std::move(list)},
                            {"links", nlohmann::json::object()},
                            {"metadata", {{"total", n}, {"before", 0}, {"after", 0}, {"page_size", n}}}});
+}
+
+Reply okListing(nlohmann::json rows, const model::SortOrder& sort, int64_t limit) {
+  if (!rows.is_array()) rows = nlohmann::json::array();
+  auto key = [&](const nlohmann::json& r) -> const nlohmann::json& {
+    static const nlohmann::json none;
+    auto it = r.is_object() ? r.find(sort.field) : r.end();
+    return it == r.end() ? none : *it;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const nlohmann::json& a, const nlohmann::json& b) {
+    const nlohmann::json& x = sort.ascending ? key(a) : key(b);
+    const nlohmann::json& y = sort.ascending ? key(b) : key(a);
+    if (x.is_number() && y.is_number()) return x.get<double>() < y.get<double>();
+    if (x.is_string() && y.is_string())
+      return x.get_ref<const std::string&>() < y.get_ref<const std::string&>();
+    return x.type() < y.type();
+  });
+  size_t total = rows.size();
+  if (rows.size() > size_t(limit)) rows.erase(rows.begin() + limit, rows.end());
+  Reply r = okPage(std::move(rows));
+  (*r.json)["metadata"]["total"] = total;
+  (*r.json)["metadata"]["after"] = total - (*r.json)["data"].size();
+  (*r.json)["metadata"]["page_size"] = limit;
+  return r;
 }
 
 std::vector<std::string> splitPattern(const std::string& pattern) {

@@ -4,7 +4,9 @@
 // dispatcher in HttpServer.cpp turns into the JSON error body; nothing else throws out of a handler.
 #pragma once
 
+#include "Framing.h"
 #include "model/Failure.h"
+#include "model/QueryParams.h"
 #include "service/Service.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -61,9 +63,6 @@ struct Reply {
   std::string contentType = "application/json";
 };
 
-/// Percent-decodes one path segment or query component (`plus` turns '+' into ' ').
-std::string percentDecode(const std::string& s, bool plus);
-
 /// The X-Inmanta-tid environment (400 when missing or not a uuid).
 std::string environmentOf(const Request& req);
 /// A parameter from the path, the query or the body, in that order.
@@ -73,6 +72,9 @@ std::optional<std::string> optStringParam(const Request& req, const std::string&
 int64_t intParam(const Request& req, const std::string& name);
 int64_t intParam(const Request& req, const std::string& name, int64_t fallback);
 bool boolParam(const Request& req, const std::string& name, bool fallback);
+/// Where a decoded body holds a string or key with a NUL byte (PostgreSQL text cannot): the 400's message
+/// naming its path, e.g. "resources[0].name".
+std::optional<std::string> nulInJson(const nlohmann::json& v, const std::string& path = "");
 /// A path parameter that must be a uuid (400 naming it otherwise).
 std::string uuidParam(const Request& req, const std::string& name);
 
@@ -99,6 +101,10 @@ struct Route {
   std::vector<std::string> clientTypes = {"api"};
   bool open = false; ///< no authentication needed (health)
 };
+
+/// The page of an in-memory listing: `rows` sorted by `sort` (strings by bytes, numbers by value, ties kept
+/// in order) and cut to `limit`, as okPage's body with metadata.total = all rows that passed the filters.
+Reply okListing(nlohmann::json rows, const model::SortOrder& sort, int64_t limit);
 
 /// Appends the routes of each family.
 void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc);

@@ -49,6 +49,13 @@ void addActionRoutes(std::vector<Route>& routes, service::Service& svc) {
   add(V::get, "/api/v2/resource_actions", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     std::vector<std::string> exclude = listParam(req, "exclude_changes");
+    // Scalar parameters once (or repeated with one value); no filter.*/sort: this endpoint has named ones.
+    for (const char* k : {"resource_type", "agent", "attribute", "attribute_value", "log_severity", "limit",
+                          "action_id", "first_timestamp", "last_timestamp"})
+      model::singleParam(req.queryAll, k);
+    model::filterParams(req.queryAll, {});
+    if (req.query.count("sort"))
+      throw ApiError{ErrorCode::BadRequest, "'sort' is not supported: the action log is newest first"};
     std::map<std::string, std::string> query = req.query;
     co_return ok(unwrap(co_await svc.resourceActions(env, std::move(query), std::move(exclude))));
   });

@@ -60,9 +60,13 @@ void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const H
   add(V::get, "/api/v2/compilereport", [&svc, &compiles](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
     unwrap(co_await svc.getEnvironment(env));
-    int64_t limit = intParam(req, "limit", 1000);
-    if (limit < 1 || limit > 1000)
-      throw ApiError{ErrorCode::BadRequest, "'limit' must be between 1 and 1000"};
+    const model::QueryPairs& q = req.queryAll;
+    int64_t limit = model::limitParam(q, 1000, 1000);
+    model::sortParam(q, {"requested"}, {"requested", false}); // the only order: newest first
+    if (auto s = model::singleParam(q, "sort"); s && model::sortParam(q, {"requested"}, {}).ascending)
+      throw ApiError{ErrorCode::BadRequest, "'sort' must be requested.desc here (newest first), got " + *s};
+    model::filterParams(q, {});
+    model::cursorParams(q, false);
     auto compilesOr = co_await compiles.listCompiles(env, int(limit));
     nlohmann::json list = expectJson(std::move(compilesOr));
     for (auto& c : list) c.erase("handled");

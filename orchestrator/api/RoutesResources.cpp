@@ -3,7 +3,6 @@
 #include "Request.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace inm::api {
 
@@ -51,6 +50,20 @@ using V = http::verb;
 
 namespace {
 
+/// Whether `row` passes the listing filters: a value must occur in the string field of the filter's name
+/// (several values of one filter: any of them).
+bool matchesFilters(const nlohmann::json& row,
+                    const std::map<std::string, std::vector<std::string>>& filters) {
+  for (const auto& [field, values] : filters) {
+    auto it = row.find(field);
+    std::string have = it == row.end() ? "" : it->is_string() ? it->get<std::string>() : it->dump();
+    if (!std::any_of(values.begin(), values.end(),
+                     [&](const std::string& v) { return have.find(v) != std::string::npos; }))
+      return false;
+  }
+  return true;
+}
+
 nlohmann::json paramValue(const Request& req) {
   nlohmann::json p = req.body ? *req.body : nlohmann::json::object();
   if (auto v = findParam(req, "value")) p["value"] = *v;
@@ -68,7 +81,8 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
 
   add(V::get, "/api/v2/resource", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return ok(unwrap(co_await svc.listResources(env, req.query)));
+    std::multimap<std::string, std::string> query = req.queryAll;
+    co_return ok(unwrap(co_await svc.listResources(env, std::move(query))));
   });
   add(V::get, "/api/v2/resource/<rid>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
@@ -76,53 +90,64 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v2/resource/<rid>/history", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return okPage(unwrap(co_await svc.resourceHistory(env, stringParam(req, "rid"))));
+    const model::QueryPairs& q = req.queryAll;
+    int64_t limit = model::limitParam(q, 1000, 1000);
+    model::SortOrder sort = model::sortParam(q, {"date"}, {"date", false});
+    model::filterParams(q, {});
+    model::cursorParams(q, false);
+    co_return okListing(unwrap(co_await svc.resourceHistory(env, stringParam(req, "rid"))), sort, limit);
   });
+  // The deploy log of one resource (the reference's resource_logs): filters action (one of the action
+  // types), message (substring), minimal_log_level and timestamp ([ge:|gt:|le:|lt:]<time>, repeatable).
   add(V::get, "/api/v2/resource/<rid>/logs", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
+    static const std::vector<std::string> kLevels = {"TRACE",   "DEBUG", "INFO",
+                                                     "WARNING", "ERROR", "CRITICAL"};
+    const model::QueryPairs& q = req.queryAll;
+    int64_t limit = model::limitParam(q, 1000, 1000);
+    model::SortOrder sort = model::sortParam(q, {"timestamp"}, {"timestamp", false});
+    auto filters = model::filterParams(q, {"action", "message", "minimal_log_level", "timestamp"});
+    model::checkFilterValues(filters, "action",
+                             {"store", "push", "pull", "deploy", "dryrun", "getfact", "other"});
+    model::checkFilterValues(filters, "minimal_log_level", kLevels);
+    model::cursorParams(q, false);
+    std::vector<model::TimeBound> bounds;
+    for (const auto& t : filters["timestamp"]) bounds.push_back(model::timeBound(t, "filter.timestamp"));
+    auto rank = [&](const std::string& level) {
+      auto it = std::find(kLevels.begin(), kLevels.end(), level);
+      return it == kLevels.end() ? 2 : int(it - kLevels.begin());
+    };
+    int minRank = 0;
+    for (const auto& l : filters["minimal_log_level"]) minRank = std::max(minRank, rank(l));
+    const std::vector<std::string>& actions = filters["action"];
+    const std::vector<std::string>& messages = filters["message"];
     nlohmann::json lines = unwrap(co_await svc.resourceLogs(env, stringParam(req, "rid")));
     nlohmann::json kept = nlohmann::json::array();
     for (auto& l : lines) {
-      if (auto a = req.query.find("filter.action"); a != req.query.end() && l["action"] != a->second)
+      if (!actions.empty() &&
+          std::find(actions.begin(), actions.end(), l.value("action", "")) == actions.end())
         continue;
-      if (auto m = req.query.find("filter.message");
-          m != req.query.end() && l["msg"].get<std::string>().find(m->second) == std::string::npos)
+      std::string msg = l.value("msg", "");
+      if (!std::all_of(messages.begin(), messages.end(),
+                       [&](const std::string& m) { return msg.find(m) != std::string::npos; }))
         continue;
-      if (auto lv = req.query.find("filter.minimal_log_level"); lv != req.query.end()) {
-        static const char* order[] = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
-        auto rank = [&](const std::string& s) {
-          for (int i = 0; i < 6; ++i)
-            if (s == order[i]) return i;
-          return 2;
-        };
-        if (rank(l["level"].get<std::string>()) < rank(lv->second)) continue;
+      if (rank(l.value("level", "INFO")) < minRank) continue;
+      if (!bounds.empty()) {
+        std::string at =
+            model::timestampKey(l["timestamp"].is_string() ? l["timestamp"].get<std::string>() : "");
+        bool in = std::all_of(bounds.begin(), bounds.end(), [&](const model::TimeBound& b) {
+          std::string k = model::timestampKey(b.value);
+          return b.op == "ge"   ? at >= k
+                 : b.op == "gt" ? at > k
+                 : b.op == "le" ? at <= k
+                 : b.op == "lt" ? at < k
+                                : at == k;
+        });
+        if (!in) continue;
       }
       kept.push_back(std::move(l));
     }
-    // The reference's defaults: sort timestamp.desc (the service's order), at most 1000 lines a page.
-    std::string sort = "timestamp.desc";
-    if (auto so = req.query.find("sort"); so != req.query.end()) sort = so->second;
-    for (char& c : sort) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (sort != "timestamp.desc" && sort != "timestamp.asc")
-      throw ApiError{ErrorCode::BadRequest, "Invalid sort for resource logs: '" + sort +
-                                                "' (expected timestamp.asc or timestamp.desc)"};
-    if (sort == "timestamp.asc") std::reverse(kept.begin(), kept.end());
-    size_t limit = 1000;
-    if (auto li = req.query.find("limit"); li != req.query.end()) {
-      char* end = nullptr;
-      long v = std::strtol(li->second.c_str(), &end, 10);
-      if (li->second.empty() || *end || v < 1 || v > 1000)
-        throw ApiError{ErrorCode::BadRequest,
-                       "Invalid limit for resource logs: '" + li->second + "' (1 to 1000)"};
-      limit = size_t(v);
-    }
-    size_t total = kept.size();
-    if (kept.size() > limit) kept.erase(kept.begin() + long(limit), kept.end());
-    Reply r = okPage(std::move(kept));
-    (*r.json)["metadata"]["total"] = total;
-    (*r.json)["metadata"]["after"] = total - std::min(total, limit);
-    (*r.json)["metadata"]["page_size"] = limit;
-    co_return r;
+    co_return okListing(std::move(kept), sort, limit);
   });
   add(V::get, "/api/v2/resource/<rid>/facts", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
@@ -185,18 +210,37 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     bool facts = std::string(path).find("facts") != std::string::npos;
     add(V::get, path, [&svc, facts](Request& req) -> asio::awaitable<Reply> {
       std::string env = environmentOf(req);
+      const model::QueryPairs& q = req.queryAll;
+      int64_t limit = model::limitParam(q, 1000, 1000);
+      model::SortOrder sort =
+          model::sortParam(q, {"name", "resource_id", "source", "updated"}, {"name", true});
+      auto filters = model::filterParams(q, {"name", "resource_id", "source"});
+      model::checkFilterValues(filters, "source", {"fact", "plugin", "user", "report"});
+      model::cursorParams(q, false);
       nlohmann::json all = unwrap(co_await svc.parameters(env, std::nullopt));
       nlohmann::json kept = nlohmann::json::array();
-      for (auto& p : all)
-        if ((p["source"] == "fact") == facts) kept.push_back(p);
-      co_return okPage(std::move(kept));
+      for (auto& p : all) {
+        if ((p["source"] == "fact") != facts) continue;
+        if (!matchesFilters(p, filters)) continue;
+        kept.push_back(p);
+      }
+      co_return okListing(std::move(kept), sort, limit);
     });
   }
 
   // Agents.
   add(V::get, "/api/v2/agents", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return okPage(unwrap(co_await svc.agents(env)));
+    const model::QueryPairs& q = req.queryAll;
+    int64_t limit = model::limitParam(q, 1000, 1000);
+    model::SortOrder sort = model::sortParam(q, {"name", "status", "paused"}, {"name", true});
+    auto filters = model::filterParams(q, {"name", "status"});
+    model::checkFilterValues(filters, "status", {"paused", "up", "down"});
+    model::cursorParams(q, false);
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& a : unwrap(co_await svc.agents(env)))
+      if (matchesFilters(a, filters)) kept.push_back(a);
+    co_return okListing(std::move(kept), sort, limit);
   });
   // The v1 listing Inmanta 11.5.5's `inmanta-cli agent list` reads: {"agents": [...]}.
   add(V::get, "/api/v1/agent", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -5,6 +5,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <algorithm>
+
 namespace inm::api {
 
 using model::ErrorCode;
@@ -67,8 +69,12 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v1/version", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return ok(
-        unwrap(co_await svc.listVersions(env, intParam(req, "start", 0), intParam(req, "limit", 1000000))));
+    int64_t start = intParam(req, "start", 0), limit = intParam(req, "limit", 1000000);
+    if (start < 0)
+      throw ApiError{ErrorCode::BadRequest, "'start' must be 0 or more, got " + std::to_string(start)};
+    if (limit < 1)
+      throw ApiError{ErrorCode::BadRequest, "'limit' must be 1 or more, got " + std::to_string(limit)};
+    co_return ok(unwrap(co_await svc.listVersions(env, start, limit)));
   });
   add(V::get, "/api/v1/version/<id>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
@@ -82,19 +88,20 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v2/desiredstate", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
+    const model::QueryPairs& q = req.queryAll;
+    int64_t limit = model::limitParam(q, 1000, 1000);
+    model::SortOrder sort = model::sortParam(q, {"version"}, {"version", false});
+    auto filters = model::filterParams(q, {"status"});
+    model::checkFilterValues(filters, "status", {"active", "candidate", "retired", "skipped_candidate"});
+    model::cursorParams(q, false);
+    const std::vector<std::string>& statuses = filters["status"];
     nlohmann::json all = unwrap(co_await svc.desiredStates(env));
-    int64_t limit = intParam(req, "limit", 1000);
-    if (limit <= 0) throw ApiError{ErrorCode::BadRequest, "'limit' must be positive"};
-    nlohmann::json page = nlohmann::json::array();
-    for (const auto& v : all) {
-      if (auto s = req.query.find("filter.status"); s != req.query.end() && v["status"] != s->second)
-        continue;
-      if ((int64_t)page.size() < limit) page.push_back(v);
-    }
-    Reply r = okPage(page);
-    (*r.json)["metadata"]["total"] = all.size();
-    (*r.json)["metadata"]["page_size"] = limit;
-    co_return r;
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto& v : all)
+      if (statuses.empty() ||
+          std::find(statuses.begin(), statuses.end(), v.value("status", "")) != statuses.end())
+        kept.push_back(v);
+    co_return okListing(std::move(kept), sort, limit);
   });
   add(V::get, "/api/v2/desiredstate/<version>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);

@@ -2,6 +2,7 @@
 // report, the scheduler's status, single facts, revocable tokens and the retention timer (see Service.h).
 #include "Util.h"
 #include "artifact/ResourceId.h"
+#include "model/QueryParams.h"
 #include "service/Log.h"
 #include "service/Service.h"
 
@@ -111,11 +112,9 @@ asio::awaitable<Result> Service::resourceActions(std::string env, std::map<std::
   q.limit = kApiLimit;
   if (std::string l = get("limit"); !l.empty()) {
     try {
-      size_t n = 0;
-      q.limit = std::stoll(l, &n);
-      if (n != l.size()) throw 0;
-    } catch (...) {
-      co_return Result::error(ErrorCode::BadRequest, "'limit' must be an integer, got " + l);
+      q.limit = model::parseInteger(l, "limit");
+    } catch (const model::ParamError& e) {
+      co_return Result::error(ErrorCode::BadRequest, e.message);
     }
     if (q.limit < 0 || q.limit > kApiLimit)
       co_return Result::error(ErrorCode::BadRequest,

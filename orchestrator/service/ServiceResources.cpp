@@ -2,9 +2,11 @@
 // sorts and pages in memory over the environment's current resources (one row per resource id).
 #include "Util.h"
 #include "artifact/ResourceId.h"
+#include "model/QueryParams.h"
 #include "service/Service.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace inm::service {
 
@@ -31,6 +33,21 @@ std::string idAttribute(const std::string& rid) {
   return id->attribute;
 }
 
+std::string urlEncode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += char(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 nlohmann::json listItem(const nlohmann::json& r) {
   std::string rid = r["resource_id"];
   return {{"resource_id", rid},
@@ -46,88 +63,146 @@ nlohmann::json listItem(const nlohmann::json& r) {
 
 } // namespace
 
-asio::awaitable<Result> Service::listResources(std::string env, std::map<std::string, std::string> query) {
+asio::awaitable<Result> Service::listResources(std::string env, model::QueryPairs query) {
   env = lowerUuid(env);
   int64_t limit = 1000; // the reference's defaults: a page of 1000, sort resource_type.desc
-
-  if (auto it = query.find("limit"); it != query.end()) {
-    try {
-      size_t n = 0;
-      limit = std::stoll(it->second, &n);
-      if (n != it->second.size()) throw 0;
-    } catch (...) {
-      co_return Result::error(ErrorCode::BadRequest, "'limit' must be an integer, got " + it->second);
-    }
-    if (limit <= 0 || limit > 1000)
-      co_return Result::error(ErrorCode::BadRequest, "'limit' must be between 1 and 1000");
-  }
-  std::string sortField = "resource_type", order = "desc";
-  if (auto it = query.find("sort"); it != query.end()) {
-    size_t dot = it->second.rfind('.');
-    sortField = it->second.substr(0, dot);
-    order = dot == std::string::npos ? "asc" : it->second.substr(dot + 1);
-    static const char* allowed[] = {"resource_type", "agent", "resource_id_value", "status"};
-    if (std::find(std::begin(allowed), std::end(allowed), sortField) == std::end(allowed) ||
-        (order != "asc" && order != "desc"))
-      co_return Result::error(
-          ErrorCode::BadRequest,
-          "'sort' must be <resource_type|agent|resource_id_value|status>.<asc|desc>, got " + it->second);
+  model::SortOrder sort{"resource_type", false};
+  std::map<std::string, std::vector<std::string>> filters;
+  model::PageCursor cursor;
+  bool deploySummary = false;
+  static const std::vector<std::string> kSortFields = {"resource_type", "agent", "resource_id_value",
+                                                       "status"};
+  try {
+    limit = model::limitParam(query, 1000, 1000);
+    sort = model::sortParam(query, kSortFields, sort);
+    filters = model::filterParams(query, kSortFields);
+    model::checkFilterValues(filters, "status",
+                             std::vector<std::string>(std::begin(kStates), std::end(kStates)),
+                             /*negatable=*/true);
+    cursor = model::cursorParams(query, true);
+    if (auto ds = model::singleParam(query, "deploy_summary"))
+      deploySummary = model::parseBoolean(*ds, "deploy_summary");
+    for (const auto& id : {cursor.lastId, cursor.firstId})
+      if (id) {
+        llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(*id);
+        if (!parsed)
+          throw model::ParamError{std::string(cursor.lastId ? "'last_id'" : "'first_id'") +
+                                  " is not a resource id: " + llvm::toString(parsed.takeError())};
+      }
+  } catch (const model::ParamError& e) {
+    co_return Result::error(ErrorCode::BadRequest, e.message);
   }
   auto rows = co_await blocking([&] { return store_.latestResources(env, false); });
   if (!rows) co_return Result::error(rows.takeError());
+  // Status filters: any positive value matches (a list is an OR), every negated one must not.
+  std::vector<std::string> statusIn, statusOut;
+  if (auto f = filters.find("status"); f != filters.end())
+    for (const std::string& v : f->second)
+      (v[0] == '!' ? statusOut : statusIn).push_back(v.substr(v[0] == '!'));
   std::vector<const nlohmann::json*> kept;
   for (const auto& r : *rows) {
-    bool ok = true;
-    for (const auto& [k, v] : query) {
-      if (k.rfind("filter.", 0) != 0) continue;
-      std::string field = k.substr(7);
-      if (field == "status") {
-        bool negate = !v.empty() && v[0] == '!';
-        bool eq = r["status"] == (negate ? v.substr(1) : v);
-        ok = ok && (negate ? !eq : eq);
-      } else if (field == "resource_type" || field == "agent" || field == "resource_id_value") {
-        ok = ok && r[field].get<std::string>().find(v) != std::string::npos;
-      } else {
-        co_return Result::error(ErrorCode::BadRequest,
-                                "unknown filter '" + field +
-                                    "' (resource_type, agent, resource_id_value, status)");
-      }
+    const std::string& status = r["status"].get_ref<const std::string&>();
+    bool ok = statusIn.empty() || std::find(statusIn.begin(), statusIn.end(), status) != statusIn.end();
+    ok = ok && std::find(statusOut.begin(), statusOut.end(), status) == statusOut.end();
+    for (const auto& [field, values] : filters) {
+      if (field == "status") continue;
+      // Substring match; several values of one filter: any of them.
+      const std::string& have = r[field].get_ref<const std::string&>();
+      ok = ok && std::any_of(values.begin(), values.end(),
+                             [&](const std::string& v) { return have.find(v) != std::string::npos; });
     }
     // Orphans are hidden unless asked for by status.
-    if (ok && r["status"] == "orphaned" && !query.count("filter.status")) ok = false;
+    if (ok && status == "orphaned" && statusIn.empty()) ok = false;
     if (ok) kept.push_back(&r);
   }
+  const std::string& sortField = sort.field;
+  auto keyOf = [&](const nlohmann::json* r) {
+    return std::make_pair(std::cref((*r)[sortField].get_ref<const std::string&>()),
+                          std::cref((*r)["resource_id"].get_ref<const std::string&>()));
+  };
+  // Order: the sort column in the asked direction, ties by resource id ascending; `before(value, id, r)`
+  // says whether the cursor position (value, id) comes before row r in that order.
+  auto less = [&](const std::string& xv, const std::string& xid, const std::string& yv,
+                  const std::string& yid) {
+    if (xv != yv) return sort.ascending ? xv < yv : xv > yv;
+    return xid < yid;
+  };
   std::stable_sort(kept.begin(), kept.end(), [&](const nlohmann::json* a, const nlohmann::json* b) {
-    const std::string& x = (*a)[sortField].get_ref<const std::string&>();
-    const std::string& y = (*b)[sortField].get_ref<const std::string&>();
-    if (x != y) return order == "asc" ? x < y : x > y;
-    return (*a)["resource_id"].get<std::string>() < (*b)["resource_id"].get<std::string>();
+    auto [av, aid] = keyOf(a);
+    auto [bv, bid] = keyOf(b);
+    return less(av, aid, bv, bid);
   });
-  size_t begin = 0;
-  if (auto it = query.find("last_id"); it != query.end()) {
-    auto pos = std::find_if(kept.begin(), kept.end(),
-                            [&](const nlohmann::json* r) { return (*r)["resource_id"] == it->second; });
-    begin = pos == kept.end() ? kept.size() : size_t(pos - kept.begin()) + 1;
-  } else if (auto it2 = query.find("first_id"); it2 != query.end()) {
-    auto pos = std::find_if(kept.begin(), kept.end(),
-                            [&](const nlohmann::json* r) { return (*r)["resource_id"] == it2->second; });
-    size_t end = pos == kept.end() ? 0 : size_t(pos - kept.begin());
+  // The cursor's sort value: `start`/`end` when given, else the cursor resource's own value (read from the
+  // listing, or from the id itself for the columns the id holds). status cannot be read from an id.
+  auto cursorValue = [&](const std::optional<std::string>& given,
+                         const std::optional<std::string>& id) -> std::optional<std::string> {
+    if (given) return given;
+    if (!id) return std::nullopt;
+    for (const nlohmann::json* r : kept)
+      if ((*r)["resource_id"] == *id) return (*r)[sortField].get<std::string>();
+    llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(*id);
+    if (!parsed) {
+      llvm::consumeError(parsed.takeError());
+      return std::nullopt;
+    }
+    if (sortField == "resource_type") return parsed->type;
+    if (sortField == "agent") return parsed->agent;
+    if (sortField == "resource_id_value") return parsed->value;
+    return std::nullopt;
+  };
+  size_t begin = 0, end = kept.size();
+  if (cursor.forward()) {
+    std::optional<std::string> value = cursorValue(cursor.start, cursor.lastId);
+    if (!value)
+      co_return Result::error(ErrorCode::BadRequest, "'last_id' " + *cursor.lastId +
+                                                         " is not in this listing and sort on " + sortField +
+                                                         " needs its value: give 'start' with it");
+    std::string id = cursor.lastId.value_or("");
+    // First row after the cursor (with only `start`: the first row whose value is past it).
+    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) {
+      auto [rv, rid] = keyOf(r);
+      if (!cursor.lastId) return rv != *value && less(*value, "", rv, rid);
+      return less(*value, id, rv, rid);
+    });
+    begin = size_t(pos - kept.begin());
+    end = std::min(kept.size(), begin + size_t(limit));
+  } else if (cursor.backward()) {
+    std::optional<std::string> value = cursorValue(cursor.end, cursor.firstId);
+    if (!value)
+      co_return Result::error(ErrorCode::BadRequest, "'first_id' " + *cursor.firstId +
+                                                         " is not in this listing and sort on " + sortField +
+                                                         " needs its value: give 'end' with it");
+    std::string id = cursor.firstId.value_or("");
+    // The rows before the cursor; the page is the last `limit` of them.
+    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) {
+      auto [rv, rid] = keyOf(r);
+      if (!cursor.firstId) return rv == *value || less(*value, "", rv, rid);
+      return !less(rv, rid, *value, id);
+    });
+    end = size_t(pos - kept.begin());
     begin = end > size_t(limit) ? end - size_t(limit) : 0;
+  } else {
+    end = std::min(kept.size(), size_t(limit));
   }
-  size_t end = std::min(kept.size(), begin + size_t(limit));
   nlohmann::json data = nlohmann::json::array();
   for (size_t i = begin; i < end; ++i) data.push_back(listItem(*kept[i]));
-  std::string base = "/api/v2/resource?limit=" + std::to_string(limit) + "&sort=" + sortField + "." + order;
-  for (const auto& [k, v] : query)
-    if (k.rfind("filter.", 0) == 0) base += "&" + k + "=" + v;
+  std::string base = "/api/v2/resource?limit=" + std::to_string(limit) + "&sort=" + sortField + "." +
+                     (sort.ascending ? "asc" : "desc");
+  for (const auto& [field, values] : filters)
+    for (const auto& v : values) base += "&filter." + field + "=" + urlEncode(v);
+  if (deploySummary) base += "&deploy_summary=true";
   nlohmann::json links = {{"self", base}};
-  if (end < kept.size())
-    links["next"] = base + "&last_id=" + (*kept[end - 1])["resource_id"].get<std::string>();
-  if (begin > 0) links["prev"] = base + "&first_id=" + (*kept[begin])["resource_id"].get<std::string>();
+  if (end > 0 && end < kept.size()) { // end > begin here: limit >= 1
+    auto [v, id] = keyOf(kept[end - 1]);
+    links["next"] = base + "&start=" + urlEncode(v) + "&last_id=" + urlEncode(id);
+  }
+  if (begin > 0 && begin < kept.size()) {
+    auto [v, id] = keyOf(kept[begin]);
+    links["prev"] = base + "&end=" + urlEncode(v) + "&first_id=" + urlEncode(id);
+  }
   nlohmann::json metadata = {
       {"total", kept.size()}, {"before", begin}, {"after", kept.size() - end}, {"page_size", limit}};
-  auto dsIt = query.find("deploy_summary");
-  if (dsIt != query.end() && (dsIt->second == "True" || dsIt->second == "true" || dsIt->second == "1")) {
+  if (deploySummary) {
     nlohmann::json byState = nlohmann::json::object();
     for (const char* s : kStates) byState[s] = 0;
     size_t total = 0;

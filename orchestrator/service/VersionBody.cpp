@@ -28,6 +28,30 @@ namespace {
 /// A 400 naming what is wrong with the request body.
 llvm::Error bad(std::string message) { return model::fail(ErrorCode::BadRequest, std::move(message)); }
 
+/// The resource_state values put_version accepts (the reference's: a resource is available or undefined).
+bool isExportState(const nlohmann::json& v) { return v == "available" || v == "undefined"; }
+
+/// Checks put_version's resource_state: keys are resource ids, values one of isExportState.
+llvm::Error checkResourceState(const nlohmann::json& state) {
+  for (auto it = state.begin(); it != state.end(); ++it) {
+    llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(it.key());
+    if (!id) return bad("resource_state key " + it.key() + ": " + llvm::toString(id.takeError()));
+    if (!isExportState(*it))
+      return bad("resource_state." + it.key() + " must be \"available\" or \"undefined\", got " +
+                 it->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return llvm::Error::success();
+}
+
+/// A versioned resource id or a resource's `version` key of a put_version must name the body's version
+/// (`,v=0`, the unversioned form newer exporters write, is accepted too).
+llvm::Error checkIdVersion(const std::string& where, const std::string& id, int64_t idVersion,
+                           int64_t version) {
+  if (idVersion == 0 || idVersion == version) return llvm::Error::success();
+  return bad(where + ".id " + id + " is of version " + std::to_string(idVersion) +
+             ", not of the body's version " + std::to_string(version));
+}
+
 /// The body fields after the resources that put_version and its streamed form read alike: unknowns (with
 /// unversioned resource ids), version_info, pip_config and module_version_info.
 llvm::Error readVersionTail(const nlohmann::json& body, store::VersionInput& in) {
@@ -59,7 +83,7 @@ llvm::Error finishGraph(Built& b);
 /// no copy of its values). `finite`: the caller knows every number in `r` is finite, so the hash's Python
 /// text (which writes NaN/Infinity, not JSON) can also be the stored attributes' text.
 llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vector<std::string>& reqs,
-                                            bool finite = false) {
+                                            bool finite = false, int64_t* idVersion = nullptr) {
   std::string where = "resources[" + std::to_string(i) + "]";
   if (!r.is_object()) return bad(where + " must be an object");
   auto id = r.find("id");
@@ -68,6 +92,19 @@ llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vec
   if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
   store::ResourceRow row;
   row.resourceId = parsed->str();
+  if (idVersion) {
+    *idVersion = parsed->version;
+    // A `version` key must agree with the id (both name the version the resource belongs to).
+    if (auto v = r.find("version"); v != r.end() && !v->is_null()) {
+      if (!v->is_number_integer())
+        return bad(where + ".version must be an integer, got " +
+                   v->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      if (parsed->hasVersion && parsed->version != 0 && v->get<int64_t>() != parsed->version)
+        return bad(where + ".version (" + v->dump() + ") differs from the version in its id " +
+                   id->get_ref<const std::string&>());
+      if (!parsed->hasVersion || parsed->version == 0) *idVersion = v->get<int64_t>();
+    }
+  }
   row.resourceType = parsed->type;
   row.agent = parsed->agent;
   row.idValue = parsed->value;
@@ -180,6 +217,7 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
   nlohmann::json root;
   std::string syntaxError;
   std::string wideInteger; ///< the 400's message for an integer too wide for 64 bits
+  std::string nulString;   ///< the 400's message for a string or key holding a NUL byte
 
   bool null() override { return put(nullptr); }
   bool boolean(bool v) override { return put(v); }
@@ -190,13 +228,17 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
     wideInteger = describeWide(raw); // refused: a double would store a different value
     return false;
   }
-  bool string(string_t& v) override { return put(std::move(v)); }
+  bool string(string_t& v) override {
+    if (v.find('\0') != std::string::npos) return refuseNul("the string at " + where());
+    return put(std::move(v));
+  }
   bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
   bool start_object(std::size_t) override {
     stack_.push_back({nlohmann::json::object(), {}});
     return true;
   }
   bool key(string_t& k) override {
+    if (k.find('\0') != std::string::npos) return refuseNul("a key in " + where());
     stack_.back().key = std::move(k);
     return true;
   }
@@ -237,20 +279,32 @@ class VersionSax : public nlohmann::json_sax<nlohmann::json> {
       f.value[f.key] = std::move(v);
     return true;
   }
+  bool refuseNul(std::string what) {
+    nulString = std::move(what) + " holds a NUL byte (\\u0000), which cannot be stored";
+    return false;
+  }
+  /// The path of the value being read, e.g. resources[3].name ("the top" at the root).
+  std::string where() const {
+    std::string path;
+    bool inResources = stack_.size() >= 2 && stack_[0].key == "resources" && stack_[1].value.is_array();
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.value.is_array()) {
+        path += "[" + std::to_string(i == 1 && inResources ? resources_ : f.value.size()) + "]";
+      } else {
+        if (!path.empty()) path += ".";
+        path += f.key;
+      }
+    }
+    return path.empty() ? "the top" : path;
+  }
   /// Where the number being read sits (model/JsonNumbers.h's message, with the resource's id when read).
   std::string describeWide(const std::string& raw) const {
     model::WideInteger wide;
     wide.text = raw;
     bool inResources = stack_.size() >= 2 && stack_[0].key == "resources" && stack_[1].value.is_array();
-    for (size_t i = 0; i < stack_.size(); ++i) {
-      const Frame& f = stack_[i];
-      if (f.value.is_array()) {
-        wide.path += "[" + std::to_string(i == 1 && inResources ? resources_ : f.value.size()) + "]";
-      } else {
-        if (!wide.path.empty()) wide.path += ".";
-        wide.path += f.key;
-      }
-    }
+    wide.path = where();
+    if (wide.path == "the top") wide.path.clear();
     std::string id;
     if (inResources && stack_.size() >= 3 && stack_[2].value.is_object()) {
       auto it = stack_[2].value.find("id");
@@ -292,6 +346,7 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   if (rs == body.end() || !rs->is_array()) return bad("'resources' must be a list");
   nlohmann::json state = body.value("resource_state", nlohmann::json::object());
   if (!state.is_object()) return bad("'resource_state' must be an object");
+  if (llvm::Error e = checkResourceState(state)) return e;
   nlohmann::json sets = body.value("resource_sets", nlohmann::json::object());
   if (!sets.is_object()) return bad("'resource_sets' must be an object");
   std::unordered_map<std::string, std::string> stateById;
@@ -303,10 +358,13 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
   in.resources.reserve(rs->size());
   for (size_t i = 0; i < rs->size(); ++i) {
     std::vector<std::string> reqs;
-    llvm::Expected<store::ResourceRow> built = buildRow((*rs)[i], i, reqs);
+    int64_t idVersion = 0;
+    llvm::Expected<store::ResourceRow> built = buildRow((*rs)[i], i, reqs, false, &idVersion);
     if (!built) return built.takeError();
     store::ResourceRow& row = *built;
     std::string where = "resources[" + std::to_string(i) + "]";
+    if (!partial) // a partial export's ids are unversioned; the server picks its version
+      if (llvm::Error e = checkIdVersion(where, row.resourceId, idVersion, in.version)) return e;
     if (!index.emplace(row.resourceId, i).second)
       return bad(where + ": duplicate resource " + row.resourceId);
     auto st = stateById.find(row.resourceId);
@@ -404,6 +462,21 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   HashedSet ids, pending;
   llvm::StringSet<llvm::BumpPtrAllocator> agents;
   VersionSax* saxPtr = nullptr;
+  // Resources whose id version is not checked yet (the body had not named its version when they came).
+  std::vector<std::pair<size_t, int64_t>> unchecked;
+  std::vector<std::string> uncheckedIds;
+  int64_t bodyVersion = 0;
+  auto checkPending = [&]() -> bool {
+    for (size_t k = 0; k < unchecked.size(); ++k)
+      if (llvm::Error e = checkIdVersion("resources[" + std::to_string(unchecked[k].first) + "]",
+                                         uncheckedIds[k], unchecked[k].second, bodyVersion)) {
+        failure = std::move(e);
+        return false;
+      }
+    unchecked.clear();
+    uncheckedIds.clear();
+    return true;
+  };
   auto flush = [&]() -> bool {
     if (!begun) {
       auto v = saxPtr->top().find("version");
@@ -414,6 +487,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
         failure = n.takeError();
         return false;
       }
+      bodyVersion = *n;
+      if (!checkPending()) return false;
       sink.begin(*n);
       begun = true;
     }
@@ -424,10 +499,21 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   VersionSax sax([&](nlohmann::json&& r) -> bool {
     std::vector<std::string> reqs;
     // finite: the parser refuses a number that overflows (400), so no NaN/Infinity reaches the text.
-    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, /*finite=*/true);
+    int64_t idVersion = 0;
+    llvm::Expected<store::ResourceRow> row = buildRow(std::move(r), count, reqs, /*finite=*/true, &idVersion);
     if (!row) {
       failure = row.takeError();
       return false;
+    }
+    if (begun) {
+      if (llvm::Error e = checkIdVersion("resources[" + std::to_string(count) + "]", row->resourceId,
+                                         idVersion, bodyVersion)) {
+        failure = std::move(e);
+        return false;
+      }
+    } else if (idVersion != 0) {
+      unchecked.emplace_back(count, idVersion);
+      uncheckedIds.push_back(row->resourceId);
     }
     ++count;
     ids.insert(row->resourceId);
@@ -445,6 +531,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   if (failure) return std::move(*failure);
   if (!in.ok()) return model::fail(ErrorCode::Internal, "cannot read the spooled request body");
   if (!sax.wideInteger.empty()) return bad(sax.wideInteger);
+  if (!sax.nulString.empty()) return bad(sax.nulString);
   if (!parsed)
     return bad("the request body is not valid JSON" +
                (sax.syntaxError.empty() ? std::string() : ": " + sax.syntaxError));
@@ -457,6 +544,8 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   llvm::Expected<int64_t> number = versionNumber(*v);
   if (!number) return number.takeError();
   head.version = *number;
+  bodyVersion = *number;
+  if (!checkPending()) return std::move(*failure);
   auto rs = body.find("resources");
   if (rs == body.end() || !rs->is_array()) return bad("'resources' must be a list");
   if (!batch.empty() || !begun) {
@@ -469,6 +558,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   }
   nlohmann::json state = body.value("resource_state", nlohmann::json::object());
   if (!state.is_object()) return bad("'resource_state' must be an object");
+  if (llvm::Error e = checkResourceState(state)) return e;
   for (auto it = state.begin(); it != state.end(); ++it)
     if (it->is_string() && it->get<std::string>() == "undefined")
       out.undefinedIds.push_back(artifact::stripVersion(it.key()).str());

@@ -4,7 +4,9 @@
 # Seed corpus: every lit input under test/lang (copied by content hash into build-fuzz/corpus, which the run
 # extends); crashes, timeouts and leaks land in build-fuzz/crashes/ and make the exit status non-zero.
 # Usage: test/fuzz/run.sh [SECONDS] [extra libFuzzer flags...]   (default 600 s)
-# Environment: FUZZ_BUILD_DIR (default <repo>/build-fuzz), FUZZ_FRESH=1 wipes the build dir first.
+# Environment: FUZZ_BUILD_DIR (default <repo>/build-fuzz), FUZZ_FRESH=1 wipes the build dir first,
+# FUZZ_TARGET=http fuzzes the server's request path instead (inm-http-fuzzer, seeds test/fuzz/http-seeds,
+# corpus build-fuzz/corpus-http, -max_len=4096).
 # Invariant: every failure (configure, build, fuzzing) is printed, never swallowed.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,28 +39,32 @@ if [[ "${FUZZ_FRESH:-0}" == 1 || ! -f "$STAMP" || "$(cat "$STAMP" 2>/dev/null)" 
   echo "$WANT" >"$STAMP"
 fi
 
-echo "fuzz: building inm-parse-fuzzer"
+TARGET=inm-parse-fuzzer CORPUS="$B/corpus" MAXLEN=8192
+if [[ "${FUZZ_TARGET:-parse}" == http ]]; then TARGET=inm-http-fuzzer CORPUS="$B/corpus-http" MAXLEN=4096; fi
+echo "fuzz: building $TARGET"
 t0=$SECONDS
-if ! ninja -C "$B" inm-parse-fuzzer >"$B/build.log" 2>&1; then
+if ! ninja -C "$B" "$TARGET" >"$B/build.log" 2>&1; then
   grep -v -E '^\[[0-9]+/[0-9]+\] ' "$B/build.log" | tail -n 60 >&2
   die "build FAILED (full log: $B/build.log; FUZZ_FRESH=1 to start over)"
 fi
 echo "fuzz: built in $((SECONDS - t0)) s"
 
-mkdir -p "$B/corpus" "$B/crashes"
+mkdir -p "$CORPUS" "$B/crashes"
 seeds=0
+SEEDS=(-name '*.cf') SEED_DIR="$ROOT/test/lang"
+[[ "$TARGET" == inm-http-fuzzer ]] && SEEDS=(-type f) SEED_DIR="$ROOT/test/fuzz/http-seeds"
 while IFS= read -r -d '' f; do
   h=$(sha1sum "$f" | cut -c1-40)
-  [[ -f "$B/corpus/$h" ]] || { cp "$f" "$B/corpus/$h"; seeds=$((seeds + 1)); }
-done < <(find "$ROOT/test/lang" -name '*.cf' -print0)
-echo "fuzz: corpus $(find "$B/corpus" -type f | wc -l) files ($seeds new seeds from test/lang), ${SECS} s"
+  [[ -f "$CORPUS/$h" ]] || { cp "$f" "$CORPUS/$h"; seeds=$((seeds + 1)); }
+done < <(find "$SEED_DIR" "${SEEDS[@]}" -print0)
+echo "fuzz: corpus $(find "$CORPUS" -type f | wc -l) files ($seeds new seeds from $SEED_DIR), ${SECS} s"
 
 before=$(find "$B/crashes" -type f | wc -l)
-log="$B/fuzz.log"
-"$B/bin/inm-parse-fuzzer" -max_total_time="$SECS" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix="$B/crashes/" "$@" "$B/corpus" 2>&1 | tee "$log" |
+log="$B/fuzz-$TARGET.log"
+"$B/bin/$TARGET" -max_total_time="$SECS" -max_len="$MAXLEN" -timeout=10 -rss_limit_mb=2048 \
+  -print_final_stats=1 -artifact_prefix="$B/crashes/" "$@" "$CORPUS" 2>&1 | tee "$log" |
   grep --line-buffered -v -E '^#[0-9]+\s+(NEW|REDUCE)'
 rc=${PIPESTATUS[0]}
 after=$(find "$B/crashes" -type f | wc -l)
-echo "fuzz: exit $rc, corpus $(find "$B/corpus" -type f | wc -l) files, $((after - before)) new artifacts in $B/crashes (log: $log)"
+echo "fuzz: exit $rc, corpus $(find "$CORPUS" -type f | wc -l) files, $((after - before)) new artifacts in $B/crashes (log: $log)"
 ((rc == 0 && after == before)) || exit 1

@@ -146,7 +146,7 @@ class Service {
   /// Query: filter.<field> (resource_type, agent, resource_id_value: substring; status: exact, "!x" negates),
   /// sort=<field>.<asc|desc>, limit, last_id/first_id (paging after/before a resource id), deploy_summary.
   /// Value: {"data", "links", "metadata"}.
-  asio::awaitable<Result> listResources(std::string env, std::map<std::string, std::string> query);
+  asio::awaitable<Result> listResources(std::string env, std::multimap<std::string, std::string> query);
   asio::awaitable<Result> resourceDetails(std::string env, std::string rid);
   asio::awaitable<Result> resourceHistory(std::string env, std::string rid);
   /// Log lines of every action of the resource, newest first: [{action_id, action, timestamp, level, msg,
