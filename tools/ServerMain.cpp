@@ -106,12 +106,15 @@ llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& d
 
 int serverMain(const std::vector<std::string>& args, int verbose) {
   std::vector<std::string> configFiles;
+  bool listRoutes = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "-c" || a == "--config") && i + 1 < args.size())
       configFiles.push_back(args[++i]);
     else if (a.rfind("--config=", 0) == 0)
       configFiles.push_back(a.substr(9));
+    else if (a == "--list-routes") // hidden: the route table with its authorisation policy, as JSON
+      listRoutes = true;
     else if (a == "-h" || a == "--help") {
       llvm::outs()
           << "usage: inmanta server [-c FILE]...\n  runs the orchestrator server (see docs/server.md)\n";
@@ -203,7 +206,8 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
              (values["sign"] == "true" || values["sign"] == "True" || values["sign"] == "1");
     if (values.count("expire")) k.expire = std::atoll(values["expire"].c_str());
     if (values.count("issuer")) k.issuer = values["issuer"];
-    if (values.count("audience")) k.audience = values["audience"];
+    // As in the reference, the audience defaults to the issuer; a token's `aud` must hold it.
+    k.audience = values.count("audience") ? values["audience"] : k.issuer;
     std::string types = values.count("client_types") ? values["client_types"] : "api,agent,compiler";
     size_t i = 0;
     while (i <= types.size()) {
@@ -220,6 +224,22 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   }
   if (auth && http.jwtKeys.empty())
     return fail("[server] auth is on but no [auth_jwt_<id>] section is configured");
+
+  if (listRoutes) { // nothing connects: the store and the compile service open connections lazily
+    asio::io_context io{1};
+    asio::thread_pool pool{1};
+    std::unique_ptr<store::Store> store = store::openPgStore(db);
+    service::ServiceOptions so;
+    so.fileBatchLimit = uint64_t(fileBatch);
+    service::Service svc(*store, pool, nullptr, so);
+    api::HttpServer server(io, svc, http);
+    compile::CompileServiceOptions co;
+    if (llvm::Error e = compileOptions(cfg, db, http, co)) return fail(llvm::toString(std::move(e)));
+    compile::CompileService compiles(io.get_executor(), pool, co);
+    server.enableCompiles(compiles);
+    llvm::outs() << server.routeTable().dump(2) << "\n";
+    return 0;
+  }
 
   // Schema first: wait for the database up to connection_timeout seconds, then migrate in one transaction.
   auto started = std::chrono::steady_clock::now();

@@ -1,7 +1,9 @@
-// Private to api/: HS256 JWT bearer tokens (orchestrator.md §12). verifyBearer checks the signature against
-// the configured `[auth_jwt_*]` keys, the expiry and reads the client types (urn:inmanta:ct, default api) and
-// the environment scope (urn:inmanta:env) and a revocable token's `jti` (checked by the dispatcher).
-// mintToken signs with the `sign = true` key.
+// Private to api/: HS256 JWT bearer tokens (orchestrator.md §12, docs/server.md "JWT rules"). verifyBearer
+// selects the `[auth_jwt_*]` section by the token's `iss`, checks the signature with its key, that `aud`
+// holds its audience, `exp` and `nbf` (numbers), and reads the client types (urn:inmanta:ct, default api,
+// each one of api/agent/compiler), the environment scope (urn:inmanta:env: one environment id) and a
+// revocable token's `jti` (checked by the dispatcher). Any claim of the wrong shape is refused (401), never
+// ignored. mintToken signs with the `sign = true` key.
 #pragma once
 
 #include "Request.h"

@@ -5,6 +5,7 @@
 
 #include "AgentRelay.h"
 #include "Auth.h"
+#include "Authz.h"
 #include "Request.h"
 #include "model/JsonNumbers.h"
 #include "model/QueryParams.h"
@@ -485,7 +486,7 @@ struct HttpServer::Impl {
       if (p.size() > 2 && p.front() == '<') req.params[p.substr(1, p.size() - 2)] = req.segments[i];
     }
     try {
-      if (opts.auth && !route->open) {
+      if (opts.auth && route->policy.scope != Scope::Open) {
         auto h = raw.find(http::field::authorization);
         req.caller = verifyBearer(h == raw.end() ? std::string() : std::string(h->value()), opts.jwtKeys);
         if (req.caller.jti) { // revocable token: one cached lookup (service::Service::kTokenCacheTtl)
@@ -495,24 +496,7 @@ struct HttpServer::Impl {
           if (!usable.value.get<bool>())
             throw ApiError{ErrorCode::Unauthorized, "the bearer token " + jti + " was revoked or is unknown"};
         }
-        bool allowed = false;
-        for (const auto& t : req.caller.clientTypes)
-          if (std::find(route->clientTypes.begin(), route->clientTypes.end(), t) != route->clientTypes.end())
-            allowed = true;
-        if (!allowed) {
-          std::string need;
-          for (const auto& t : route->clientTypes) need += (need.empty() ? "" : ", ") + t;
-          throw ApiError{ErrorCode::Forbidden, "this endpoint needs a token with client type " + need};
-        }
-        // Environment ids in the path are scoped like the tenant header.
-        if (req.caller.environment && req.params.count("id") && route->pattern.size() >= 3 &&
-            (route->pattern[2] == "environment" || route->pattern[2] == "decommission")) {
-          std::string id = req.params["id"];
-          for (char& c : id) c = char(std::tolower(static_cast<unsigned char>(c)));
-          if (id != *req.caller.environment)
-            throw ApiError{ErrorCode::Forbidden,
-                           "the token is scoped to environment " + *req.caller.environment + ", not " + id};
-        }
+        authorize(*route, req); // client types and scope: Authz.cpp's table, before any handler runs
       }
       req.body = std::make_shared<nlohmann::json>(nlohmann::json::object());
       auto enc = raw.find(http::field::content_encoding);
@@ -602,13 +586,17 @@ HttpServer::HttpServer(asio::io_context& io, service::Service& service, HttpOpti
   addResourceRoutes(impl_->routes, service);
   addActionRoutes(impl_->routes, service);
   addAuthRoutes(impl_->routes, impl_->opts, service);
+  attachPolicies(impl_->routes); // a route without a policy stops the server here
 }
 
 HttpServer::~HttpServer() = default;
 
 void HttpServer::enableCompiles(compile::CompileService& compiles) {
   addCompileRoutes(impl_->routes, impl_->svc, impl_->opts, compiles);
+  attachPolicies(impl_->routes);
 }
+
+nlohmann::json HttpServer::routeTable() const { return describeRoutes(impl_->routes); }
 
 llvm::Error HttpServer::start() {
   Impl& s = *impl_;

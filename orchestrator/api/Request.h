@@ -93,13 +93,30 @@ Reply okPage(nlohmann::json list);
 /// A route handler.
 using Handler = std::function<asio::awaitable<Reply>(Request&)>;
 
-/// One route: method, pattern segments ("<name>" binds a parameter), handler, client types allowed.
+/// Who a route serves, beyond its client types (Authz.h; the table of every route is in Authz.cpp).
+enum class Scope {
+  Undeclared,     ///< no policy: the route fails to register
+  Open,           ///< no authentication (health)
+  Server,         ///< server-wide (lists of every environment): refused to an environment-scoped token
+  Project,        ///< project-level (projects, creating an environment): refused to a scoped token
+  Environment,    ///< one environment, named by `envParam` (empty = the X-Inmanta-tid header)
+  AnyEnvironment, ///< shared by every environment (content-addressed files, server status)
+  Object,         ///< the environment of the addressed object, checked by the handler (requireEnvironment)
+};
+
+struct Policy {
+  Scope scope = Scope::Undeclared;
+  std::string envParam; ///< Scope::Environment: the path or query parameter naming it; "" = X-Inmanta-tid
+};
+
+/// One route: method, pattern segments ("<name>" binds a parameter), handler, client types allowed, and
+/// the policy the dispatcher applies before the handler (attached from Authz.cpp's table at registration).
 struct Route {
   http::verb method;
   std::vector<std::string> pattern;
   Handler handler;
   std::vector<std::string> clientTypes = {"api"};
-  bool open = false; ///< no authentication needed (health)
+  Policy policy;
 };
 
 /// The page of an in-memory listing: `rows` sorted by `sort` (strings by bytes, numbers by value, ties kept

@@ -35,14 +35,12 @@ nlohmann::json bodyOf(const Request& req) { return req.body ? *req.body : nlohma
 
 void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
   auto add = [&](V method, const char* pattern, Handler h) {
-    routes.push_back(Route{method, splitPattern(pattern), std::move(h)});
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), {"api"}, Policy{}});
   };
 
-  Route health{V::get, splitPattern("/api/v2/health"), [&svc](Request&) -> asio::awaitable<Reply> {
-                 co_return okData(unwrap(co_await svc.health()));
-               }};
-  health.open = true;
-  routes.push_back(health);
+  add(V::get, "/api/v2/health", [&svc](Request&) -> asio::awaitable<Reply> { // Scope::Open (Authz.cpp)
+    co_return okData(unwrap(co_await svc.health()));
+  });
   add(V::get, "/api/v1/serverstatus", [&svc](Request&) -> asio::awaitable<Reply> {
     unwrap(co_await svc.health());
     // Our extensions are announced as features (docs/server.md): a client uses them only when listed here.

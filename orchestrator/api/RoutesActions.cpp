@@ -43,7 +43,7 @@ std::vector<std::string> listParam(const Request& req, const std::string& name) 
 
 void addActionRoutes(std::vector<Route>& routes, service::Service& svc) {
   auto add = [&](V method, const char* pattern, Handler h, std::vector<std::string> clients = {"api"}) {
-    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients)});
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients), Policy{}});
   };
 
   add(V::get, "/api/v2/resource_actions", [&svc](Request& req) -> asio::awaitable<Reply> {

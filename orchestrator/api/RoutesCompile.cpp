@@ -2,6 +2,7 @@
 // compile reports, the queue and compile data. Transport only: each handler checks the environment through
 // service::Service (404 for an unknown one) and calls compile::CompileService.
 #include "Auth.h"
+#include "Authz.h"
 #include "Request.h"
 #include "compile/CompileService.h"
 
@@ -22,7 +23,7 @@ nlohmann::json expectJson(llvm::Expected<nlohmann::json> v) {
 void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const HttpOptions& options,
                       compile::CompileService& compiles) {
   auto add = [&](V method, const char* pattern, Handler h) {
-    routes.push_back(Route{method, splitPattern(pattern), std::move(h)});
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), {"api"}, Policy{}});
   };
 
   // POST|GET /api/v1/notify/<id>: queue a compile; `update` (default true) pulls the repository first.
@@ -77,8 +78,7 @@ void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const H
     auto detail = co_await compiles.compileDetail(id);
     nlohmann::json c = expectJson(std::move(detail));
     if (c.is_null()) throw ApiError{ErrorCode::NotFound, "no compile with id " + id};
-    if (req.caller.environment && c["environment"] != *req.caller.environment)
-      throw ApiError{ErrorCode::Forbidden, "the token is scoped to another environment"};
+    if (c["environment"].is_string()) requireEnvironment(req, c["environment"].get<std::string>());
     c.erase("compile_data");
     c.erase("handled");
     co_return okData(std::move(c));
@@ -95,8 +95,7 @@ void addCompileRoutes(std::vector<Route>& routes, service::Service& svc, const H
     auto detail = co_await compiles.compileDetail(id);
     nlohmann::json c = expectJson(std::move(detail));
     if (c.is_null()) throw ApiError{ErrorCode::NotFound, "no compile with id " + id};
-    if (req.caller.environment && c["environment"] != *req.caller.environment)
-      throw ApiError{ErrorCode::Forbidden, "the token is scoped to another environment"};
+    if (c["environment"].is_string()) requireEnvironment(req, c["environment"].get<std::string>());
     co_return okData(c["compile_data"]);
   });
 

@@ -76,7 +76,7 @@ nlohmann::json paramValue(const Request& req) {
 
 void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
   auto add = [&](V method, const char* pattern, Handler h, std::vector<std::string> clients = {"api"}) {
-    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients)});
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients), Policy{}});
   };
 
   add(V::get, "/api/v2/resource", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -25,7 +25,7 @@ asio::awaitable<void> retainAfterRelease(service::Service& svc, std::string env)
 void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   const std::vector<std::string> exportClients = {"api", "compiler"};
   auto add = [&](V method, const char* pattern, Handler h, std::vector<std::string> clients = {"api"}) {
-    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients)});
+    routes.push_back(Route{method, splitPattern(pattern), std::move(h), std::move(clients), Policy{}});
   };
 
   add(

@@ -217,7 +217,12 @@ def b64url(b):
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 
 
+ISSUER = "https://localhost:8888/"  # the default [auth_jwt_*] issuer; the audience defaults to it
+
+
 def jwt(key, claims):
+    """An HS256 token; iss and aud default to the configured section's (the server checks both)."""
+    claims = {"iss": ISSUER, "aud": [ISSUER], **claims}
     head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     body = b64url(json.dumps(claims).encode())
     secret = base64.urlsafe_b64decode(key + "==")  # the configured key is URL-safe base64, as in the reference

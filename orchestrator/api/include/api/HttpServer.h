@@ -10,6 +10,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <llvm/Support/Error.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
@@ -32,7 +33,7 @@ struct JwtKey {
   bool sign = false;                    ///< used to mint tokens
   int64_t expire = 0;                   ///< seconds, 0 = never
   std::string issuer = "https://localhost:8888/";
-  std::string audience;
+  std::string audience; ///< a token's `aud` must hold it (the server sets it to the issuer when unset)
 };
 
 /// [server] options of the HTTP layer.
@@ -64,6 +65,8 @@ class HttpServer {
   llvm::Error start();
   /// Stops accepting; `onDrained` runs on the io_context once no request is in flight.
   void shutdown(std::function<void()> onDrained);
+  /// Every route with its client types and authorisation scope (docs/server.md "Authorisation").
+  nlohmann::json routeTable() const;
   /// The bound port (useful with port 0).
   int port() const;
 
