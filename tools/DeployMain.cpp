@@ -109,6 +109,7 @@ Child spawn(const std::vector<std::string>& argv, const std::string& log, const 
     }
     int nul = ::open("/dev/null", O_RDONLY);
     if (nul >= 0) ::dup2(nul, 0);
+    ::close_range(3, ~0U, 0); // the started server or agent inherits only stdin/stdout/stderr
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(126);
     if (uid != 0) {
       if (::setgid(gid) != 0 || ::setuid(uid) != 0) _exit(126);

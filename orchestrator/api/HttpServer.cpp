@@ -21,7 +21,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -141,12 +143,15 @@ struct SpoolFiles {
   ~SpoolFiles() {
     for (const auto& p : paths) ::unlink(p.c_str());
   }
-  /// A new empty file under $TMPDIR (or /tmp); "" when it cannot be created.
-  std::string make() {
+  /// The directory of spool files: $TMPDIR (or /tmp).
+  static std::filesystem::path dir() {
     std::error_code ec;
-    std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-    if (ec) dir = "/tmp";
-    std::string tmpl = (dir / "inmanta-body-XXXXXX").string();
+    std::filesystem::path d = std::filesystem::temp_directory_path(ec);
+    return ec ? std::filesystem::path("/tmp") : d;
+  }
+  /// A new empty file inmanta-body-<server pid>-XXXXXX; "" when it cannot be created.
+  std::string make() {
+    std::string tmpl = (dir() / ("inmanta-body-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0) return std::string();
     ::close(fd);
@@ -154,6 +159,25 @@ struct SpoolFiles {
     return tmpl;
   }
 };
+
+/// Removes the spool files a killed server left (an upload in flight at SIGKILL): those whose pid names no
+/// living process. A living server's files (other servers share $TMPDIR) and foreign files are kept.
+void removeStaleSpoolFiles() {
+  std::error_code ec;
+  const std::string prefix = "inmanta-body-";
+  for (std::filesystem::directory_iterator it(SpoolFiles::dir(), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos || dash == prefix.size()) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(name.substr(prefix.size(), dash - prefix.size()).c_str()));
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    if (std::filesystem::remove(it->path(), rm))
+      service::logLine("info", "stale_request_file_removed", {{"path", it->path().string()}});
+  }
+}
 
 std::string contentTypeFor(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
@@ -600,6 +624,7 @@ nlohmann::json HttpServer::routeTable() const { return describeRoutes(impl_->rou
 
 llvm::Error HttpServer::start() {
   Impl& s = *impl_;
+  removeStaleSpoolFiles();
   try {
     if (!s.opts.sslCertFile.empty() || !s.opts.sslKeyFile.empty()) {
       if (s.opts.sslCertFile.empty() || s.opts.sslKeyFile.empty())

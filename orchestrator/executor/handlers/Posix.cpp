@@ -120,6 +120,7 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
     if (devnull >= 0) dup2(devnull, 0);
     dup2(outPipe[1], 1);
     dup2(errPipe[1], 2);
+    close_range(3, ~0U, 0); // the command inherits only stdin/stdout/stderr
     execv(exe.c_str(), args.data());
     _exit(127);
   }
