@@ -324,7 +324,9 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
   }
   if (found.empty()) {
-    reportLoading(name, site, makeDiag(DiagKind::ModuleNotFound, SourceRange{}, name));
+    Diagnostic missing = makeDiag(DiagKind::ModuleNotFound, SourceRange{}, name);
+    missing.note(makeDiag(DiagKind::ModuleNotFoundHowToInstall, SourceRange{}, name));
+    reportLoading(name, site, std::move(missing));
     return info;
   }
   std::string yml = joinPath(found, "module.yml");
