@@ -93,8 +93,8 @@ const CliCommand kCommands[] = {
     {"token", "create", "-e ENV [--api] [--compiler] [--agent]", "Create a token for an environment.",
      "  -e, --environment ENV  the environment (id or name)\n"
      "  --api, --compiler, --agent  the client types the token is for\n"},
-    {"token", "bootstrap", "", "Sign a token locally with the key of the [auth_jwt_*] section that has sign=true.",
-     ""},
+    {"token", "bootstrap", "",
+     "Sign a token locally with the key of the [auth_jwt_*] section that has sign=true.", ""},
     {"monitor", "", "-e ENV", "Wait until the latest released version is deployed; exit 1 if it failed.",
      kEnv},
     {"action-log", "list", "-e ENV --rvid RVID [--action A]", "List the actions on a resource version.",
@@ -207,7 +207,8 @@ std::string misspeltCliCommand(const std::vector<std::string>& args) {
   if (group.empty() || group == "monitor" || known(group, verb)) return "";
   std::string near = suggestCliCommand(group, verb);
   if (near.empty()) return "";
-  std::string words = verb.empty() ? group : group + " " + verb;
+  bool groupKnown = near.find(' ') != std::string::npos; // "group verb": the verb is the unknown word
+  std::string words = groupKnown ? group + " " + verb : group;
   return "unknown command '" + words + "'" + didYouMeanSuffix(near);
 }
 

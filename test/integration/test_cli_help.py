@@ -7,6 +7,7 @@ server.
 """
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -155,6 +156,7 @@ class TokenHint(unittest.TestCase):
         self.server = Unauthorized()
         self.addCleanup(self.server.stop)
         self.tmp = tempfile.mkdtemp(prefix="inm-cli-help-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
 
     def test_cli_401_says_how_to_pass_a_token(self):
         r = run([CLI, "--host", "127.0.0.1", "--port", str(self.server.port), "project", "list"], cwd=self.tmp)
@@ -166,6 +168,8 @@ class TokenHint(unittest.TestCase):
     def test_export_401_says_how_to_pass_a_token(self):
         with open(os.path.join(self.tmp, "main.cf"), "w") as f:
             f.write("x = 1\n")
+        with open(os.path.join(self.tmp, "project.yml"), "w") as f:
+            f.write("name: p\n")
         r = run([harness.INMANTA, "export", "-e", ENV, "--server_address", "127.0.0.1", "--server_port",
                  str(self.server.port)], cwd=self.tmp)
         self.assertEqual(r.returncode, 1)
