@@ -11,6 +11,7 @@
 
 #include "frontend/Frontend.h"
 #include "support/Limits.h"
+#include "support/Suggest.h"
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/SmallVector.h>
@@ -99,6 +100,8 @@ class Loader {
                  const std::string& moduleDir);
   void queueImports(const Ast& ast);
   void reportLoading(const std::string& what, const ImportSite& site, Diagnostic cause);
+  /// The module on the module path whose name is nearest to `name` (a "did you mean" note), or "".
+  std::string nearModule(const std::string& name) const;
   SourceRange wholeFile(FileId f) const;
 
   const LoadOptions& opts_;
@@ -301,6 +304,17 @@ bool Loader::readProjectYml(const std::string& path) {
   }
 }
 
+std::string Loader::nearModule(const std::string& name) const {
+  Suggester near(name);
+  near.add("std");
+  for (const std::string& dir : project_.modulePath) {
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (isFile(joinPath(it->path(), "module.yml"))) near.add(llvm::sys::path::filename(it->path()));
+  }
+  return near.best();
+}
+
 const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& site) {
   auto it = modules_.find(name);
   if (it != modules_.end()) return it->second;
@@ -324,9 +338,10 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
   }
   if (found.empty()) {
-    Diagnostic missing = makeDiag(DiagKind::ModuleNotFound, SourceRange{}, name);
-    missing.note(makeDiag(DiagKind::ModuleNotFoundHowToInstall, SourceRange{}, name));
-    reportLoading(name, site, std::move(missing));
+    Diagnostic cause = makeDiag(DiagKind::ModuleNotFound, SourceRange{}, name);
+    addDidYouMean(cause, nearModule(name));
+    cause.note(makeDiag(DiagKind::ModuleNotFoundHowToInstall, SourceRange{}, name));
+    reportLoading(name, site, std::move(cause));
     return info;
   }
   std::string yml = joinPath(found, "module.yml");

@@ -5,6 +5,7 @@
 // Invariant: after lower(), Program::files[i] describes project.files[i] and has a resolution table
 // sized to that file's expressions.
 #include "LowerContext.h"
+#include "support/Suggest.h"
 
 namespace inm::ir {
 
@@ -57,16 +58,13 @@ bool LowerContext::resolve(NamespaceId ns, StringId name, SourceRange range, Typ
     }
     return true;
   }
-  if (r == LookupResult::MissingImport) {
-    Diagnostic& d = diags.error(DiagKind::MissingImport, range, miss.type, miss.ns, miss.module,
-                                diags.sources().path(range.file));
-    d.locWithColumn = true;
-    d.reportedIn = reportedIn.str();
-  } else {
-    Diagnostic& d = diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns);
-    d.locWithColumn = true;
-    d.reportedIn = reportedIn.str();
-  }
+  Diagnostic& d = r == LookupResult::MissingImport
+                      ? diags.error(DiagKind::MissingImport, range, miss.type, miss.ns, miss.module,
+                                    diags.sources().path(range.file))
+                      : diags.error(DiagKind::TypeNotFound, range, miss.type, miss.ns);
+  d.locWithColumn = true;
+  d.reportedIn = reportedIn.str();
+  addDidYouMean(d, suggestType(program, ns, text, kAnyTypeKinds));
   return false;
 }
 

@@ -3,6 +3,7 @@
 // file's visible namespaces. Also the small Program queries (isSubtype, findNamespace, attr) and the
 // reference spelling of declared types. Invariant: pure lookups, no diagnostics are reported here.
 #include "ir/Lower.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 
@@ -63,6 +64,50 @@ LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef 
   }
   miss = {name.str(), target.name, {}};
   return LookupResult::NotFound;
+}
+
+std::string suggestType(const Program& program, NamespaceId ns, llvm::StringRef name, unsigned kinds) {
+  const StringTable& strings = *program.strings;
+  auto addTypes = [&](Suggester& s, const Namespace& n) {
+    for (const auto& [nameIndex, entry] : n.types)
+      if (kinds & typeKindBit(entry.kind)) s.add(strings.str(StringId{nameIndex}));
+  };
+  size_t sep = name.rfind("::");
+  if (sep == llvm::StringRef::npos) {
+    Suggester s(name);
+    if (kinds & typeKindBit(TypeKind::Primitive))
+      for (const char* p : {"string", "int", "float", "bool", "number", "list", "dict"}) s.add(p);
+    for (NamespaceId cur = ns; cur.valid(); cur = program.namespaces[cur].parent)
+      addTypes(s, program.namespaces[cur]);
+    return s.best();
+  }
+  llvm::StringRef prefix = name.substr(0, sep), shortName = name.substr(sep + 2);
+  const Namespace& cur = program.namespaces[ns];
+  StringId prefixId = strings.lookup(prefix);
+  auto vit = prefixId.valid() ? cur.visible.find(prefixId.index) : cur.visible.end();
+  if (vit != cur.visible.end()) {
+    Suggester s(shortName);
+    addTypes(s, program.namespaces[vit->second]);
+    std::string best = s.best();
+    return best.empty() ? best : prefix.str() + "::" + best;
+  }
+  // The prefix is not visible: a visible namespace with a near name that has the type.
+  Suggester s(prefix);
+  for (const auto& [nameIndex, target] : cur.visible) {
+    StringId sid = strings.lookup(shortName);
+    auto it = sid.valid() ? program.namespaces[target].types.find(sid.index)
+                          : program.namespaces[target].types.end();
+    if (it != program.namespaces[target].types.end() && (kinds & typeKindBit(it->second.kind)))
+      s.add(strings.str(StringId{nameIndex}));
+  }
+  std::string best = s.best();
+  return best.empty() ? best : best + "::" + shortName.str();
+}
+
+std::string suggestAttribute(const Program& program, EntityId e, llvm::StringRef name) {
+  Suggester s(name);
+  for (AttrId a : program.entities[e].slots) s.add(program.strings->str(program.attrs[a].name));
+  return s.best();
 }
 
 std::string typeName(const Program& program, const Type& type) {

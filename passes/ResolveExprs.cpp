@@ -6,6 +6,7 @@
 // Invariant: every Constructor/IndexLookup/Call reachable from executable code gets an entry or an error.
 #include "Passes.h"
 #include "frontend/Frontend.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 
@@ -158,16 +159,24 @@ struct Resolver {
     StringId pid = strings().lookup(prefix);
     const Namespace& n = p.namespaces[ns];
     if (pid.valid() && n.visible.count(pid.index)) return;
-    exprError(DiagKind::NamespaceNotFound, id, prefix.str());
+    Suggester near(prefix);
+    for (const auto& visible : n.visible) near.add(strings().str(StringId{visible.first}));
+    addDidYouMean(exprError(DiagKind::NamespaceNotFound, id, prefix.str()), near.best());
   }
 
   /// TypeNotFound, or MissingImport with the import to add and the file to add it to.
+  /// With a "did you mean" note naming a near type of the kind the expression needs.
   void typeMissError(LookupResult r, ExprId id, const TypeMiss& miss) {
-    if (r == LookupResult::MissingImport)
-      typeError(DiagKind::MissingImport, id, miss.type, miss.ns, miss.module,
-                diags.sources().path(ast->exprs[id].range.file));
-    else
-      typeError(DiagKind::TypeNotFound, id, miss.type, miss.ns);
+    Diagnostic& d = r == LookupResult::MissingImport
+                        ? typeError(DiagKind::MissingImport, id, miss.type, miss.ns, miss.module,
+                                    diags.sources().path(ast->exprs[id].range.file))
+                        : typeError(DiagKind::TypeNotFound, id, miss.type, miss.ns);
+    ExprKind k = ast->exprs[id].kind;
+    unsigned kinds = k == ExprKind::Call ? typeKindBit(TypeKind::Plugin) | typeKindBit(TypeKind::Primitive)
+                     : k == ExprKind::Constructor || k == ExprKind::IndexLookup
+                         ? typeKindBit(TypeKind::Entity)
+                         : kAnyTypeKinds;
+    addDidYouMean(d, suggestType(p, ns, strings().str(ast->exprs[id].name), kinds));
   }
 
   /// Plain type lookup from an expression; reports TypeNotFound/MissingImport.
@@ -320,6 +329,7 @@ struct Resolver {
         Diagnostic& d = diags.error(DiagKind::NoAttribute, a.range, str(a.name), E.fullName);
         d.reportedIn = str(a.name);
         d.locWithColumn = true;
+        addDidYouMean(d, suggestAttribute(p, ent, strings().str(a.name)));
         expr(a.value, {});
         continue;
       }

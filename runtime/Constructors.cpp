@@ -89,11 +89,6 @@ void Evaluator::blockOnIndex(Ctx& ctx, llvm::ArrayRef<Value> key, ir::EntityId e
   indexes_.waitFor(key, IndexTables::PendingLookup{e, index, keyText, ctx.unit, ctx.file, node.index});
 }
 
-Status Evaluator::failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id) {
-  return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(),
-              prog_.namespaces[prog_.files[ctx.file].ns].name);
-}
-
 Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Resolved& r = prog_.files[ctx.file].resolved.size() > id.index
@@ -135,7 +130,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
         llvm::StringRef key = d.d->entries[k].key->str();
         StringId kid = strings_.lookup(key);
         int s = kid.valid() ? prog_.slotOf(ent, kid) : -1;
-        if (s < 0) return fail(ctx, id, DiagKind::NoAttribute, key.str(), E.fullName);
+        if (s < 0) return failAttrMissing(ctx, id.index, false, DiagKind::NoAttribute, ent, key);
         for (const Given& g : given)
           if (g.slot == uint32_t(s))
             return fail(ctx, id, DiagKind::ConstructorAttributeTwice, key.str(), strings_.str(E.name).str());
@@ -144,7 +139,7 @@ Status Evaluator::evalConstructor(Ctx& ctx, const Expr& e, ExprId id, Value& out
       continue;
     }
     int s = prog_.slotOf(ent, a.name);
-    if (s < 0) return fail(ctx, id, DiagKind::NoAttribute, strings_.str(a.name).str(), E.fullName);
+    if (s < 0) return failAttrMissing(ctx, id.index, false, DiagKind::NoAttribute, ent, strings_.str(a.name));
     for (const Given& g : given)
       if (g.slot == uint32_t(s))
         return fail(ctx, id, DiagKind::ConstructorAttributeAlreadySet, strings_.str(a.name).str(),
@@ -340,8 +335,7 @@ Status Evaluator::evalIndexLookup(Ctx& ctx, const Expr& e, ExprId id, Value& out
     ir::EntityId be = model_.entityOf(base.instanceId());
     int slot = prog_.slotOf(be, e.name);
     if (slot < 0)
-      return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(e.name).str(),
-                  prog_.entities[be].fullName);
+      return failAttrMissing(ctx, id.index, false, DiagKind::AttributeNotFound, be, strings_.str(e.name));
     const ir::Attribute& rel = prog_.attrs[prog_.entities[be].slots[uint32_t(slot)]];
     if (!rel.isRelation || !rel.inverse.valid())
       return fail(ctx, id, DiagKind::ShortIndexLookupUnidirectional, prog_.entities[rel.owner].fullName,

@@ -382,7 +382,16 @@ class Evaluator {
     return failDiag(
         diagAt(ctx.file, node.index, false, makeDiag(kind, SourceRange{}, std::forward<Args>(args)...)));
   }
+  // Not-found errors with a "did you mean" note (Suggestions.cpp).
   Status failTypeNotFound(Ctx& ctx, const Expr& e, ExprId id); // "could not find type X in namespace Y"
+  /// `kind` (AttributeNotFound, NoAttribute) for attribute `name` of `ent`, placed at `node`.
+  Status failAttrMissing(Ctx& ctx, uint32_t node, bool isStmt, DiagKind kind, ir::EntityId ent,
+                         llvm::StringRef name);
+  /// `kind` (VariableNotFound, NamespaceNotFound) with its text, for the variable reference `name`.
+  Status failVarMissing(Ctx& ctx, uint32_t node, bool isStmt, DiagKind kind, std::string text,
+                        llvm::StringRef name);
+  /// The nearest name to variable reference `name` (`x` or `ns::x`) visible from ctx's scope, or "".
+  std::string nearVariable(Ctx& ctx, llvm::StringRef name);
   /// `ns::var` as seen from `file`: false when `ns` is not visible there; else sid = the variable or invalid.
   bool qualifiedVar(uint32_t file, llvm::StringRef name, SlotId& sid);
   /// Whether `name` is qualified (`ns::x`), cached per name: variable references are evaluated millions of
@@ -436,7 +445,8 @@ class Evaluator {
   /// A value as the reference shows it in messages: str() with null as `null`.
   std::string msgValue(const Value& v) { return v.isNull() ? "null" : model_.display(v, true); }
   /// Reports a failed read at the node consuming it (the reference's "reported in" convention).
-  Status failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message);
+  Status failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message,
+                  const std::string& suggestion = {});
 
   // misc caches
   std::vector<std::vector<Value>> constCache_; // file -> ExprId -> literal value

@@ -18,13 +18,6 @@ static Status blockOn(Ctx& ctx, SlotId sid, bool gradual = false) {
   return Status::Blocked;
 }
 
-Status Evaluator::failRead(Ctx& ctx, ExprId self, uint32_t consumer, DiagKind kind, std::string message) {
-  if (consumer != kNone) return failDiag(diagAt(ctx.file, consumer, false, kind, std::move(message)));
-  if (ctx.reportStmt != kNone)
-    return failDiag(diagAt(ctx.file, ctx.reportStmt, true, kind, std::move(message)));
-  return failDiag(diagAt(ctx.file, self.index, false, kind, std::move(message)));
-}
-
 Status Evaluator::eval(Ctx& ctx, ExprId id, Value& out) {
   const Expr& e = ctx.ast->exprs[id];
   switch (e.kind) {
@@ -219,10 +212,11 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
   SlotId sid;
   if (isQualified(e.name)) {
     if (!qualifiedVar(ctx.file, name, sid))
-      return failRead(ctx, id, ctx.parent, DiagKind::NamespaceNotFound, namespaceNotFound(name));
+      return failRead(ctx, id, ctx.parent, DiagKind::NamespaceNotFound, namespaceNotFound(name),
+                      nearVariable(ctx, name));
     if (!sid.valid())
       return failRead(ctx, id, ctx.parent, DiagKind::VariableNotFound,
-                      diagText(DiagKind::VariableNotFound, name.str()));
+                      diagText(DiagKind::VariableNotFound, name.str()), nearVariable(ctx, name));
   } else {
     Value self;
     bool isSelf = false;
@@ -239,7 +233,7 @@ Status Evaluator::evalName(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         return failDiag(std::move(d));
       }
       return failRead(ctx, id, ctx.parent, DiagKind::VariableNotFound,
-                      diagText(DiagKind::VariableNotFound, name.str()));
+                      diagText(DiagKind::VariableNotFound, name.str()), nearVariable(ctx, name));
     }
   }
   const SlotMeta& m = slots_.meta(sid);
@@ -270,7 +264,7 @@ Status Evaluator::readAttr(Ctx& ctx, InstanceId inst, StringId name, ExprId id, 
       *missing = true;
       return Status::Ok;
     }
-    return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(name).str(), prog_.entities[ent].fullName);
+    return failAttrMissing(ctx, id.index, false, DiagKind::AttributeNotFound, ent, strings_.str(name));
   }
   SlotId sid = attrSid(inst, uint32_t(slot));
   const SlotMeta& m = slots_.meta(sid);
@@ -325,10 +319,10 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
     if (base.kind != ValueKind::Instance)
       return fail(ctx, id, DiagKind::AttributeOfNonEntity, strings_.str(t.name).str(),
                   model_.display(base, true));
-    int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
+    ir::EntityId ent = model_.entityOf(base.instanceId());
+    int slot = prog_.slotOf(ent, t.name);
     if (slot < 0)
-      return fail(ctx, id, DiagKind::AttributeNotFound, strings_.str(t.name).str(),
-                  prog_.entities[model_.entityOf(base.instanceId())].fullName);
+      return failAttrMissing(ctx, id.index, false, DiagKind::AttributeNotFound, ent, strings_.str(t.name));
     sid = attrSid(base.instanceId(), uint32_t(slot));
   } else if (t.kind == ExprKind::Name) {
     Value self;
@@ -338,7 +332,10 @@ Status Evaluator::evalIsDefined(Ctx& ctx, const Expr& e, ExprId id, Value& out) 
       out = Value::boolean(true);
       return Status::Ok;
     }
-    if (!sid.valid()) return fail(ctx, id, DiagKind::VariableNotFound, strings_.str(t.name).str());
+    if (!sid.valid())
+      return failVarMissing(ctx, id.index, false, DiagKind::VariableNotFound,
+                            diagText(DiagKind::VariableNotFound, strings_.str(t.name).str()),
+                            strings_.str(t.name));
   } else {
     // map lookup form is rewritten by the parser; anything else: evaluate and test
     Value v;
@@ -644,9 +641,7 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
     TRY(eval(ctx, ctx.ast->args[e.argBegin].value, v));
     return castValue(ctx, ir::BaseType(r.index), v, id, out);
   }
-  if (r.kind != ir::Resolved::Plugin)
-    return fail(ctx, id, DiagKind::TypeNotFound, strings_.str(e.name).str(),
-                prog_.namespaces[prog_.files[ctx.file].ns].name);
+  if (r.kind != ir::Resolved::Plugin) return failTypeNotFound(ctx, e, id);
   if (memoGet(ctx, id.index, out)) return Status::Ok;
   const ir::Plugin& p = prog_.plugins[ir::PluginId{r.index}];
   // Evaluate every argument fully.

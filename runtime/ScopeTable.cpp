@@ -1,5 +1,6 @@
 // Variable scopes: creation with their declared variables, and name lookup (see ScopeTable.h).
 #include "Evaluator.h"
+#include "support/Suggest.h"
 
 #include <llvm/ADT/DenseSet.h>
 
@@ -143,6 +144,23 @@ SlotId ScopeTable::lookupVar(ScopeId scope, StringId name, Value* selfOut, bool*
     }
   }
   return SlotId{};
+}
+
+void ScopeTable::offerVisibleNames(ScopeId scope, Suggester& near) const {
+  const StringTable& strings = *prog_.strings;
+  for (ScopeId s = scope; s.valid(); s = scopes_[s.index].parent) {
+    const Scope& sc = scopes_[s.index];
+    for (uint32_t i = sc.varBegin; i < sc.varEnd; ++i) near.add(strings.str(scopeVars_[i].first));
+    if (sc.isStatic) {
+      near.add("self");
+      return;
+    }
+    if (sc.instance != kNone) {
+      near.add("self");
+      for (ir::AttrId a : prog_.entities[model_.entityOf(InstanceId{sc.instance})].slots)
+        near.add(strings.str(prog_.attrs[a].name));
+    }
+  }
 }
 
 } // namespace inm::runtime

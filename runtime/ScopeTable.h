@@ -14,6 +14,10 @@
 
 #include <vector>
 
+namespace inm {
+class Suggester;
+}
+
 namespace inm::runtime {
 
 class SlotStore;
@@ -44,6 +48,9 @@ class ScopeTable {
   SlotId ownVar(ScopeId id, StringId name) const;
   /// Finds the slot of variable `name` visible from `scope`; invalid if none. `*selfOut` set for `self`.
   SlotId lookupVar(ScopeId scope, StringId name, Value* selfOut, bool* isSelf) const;
+  /// Offers every variable name visible from `scope` (and `self`, attributes of an implementation's
+  /// instance) to `near`, for "did you mean" notes.
+  void offerVisibleNames(ScopeId scope, Suggester& near) const;
   /// The names a statement run assigns (its block-local variables), cached.
   const std::vector<StringId>& declaredNames(uint32_t file, uint32_t begin, uint32_t end);
 

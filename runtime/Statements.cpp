@@ -168,9 +168,11 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
     SlotId sid;
     if (isQualified(t.name)) {
       if (!qualifiedVar(ctx.file, name, sid))
-        return failStmt(ctx, units_[unitId].node, DiagKind::NamespaceNotFound, name.rsplit("::").first.str());
+        return failVarMissing(ctx, units_[unitId].node, true, DiagKind::NamespaceNotFound,
+                              diagText(DiagKind::NamespaceNotFound, name.rsplit("::").first.str()), name);
       if (!sid.valid())
-        return failStmt(ctx, units_[unitId].node, DiagKind::VariableNotFound, name.rsplit("::").second.str());
+        return failVarMissing(ctx, units_[unitId].node, true, DiagKind::VariableNotFound,
+                              diagText(DiagKind::VariableNotFound, name.rsplit("::").second.str()), name);
     } else {
       sid = scopes_.ownVar(ctx.scope, t.name);
       if (!sid.valid()) // not declared in this block (should not happen): treat as not found
@@ -196,8 +198,8 @@ Status Evaluator::execAssign(Ctx& ctx, const Stmt& s, UnitId unitId) {
   ir::EntityId ent = model_.entityOf(inst);
   int slot = prog_.slotOf(ent, t.name);
   if (slot < 0)
-    return failStmt(ctx, units_[unitId].node, DiagKind::AttributeNotFound, strings_.str(t.name).str(),
-                    prog_.entities[ent].fullName);
+    return failAttrMissing(ctx, units_[unitId].node, true, DiagKind::AttributeNotFound, ent,
+                           strings_.str(t.name));
   const ir::Attribute& attr = prog_.attrs[prog_.entities[ent].slots[uint32_t(slot)]];
   SlotId sid = attrSid(inst, uint32_t(slot));
   SlotKind kind = slots_.meta(sid).kind;
@@ -562,12 +564,10 @@ Status Evaluator::takeEagerPromises(Ctx& ctx, UnitId unitId, uint32_t begin, uin
       continue;
     if (base.kind != ValueKind::Instance) continue;
     int slot = prog_.slotOf(model_.entityOf(base.instanceId()), t.name);
-    if (slot < 0) {
-      // The reference resolves eager promises when the block is reached: a missing attribute fails there.
-      return failDiag(diagAt(ctx.file, s.target.index, false,
-                             makeDiag(DiagKind::AttributeNotFound, SourceRange{}, strings_.str(t.name).str(),
-                                      prog_.entities[model_.entityOf(base.instanceId())].fullName)));
-    }
+    if (slot <
+        0) // the reference resolves eager promises when the block is reached: a missing attribute fails there
+      return failAttrMissing(ctx, s.target.index, false, DiagKind::AttributeNotFound,
+                             model_.entityOf(base.instanceId()), strings_.str(t.name));
     SlotId sid = attrSid(base.instanceId(), uint32_t(slot));
     if (slots_.meta(sid).kind != SlotKind::List && slots_.meta(sid).kind != SlotKind::Optional) continue;
     auto& held = units_.eagerSlots(unitId);

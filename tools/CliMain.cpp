@@ -4,10 +4,12 @@
 // [config] environment, overridden by --host/--port/--token/--ssl/--ssl-ca-cert. Output: aligned tables, or
 // the fetched JSON with --json. Invariant: every failure prints one `Error: …` line (the server's message
 // when it answered) on stderr and exits 1; bad usage exits 2.
+#include "CliHelp.h"
 #include "Verbs.h"
 #include "client/Client.h"
 #include "client/Token.h"
 #include "config/Config.h"
+#include "support/Suggest.h"
 
 #include <llvm/Support/raw_ostream.h>
 
@@ -142,8 +144,9 @@ struct Cli {
                       const client::Query& query = {}, const std::string& tenant = "") {
     client->endpoint().environment = tenant;
     auto r = client->call(method, path, body, query);
-    if (!r) failure(client::takeFailure(r.takeError()).text);
-    return *r;
+    if (r) return *r;
+    client::Failure f = client::takeFailure(r.takeError());
+    failure(tools::withTokenHint(f.text, f.status, "cmdline_rest_transport"));
   }
   /// Like call(), but a 404 yields nullopt.
   std::optional<nlohmann::json> callOptional(const std::string& method, const std::string& path,
@@ -153,7 +156,7 @@ struct Cli {
     if (r) return *r;
     client::Failure f = client::takeFailure(r.takeError());
     if (f.status == 404) return std::nullopt;
-    failure(f.text);
+    failure(tools::withTokenHint(f.text, f.status, "cmdline_rest_transport"));
   }
   /// `key` of an answer, which must be there.
   static json key(const json& answer, const char* k, const char* what) {
@@ -698,13 +701,15 @@ const char* kHelp =
     "  token create -e ENV [--api] [--compiler] [--agent] | bootstrap\n"
     "  monitor -e ENV\n"
     "  action-log list -e ENV --rvid RVID [--action A] | show-messages -e ENV --rvid RVID --action-id ID\n"
-    "Projects and environments are named by id or by name. --json prints the fetched data as JSON.\n";
+    "Projects and environments are named by id or by name. --json prints the fetched data as JSON.\n"
+    "`inmanta-cli COMMAND --help` shows a command's options; --list-verbs lists every command.\n";
 
 int run(const std::vector<std::string>& argv) {
   Args globals(argv);
-  if (argv.empty() || globals.flag({"--help", "-h"})) {
-    llvm::outs() << kHelp;
-    return argv.empty() ? 2 : 0;
+  bool help = globals.flag({"--help", "-h"});
+  if (globals.flag({"--list-verbs"})) {
+    tools::listCliCommands(llvm::outs());
+    return 0;
   }
   std::vector<std::string> configFiles;
   while (auto c = globals.option({"-c", "--config"})) configFiles.push_back(*c);
@@ -717,6 +722,11 @@ int run(const std::vector<std::string>& argv) {
   Cli cli;
   cli.jsonOutput = globals.flag({"--json"});
   std::vector<std::string> words = globals.rest();
+  if (argv.empty() || help) { // per-command help (tools/CliHelp.cpp), else the overview
+    if (!help || !tools::printCliHelp(llvm::outs(), words)) llvm::outs() << kHelp;
+    return argv.empty() ? 2 : 0;
+  }
+  if (std::string misspelt = tools::misspeltCliCommand(words); !misspelt.empty()) usageError(misspelt);
   if (words.empty() || words[0][0] == '-')
     usageError(words.empty() ? "missing command" : "unknown option " + words[0]);
 
@@ -755,7 +765,7 @@ int run(const std::vector<std::string>& argv) {
   if (group == "param") return param(cli, verb, a);
   if (group == "token") return token(cli, verb, a);
   if (group == "action-log") return actionLog(cli, verb, a);
-  usageError("unknown command " + group);
+  usageError("unknown command '" + group + "'" + didYouMeanSuffix(tools::suggestCliCommand(group, "")));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
 // reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
 // any model error, 2 on bad usage.
+#include "CliHelp.h"
 #include "ExportPush.h"
 #include "PhaseStats.h"
 #include "StartUp.h"
@@ -17,6 +18,7 @@
 #include "pybridge/PyBridge.h"
 #include "runtime/Model.h"
 #include "support/Limits.h"
+#include "support/Suggest.h"
 
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/FileSystem.h>
@@ -79,44 +81,33 @@ std::string readEnvSwitches(Options& opts) {
 }
 
 void printHelp(llvm::raw_ostream& os) {
-  os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\n"
-        "commands:\n"
-        "  compile            compile the project in the current directory\n"
-        "  export             compile and export the resources (-j FILE writes the artifact)\n\n"
-        "compile/export options:\n"
-        "  -f FILE            main file (default main.cf)\n"
-        "  --project DIR      project directory (default .)\n"
-        "  --syntax-only      only parse every file of the project and its modules\n"
-        "  --dump-ast         print the syntax tree of main.cf and stop\n"
-        "  --dump-ir          print the resolved declarations and stop\n"
-        "  --dump-model       print the evaluated model after compiling\n"
-        "  --diagnostics-format=text|json\n"
-        "  --warnings=warn|ignore\n"
-        "  --no-cache         accepted for compatibility (there is no parse cache)\n"
-        "  -X                 accepted for compatibility (no Python stack traces)\n"
-        "  -j FILE            (export) write the artifact JSON to FILE\n"
-        "  --export-json FILE the same as -j; `inmanta-compile --export-json F` compiles and writes F\n"
-        "  --export-compile-data [--export-compile-data-file FILE]\n"
-        "                     write the errors as JSON ({\"errors\": [...]}) to FILE (default "
-        "compile_data.json)\n"
-        "  -d                 (export) release the pushed version\n"
-        "  -e ENV             (export) push to this environment (else [config] environment)\n"
-        "  --server_address H, --server_port P, --token T, --ssl|--no-ssl, --ssl-ca-cert F\n"
-        "                     (export) the server (else [compiler_rest_transport] in .inmanta)\n"
-        "  -m, --metadata JSON  (export) version_info.export_metadata\n"
-        "  --partial, --delete-resource-set S  (export) partial export\n"
-        "  -c FILE            read this configuration file too\n"
-        "  --max-NAME=N       resource limit NAME (see docs/limits.md; env INM_MAX_NAME): nesting, "
-        "inheritance,\n"
-        "                     instances, string-bytes, list-items, template-steps, format-width, "
-        "memory-mib,\n"
-        "                     metadata-bytes\n"
-        "  --version, --help\n";
+  os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\ncommands:\n";
+  for (const tools::Verb* v = tools::kVerbs; v->name; ++v) {
+    std::string name = v->name;
+    os << "  " << name << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ') << v->help << "\n";
+  }
+  os << "\nRun `inmanta <command> --help` for the options of a command (--list-verbs lists the commands).\n"
+        "The compiler's own options (compile and export) are:\n";
   for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
-    os << "  " << v->name
-       << std::string(v->name[0] && std::string(v->name).size() < 19 ? 19 - std::string(v->name).size() : 1,
-                      ' ')
-       << v->help << "\n";
+    if (llvm::StringRef(v->name) == "export") os << llvm::StringRef(v->usage).split("options:\n").second;
+  os << "  --version, --help\n";
+}
+
+/// The usage of command `name` (`inmanta NAME --help`); false when it has none of its own.
+bool printCommandHelp(llvm::raw_ostream& os, llvm::StringRef name) {
+  for (const tools::Verb* v = tools::kVerbs; v->name; ++v)
+    if (name == v->name && v->usage) {
+      os << v->usage;
+      return true;
+    }
+  return false;
+}
+
+/// "unknown command 'x'", with the nearest command when one is close.
+std::string unknownCommand(const std::string& name) {
+  Suggester near(name);
+  for (const tools::Verb* v = tools::kVerbs; v->name; ++v) near.add(v->name);
+  return "unknown command '" + name + "'" + didYouMeanSuffix(near.best());
 }
 
 int usage(const std::string& msg) {
@@ -203,6 +194,14 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
   _exit(rc);
 }
 
+/// A failed call to `server` as `kind`; a 401 answer gets a note on how to pass a token.
+void reportCallFailure(DiagnosticEngine& diags, DiagKind kind, const std::string& server, llvm::Error err) {
+  client::Failure f = client::takeFailure(std::move(err));
+  Diagnostic& d = diags.error(kind, SourceRange{}, server, f.text);
+  if (std::string hint = tools::tokenHint(f.status, "compiler_rest_transport"); !hint.empty())
+    d.note(makeDiag(DiagKind::NoteText, SourceRange{}, hint));
+}
+
 /// `inmanta export` without -j: reserve a version, export into memory, push it (files, code, version,
 /// release).
 int pushExport(const Options& opts, const std::string& projectDir, const runtime::Model& model,
@@ -226,7 +225,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   if (!opts.push.partial) {
     auto v = client::reserveVersion(client);
     if (!v) {
-      diags.error(DiagKind::ExportReserveVersion, SourceRange{}, server, llvm::toString(v.takeError()));
+      reportCallFailure(diags, DiagKind::ExportReserveVersion, server, v.takeError());
       return finish(diags, opts, banner);
     }
     version = *v;
@@ -250,7 +249,7 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
   auto pushed = client::pushArtifact(client, artifact, version, (*session)->options,
                                      opts.verbose >= 2 ? &llvm::errs() : nullptr);
   if (!pushed) {
-    diags.error(DiagKind::ExportPushFailed, SourceRange{}, server, llvm::toString(pushed.takeError()));
+    reportCallFailure(diags, DiagKind::ExportPushFailed, server, pushed.takeError());
     return finish(diags, opts, banner);
   }
   if (opts.verbose >= 3) {
@@ -608,6 +607,9 @@ static int driverMain(int argc, char** argv) {
     tools::VerbCall call = tools::findVerb(args);
     for (const tools::Verb* v = tools::kVerbs; v->name && !call.name.empty(); ++v) {
       if (call.name != v->name) continue;
+      for (size_t i = call.index + 1; i < args.size(); ++i)
+        if ((args[i] == "--help" || args[i] == "-h") && printCommandHelp(llvm::outs(), v->name)) return 0;
+      if (!v->run) break; // compile, export: the compiler below
       std::vector<std::string> verbArgs = call.globalConfig;
       verbArgs.insert(verbArgs.end(), args.begin() + long(call.index) + 1, args.end());
       return v->run(verbArgs, opts.verbose + call.verbose);
@@ -623,7 +625,11 @@ static int driverMain(int argc, char** argv) {
       return args[++i];
     };
     if (a == "--help" || a == "-h") {
-      printHelp(llvm::outs());
+      if (!printCommandHelp(llvm::outs(), opts.command)) printHelp(llvm::outs());
+      return 0;
+    }
+    if (a == "--list-verbs") {
+      for (const tools::Verb* v = tools::kVerbs; v->name; ++v) llvm::outs() << v->name << "\n";
       return 0;
     }
     if (a == "--version") {
@@ -782,7 +788,7 @@ static int driverMain(int argc, char** argv) {
     printHelp(llvm::errs());
     return 2;
   }
-  if (opts.command != "compile" && opts.command != "export") return usage("unknown command " + opts.command);
+  if (opts.command != "compile" && opts.command != "export") return usage(unknownCommand(opts.command));
   // `compile --export-json F` (the CI form of inmanta-compile) compiles and writes the artifact like export
   // -j.
   if (opts.command == "compile" && !opts.exportFile.empty()) opts.command = "export";

@@ -2,6 +2,7 @@
 #include "model/Settings.h"
 
 #include "model/Failure.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +97,12 @@ const SettingDef* findSetting(const std::string& name) {
   for (const auto& d : settingDefs())
     if (name == d.name) return &d;
   return nullptr;
+}
+
+std::string unknownSettingMessage(const std::string& name) {
+  Suggester near(name);
+  for (const auto& d : settingDefs()) near.add(d.name);
+  return "setting '" + name + "' does not exist" + didYouMeanSuffix(near.best());
 }
 
 namespace {

@@ -286,7 +286,7 @@ asio::awaitable<Result> Service::listSettings(std::string env) {
 
 asio::awaitable<Result> Service::getSetting(std::string env, std::string key) {
   const model::SettingDef* def = model::findSetting(key);
-  if (!def) co_return Result::error(ErrorCode::NotFound, "setting '" + key + "' does not exist");
+  if (!def) co_return Result::error(ErrorCode::NotFound, model::unknownSettingMessage(key));
   auto s = co_await blocking([&] { return store_.getSettings(lowerUuid(env)); });
   if (!s) co_return Result::error(s.takeError());
   const nlohmann::json& prot = (*s)["protected"];
@@ -298,7 +298,7 @@ asio::awaitable<Result> Service::getSetting(std::string env, std::string key) {
 
 asio::awaitable<Result> Service::setSetting(std::string env, std::string key, nlohmann::json value) {
   const model::SettingDef* def = model::findSetting(key);
-  if (!def) co_return Result::error(ErrorCode::NotFound, "setting '" + key + "' does not exist");
+  if (!def) co_return Result::error(ErrorCode::NotFound, model::unknownSettingMessage(key));
   auto typed = model::coerceSetting(*def, value);
   if (!typed) co_return Result::error(typed.takeError());
   std::optional<nlohmann::json> v = std::move(*typed);
@@ -307,7 +307,7 @@ asio::awaitable<Result> Service::setSetting(std::string env, std::string key, nl
 
 asio::awaitable<Result> Service::resetSetting(std::string env, std::string key) {
   if (!model::findSetting(key))
-    co_return Result::error(ErrorCode::NotFound, "setting '" + key + "' does not exist");
+    co_return Result::error(ErrorCode::NotFound, model::unknownSettingMessage(key));
   co_return fromError(
       co_await blocking([&] { return store_.writeSetting(lowerUuid(env), key, std::nullopt); }));
 }
@@ -317,7 +317,7 @@ asio::awaitable<Result> Service::protectSettings(std::string env, nlohmann::json
   nlohmann::json typed = nlohmann::json::object();
   for (auto it = settings.begin(); it != settings.end(); ++it) {
     const model::SettingDef* def = model::findSetting(it.key());
-    if (!def) co_return Result::error(ErrorCode::NotFound, "setting '" + it.key() + "' does not exist");
+    if (!def) co_return Result::error(ErrorCode::NotFound, model::unknownSettingMessage(it.key()));
     auto v = model::coerceSetting(*def, it.value());
     if (!v) co_return Result::error(v.takeError());
     typed[it.key()] = *v;

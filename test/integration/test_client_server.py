@@ -111,6 +111,9 @@ class ClientServerTest(unittest.TestCase):
         bad = self.cli(["environment", "setting", "set", "-e", "dev", "-k", "no_such_setting", "-o", "1"], check=False)
         self.assertEqual(bad.returncode, 1)
         self.assertIn("Error: ", bad.stderr)
+        # a misspelt setting: the server's message names the nearest one
+        bad = self.cli(["environment", "setting", "set", "-e", "dev", "-k", "auto_deplyo", "-o", "1"], check=False)
+        self.assertIn("setting 'auto_deplyo' does not exist; did you mean 'auto_deploy'?", bad.stderr)
         # save, then export with nothing but .inmanta
         project = os.path.join(self.tmp, "quickstart")
         shutil.copytree(os.path.join(ROOT, "examples", "quickstart"), project)

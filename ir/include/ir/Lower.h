@@ -41,6 +41,16 @@ struct TypeMiss {
 /// not found. Never reports diagnostics itself.
 LookupResult lookupType(const Program& program, NamespaceId ns, llvm::StringRef name, TypeEntry& out,
                         TypeMiss& miss);
+/// The nearest name to a type `name` that does not resolve from `ns` and would (same qualification; a
+/// misspelt namespace prefix is corrected too), among the kinds in `kinds` (a bit per TypeKind), or ""
+/// (support/Suggest.h).
+std::string suggestType(const Program& program, NamespaceId ns, llvm::StringRef name, unsigned kinds);
+constexpr unsigned typeKindBit(TypeKind k) { return 1u << unsigned(k); }
+/// Every kind a type reference can name except implementations.
+constexpr unsigned kAnyTypeKinds = typeKindBit(TypeKind::Entity) | typeKindBit(TypeKind::Typedef) |
+                                   typeKindBit(TypeKind::Plugin) | typeKindBit(TypeKind::Primitive);
+/// The nearest attribute (or relation) name of entity `e` (inherited ones included) to `name`, or "".
+std::string suggestAttribute(const Program& program, EntityId e, llvm::StringRef name);
 /// Primitive type name -> BaseType (string int float bool number list dict); false if not primitive.
 bool primitiveType(llvm::StringRef name, BaseType& out);
 /// Reference spelling of a declared type: "string", "mod::port[]?", "__config__::A".

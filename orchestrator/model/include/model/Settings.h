@@ -28,6 +28,8 @@ struct SettingDef {
 const std::vector<SettingDef>& settingDefs();
 /// The definition of `name`, or nullptr.
 const SettingDef* findSetting(const std::string& name);
+/// "setting 'x' does not exist", with "; did you mean 'y'?" when a defined setting has a near name.
+std::string unknownSettingMessage(const std::string& name);
 /// Converts `value` to the setting's type (strings parsed as the type); a Failure(BadRequest) names the
 /// setting.
 llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohmann::json& value);
