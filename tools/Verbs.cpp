@@ -155,7 +155,12 @@ const Verb kVerbs[] = {
      "stdout);\n"
      "                        -r: modules' own requirements too; OP one of ==, ~=, >=\n"
      "  init -n NAME [-o DIR] [--default]\n"
-     "                        a new project skeleton\n"},
+     "                        a new project skeleton\n\n"
+     "options:\n"
+     "  -o, --outfile FILE    freeze: where to write (- = stdout); init (-o, --output-dir): the parent folder\n"
+     "  -r, --recursive       freeze: the modules' own requirements too\n"
+     "  --operator OP         freeze: ==, ~= or >= (default: freeze_operator of project.yml)\n"
+     "  -n, --name NAME       init: the project's name\n"},
     {"module", "list|add|status|verify|freeze|create: v1 modules of this project (docs/modules.md)",
      moduleMain,
      "usage: inmanta module list|add|status|verify|freeze|create [options]\n\n"
@@ -169,7 +174,13 @@ const Verb kVerbs[] = {
      "  verify                exit 1 when an installed module does not match its requirements\n"
      "  freeze [-o FILE] [-r] [--operator OP]\n"
      "                        write the installed versions of the module in the current directory\n"
-     "  create NAME           a new v1 module skeleton\n"},
+     "  create NAME           a new v1 module skeleton\n\n"
+     "options:\n"
+     "  --json                list: one JSON document\n"
+     "  --override            add: replace an existing requirement of the module\n"
+     "  -o, --outfile FILE    freeze: where to write (- = stdout)\n"
+     "  -r, --recursive       freeze: requirements of the modules it requires too\n"
+     "  --operator OP         freeze: ==, ~= or >=\n"},
     {nullptr, nullptr, nullptr},
 };
 

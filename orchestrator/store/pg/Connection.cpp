@@ -77,14 +77,51 @@ llvm::Error translateCurrentException(const char* what) {
   }
 }
 
-llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::function<void(pqxx::work&)>& body) {
+bool hasThreadConnection() { return tlsConnection != nullptr; }
+
+bool deadReusedConnection(bool reused) {
+  if (!reused) return false;
   try {
-    pqxx::work tx{threadConnection(db)};
-    body(tx);
-    tx.commit();
-    return llvm::Error::success();
+    throw;
+  } catch (const pqxx::in_doubt_error&) {
+    return false; // the commit may have happened: never redo it
+  } catch (const pqxx::sql_error&) {
+    if (tlsConnection && !tlsConnection->is_open()) {
+      dropThreadConnection();
+      return true;
+    }
+    return false;
+  } catch (const pqxx::broken_connection&) {
+    dropThreadConnection();
+    return true;
+  } catch (const pqxx::failure&) {
+    if (tlsConnection && !tlsConnection->is_open()) {
+      dropThreadConnection();
+      return true;
+    }
+    return false;
   } catch (...) {
-    return translateCurrentException(what);
+    return false;
+  }
+}
+
+llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::function<void(pqxx::work&)>& body) {
+  for (int attempt = 0;; ++attempt) {
+    bool reused = attempt == 0 && hasThreadConnection();
+    std::optional<pqxx::work> tx;
+    try {
+      tx.emplace(threadConnection(db)); // sends BEGIN: a dead connection fails here, before the body ran
+    } catch (...) {
+      if (deadReusedConnection(reused)) continue;
+      return translateCurrentException(what);
+    }
+    try {
+      body(*tx);
+      tx->commit();
+      return llvm::Error::success();
+    } catch (...) {
+      return translateCurrentException(what);
+    }
   }
 }
 

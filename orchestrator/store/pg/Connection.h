@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 
 #include <functional>
+#include <optional>
 
 namespace inm::store {
 
@@ -33,15 +34,31 @@ llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::functi
 /// Translates the exception in flight (inside a catch) into an llvm::Error.
 llvm::Error translateCurrentException(const char* what);
 
+/// True when this thread holds a connection opened by an earlier call (it may have died since, e.g. across a
+/// database restart, without libpq knowing until it is used).
+bool hasThreadConnection();
+/// Inside a catch around BEGIN: whether the failure in flight means a reused connection was dead, so one
+/// retry on a fresh connection is safe (the body has not run; never used around a commit).
+bool deadReusedConnection(bool reused);
+
 template <typename T>
 llvm::Expected<T> withTx(const DbSettings& db, const char* what, const std::function<T(pqxx::work&)>& body) {
-  try {
-    pqxx::work tx{threadConnection(db)};
-    T out = body(tx);
-    tx.commit();
-    return out;
-  } catch (...) {
-    return translateCurrentException(what);
+  for (int attempt = 0;; ++attempt) {
+    bool reused = attempt == 0 && hasThreadConnection();
+    std::optional<pqxx::work> tx;
+    try {
+      tx.emplace(threadConnection(db)); // sends BEGIN: a dead connection fails here, before the body ran
+    } catch (...) {
+      if (deadReusedConnection(reused)) continue;
+      return translateCurrentException(what);
+    }
+    try {
+      T out = body(*tx);
+      tx->commit();
+      return out;
+    } catch (...) {
+      return translateCurrentException(what);
+    }
   }
 }
 
