@@ -1,10 +1,10 @@
 // Python `@provider` handlers behind the executor's C++ handler API (see PyHandlers.h). A CRUDHandler
 // subclass becomes a C++ CRUDHandler whose read/create/update/delete (and pre/post/facts/reload) call the
 // Python methods, so the §8.2 algorithm, the dependency gate and the error handling are the C++ framework's;
-// other providers run their Python `execute`. One handler is registered per resource type; the Python provider
-// is chosen when the action's handler is made, by `available(resource)` (inmanta._handlers.new). The Python
-// HandlerContext of an action writes into the C++ context through `_inm.ctx_*`; the handler reaches the
-// executor's file frames through `_inm.handler_*` (get_file/stat_file/upload_file). Invariants: every
+// other providers run their Python `execute`. One handler is registered per resource type; the Python
+// provider is chosen when the action's handler is made, by `available(resource)` (inmanta._handlers.new). The
+// Python HandlerContext of an action writes into the C++ context through `_inm.ctx_*`; the handler reaches
+// the executor's file frames through `_inm.handler_*` (get_file/stat_file/upload_file). Invariants: every
 // Python call holds the GIL; a Python signal (ResourcePurged, SkipResource…) becomes the C++ exception of
 // the same meaning, any other Python exception an executor::HandlerException carrying its type name, message
 // and the Python traceback.

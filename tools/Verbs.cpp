@@ -157,7 +157,8 @@ const Verb kVerbs[] = {
      "  init -n NAME [-o DIR] [--default]\n"
      "                        a new project skeleton\n\n"
      "options:\n"
-     "  -o, --outfile FILE    freeze: where to write (- = stdout); init (-o, --output-dir): the parent folder\n"
+     "  -o, --outfile FILE    freeze: where to write (- = stdout); init (-o, --output-dir): the parent "
+     "folder\n"
      "  -r, --recursive       freeze: the modules' own requirements too\n"
      "  --operator OP         freeze: ==, ~= or >= (default: freeze_operator of project.yml)\n"
      "  -n, --name NAME       init: the project's name\n"},
