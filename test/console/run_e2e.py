@@ -52,10 +52,12 @@ def b64(raw):
 
 
 def mint_token(key, issuer):
-    """An HS256 JWT with client type api (spec §12); the configured key is URL-safe base64 as in the reference."""
+    """An HS256 JWT with client type api (spec §12); the configured key is URL-safe base64 as in the reference.
+    `aud` is required: the server checks it against the section's audience, which defaults to the issuer."""
     now = int(time.time())
     head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64(json.dumps({"iss": issuer, "iat": now, "exp": now + 3600, "urn:inmanta:ct": "api"}).encode())
+    body = b64(json.dumps({"iss": issuer, "aud": [issuer], "iat": now, "exp": now + 3600,
+                           "urn:inmanta:ct": "api"}).encode())
     sig = b64(hmac.new(base64.urlsafe_b64decode(key + "=="), f"{head}.{body}".encode(), hashlib.sha256).digest())
     return f"{head}.{body}.{sig}"
 
