@@ -7,6 +7,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -36,6 +37,11 @@ static std::string absoluteIn(const std::string& p, const std::string& base) {
 }
 
 bool readWholeFile(const std::string& path, std::string& out) {
+  // Only regular files of a sane size: a FIFO or a device (main.cf -> /dev/zero) would block or never end
+  // here, before the compiler's own source checks name the problem (support/SourceManager.cpp).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (int64_t(64) << 20))
+    return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::ostringstream ss;
