@@ -45,9 +45,12 @@ int freePort() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
   socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(s);
+    return 0; // no free loopback port: the callers stop with an error
+  }
   int port = ntohs(a.sin_port);
   ::close(s);
   return port;
@@ -225,6 +228,11 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   int pgPort = freePort();
+  if (pgPort == 0) {
+    std::cerr << "inmanta deploy: cannot find a free loopback port for PostgreSQL: " << std::strerror(errno)
+              << "\n";
+    return 1;
+  }
   Child pg = spawn({bindir + "/postgres", "-D", pgdata.string(), "-p", std::to_string(pgPort), "-k",
                     cluster.string(), "-c", "listen_addresses=127.0.0.1"},
                    pgLog, cluster.string(), pgUid, pgGid);
@@ -261,6 +269,12 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
     // ---- the server (it runs the scheduler and the executors)
     int port = freePort();
+    if (port == 0) {
+      std::cerr << "inmanta deploy: cannot find a free loopback port for the server: " << std::strerror(errno)
+                << "\n";
+      cleanup();
+      return 1;
+    }
     std::string cfg = (data / "server.cfg").string();
     fs::create_directories(data / "state");
     std::ofstream(cfg)
