@@ -106,23 +106,12 @@ bool deadReusedConnection(bool reused) {
 }
 
 llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::function<void(pqxx::work&)>& body) {
-  for (int attempt = 0;; ++attempt) {
-    bool reused = attempt == 0 && hasThreadConnection();
-    std::optional<pqxx::work> tx;
-    try {
-      tx.emplace(threadConnection(db)); // sends BEGIN: a dead connection fails here, before the body ran
-    } catch (...) {
-      if (deadReusedConnection(reused)) continue;
-      return translateCurrentException(what);
-    }
-    try {
-      body(*tx);
-      tx->commit();
-      return llvm::Error::success();
-    } catch (...) {
-      return translateCurrentException(what);
-    }
-  }
+  // The same transaction, retry and translation as withTx; only the value differs.
+  llvm::Expected<bool> done = withTx<bool>(db, what, [&](pqxx::work& tx) {
+    body(tx);
+    return true;
+  });
+  return done ? llvm::Error::success() : done.takeError();
 }
 
 nlohmann::json jsonField(const pqxx::field& f) {
