@@ -2,6 +2,8 @@
 // Beast reads, and the same read loop over a byte buffer for the fuzzer.
 #include "Framing.h"
 
+#include "model/QueryParams.h"
+
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/string.hpp>
 
@@ -22,21 +24,7 @@ bool isHttpError(const boost::system::error_code& ec) {
 }
 
 /// A printable rendering of a query key or value for a message (at most 64 bytes, controls escaped).
-std::string shown(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s.substr(0, 64)) {
-    if (c < 0x20 || c == 0x7f || c >= 0x80) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += char(c);
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out;
-}
+std::string shown(std::string_view s) { return model::printable(s, 64); }
 
 /// A 400 message when a decoded target part is not acceptable text.
 std::optional<std::string> checkText(std::string_view value, const std::string& what) {

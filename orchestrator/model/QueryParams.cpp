@@ -8,12 +8,9 @@
 
 namespace inm::model {
 
-namespace {
-
-/// A value quoted in a message: at most 80 bytes, control and non-ASCII bytes escaped.
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (unsigned char c : s.substr(0, 80)) {
+std::string printable(std::string_view s, size_t max) {
+  std::string out;
+  for (unsigned char c : s.substr(0, max)) {
     if (c < 0x20 || c >= 0x7f) {
       static const char* hex = "0123456789abcdef";
       out += "\\x";
@@ -23,9 +20,14 @@ std::string quoted(std::string_view s) {
       out += char(c);
     }
   }
-  if (s.size() > 80) out += "...";
-  return out + "'";
+  if (s.size() > max) out += "...";
+  return out;
 }
+
+namespace {
+
+/// A value quoted in a message: at most 80 bytes, control and non-ASCII bytes escaped.
+std::string quoted(std::string_view s) { return "'" + printable(s, 80) + "'"; }
 
 std::string lower(std::string_view s) {
   std::string out(s);

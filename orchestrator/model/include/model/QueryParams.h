@@ -35,6 +35,9 @@ bool parseBoolean(std::string_view text, const std::string& name);
 int64_t limitParam(const QueryPairs& query, int64_t fallback, int64_t max);
 
 /// A `sort` value: one of `fields`, '.', then asc or desc (case-insensitive, like the reference).
+/// `s` for an error message: at most `max` bytes, control and non-ASCII bytes as \xNN, "..." when cut.
+std::string printable(std::string_view s, size_t max);
+
 struct SortOrder {
   std::string field;
   bool ascending = true;
