@@ -75,7 +75,12 @@ PY
     what="${#files[@]} files changed since ${base:0:12}"
   fi
   if ((${#files[@]})); then
-    out=$("$TIDY" -p "$tidy_db" --quiet --warnings-as-errors='*' "${files[@]}" 2>&1)
+    # One clang-tidy per file, as many at once as there are cores; each writes its own log, read back in order.
+    mkdir -p "$tidy_db/logs"
+    printf '%s\0' "${files[@]}" | xargs -0 -P "$(nproc)" -I{} sh -c \
+      'exec "$1" -p "$2" --quiet --warnings-as-errors="*" "$3" >"$2/logs/$(echo "$3" | tr / _).log" 2>&1' \
+      tidy "$TIDY" "$tidy_db" {}
+    out=$(for f in "${files[@]}"; do cat "$tidy_db/logs/$(echo "$f" | tr / _).log" 2>/dev/null; done)
     # --warnings-as-errors tags every finding `[check-name,-warnings-as-errors]`.
     findings=$(echo "$out" | grep -E '(error|warning): .*\[(bugprone|performance|readability|misc|modernize|cert|google|llvm)-[a-z0-9.-]+(,-warnings-as-errors)?\]$')
     unparsed=$(echo "$out" | grep -E '\[clang-diagnostic-error\]$' | cut -d: -f1 | grep -E '\.(cpp|h)$' | sort -u)

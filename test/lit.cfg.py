@@ -31,6 +31,12 @@ config.substitutions.append(("%repo", repo))
 if os.path.isfile(os.path.join(repo, "..", "shared", "bench", "genmodel.py")) and os.path.isdir(
         os.path.join(repo, "..", "shared", "conformance")):
     config.available_features.add("shared-kit")
+# A sanitizer build (ASan+UBSan, INM_SANITIZE=ON): feature `asan`; each compiler process starts about ten
+# times slower there, so the parser differential tests (parser/Inputs/fastdiff.py) check a sample of files.
+cache = os.path.join(build, "CMakeCache.txt")
+if os.path.isfile(cache) and "INM_SANITIZE:BOOL=ON" in open(cache, encoding="utf-8", errors="replace").read():
+    config.available_features.add("asan")
+    config.environment["INM_FASTDIFF_SAMPLE"] = "8"
 # Whole-word replacements so that e.g. `FileCheck` inside a path is left alone.
 config.substitutions.append((r"\bFileCheck\b", os.path.join(llvm_bin, "FileCheck")))
 config.substitutions.append((r"(^|\|\s*|&&\s*|;\s*)not\b", r"\1" + os.path.join(llvm_bin, "not")))

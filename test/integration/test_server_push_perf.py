@@ -205,9 +205,11 @@ class PushPerfTest(unittest.TestCase):
                 self.assertEqual(a["flag"]["to_value_compare"], str(a["flag"]["to_value"]))  # Python's True/False
                 self.assertEqual(a["flag"]["from_value_compare"], "")
         print(f"\nserver CPU at {n}: GET version {version_cpu:.2f} s, diff {diff_cpu:.2f} s")
+        # Guards against a quadratic path only (the figures are bench/ material): ~0.15 s each on a quiet machine,
+        # 0.37 s seen on a loaded CI runner; a per-resource scan of the version would be tens of seconds.
         if not sanitized_build():
-            self.assertLess(version_cpu, 0.3, "server CPU of GET /api/v1/version at 20k resources")
-            self.assertLess(diff_cpu, 0.3, "server CPU of the desired-state diff at 20k resources")
+            self.assertLess(version_cpu, 2.0, "server CPU of GET /api/v1/version at 20k resources")
+            self.assertLess(diff_cpu, 2.0, "server CPU of the desired-state diff at 20k resources")
 
     def test_streamed_attributes_text(self):
         """The streamed path stores each resource's attributes as the text its hash was computed from plus the

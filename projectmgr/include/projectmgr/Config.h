@@ -61,8 +61,8 @@ std::string replaceRequiresBlock(const std::string& yamlText, const std::vector<
 /// The top-level module names imported by the .cf text (`import a::b` gives "a"; `import x as y` gives "x").
 std::vector<std::string> importedModules(const std::string& cfText);
 
-/// Small file helpers shared by the verbs. readWholeFile is false for a missing file, one that is not a regular
-/// file (FIFO, device) or one over 64 MiB (the default source-size limit), without opening it.
+/// Small file helpers shared by the verbs. readWholeFile is false for a missing file, one that is not a
+/// regular file (FIFO, device) or one over 64 MiB (the default source-size limit), without opening it.
 bool readWholeFile(const std::string& path, std::string& out);
 bool writeWholeFile(const std::string& path, const std::string& text, std::string& error);
 std::string joinPath(const std::string& a, const std::string& b);
