@@ -320,7 +320,16 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
   if (it != modules_.end()) return it->second;
   ModuleInfo& info = modules_[name];
   if (name == "std") {
-    // Always our std: the project's own copy (if any) is ignored.
+    // The project's own std (a std/ with a model on its module path, e.g. installed from git because a module
+    // pins std<5) wins; else our built-in one. Either way std's plugins and handlers are the native ones.
+    for (const std::string& dir : project_.modulePath) {
+      std::string own = joinPath(dir, "std");
+      if (isFile(joinPath(own, "model/_init.cf"))) {
+        info.ok = true;
+        info.dir = own;
+        return info;
+      }
+    }
     if (stdDir_.empty() || !isFile(joinPath(stdDir_, "model/_init.cf"))) {
       reportLoading(name, site, makeDiag(DiagKind::StdModuleMissing, SourceRange{}, stdDir_));
       return info;

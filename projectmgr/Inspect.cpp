@@ -107,7 +107,13 @@ InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinS
       cs.push_back(q.constraintStr());
       if (!s.installed || !v || q.contains(*v)) continue;
       s.matches = false;
-      if (s.source == "built-in") continue; // our std answers for std whatever its version
+      if (s.source == "built-in") {
+        r.problems.push_back("module std: the built-in std is version " + s.version +
+                             ", which does not satisfy " + q.str() + " (required by " + by +
+                             "): run `inmanta project install` to install a matching std from the project's "
+                             "repositories");
+        continue;
+      }
       r.problems.push_back("module " + name + " " + s.version + " installed in " + s.dir +
                            " does not satisfy " + q.str() + " (required by " + by +
                            "): run `inmanta project install` to move it to a matching version");

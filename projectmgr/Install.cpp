@@ -32,7 +32,10 @@ struct Mod {
   bool located = false, failed = false, managed = false, local = false, builtin = false;
   bool fresh = false, fetched = false, tagsLoaded = false;
   std::string dir, url;
+  std::string
+      builtinRefused; // std only: why the built-in std cannot answer (then it comes from a repository)
   std::vector<Candidate> candidates;
+  std::vector<std::string> tooNew; // matching tags skipped: their compiler_version is newer than ours
   // the current choice
   bool chosen = false;
   std::string commit, tag;
@@ -61,11 +64,13 @@ class Installer {
     m.failed = true;
     r_.errors.push_back(msg);
   }
-  /// stdNeed (std only): 0 imported only, 1 required by a module.yml, 2 required by project.yml.
+  /// stdNeed (std only): 0 imported only, 1 required by a module.yml, 2 required by project.yml, 3 the
+  /// built-in std does not satisfy a constraint (m.builtinRefused says which).
   void locate(Mod& m, int stdNeed);
   bool loadCandidates(Mod& m);
   bool choose(Mod& m, const std::vector<Constraint>& cs);
   bool readChoice(Mod& m, const std::string& commit, const std::string& tag);
+  bool compilerAccepts(Mod& m, const Candidate& c);
   std::string noMatchMessage(const Mod& m, const std::vector<Constraint>& cs);
   bool allowed(const Version& v, const std::vector<Constraint>& cs) const {
     if (p_.installMode == InstallMode::Release && v.isPrerelease()) return false;
@@ -128,6 +133,12 @@ void Installer::locate(Mod& m, int stdNeed) {
       return;
     }
     tried.push_back(url + " (" + err + ")");
+  }
+  if (m.name == "std" && stdNeed == 3) {
+    fail(m, "module std: " + m.builtinRefused + ", and no repository has std" +
+                (tried.empty() ? std::string(" (project.yml has no `repo:` entry)")
+                               : "; tried:\n  " + joinList(tried, "\n  ")));
+    return;
   }
   if (m.name == "std" && stdNeed == 1) {
     m.builtin = true;
@@ -205,6 +216,20 @@ bool Installer::readChoice(Mod& m, const std::string& commit, const std::string&
   return true;
 }
 
+bool Installer::compilerAccepts(Mod& m, const Candidate& c) {
+  // As Inmanta's installer does: a release whose module.yml asks for a newer compiler_version than ours is
+  // passed over for an older matching one. Unreadable metadata is readChoice's to report.
+  static const Version ours = *parseVersion(kCompilerVersion);
+  std::string text;
+  if (!git::readAt(m.dir, c.commit, "module.yml", text)) return true;
+  ModuleConfig meta = parseModuleConfig(text, m.name + "/module.yml");
+  if (meta.compilerVersion.empty()) return true;
+  std::optional<Version> want = parseVersion(meta.compilerVersion);
+  if (!want || !(ours < *want)) return true;
+  m.tooNew.push_back(c.tag + " (compiler_version " + meta.compilerVersion + ")");
+  return false;
+}
+
 std::string Installer::noMatchMessage(const Mod& m, const std::vector<Constraint>& cs) {
   std::vector<std::string> avail;
   for (auto it = m.candidates.rbegin(); it != m.candidates.rend(); ++it) avail.push_back(it->version.str());
@@ -227,11 +252,33 @@ std::string Installer::noMatchMessage(const Mod& m, const std::vector<Constraint
   }
   std::vector<std::string> parts;
   for (const auto& c : cs) parts.push_back(c.second.str() + " (required by " + c.first + ")");
+  std::string tooNew = m.tooNew.empty() ? std::string()
+                                        : "; matching but made for a newer compiler than " +
+                                              std::string(kCompilerVersion) + ": " + joinList(m.tooNew, ", ");
   return "no version of module " + m.name + " matches " + joinList(parts, " and ") +
-         "; available versions: " + available + mode;
+         "; available versions: " + available + mode + tooNew;
 }
 
 bool Installer::choose(Mod& m, const std::vector<Constraint>& cs) {
+  if (m.builtin) {
+    // The built-in std answers only while it satisfies every constraint; otherwise std is installed from the
+    // project's repositories like any module (and the compiler then loads that one, see docs/modules.md).
+    if (m.meta.versionText.empty() && !m.dir.empty()) m.meta = readModuleConfig(m.dir);
+    for (const auto& c : cs)
+      if (m.meta.version && !c.second.specs.empty() && !c.second.contains(*m.meta.version)) {
+        Mod again;
+        again.name = m.name;
+        again.builtinRefused = "the built-in std is version " + m.meta.versionText +
+                               ", which does not satisfy " + c.second.constraintStr() + " (required by " +
+                               c.first + ")";
+        m = std::move(again);
+        m.located = true;
+        locate(m, 3);
+        if (m.failed) return false;
+        (void)choose(m, cs);
+        return !m.failed; // a different module now: resolve again with what it requires
+      }
+  }
   if (m.local || m.builtin) {
     if (!m.chosen) {
       if (!m.dir.empty()) m.meta = readModuleConfig(m.dir);
@@ -290,8 +337,10 @@ bool Installer::choose(Mod& m, const std::vector<Constraint>& cs) {
     }
   }
   if (!loadCandidates(m)) return false;
+  m.tooNew.clear();
   for (const Candidate& c : m.candidates) {
     if (!allowed(c.version, cs)) continue;
+    if (!compilerAccepts(m, c)) continue;
     if (m.chosen && m.commit == c.commit) return false;
     return readChoice(m, c.commit, c.tag);
   }

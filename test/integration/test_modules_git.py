@@ -25,7 +25,7 @@ class ModuleRepos:
         self.base = os.path.join(base, "repos")
         os.makedirs(self.base)
 
-    def release(self, name, version, requires=(), init_cf="", tag=None):
+    def release(self, name, version, requires=(), init_cf="", tag=None, compiler_version=None):
         path = os.path.join(self.base, name)
         if not os.path.exists(path):
             os.makedirs(os.path.join(path, "model"))
@@ -36,6 +36,9 @@ class ModuleRepos:
         with open(os.path.join(path, "module.yml"), "w") as f:
             f.write(f"name: {name}\nlicense: ASL 2.0\nversion: {version}\nrequires:\n{reqs or '  []'}\n"
                     if not reqs else f"name: {name}\nlicense: ASL 2.0\nversion: {version}\nrequires:\n{reqs}")
+        if compiler_version:
+            with open(os.path.join(path, "module.yml"), "a") as f:
+                f.write(f"compiler_version: {compiler_version}\n")
         with open(os.path.join(path, "model", "_init.cf"), "w") as f:
             f.write(init_cf or f'version = "{name}-{version}"\n')
         git(path, "add", "-A")
@@ -180,6 +183,71 @@ class ModulesGitTest(unittest.TestCase):
         r = inmanta(p, "project", "install", check=1)
         self.assertIn("no version of module b matches b>=3 (required by project.yml); available versions: 1.0.0, 1.1.0",
                       r.stderr)
+
+    def std_release(self, version):
+        """Our own std (modules/std) released as `version` in repos/std, with a marker the compile prints."""
+        path = os.path.join(self.repos.base, "std")
+        if not os.path.exists(path):
+            shutil.copytree(os.path.join(harness.ROOT, "modules", "std"), path)
+            git(path, "init", "-q", "-b", "master")
+        yml = os.path.join(path, "module.yml")
+        lines = [ln for ln in open(yml).read().splitlines() if not ln.startswith("version:")]
+        open(yml, "w").write("\n".join(lines + [f"version: {version}"]) + "\n")
+        base = open(os.path.join(harness.ROOT, "modules", "std", "model", "_init.cf")).read()
+        with open(os.path.join(path, "model", "_init.cf"), "w") as f:
+            f.write(base + f'std_release = "git std {version}"\n')
+        git(path, "add", "-A")
+        git(path, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "-m", f"release {version}")
+        git(path, "tag", version)
+
+    def test_std_from_git_when_the_built_in_does_not_satisfy(self):
+        builtin = next(ln.split(":", 1)[1].strip() for ln in open(os.path.join(harness.ROOT, "modules", "std",
+                                                                                 "module.yml"))
+                       if ln.startswith("version:"))
+        self.repos.release("old", "1.0.0", requires=["std<5"])
+        main = "import old\nimport std\nstd::print(std::std_release)\n"
+        # No std in the repositories: install names the built-in version, the constraint and the URLs tried.
+        p = self.project(["old"], main_cf=main)
+        c = inmanta(p, "compile", check=1)
+        self.assertIn("is not installed: run `inmanta project install`", c.stderr)
+        r = inmanta(p, "project", "install", check=1)
+        self.assertIn(f"module std: the built-in std is version {builtin}, which does not satisfy <5 "
+                      "(required by old 1.0.0), and no repository has std; tried:", r.stderr)
+        self.assertIn(self.repos.base + "/std", r.stderr)
+        # With std released in git: the newest std<5 is installed and is the std the compile loads.
+        for v in ("4.0.0", "4.1.0", "5.0.0"):
+            self.std_release(v)
+        inmanta(p, "project", "install", check=0)
+        self.assertEqual(self.installed(p, "std"), "4.1.0")
+        out = inmanta(p, "compile", check=0).stdout
+        self.assertIn("git std 4.1.0", out)
+        mods = {m["name"]: m for m in json.loads(inmanta(p, "module", "list", "--json", check=0).stdout)}
+        self.assertEqual((mods["std"]["version"], mods["std"]["source"]), ("4.1.0", "file://" + self.repos.base + "/std"))
+        self.assertIn("the project's own std 4.1.0", inmanta(p, "module", "list", check=0).stdout)
+        # A project that only imports std keeps the built-in one (no clone); one that requires std in project.yml
+        # gets it from git like the reference does.
+        q = self.project([], main_cf="import std\n")
+        inmanta(q, "project", "install", check=0)
+        self.assertFalse(os.path.exists(os.path.join(q, "libs", "std")))
+        q = self.project(["std>=5"], main_cf="import std\n")
+        inmanta(q, "project", "install", check=0)
+        self.assertEqual(self.installed(q, "std"), "5.0.0")
+        # The compile check names the built-in std when a pin excludes it and nothing is installed.
+        q = self.project(["std~=4.0"], main_cf="import std\n")
+        c = inmanta(q, "compile", check=1)
+        self.assertIn(f"module std: the built-in std is version {builtin}, which does not satisfy std~=4.0 "
+                      "(required by project.yml): run `inmanta project install`", c.stderr)
+
+    def test_compiler_version_passes_over_newer_releases(self):
+        self.repos.release("web", "1.0.0", compiler_version="2020.1")
+        self.repos.release("web", "1.1.0", compiler_version="2099.1")
+        p = self.project(["web"])
+        inmanta(p, "project", "install", check=0)
+        self.assertEqual(self.installed(p, "web"), "1.0.0")
+        p = self.project(["web>=1.1"])
+        r = inmanta(p, "project", "install", check=1)
+        self.assertIn("no version of module web matches web>=1.1", r.stderr)
+        self.assertIn("made for a newer compiler than 2024.1.1: 1.1.0 (compiler_version 2099.1)", r.stderr)
 
     def test_dirty_off_tag_and_compile_check(self):
         self.repos.release("a", "1.0.0")

@@ -18,6 +18,11 @@
 
 namespace inm::projectmgr {
 
+/// The compiler version this compiler answers for when a module.yml names a `compiler_version`: the value of
+/// the reference line we follow (inmanta-core 11.x). `project install` passes over tags that need a newer
+/// one.
+inline constexpr const char* kCompilerVersion = "2024.1.1";
+
 /// One module as installed (or as chosen by an install).
 struct ModuleState {
   std::string name;
