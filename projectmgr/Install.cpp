@@ -36,6 +36,7 @@ struct Mod {
       builtinRefused; // std only: why the built-in std cannot answer (then it comes from a repository)
   std::vector<Candidate> candidates;
   std::vector<std::string> tooNew; // matching tags skipped: their compiler_version is newer than ours
+  std::vector<std::string> notV1;  // matching tags skipped: no module.yml (a v2 module's release)
   // the current choice
   bool chosen = false;
   std::string commit, tag;
@@ -64,7 +65,8 @@ class Installer {
     m.failed = true;
     r_.errors.push_back(msg);
   }
-  /// stdNeed (std only): 0 imported only, 1 required by a module.yml, 2 required by project.yml, 3 the
+  /// stdNeed (std only): 0 imported only, 1 required by a module.yml (both: the built-in answers), 2 required
+  /// by project.yml (installed from git like any module), 3 the
   /// built-in std does not satisfy a constraint (m.builtinRefused says which).
   void locate(Mod& m, int stdNeed);
   bool loadCandidates(Mod& m);
@@ -100,8 +102,9 @@ void Installer::locate(Mod& m, int stdNeed) {
     }
     return;
   }
-  // std that nothing constrains (only imported): our built-in std answers, no repository is asked.
-  if (m.name == "std" && stdNeed == 0) {
+  // std that project.yml does not require: our built-in std answers, no repository is asked (choose() comes
+  // back here with stdNeed 3 when a module's constraint excludes the built-in's version).
+  if (m.name == "std" && stdNeed <= 1) {
     m.builtin = true;
     m.dir = o_.builtinStdDir;
     return;
@@ -138,15 +141,6 @@ void Installer::locate(Mod& m, int stdNeed) {
     fail(m, "module std: " + m.builtinRefused + ", and no repository has std" +
                 (tried.empty() ? std::string(" (project.yml has no `repo:` entry)")
                                : "; tried:\n  " + joinList(tried, "\n  ")));
-    return;
-  }
-  if (m.name == "std" && stdNeed == 1) {
-    m.builtin = true;
-    m.dir = o_.builtinStdDir;
-    if (!tried.empty())
-      r_.warnings.push_back(
-          "std: not found in the project's repositories, the built-in std is used (tried: " +
-          joinList(tried, "; ") + ")");
     return;
   }
   if (!anyGit && tried.empty()) {
@@ -218,10 +212,14 @@ bool Installer::readChoice(Mod& m, const std::string& commit, const std::string&
 
 bool Installer::compilerAccepts(Mod& m, const Candidate& c) {
   // As Inmanta's installer does: a release whose module.yml asks for a newer compiler_version than ours is
-  // passed over for an older matching one. Unreadable metadata is readChoice's to report.
+  // passed over for an older matching one; so is a tag without module.yml (not a v1 release).
   static const Version ours = *parseVersion(kCompilerVersion);
   std::string text;
-  if (!git::readAt(m.dir, c.commit, "module.yml", text)) return true;
+  if (!git::readAt(m.dir, c.commit, "module.yml", text)) {
+    m.notV1.push_back(
+        c.tag); // e.g. std 6.1 and later: v2 modules (Python packages) tagged in the same repository
+    return false;
+  }
   ModuleConfig meta = parseModuleConfig(text, m.name + "/module.yml");
   if (meta.compilerVersion.empty()) return true;
   std::optional<Version> want = parseVersion(meta.compilerVersion);
@@ -255,8 +253,13 @@ std::string Installer::noMatchMessage(const Mod& m, const std::vector<Constraint
   std::string tooNew = m.tooNew.empty() ? std::string()
                                         : "; matching but made for a newer compiler than " +
                                               std::string(kCompilerVersion) + ": " + joinList(m.tooNew, ", ");
+  std::string notV1 = m.notV1.empty()
+                          ? std::string()
+                          : "; matching but without module.yml (v2 releases, not installable from "
+                            "git): " +
+                                joinList(m.notV1, ", ");
   return "no version of module " + m.name + " matches " + joinList(parts, " and ") +
-         "; available versions: " + available + mode + tooNew;
+         "; available versions: " + available + mode + tooNew + notV1;
 }
 
 bool Installer::choose(Mod& m, const std::vector<Constraint>& cs) {
@@ -338,6 +341,7 @@ bool Installer::choose(Mod& m, const std::vector<Constraint>& cs) {
   }
   if (!loadCandidates(m)) return false;
   m.tooNew.clear();
+  m.notV1.clear();
   for (const Candidate& c : m.candidates) {
     if (!allowed(c.version, cs)) continue;
     if (!compilerAccepts(m, c)) continue;

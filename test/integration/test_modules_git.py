@@ -248,6 +248,16 @@ class ModulesGitTest(unittest.TestCase):
         r = inmanta(p, "project", "install", check=1)
         self.assertIn("no version of module web matches web>=1.1", r.stderr)
         self.assertIn("made for a newer compiler than 2024.1.1: 1.1.0 (compiler_version 2099.1)", r.stderr)
+        # A newer tag without module.yml (a v2 release in the same repository) is passed over too.
+        web = os.path.join(self.repos.base, "web")
+        git(web, "rm", "-q", "module.yml")
+        git(web, "commit", "-q", "-m", "v2 layout")
+        git(web, "tag", "2.0.0")
+        p = self.project(["web"])
+        inmanta(p, "project", "install", check=0)
+        self.assertEqual(self.installed(p, "web"), "1.0.0")
+        r = inmanta(self.project(["web>=2"]), "project", "install", check=1)
+        self.assertIn("matching but without module.yml (v2 releases, not installable from git): 2.0.0", r.stderr)
 
     def test_dirty_off_tag_and_compile_check(self):
         self.repos.release("a", "1.0.0")
