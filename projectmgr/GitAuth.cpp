@@ -1,5 +1,6 @@
 // Loading module repository credentials (see projectmgr/GitAuth.h). The config files are INI files; only the
-// `[module_auth]` section is read, with keys ssh_key, ssh_public_key, ssh_passphrase, ssh_agent, username,
+// `[module_auth]` section is read, with keys ssh_key, ssh_public_key, ssh_passphrase, ssh_agent,
+// ssh_known_hosts, username,
 // password (or token). Environment variables INMANTA_MODULE_AUTH_<KEY> override the files.
 #include "projectmgr/GitAuth.h"
 
@@ -26,6 +27,8 @@ void setKey(GitAuth& a, const std::string& key, const std::string& value) {
     a.sshPassphrase = value;
   else if (key == "ssh_agent")
     a.sshAgent = value == "true" || value == "1" || value == "yes";
+  else if (key == "ssh_known_hosts")
+    a.sshKnownHosts = value;
   else if (key == "username")
     a.username = value;
   else if (key == "password" || key == "token")
@@ -61,13 +64,21 @@ GitAuth loadGitAuth(const std::string& projectDir, std::vector<std::string>* sou
   files.push_back(joinPath(projectDir, ".inmanta.cfg"));
   for (const std::string& f : files)
     if (readSection(f, a) && sources) sources->push_back(f);
-  for (const char* key :
-       {"ssh_key", "ssh_public_key", "ssh_passphrase", "ssh_agent", "username", "password", "token"}) {
+  for (const char* key : {"ssh_key", "ssh_public_key", "ssh_passphrase", "ssh_agent", "ssh_known_hosts",
+                          "username", "password", "token"}) {
     std::string env = "INMANTA_MODULE_AUTH_";
     for (const char* c = key; *c; ++c) env += char(std::toupper(static_cast<unsigned char>(*c)));
     if (const char* v = std::getenv(env.c_str())) setKey(a, key, v);
   }
   return a;
+}
+
+std::vector<std::string> knownHostsFiles(const GitAuth& auth) {
+  if (!auth.sshKnownHosts.empty()) return {auth.sshKnownHosts};
+  std::vector<std::string> files;
+  if (const char* home = std::getenv("HOME")) files.push_back(joinPath(home, ".ssh/known_hosts"));
+  files.push_back("/etc/ssh/ssh_known_hosts");
+  return files;
 }
 
 } // namespace inm::projectmgr

@@ -3,6 +3,9 @@
 // operation then fails with "authentication failed" instead of looping.
 #include "GitRepo.h"
 
+#include "projectmgr/Config.h"
+#include "projectmgr/KnownHosts.h"
+
 #include <llvm/Support/FileSystem.h>
 
 #include <git2.h>
@@ -23,8 +26,42 @@ std::string hex(const git_oid* oid) {
 
 struct CredState {
   const GitAuth* auth;
+  std::string url;
   bool keyTried = false, agentTried = false, passTried = false;
 };
+
+/// ssh: the host key must be the one known_hosts records (KnownHosts.h); TLS: libgit2's own verification.
+int certificateCheck(git_cert* cert, int valid, const char* host, void* payload) {
+  (void)valid;
+  if (cert->cert_type != GIT_CERT_HOSTKEY_LIBSSH2) return GIT_PASSTHROUGH;
+  auto* st = static_cast<CredState*>(payload);
+  const auto* hk = reinterpret_cast<const git_cert_hostkey*>(cert);
+  if (!(hk->type & GIT_CERT_SSH_RAW)) {
+    git_error_set_str(GIT_ERROR_SSH, "the SSH host key cannot be checked (libgit2 gave no raw key)");
+    return GIT_EUSER;
+  }
+  std::string h;
+  int port = 22;
+  if (!sshEndpoint(st->url, h, port)) h = host ? host : "";
+  std::string err;
+  if (hostKeyKnown(knownHostsFiles(*st->auth), h, port, std::string(hk->hostkey, hk->hostkey_len), err))
+    return 0;
+  git_error_set_str(GIT_ERROR_SSH, err.c_str());
+  return GIT_EUSER;
+}
+
+constexpr const char* rsaHint = " (the key is an RSA key: libssh2 signs with ssh-rsa, SHA-1, which OpenSSH "
+                                "8.8 and later refuse by default; "
+                                "use an ed25519 or ECDSA key)";
+
+/// Is the configured key file an RSA key (PEM header, or its .pub says ssh-rsa)?
+bool isRsaKey(const GitAuth& a) {
+  std::string head;
+  if (readWholeFile(a.sshKey, head) && head.find("BEGIN RSA PRIVATE KEY") != std::string::npos) return true;
+  std::string pub;
+  return readWholeFile(a.sshPublicKey.empty() ? a.sshKey + ".pub" : a.sshPublicKey, pub) &&
+         pub.rfind("ssh-rsa ", 0) == 0;
+}
 
 int credentials(git_credential** out, const char* url, const char* userFromUrl, unsigned int allowed,
                 void* payload) {
@@ -50,11 +87,12 @@ int credentials(git_credential** out, const char* url, const char* userFromUrl, 
     return git_credential_userpass_plaintext_new(out, u.c_str(), a.password.c_str());
   }
   if (allowed & GIT_CREDENTIAL_USERNAME) return git_credential_username_new(out, user);
-  git_error_set_str(GIT_ERROR_NET,
-                    st->keyTried || st->agentTried || st->passTried
+  std::string msg = st->keyTried || st->agentTried || st->passTried
                         ? "authentication failed: the server rejected the configured credentials"
                         : "the server asks for credentials and none are configured (see the "
-                          "[module_auth] section in docs/modules.md)");
+                          "[module_auth] section in docs/modules.md)";
+  if (st->keyTried && isRsaKey(a)) msg += rsaHint;
+  git_error_set_str(GIT_ERROR_NET, msg.c_str());
   return GIT_EUSER;
 }
 
@@ -84,9 +122,10 @@ void init() { git_libgit2_init(); }
 bool isRepository(const std::string& dir) { return static_cast<bool>(Repo(dir)); }
 
 bool clone(const std::string& url, const std::string& dir, const GitAuth& auth, std::string& error) {
-  CredState st{&auth};
+  CredState st{&auth, url};
   git_clone_options o = GIT_CLONE_OPTIONS_INIT;
   o.fetch_opts.callbacks.credentials = credentials;
+  o.fetch_opts.callbacks.certificate_check = certificateCheck;
   o.fetch_opts.callbacks.payload = &st;
   o.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
   git_repository* repo = nullptr;
@@ -110,9 +149,10 @@ bool fetch(const std::string& dir, const GitAuth& auth, std::string& error) {
     error = dir + " has no remote 'origin': " + lastError();
     return false;
   }
-  CredState st{&auth};
+  CredState st{&auth, git_remote_url(remote) ? git_remote_url(remote) : ""};
   git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
   fo.callbacks.credentials = credentials;
+  fo.callbacks.certificate_check = certificateCheck;
   fo.callbacks.payload = &st;
   fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
   fo.prune = GIT_FETCH_PRUNE;

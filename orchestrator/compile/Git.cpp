@@ -3,6 +3,9 @@
 // secret would only loop, so the callback refuses and the stage fails with "authentication failed".
 #include "compile/Git.h"
 
+#include "projectmgr/GitAuth.h"
+#include "projectmgr/KnownHosts.h"
+
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
@@ -16,7 +19,26 @@ struct CredentialState {
   const GitCredentials* creds;
   int attempts = 0;
   std::string tried;
+  std::string url;
 };
+
+/// ssh remotes: the host key must be in the server user's known_hosts (~/.ssh/known_hosts or
+/// /etc/ssh/ssh_known_hosts), as for `inmanta project install`; TLS: libgit2's own verification.
+int certificateCallback(git_cert* cert, int valid, const char* host, void* payload) {
+  (void)valid;
+  if (cert->cert_type != GIT_CERT_HOSTKEY_LIBSSH2) return GIT_PASSTHROUGH;
+  const auto* st = static_cast<const CredentialState*>(payload);
+  const auto* hk = reinterpret_cast<const git_cert_hostkey*>(cert);
+  std::string h, err;
+  int port = 22;
+  if (!projectmgr::sshEndpoint(st->url, h, port)) h = host ? host : "";
+  if ((hk->type & GIT_CERT_SSH_RAW) &&
+      projectmgr::hostKeyKnown(projectmgr::knownHostsFiles(projectmgr::GitAuth{}), h, port,
+                               std::string(hk->hostkey, hk->hostkey_len), err))
+    return 0;
+  git_error_set_str(GIT_ERROR_SSH, err.empty() ? "the SSH host key cannot be checked" : err.c_str());
+  return GIT_EUSER;
+}
 
 std::string lastGitError() {
   const git_error* e = git_error_last();
@@ -120,10 +142,11 @@ StageResult cloneRepository(const std::string& urlIn, const std::string& branch,
     r.err = "cannot create " + dir + ": " + ec.message() + "\n";
     return r;
   }
-  CredentialState st{&creds, 0, {}};
+  CredentialState st{&creds, 0, {}, url};
   git_clone_options opts = GIT_CLONE_OPTIONS_INIT;
   opts.checkout_branch = branch.c_str();
   opts.fetch_opts.callbacks.credentials = credentialCallback;
+  opts.fetch_opts.callbacks.certificate_check = certificateCallback;
   opts.fetch_opts.callbacks.payload = &st;
   git_repository* repo = nullptr;
   int rc = git_clone(&repo, url.c_str(), dir.c_str(), &opts);
@@ -173,9 +196,10 @@ StageResult pullBranch(const std::string& urlIn, const std::string& branch, cons
   std::string before = headCommit(dir);
   if (git_remote_set_url(repo, "origin", url.c_str()) != 0) return fail("setting the origin URL to " + url);
   if (git_remote_lookup(&g.remote, repo, "origin") != 0) return fail("looking up the remote origin");
-  CredentialState st{&creds, 0, {}};
+  CredentialState st{&creds, 0, {}, url};
   git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
   fo.callbacks.credentials = credentialCallback;
+  fo.callbacks.certificate_check = certificateCallback;
   fo.callbacks.payload = &st;
   fo.prune = GIT_FETCH_PRUNE;
   if (git_remote_fetch(g.remote, nullptr, &fo, "fetch") != 0) return fail("fetching " + url);

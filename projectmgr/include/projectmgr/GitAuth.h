@@ -15,9 +15,13 @@ struct GitAuth {
   std::string sshPublicKey;  ///< its public key (optional)
   std::string sshPassphrase; ///< the key's passphrase (optional)
   bool sshAgent = true;      ///< try the ssh agent (SSH_AUTH_SOCK) when no key file is configured
+  std::string sshKnownHosts; ///< known_hosts file for host keys (default ~/.ssh/known_hosts + /etc/ssh's)
   std::string username;      ///< https user (default "git" with a token)
   std::string password;      ///< https password or access token
 };
+
+/// The known_hosts files an ssh connection's host key is checked against.
+std::vector<std::string> knownHostsFiles(const GitAuth& auth);
 
 /// Reads the credentials for a project in `projectDir`: config files first (later files win), then the
 /// environment. `sources` receives the files that were read.
