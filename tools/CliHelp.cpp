@@ -64,6 +64,12 @@ const CliCommand kCommands[] = {
      "  -e, --environment ENV  the environment (id or name)\n"
      "  -k, --key KEY          the setting's name\n"},
     {"agent", "list", "-e ENV", "List the agents of an environment.", kEnv},
+    {"compile", "list", "-e ENV [-l N]", "List the environment's compile reports, newest first.",
+     "  -e, --environment ENV  the environment (id or name)\n"
+     "  -l, --limit N          at most N reports (default 50, at most 1000)\n"},
+    {"compile", "show", "-e ENV ID", "Show one compile report: each stage's command, exit code and output.",
+     "  -e, --environment ENV  the environment (id or name)\n"
+     "  ID                     the compile id, or a unique prefix of it\n"},
     {"agent", "pause", "-e ENV (--agent NAME | --all)", "Pause one agent or all of them.",
      "  -e, --environment ENV  the environment (id or name)\n"
      "  --agent NAME           the agent\n"

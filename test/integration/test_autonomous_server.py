@@ -95,6 +95,24 @@ class AutonomousServerTest(unittest.TestCase):
         self.assertEqual(c["metadata"]["type"], "ci")
         v = self.server.ok("GET", "/api/v1/version/1", env=self.env)
         self.assertEqual(v["model"]["version_info"]["export_metadata"]["message"], "from the pipeline")
+        # `inmanta-cli compile list|show`: the table row, then the report by a prefix of its id, with its stages.
+        import subprocess
+        cli = [os.path.join(harness.BUILD, "bin", "inmanta-cli"), "--host", "127.0.0.1", "--port",
+               str(self.server.port), "compile"]
+        r = subprocess.run(cli + ["list", "-e", self.env], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        row = [ln for ln in r.stdout.splitlines() if c["id"] in ln]
+        self.assertEqual(len(row), 1, r.stdout)
+        self.assertEqual([x.strip() for x in row[0].strip("|").split("|")][3:],
+                         ["success", "1", "ci: from the pipeline"])
+        r = subprocess.run(cli + ["show", "-e", self.env, c["id"][:8]], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(f"Compile {c['id']}: success", r.stdout)
+        self.assertIn("== Recompiling configuration model (exit 0)", r.stdout)
+        self.assertIn("    Committed resources with version 1", r.stdout)
+        r = subprocess.run(cli + ["show", "-e", self.env, "zzz"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("no compile of this environment has an id starting with 'zzz'", r.stderr)
 
     def test_cli_recompile_update(self):
         import subprocess

@@ -126,8 +126,11 @@ class InmantaCliHelp(unittest.TestCase):
         self.assertIn("-o, --value VALUE", r.stdout)
 
     def test_dispatched_commands_have_help(self):
-        """Every `verb == "x"` of a group function that run() dispatches to is a command of --list-verbs."""
-        src = open(os.path.join(ROOT, "tools", "CliMain.cpp"), encoding="utf-8").read()
+        """Every `verb == "x"` of a group function that run() dispatches to (tools/Cli*.cpp) is a command of
+        --list-verbs."""
+        src = "".join(open(os.path.join(ROOT, "tools", f), encoding="utf-8").read() + "\n"
+                      for f in sorted(os.listdir(os.path.join(ROOT, "tools")))
+                      if f.startswith("Cli") and f.endswith(".cpp"))
         groups = dict((fn, g) for g, fn in re.findall(r'if \(group == "([\w-]+)"\) return (\w+)\(', src))
         groups["setting"] = "environment setting"
         listed = {" ".join(w) for w in self.commands()}
