@@ -98,6 +98,25 @@ struct Child {
   }
 };
 
+/// Moves a directory tree: a rename, or across file systems a copy (owned by uid:gid) and a removal. Returns
+/// the error, or "" on success.
+std::string moveTree(const fs::path& from, const fs::path& to, uid_t uid, gid_t gid) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (!ec) return "";
+  if (ec != std::errc::cross_device_link) return ec.message();
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) return "copying " + from.string() + ": " + ec.message();
+  if (uid) {
+    ::lchown(to.c_str(), uid, gid);
+    for (auto it = fs::recursive_directory_iterator(to, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      ::lchown(it->path().c_str(), uid, gid);
+  }
+  fs::remove_all(from, ec);
+  return "";
+}
+
 Child spawn(const std::vector<std::string>& argv, const std::string& log, const std::string& cwd,
             uid_t uid = 0, gid_t gid = 0, const std::vector<std::string>& env = {}) {
   Child c;
@@ -187,6 +206,7 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
   uid_t pgUid = 0;
   gid_t pgGid = 0;
   fs::path cluster = data / "pg";
+  fs::path parkTo; // as root: where the cluster is kept between runs (cluster is then the /var/tmp folder)
   if (::geteuid() == 0) {
     passwd* pw = ::getpwnam("postgres");
     if (!pw) {
@@ -195,18 +215,30 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
     pgUid = pw->pw_uid;
     pgGid = pw->pw_gid;
+    // The cluster is kept in data/deploy/pg between runs and runs from /var/tmp (postgres may not be able to
+    // reach the project, e.g. under /root): moved there now, moved back by park() at the end. A folder
+    // recorded in data/deploy/cluster (a run that was killed, or a version that never moved it back) is taken
+    // as it is.
     std::string recorded = slurp((data / "cluster").string());
     while (!recorded.empty() && (recorded.back() == '\n' || recorded.back() == ' ')) recorded.pop_back();
-    if (!recorded.empty() && fs::exists(recorded)) {
-      cluster = recorded;
-    } else {
-      std::hash<std::string> h;
-      cluster =
-          fs::path("/var/tmp") / ("inmanta-deploy-" + std::to_string(h(project.string()) % 1000000000ULL));
-      fs::create_directories(cluster);
-      ::chown(cluster.c_str(), pgUid, pgGid);
-      std::ofstream(data / "cluster") << cluster.string() << "\n";
+    std::hash<std::string> h;
+    fs::path work = !recorded.empty() && fs::exists(recorded)
+                        ? fs::path(recorded)
+                        : fs::path("/var/tmp") /
+                              ("inmanta-deploy-" + std::to_string(h(project.string()) % 1000000000ULL));
+    fs::create_directories(work, ec);
+    ::chown(work.c_str(), pgUid, pgGid);
+    if (!fs::exists(work / "data" / "PG_VERSION") && fs::exists(cluster / "data" / "PG_VERSION")) {
+      std::string err = moveTree(cluster / "data", work / "data", pgUid, pgGid);
+      if (!err.empty()) {
+        std::cerr << "inmanta deploy: cannot move the PostgreSQL cluster to " << work.string() << ": " << err
+                  << "\n";
+        return 1;
+      }
     }
+    std::ofstream(data / "cluster") << work.string() << "\n";
+    parkTo = cluster;
+    cluster = work;
   }
   fs::create_directories(cluster, ec);
   if (ec) {
@@ -241,6 +273,20 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
   auto cleanup = [&] {
     if (server.pid > 0) server.stop(SIGTERM, 20);
     if (pg.pid > 0) pg.stop(SIGINT, 30);
+    if (!parkTo.empty()) { // PostgreSQL has exited: its cluster goes back under data/deploy, /var/tmp is left
+                           // clean
+      std::error_code rm;
+      fs::remove_all(parkTo / "data", rm);
+      fs::create_directories(parkTo, rm);
+      std::string err = moveTree(cluster / "data", parkTo / "data", pgUid, pgGid);
+      if (err.empty()) {
+        fs::remove_all(cluster, rm);
+        fs::remove(data / "cluster", rm);
+      } else {
+        std::cerr << "inmanta deploy: the PostgreSQL cluster stays in " << cluster.string()
+                  << " (recorded in data/deploy/cluster): " << err << "\n";
+      }
+    }
   };
   std::string conn = "host=127.0.0.1 port=" + std::to_string(pgPort) + " user=postgres dbname=";
   auto waitDb = [&](const std::string& db) {

@@ -1,6 +1,6 @@
 """`inmanta deploy` (embedded mode) on a copy of examples/deploy in a mktemp folder: a private PostgreSQL kept under
-data/deploy (as root: run as `postgres`, the cluster in a postgres-accessible folder recorded in
-data/deploy/cluster), the server, its scheduler and executor processes. First run deploys; a second run changes
+data/deploy (as root: run as `postgres` from a postgres-accessible folder in /var/tmp, recorded in
+data/deploy/cluster during the run and moved back to data/deploy/pg at its end), the server, its scheduler and executor processes. First run deploys; a second run changes
 nothing; a file changed by hand is repaired; --dry-run shows the diff and changes nothing; nothing it started is
 left running; a failing resource makes it exit non-zero."""
 import os
@@ -32,6 +32,7 @@ class EmbeddedDeployTest(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="inm-embedded-")
         self.addCleanup(self.cleanup)
         self.project = os.path.join(self.tmp, "deploy")
+        self.var_tmp = set(os.listdir("/var/tmp"))
         shutil.copytree(EXAMPLE, self.project, ignore=shutil.ignore_patterns("data", "managed"))
 
     def cleanup(self):
@@ -47,6 +48,13 @@ class EmbeddedDeployTest(unittest.TestCase):
             marks.append(open(cluster_file).read().strip())
         return [p for m in marks for p in leftovers(m)]
 
+    def assert_parked(self):
+        """After a run: the cluster is under data/deploy/pg, nothing is recorded or left in /var/tmp for it."""
+        deploy = os.path.join(self.project, "data", "deploy")
+        self.assertTrue(os.path.isfile(os.path.join(deploy, "pg", "data", "PG_VERSION")))
+        self.assertFalse(os.path.exists(os.path.join(deploy, "cluster")), "a /var/tmp cluster is still recorded")
+        self.assertEqual(sorted(set(os.listdir("/var/tmp")) - self.var_tmp), [], "left behind in /var/tmp")
+
     def deploy(self, *args):
         r = subprocess.run([harness.INMANTA, "deploy", *args], cwd=self.project, capture_output=True, text=True,
                            timeout=300)
@@ -61,10 +69,23 @@ class EmbeddedDeployTest(unittest.TestCase):
         self.assertEqual(os.readlink(os.path.join(self.project, "managed", "index.html")), page)
         self.assertIn("deployed         std::File", out)
         self.assertEqual(self.left(), [], "processes left running")
+        self.assert_parked()
+        if os.geteuid() == 0:
+            # A cluster left in /var/tmp by a killed run or an earlier version (recorded in data/deploy/cluster)
+            # is used, then moved back under data/deploy: /var/tmp ends clean and the state is kept.
+            legacy = tempfile.mkdtemp(prefix="inmanta-deploy-legacy-", dir="/var/tmp")
+            self.addCleanup(shutil.rmtree, legacy, True)
+            os.chmod(legacy, 0o755)
+            shutil.move(os.path.join(self.project, "data", "deploy", "pg", "data"), os.path.join(legacy, "data"))
+            with open(os.path.join(self.project, "data", "deploy", "cluster"), "w") as f:
+                f.write(legacy + "\n")
         # Second run: nothing changes.
         code, out = self.deploy()
         self.assertEqual(code, 0, out)
         self.assertIn("0 of 4 resources changed", out)
+        self.assert_parked()
+        if os.geteuid() == 0:
+            self.assertFalse(os.path.exists(legacy), "the earlier cluster folder in /var/tmp was not cleaned up")
         # A hand edit: --dry-run shows it and leaves it; a deploy repairs it.
         with open(page, "w") as f:
             f.write("edited\n")
