@@ -102,6 +102,27 @@ llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& d
   return llvm::Error::success();
 }
 
+/// A database error that waiting will not cure (PostgreSQL answered, and refused): the line saying what to
+/// do, or "" for transient failures (refused connection, starting up, too many clients), which are retried.
+std::string permanentDatabaseError(const std::string& msg, const store::DbSettings& db) {
+  const std::string where = " on " + db.host + ":" + std::to_string(db.port);
+  if (msg.find("database \"" + db.name + "\" does not exist") != std::string::npos)
+    return "the database '" + db.name + "' does not exist" + where + ": create it (e.g. `createdb -h " +
+           db.host + " -p " + std::to_string(db.port) + " -U " + db.username + " " + db.name +
+           "`) or set [database] name (docs/server.md \"First start\")";
+  if (msg.find("role \"" + db.username + "\" does not exist") != std::string::npos)
+    return "the database user '" + db.username + "' does not exist" + where +
+           ": create it or set [database] username";
+  if (msg.find("password authentication failed") != std::string::npos ||
+      msg.find("no password supplied") != std::string::npos)
+    return "the database refused the credentials of user '" + db.username + "'" + where +
+           ": check [database] username and password";
+  if (msg.find("no pg_hba.conf entry") != std::string::npos)
+    return "the database does not accept connections from this host for user '" + db.username + "'" + where +
+           ": add a pg_hba.conf entry";
+  return "";
+}
+
 } // namespace
 
 int serverMain(const std::vector<std::string>& args, int verbose) {
@@ -250,6 +271,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
       break;
     }
     auto [code, msg] = model::describe(schema.takeError());
+    if (std::string hint = permanentDatabaseError(msg, db); !hint.empty()) return fail(msg + "\n" + hint);
     if (code != model::ErrorCode::Unavailable ||
         std::chrono::steady_clock::now() - started > std::chrono::seconds(timeout))
       return fail(msg);
