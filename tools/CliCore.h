@@ -189,5 +189,7 @@ inline std::string seg(const std::string& s) { return client::encodeSegment(s); 
 
 /// `inmanta-cli compile list|show` (tools/CliCompile.cpp).
 int compile(Cli& cli, const std::string& verb, Args& a);
+/// `inmanta-cli dryrun request|list|show` (tools/CliDryrun.cpp).
+int dryrun(Cli& cli, const std::string& verb, Args& a);
 
 } // namespace inm::tools::cli

@@ -67,6 +67,15 @@ const CliCommand kCommands[] = {
     {"compile", "list", "-e ENV [-l N]", "List the environment's compile reports, newest first.",
      "  -e, --environment ENV  the environment (id or name)\n"
      "  -l, --limit N          at most N reports (default 50, at most 1000)\n"},
+    {"dryrun", "request", "-e ENV [--wait] VERSION",
+     "Ask the agents what VERSION would change, without changing anything.",
+     "  -e, --environment ENV  the environment (id or name)\n"
+     "  -w, --wait             wait until every resource answered, then print the report\n"},
+    {"dryrun", "list", "-e ENV [VERSION]", "List the dry runs (of one version).",
+     "  -e, --environment ENV  the environment (id or name)\n"},
+    {"dryrun", "show", "-e ENV VERSION ID",
+     "Show a dry run: the resources that would change, their attributes, and diffs of file contents.",
+     "  -e, --environment ENV  the environment (id or name)\n"},
     {"compile", "show", "-e ENV ID", "Show one compile report: each stage's command, exit code and output.",
      "  -e, --environment ENV  the environment (id or name)\n"
      "  ID                     the compile id, or a unique prefix of it\n"},

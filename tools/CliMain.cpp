@@ -535,6 +535,7 @@ const char* kHelp =
     "  environment setting list|get|set|delete -e ENV [-k KEY] [-o VALUE]\n"
     "  agent list|pause|unpause -e ENV [--agent NAME | --all]\n"
     "  compile list -e ENV [-l N] | show -e ENV ID\n"
+    "  dryrun request -e ENV [--wait] VERSION | list -e ENV [VERSION] | show -e ENV VERSION ID\n"
     "  version list -e ENV | release -e ENV [--push [--full]] VERSION | report -e ENV -i VERSION [-l]\n"
     "  param list -e ENV | get -e ENV --name N [--resource R] | set -e ENV --name N --value V\n"
     "  token create -e ENV [--api] [--compiler] [--agent] | bootstrap\n"
@@ -601,6 +602,7 @@ int run(const std::vector<std::string>& argv) {
   if (group == "setting") return setting(cli, verb, a);
   if (group == "agent") return agent(cli, verb, a);
   if (group == "compile") return compile(cli, verb, a);
+  if (group == "dryrun") return dryrun(cli, verb, a);
   if (group == "version") return version(cli, verb, a);
   if (group == "param") return param(cli, verb, a);
   if (group == "token") return token(cli, verb, a);
@@ -621,5 +623,11 @@ int inm::tools::cliMain(const std::vector<std::string>& args) {
     llvm::errs() << (e.code == 2 ? "Usage error: " : "Error: ") << e.message << "\n";
     if (e.code == 2) llvm::errs() << "(run 'inmanta-cli --help' for usage)\n";
     return e.code;
+  } catch (const nlohmann::json::exception& e) { // an answer without the shape a command reads
+    llvm::errs() << "Error: the server's answer does not have the expected form (" << e.what() << ")\n";
+    return 1;
+  } catch (const std::exception& e) {
+    llvm::errs() << "Error: " << e.what() << "\n";
+    return 1;
   }
 }

@@ -66,6 +66,8 @@ class ProcessExecutor : public scheduler::Executor {
                   std::function<void(std::vector<scheduler::WorkResult>)> deliver, CodeSource code);
   /// Work of external agents goes to their sessions instead of the pool (docs/deploy.md "External agents").
   void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
+  /// Where executors' `put_file` offers go (current contents for diffs).
+  void setFileSink(executor::FileSink sink) { pool_.setFileSink(std::move(sink)); }
   void submit(std::vector<scheduler::WorkItem> batch) override;
   /// Stops the retirement timer and the executor processes; `done` runs when they are gone.
   void shutdown(std::function<void()> done);

@@ -372,6 +372,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
         "executor-code";
     code.dir = codeDir.string();
     procExec = std::make_unique<ProcessExecutor>(ioc, exOptions, files, deliver, std::move(code));
+    // Current contents that executors offer (a file handler's read) go to the file table, so dry-run reports
+    // and the console can show content diffs (docs/server.md). ExecutorProcess checked the hash.
+    procExec->setFileSink([&](const std::string& hash, const std::string& content) {
+      asio::post(fileStrand, [&, hash, content] {
+        if (llvm::Error err = (*fileStore)->storeFile(hash, content))
+          say("error: " + llvm::toString(std::move(err)));
+      });
+    });
     execRef.target = procExec.get();
     // External agents (docs/deploy.md): the server relays `inmanta agent` connections to this socket.
     std::vector<std::string> known;

@@ -1,5 +1,6 @@
 // Routes for resources, parameters/facts, agents, deploys and dry runs (orchestrator.md §13, §18). Resource
 // ids arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
+#include "ContentDiffs.h"
 #include "Request.h"
 
 #include <algorithm>
@@ -303,6 +304,7 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
       throw ApiError{ErrorCode::NotFound, "dry run " + stringParam(req, "id") + " is not of version " +
                                               std::to_string(intParam(req, "version"))};
     addDryrunReport(row);
+    co_await addContentDiffs(svc, row["diff"], "current", "desired");
     co_return okData(std::move(row));
   });
   add(V::get, "/api/v1/dryrun", [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -1,4 +1,5 @@
 // Routes for versions, desired state, files and handler code (orchestrator.md §3.3–3.4, §4, §13, §18).
+#include "ContentDiffs.h"
 #include "Request.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -109,7 +110,10 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
   });
   add(V::get, "/api/v2/desiredstate/diff/<from>/<to>", [&svc](Request& req) -> asio::awaitable<Reply> {
     std::string env = environmentOf(req);
-    co_return okData(unwrap(co_await svc.diff(env, intParam(req, "from"), intParam(req, "to"))));
+    int64_t from = intParam(req, "from"), to = intParam(req, "to");
+    nlohmann::json diff = unwrap(co_await svc.diff(env, from, to));
+    co_await addContentDiffs(svc, diff, "version " + std::to_string(from), "version " + std::to_string(to));
+    co_return okData(std::move(diff));
   });
 
   // Files.

@@ -29,8 +29,10 @@ def cli_bin():
     return os.path.join(os.path.dirname(harness.INMANTA), "inmanta-cli")
 
 
-@unittest.skipUnless(os.path.exists(harness.INMANTA) and has_server(), "the binary has no `server` verb yet")
-class ClientServerTest(unittest.TestCase):
+class ServerCliMixin:
+    """A private `inmanta server` on the run's cluster, with inmanta-cli and `inmanta export` helpers (also used by
+    test_content_diffs.py)."""
+
     def start_server(self, extra=""):
         db = harness.fresh_database("cli")
         host, pgport = harness.shared_cluster()
@@ -87,6 +89,10 @@ class ClientServerTest(unittest.TestCase):
                                  f"server log:\n{self.server.output()[-2000:]}")
         return p
 
+
+
+@unittest.skipUnless(os.path.exists(harness.INMANTA) and has_server(), "the binary has no `server` verb yet")
+class ClientServerTest(ServerCliMixin, unittest.TestCase):
     def assert_files_before_version(self, logged, export):
         """The files go up on a thread of their own while the resources are rewritten, but every file request
         is answered before the version is sent (a server may release it at once: auto_deploy)."""

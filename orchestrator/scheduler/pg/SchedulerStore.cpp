@@ -444,6 +444,18 @@ llvm::Expected<std::optional<std::string>> SchedulerStore::readFile(const std::s
   }
 }
 
+llvm::Error SchedulerStore::storeFile(const std::string& sha1hex, const std::string& content) {
+  try {
+    pqxx::work tx{*impl_->conn};
+    tx.exec_params("INSERT INTO file (content_hash, content) VALUES ($1, $2) ON CONFLICT DO NOTHING", sha1hex,
+                   pqxx::binarystring(content.data(), content.size()));
+    tx.commit();
+    return llvm::Error::success();
+  } catch (const std::exception& e) {
+    return dbError("storing file " + sha1hex, e);
+  }
+}
+
 llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(int version,
                                                                                const std::string& agent) {
   try {

@@ -71,6 +71,9 @@ class SchedulerStore {
                                                           const std::map<std::string, bool>& pausedAgents);
   /// The bytes of a stored file (table `file`, keyed by sha1 hex); nullopt when there is no such file.
   llvm::Expected<std::optional<std::string>> readFile(const std::string& sha1hex);
+  /// Stores a file an executor offered (a resource's current content, for diffs); the caller verified that
+  /// `sha1hex` is its hash. A file already there is left as it is.
+  llvm::Error storeFile(const std::string& sha1hex, const std::string& content);
   /// One Python file of a version's handler code (docs/pybridge.md): module, the module's code version, the
   /// path inside the module ("plugins/x.py") and the content's sha1 (table `file`).
   struct CodeFile {
