@@ -174,7 +174,12 @@ class DeleteUnderLoadTest(unittest.TestCase):
             time.sleep(4)
             self.assertGreater(int(self.sql(f"SELECT count(*) FROM resourceaction WHERE environment = '{env}' AND "
                                             "action = 'deploy'")), 0, "the scheduler deploys again after the clear")
-            self.assertEqual(srv.call("DELETE", f"/api/v2/environment/{env}")[0], 200)  # delete, under load
+            try:
+                status = srv.call("DELETE", f"/api/v2/environment/{env}")[0]  # delete, under load
+            except OSError as e:  # no answer at all: say whether the server lives, with its last lines
+                raise AssertionError(f"DELETE environment got no answer ({e}); server alive: {srv.proc.alive()}\n"
+                                     + srv.proc.output()[-4000:]) from e
+            self.assertEqual(status, 200)
             time.sleep(1)
             self.quiet(load)
             rounds.append((env, load.ok))
