@@ -229,6 +229,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   // Starts of deploys still running are held back this long (docs/deploy.md "Writing the action log"): most
   // finish meanwhile and are written as one completed row. The hold timer drains again for the rest.
   constexpr std::chrono::milliseconds kHoldStarts{300};
+  std::atomic<int64_t> batchSeq{0}; // write batch keys of this process (epoch SchedulerStore::epoch())
   asio::steady_timer holdTimer(ioc);
   bool holdArmed = false;
   drain = [&] {
@@ -259,9 +260,12 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     asio::post(writer, [&, e = std::move(e)]() mutable {
       auto writeOne = [&](std::unique_ptr<pg::SchedulerStore>* conn, const Effects& part) {
         if (part.empty()) return;
+        // One key per part, kept across the retries: a retry after a lost COMMIT answer is a no-op when
+        // the first attempt landed (SchedulerStore::write, migration 009).
+        const int64_t seq = batchSeq.fetch_add(1);
         for (int attempt = 0;; ++attempt) {
           auto t0 = std::chrono::steady_clock::now();
-          auto err = (*conn)->write(part);
+          auto err = (*conn)->write(part, seq);
           if (verbose > 1)
             say("wrote " + std::to_string(part.starts.size()) + " starts, " +
                 std::to_string(part.finishes.size()) + " finishes in " +

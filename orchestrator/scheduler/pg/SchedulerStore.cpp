@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <random>
+#include <unistd.h>
 #include <unordered_set>
 
 namespace inm::scheduler::pg {
@@ -481,7 +483,25 @@ llvm::Expected<std::vector<SchedulerStore::CodeFile>> SchedulerStore::loadCode(i
 
 bool SchedulerStore::environmentGone() { return gEnvironmentGone; }
 
-llvm::Error SchedulerStore::write(const Effects& e) {
+const std::string& SchedulerStore::epoch() {
+  static const std::string id = [] {
+    std::random_device rd;
+    std::mt19937_64 gen((uint64_t(rd()) << 32) ^ rd() ^ uint64_t(::getpid()));
+    uint64_t a = gen(), b = gen();
+    a = (a & ~0xf000ULL) | 0x4000ULL;                        // version 4
+    b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; // variant 10
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(a >> 32),
+                  (unsigned long long)((a >> 16) & 0xffff), (unsigned long long)(a & 0xffff),
+                  (unsigned long long)(b >> 48), (unsigned long long)(b & 0xffffffffffffULL));
+    return std::string(buf);
+  }();
+  return id;
+}
+
+llvm::Error SchedulerStore::write(const Effects& e) { return write(e, -1); }
+
+llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
   const std::string& env = impl_->env;
   try {
     pqxx::work tx{*impl_->conn};
@@ -492,6 +512,19 @@ llvm::Error SchedulerStore::write(const Effects& e) {
     if (gen.empty() || (started >= 0 && gen[0][0].as<int64_t>() != started)) {
       gEnvironmentGone = true;
       return llvm::Error::success(); // the transaction rolls back untouched
+    }
+    // The batch key (migration 009): already there = an earlier attempt committed and only its answer was
+    // lost. Keys more than 10,000 batches old are pruned now and then.
+    if (seq >= 0) {
+      auto fresh = tx.exec_params("INSERT INTO scheduler_batch (environment, epoch, seq) VALUES ($1::uuid, "
+                                  "$2::uuid, $3) ON CONFLICT DO NOTHING RETURNING 1",
+                                  env, epoch(), seq);
+      if (fresh.empty()) return llvm::Error::success(); // written before; the transaction rolls back
+      if (seq % 1000 == 0)
+        tx.exec_params(
+            "DELETE FROM scheduler_batch WHERE environment = $1::uuid AND (epoch <> $2::uuid OR seq "
+            "< $3)",
+            env, epoch(), seq - 10000);
     }
     if (e.version) {
       const VersionWrite& v = *e.version;

@@ -86,6 +86,12 @@ class SchedulerStore {
   /// environment was deleted, or cleared since ensureSchedulerRow, it writes nothing and environmentGone()
   /// turns true for good: this process's state is stale and it should stop.
   llvm::Error write(const Effects& e);
+  /// write() with an idempotency key (migration 009): `seq` numbers the batch within this process (epoch()).
+  /// A batch whose key is already stored was written by an earlier attempt whose COMMIT answer was lost: it
+  /// writes nothing and succeeds. Resend a failed batch with the same `seq`.
+  llvm::Error write(const Effects& e, int64_t seq);
+  /// This process's random batch epoch (a uuid), the same for every connection.
+  static const std::string& epoch();
   static bool environmentGone();
 
   /// Starts listening on channel inmanta_scheduler (for this environment's payload).
