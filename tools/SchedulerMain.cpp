@@ -82,7 +82,7 @@ namespace inm::tools {
 int schedulerMain(const std::vector<std::string>& args, int verbose) {
   std::string env;
   std::vector<std::string> cfgFiles;
-  std::string executorKind = "process";
+  std::string executorKind; // --executor, else [scheduler] executor, else "process"
   int executorThreads = 4;
   // Tasks in flight over all agents (docs/deploy.md "Memory"): 100 agents × agent_parallelism 1000 would
   // otherwise hold every deploy of a 100k version as a work item, a request and a frame at once.
@@ -124,7 +124,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   if (env.empty()) return usage("--environment is required");
-  if (executorKind != "null" && executorKind != "process")
+  if (!executorKind.empty() && executorKind != "null" && executorKind != "process")
     return usage("unknown --executor '" + executorKind +
                  "' (process: `inmanta executor` children; null: the "
                  "in-process NullResource test double)");
@@ -132,6 +132,14 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   auto cfg = config::Config::load(cfgFiles);
   if (!cfg) {
     std::cerr << "inmanta scheduler: " << llvm::toString(cfg.takeError()) << "\n";
+    return 1;
+  }
+  // A server's schedulers get only the server's -c files: `[scheduler] executor = null` picks the test double
+  // for them (integration tests of the server's life cycle).
+  if (executorKind.empty()) executorKind = cfg->getString("scheduler", "executor", "process");
+  if (executorKind != "null" && executorKind != "process") {
+    std::cerr << "inmanta scheduler: [scheduler] executor must be process or null, not '" << executorKind
+              << "'\n";
     return 1;
   }
   auto graceOr = cfg->getInt("scheduler", "stop_grace", 10);

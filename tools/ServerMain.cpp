@@ -22,6 +22,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <filesystem>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -285,6 +286,19 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   if (!*locked)
     return fail("another inmanta server is already running on database '" + db.name + "' at " + db.host +
                 ":" + std::to_string(db.port) + "; refusing to start a second one");
+  // Every store connection opened from here on (the pool's first ones, and each one after a database restart)
+  // waits until this server holds the lock again: if another server took it while the database restarted,
+  // the statement is refused (503) and the lock check below stops this server. So no write of this server
+  // lands after another one started serving.
+  std::mutex lockMutex;
+  store::setConnectionGate([&]() -> std::optional<std::string> {
+    std::lock_guard<std::mutex> guard(lockMutex);
+    llvm::Expected<bool> held = lock->check();
+    if (!held) return "the server lock could not be re-taken: " + llvm::toString(held.takeError());
+    if (!*held)
+      return "another inmanta server took database '" + db.name + "' while it restarted; this server stops";
+    return std::nullopt;
+  });
 
   asio::io_context io{1};
   asio::thread_pool pool{size_t(poolMax)};
@@ -457,7 +471,10 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
           boost::system::error_code ec;
           co_await lockTimer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
           if (ec || stopping) co_return;
-          llvm::Expected<bool> held = co_await svc.blocking([&] { return lock->check(); });
+          llvm::Expected<bool> held = co_await svc.blocking([&] {
+            std::lock_guard<std::mutex> guard(lockMutex);
+            return lock->check();
+          });
           if (!held) {
             llvm::consumeError(held.takeError()); // the database is down: writes fail anyway; retry
           } else if (!*held) {
@@ -481,6 +498,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   if (supervisor) supervisor->killAll();
   compilePool.join();
   pool.join();
+  store::setConnectionGate(nullptr);
   logLine("info", "server_stopped", {{"status", std::to_string(exitStatus)}});
   (void)verbose;
   return exitStatus;

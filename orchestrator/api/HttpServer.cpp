@@ -149,11 +149,15 @@ struct SpoolFiles {
     std::filesystem::path d = std::filesystem::temp_directory_path(ec);
     return ec ? std::filesystem::path("/tmp") : d;
   }
-  /// A new empty file inmanta-body-<server pid>-XXXXXX; "" when it cannot be created.
+  int lastErrno = 0; ///< errno of the last make() that failed
+  /// A new empty file inmanta-body-<server pid>-XXXXXX; "" when it cannot be created (errno in lastErrno).
   std::string make() {
     std::string tmpl = (dir() / ("inmanta-body-" + std::to_string(::getpid()) + "-XXXXXX")).string();
     int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) return std::string();
+    if (fd < 0) {
+      lastErrno = errno;
+      return std::string();
+    }
     ::close(fd);
     paths.push_back(tmpl);
     return tmpl;
@@ -402,17 +406,33 @@ struct HttpServer::Impl {
         spooled.emplace(std::move(head));
         configureParser(*spooled, opts.maxRequestSize);
         if (path.empty())
-          ec = boost::system::errc::make_error_code(boost::system::errc::io_error);
+          ec = boost::system::error_code(spool.lastErrno ? spool.lastErrno : EIO,
+                                         boost::system::system_category());
         else
           spooled->get().body().open(path.c_str(), beast::file_mode::write, ec);
-        if (ec) {
-          co_await writeReply(
-              stream, errorReply(ErrorCode::Internal, "cannot spool the request body: " + ec.message()), 11,
-              false, false);
+        if (!ec) {
+          co_await http::async_read(stream, buffer, *spooled, asio::redirect_error(asio::use_awaitable, ec));
+          spooled->get().body().close();
+        }
+        // The spool file could not be made or written (a full temp dir): the client gets 507 (no space) or
+        // 503 naming the cause and the directory, the server goes on; a later upload succeeds once space
+        // returns.
+        if (ec &&
+            (ec.category() == boost::system::system_category() ||
+             ec.category() == boost::system::generic_category()) &&
+            (ec.value() == ENOSPC || ec.value() == EDQUOT || ec.value() == EFBIG || ec.value() == EIO ||
+             ec.value() == EROFS || ec.value() == EACCES)) {
+          bool full = ec.value() == ENOSPC || ec.value() == EDQUOT;
+          std::string message =
+              "cannot spool the request body to " + SpoolFiles::dir().string() + ": " + ec.message();
+          service::logLine("error", "request_spool_failed",
+                           {{"status", full ? "507" : "503"}, {"message", message}});
+          Reply r;
+          r.status = full ? 507 : 503;
+          r.json = nlohmann::json{{"message", message}};
+          co_await writeReply(stream, r, 11, false, false);
           co_return;
         }
-        co_await http::async_read(stream, buffer, *spooled, asio::redirect_error(asio::use_awaitable, ec));
-        spooled->get().body().close();
       } else {
         text.emplace(std::move(head));
         configureParser(*text, opts.maxRequestSize);

@@ -153,5 +153,73 @@ class ServerKillTest(unittest.TestCase):
         wait(deployed, timeout=30, what="the resource to be deployed under the restarted server")
 
 
+NULL = "std::testing::NullResource"
+
+
+class ServerSigtermDeployingTest(unittest.TestCase):
+    """SIGTERM of a server whose schedulers deploy 5 environments at once: a restart on the same port converges
+    and no deploy that finished before the stop runs again (repair and deploy timers are off)."""
+
+    def test_sigterm_with_five_deploying_environments(self):
+        extra = "[scheduler]\nexecutor = null\n"
+        env = dict(os.environ, INM_NULL_EXECUTOR_DELAY_MS="700")
+        s = Server(schedulers=True, extra=extra, env=env)
+        self.addCleanup(s.stop)
+        names = ["a", "b", "c", "d"]
+        envs = []
+        for i in range(5):
+            _, e = s.project_env(f"five{i}")
+            for key in ("autostart_agent_repair_interval", "autostart_agent_deploy_interval"):
+                s.ok("POST", f"/api/v2/environment_settings/{key}", {"value": "0"}, env=e)
+            envs.append(e)
+        for e in envs:
+            _, (status, body) = put_version(s, e, [{"rid": f"{NULL}[internal,name={n}]", "name": n,
+                                                    "agentname": "internal", "value": "", "fail": False}
+                                                   for n in names])
+            self.assertEqual(status, 200, body)
+
+        def deploys():
+            """{(env, resource id): [(version, status, finished)]} of every deploy action, from the action log."""
+            out = {}
+            rows = harness.psql(s.db, "SELECT a.environment, r.resource_id, a.version, a.status, "
+                                "a.finished IS NOT NULL FROM resourceaction a JOIN resourceaction_resource r "
+                                "ON r.resource_action_id = a.action_id WHERE a.action = 'deploy'")
+            for line in filter(None, rows.splitlines()):
+                e, r, v, st, fin = line.split("|")
+                out.setdefault((e, r), []).append((int(v), st, fin == "t"))
+            return out
+
+        def finished_ok(acts):
+            return [a for a in acts if a[1] == "deployed" and a[2]]
+
+        wait(lambda: sum(len(finished_ok(a)) for a in deploys().values()) >= 2, timeout=30,
+             what="some deploys to finish")
+        s.proc.kill(signal.SIGTERM)
+        s.proc.proc.wait(40)
+        self.assertEqual(s.proc.proc.returncode, 0, s.proc.output())
+        before = {k: finished_ok(v) for k, v in deploys().items() if finished_ok(v)}
+        total = len(envs) * len(names)
+        self.assertGreater(len(before), 0)
+        self.assertLess(len(before), total, "every deploy finished before the stop: the test proves nothing")
+
+        again = Server(db=s.db, port=s.port, schedulers=True, extra=extra, env=env)
+        self.addCleanup(again.stop)
+
+        def converged():
+            d = deploys()
+            return len([k for k, v in d.items() if finished_ok(v)]) == total and d
+        after = wait(converged, timeout=60, what="every resource of the 5 environments to deploy")
+        time.sleep(1.5)  # nothing else may start: no timer is on
+        after = deploys()
+        for key, acts in before.items():
+            self.assertEqual(len(after[key]), len(acts), f"{key} was deployed again after the restart: {after[key]}")
+        for key, acts in after.items():
+            self.assertEqual(len(finished_ok(acts)), 1, f"{key}: {acts}")
+        for e in envs:
+            st, data = again.call("GET", "/api/v2/resource?limit=10", env=e)
+            self.assertEqual(st, 200, data)
+            self.assertEqual(sorted(r["status"] for r in data["data"]), ["deployed"] * len(names))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -7,6 +7,7 @@ namespace inm::store {
 
 namespace {
 thread_local std::unique_ptr<pqxx::connection> tlsConnection;
+ConnectionGate gate; // set once before any store call (setConnectionGate)
 
 std::string quote(const std::string& v) {
   std::string out = "'";
@@ -28,9 +29,20 @@ std::string DbSettings::connectionString() const {
 
 pqxx::connection& threadConnection(const DbSettings& db) {
   if (tlsConnection && !tlsConnection->is_open()) tlsConnection.reset();
-  if (!tlsConnection) tlsConnection = std::make_unique<pqxx::connection>(db.connectionString());
+  if (!tlsConnection) {
+    auto fresh = std::make_unique<pqxx::connection>(db.connectionString());
+    // A new connection (the first, or one after a database restart) is used only once the gate agrees: the
+    // server's lock must be ours again before anything is written (docs/server.md "Life cycle").
+    if (gate) {
+      if (std::optional<std::string> refused = gate())
+        throw StoreFailure{model::ErrorCode::Unavailable, *refused};
+    }
+    tlsConnection = std::move(fresh);
+  }
   return *tlsConnection;
 }
+
+void setConnectionGate(ConnectionGate g) { gate = std::move(g); }
 
 void dropThreadConnection() { tlsConnection.reset(); }
 

@@ -286,4 +286,10 @@ class ServerLock {
 };
 std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db);
 
+/// Called (from the opening thread) before a newly opened store connection is first used; a returned message
+/// refuses the connection: the call fails as Unavailable with that message. The server uses it to hold every
+/// statement after a database restart until its lock is re-taken. Set once, before any store call.
+using ConnectionGate = std::function<std::optional<std::string>()>;
+void setConnectionGate(ConnectionGate gate);
+
 } // namespace inm::store

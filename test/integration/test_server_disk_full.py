@@ -1,0 +1,58 @@
+"""A full temp dir during an upload (issue #25, docs/server.md "Life cycle"): a put_version whose body is spooled
+to $TMPDIR (request_spool_size) on a 2 MiB tmpfs filled up answers 507 naming "No space left on device" and the
+directory, logs `request_spool_failed`, the server lives, and the same upload succeeds once the filler is gone.
+Needs root and `mount -t tmpfs` (skipped with the reason otherwise); the mount is removed at cleanup and the
+server stopped by PID."""
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import harness
+import server_fixture as sf
+
+
+def mount_tmpfs(test, size="2m"):
+    d = tempfile.mkdtemp(prefix="inm-full-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", d], capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(d)
+        raise unittest.SkipTest(f"cannot mount a tmpfs here ({r.stderr.strip() or 'mount failed'}); "
+                                "the disk-full test needs root and mount rights")
+    test.addCleanup(lambda: (subprocess.run(["umount", "-l", d]), shutil.rmtree(d, True)))
+    return d
+
+
+def fill(d):
+    path = os.path.join(d, "filler")
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=64k"], capture_output=True)
+    return path
+
+
+class DiskFullTest(unittest.TestCase):
+    def test_full_temp_dir_answers_507_and_recovers(self):
+        tmp = mount_tmpfs(self)
+        srv = sf.Server(env=dict(os.environ, TMPDIR=tmp), server_extra="request_spool_size = 1024\n")
+        self.addCleanup(srv.stop)
+        _, env = srv.project_env("full")
+        big = "x" * 4000
+        resources = [{"rid": f"std::testing::NullResource[internal,name=r{i}]", "name": f"r{i}",
+                      "agentname": "internal", "value": big, "fail": False} for i in range(200)]
+        filler = fill(tmp)
+        _, (status, body) = sf.put_version(srv, env, resources)
+        self.assertEqual(status, 507, body)
+        self.assertIn("No space left on device", body["message"])
+        self.assertIn(tmp, body["message"])
+        self.assertIn("request_spool_failed", srv.proc.output())
+        self.assertIn("No space left on device", srv.proc.output())
+        self.assertTrue(srv.proc.alive())
+        harness.wait_for(lambda: not [n for n in os.listdir(tmp) if n.startswith("inmanta-body-")], timeout=10,
+                         what="the partial spool file to be removed: " + str([(n, os.path.getsize(os.path.join(tmp, n))) for n in os.listdir(tmp)]) + srv.proc.output()[-1500:])
+        os.unlink(filler)
+        _, (status, body) = sf.put_version(srv, env, resources)
+        self.assertEqual(status, 200, body)
+
+
+if __name__ == "__main__":
+    unittest.main()
