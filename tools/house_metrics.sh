@@ -11,7 +11,7 @@ verbose=0
 dirs=(orchestrator tools pybridge)
 code() { grep -rnE --include=*.cpp --include=*.h "$1" "${dirs[@]}" | grep -v '^orchestrator/model/' |
   grep -vE '^[^:]+:[0-9]+:\s*(//|\*)' |
-  grep -vE 'field\(([a-z]+|ag|p), "|get\("purged"\)|contains\("purged"\)|sortParam|\{"failed", failed|"deploying"\}\)' || true; }
+  grep -vE 'field\(([a-z]+|ag|p), "|get\("purged"\)|contains\("purged"\)|sortParam|\{"failed", failed|"deploying"\}\)|\{"push", false' || true; }
 report() {
   local name=$1 pattern=$2 sites
   sites=$(code "$pattern")
