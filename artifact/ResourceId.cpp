@@ -6,6 +6,8 @@
 
 #include <llvm/ADT/StringExtras.h>
 
+#include <charconv>
+
 namespace inm::artifact {
 
 namespace {
@@ -88,9 +90,16 @@ std::string ResourceId::str() const {
 
 std::string ResourceId::versioned(int64_t v) const {
   std::string out = str();
-  out += ",v=";
-  out += std::to_string(v);
+  appendVersionSuffix(out, v);
   return out;
+}
+
+void appendVersionSuffix(std::string& out, int64_t version) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, version);
+  (void)ec; // 24 bytes hold every int64
+  out += kVersionSeparator;
+  out.append(digits, end);
 }
 
 llvm::Expected<ResourceId> parseResourceId(llvm::StringRef text) {
@@ -108,7 +117,7 @@ llvm::Expected<ResourceId> parseResourceId(llvm::StringRef text) {
   if (id.value.empty()) return fail("empty id value", text);
   llvm::StringRef rest = text.substr(pos);
   if (rest.empty()) return id;
-  if (!rest.consume_front(",v=") || rest.empty() || rest.size() > 18 ||
+  if (!rest.consume_front(kVersionSeparator) || rest.empty() || rest.size() > 18 ||
       !llvm::all_of(rest, [](char c) { return llvm::isDigit(c); }))
     return fail("expected ',v=<number>' or the end after ']'", text);
   id.hasVersion = true;
@@ -116,16 +125,24 @@ llvm::Expected<ResourceId> parseResourceId(llvm::StringRef text) {
   return id;
 }
 
-llvm::StringRef stripVersion(llvm::StringRef printedId) {
-  size_t at = printedId.rfind(",v=");
-  if (at == llvm::StringRef::npos || at == 0 || printedId[at - 1] != ']') return printedId;
-  llvm::StringRef digits = printedId.substr(at + 3);
-  if (digits.empty() || !llvm::all_of(digits, [](char c) { return llvm::isDigit(c); })) return printedId;
+std::optional<VersionSplit> splitVersion(llvm::StringRef printedId) {
+  size_t at = printedId.rfind(kVersionSeparator);
+  if (at == llvm::StringRef::npos || at == 0 || printedId[at - 1] != ']') return std::nullopt;
+  llvm::StringRef digits = printedId.substr(at + kVersionSeparator.size());
+  if (digits.empty() || digits.size() > 18 || !llvm::all_of(digits, [](char c) { return llvm::isDigit(c); }))
+    return std::nullopt;
   // The `]` must be the closing one, not an escaped `\]` inside the value.
   size_t slashes = 0;
   for (size_t i = at - 1; i > 0 && printedId[i - 1] == '\\'; --i) ++slashes;
-  if (slashes % 2 == 1) return printedId;
-  return printedId.substr(0, at);
+  if (slashes % 2 == 1) return std::nullopt;
+  VersionSplit out{printedId.substr(0, at), 0};
+  digits.getAsInteger(10, out.version);
+  return out;
+}
+
+llvm::StringRef stripVersion(llvm::StringRef printedId) {
+  std::optional<VersionSplit> split = splitVersion(printedId);
+  return split ? split->id : printedId;
 }
 
 } // namespace inm::artifact

@@ -10,6 +10,7 @@
 #include <llvm/Support/Error.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace inm::artifact {
@@ -40,7 +41,25 @@ llvm::Expected<ResourceId> parseResourceId(llvm::StringRef text);
 enum class IdPart : uint8_t { Agent, Attribute, Value };
 void appendEscaped(std::string& out, llvm::StringRef text, IdPart part);
 
+/// The separator between a resource id and its version, as the wire and the database spell it. Every
+/// other piece of code builds and splits versioned ids through the functions below (or, in the
+/// orchestrator, model/Ids.h, which is built on them); SQL that forms them in the database uses this text.
+inline constexpr llvm::StringLiteral kVersionSeparator = ",v=";
+
 /// Strips a trailing `,v=N` from a printed id (no other validation); used to key state by unversioned id.
 llvm::StringRef stripVersion(llvm::StringRef printedId);
+
+/// A printed id split at its version suffix: `id` is the unversioned text (not validated) and `version`
+/// the number after `,v=`.
+struct VersionSplit {
+  llvm::StringRef id;
+  int64_t version = 0;
+};
+/// Splits `printedId` at a trailing `,v=<1 to 18 digits>` after the closing (unescaped) `]`, without copying;
+/// nullopt when there is no such suffix. stripVersion(x) == splitVersion(x)->id whenever this has a value.
+std::optional<VersionSplit> splitVersion(llvm::StringRef printedId);
+
+/// Appends `,v=<version>` to `out` (a printed unversioned id).
+void appendVersionSuffix(std::string& out, int64_t version);
 
 } // namespace inm::artifact

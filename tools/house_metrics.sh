@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Counts the hand-written vocabulary sites of issue #26 in the orchestrator's C++ (orchestrator/, tools/,
+# pybridge/; orchestrator/model/ and artifact/ excluded: they own the vocabulary): code lines that build or
+# parse the `,v=<version>` suffix of resource version ids, and string literals used as deploy statuses,
+# changes or scheduler request kinds. Comment-only lines are not counted. Run from the repository root;
+# `-v` lists the sites (file:line). Invariant: reads only, prints counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+verbose=0
+[[ ${1:-} == -v ]] && verbose=1
+dirs=(orchestrator tools pybridge)
+code() { grep -rnE --include=*.cpp --include=*.h "$1" "${dirs[@]}" | grep -v '^orchestrator/model/' |
+  grep -vE '^[^:]+:[0-9]+:\s*(//|\*)' |
+  grep -vE 'field\(([a-z]+|ag|p), "|get\("purged"\)|contains\("purged"\)|sortParam|\{"failed", failed|"deploying"\}\)|\{"push", false' || true; }
+report() {
+  local name=$1 pattern=$2 sites
+  sites=$(code "$pattern")
+  printf '%-34s %4d sites in %3d files\n' "$name" "$(grep -c . <<<"$sites" || true)" \
+    "$(cut -d: -f1 <<<"$sites" | grep . | sort -u | wc -l)"
+  if ((verbose)) && [[ -n $sites ]]; then sed 's/^/    /' <<<"$sites" | cut -c1-160; fi
+}
+report ',v= suffix (build/parse)' ',v='
+status='"(deployed|failed|skipped|skipped_for_dependency|skipped_for_undefined|available|deploying|non_compliant|unavailable|undefined|orphaned|dry|cancelled)"'
+report 'deploy status literals' "(==|!=|return|=|\\(|,|\\{) *$status"
+report 'change literals' '"(nochange|created|updated|purged)" *[,;)}]|[=!]= *"(nochange|created|updated|purged)"'
+report 'scheduler request kind literals' '"(read_version|agents_changed|get_fact|settings_changed|halt|resume)"|(kind *==|SchedulerRequest\(tx, [a-z]+,|requestScheduler\([^,]+\),) *"(deploy|dryrun)"'
+report 'action kind literals' '"(store|push|pull|getfact|other)" *[,}]|field\("deploy"\)|"dryrun", "getfact"'
