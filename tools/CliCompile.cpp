@@ -26,14 +26,7 @@ std::string trigger(const json& c) {
 void printStream(const char* name, const json& text) {
   if (!text.is_string() || text.get<std::string>().empty()) return;
   llvm::outs() << "  " << name << ":\n";
-  std::string s = text.get<std::string>();
-  size_t start = 0;
-  while (start < s.size()) {
-    size_t nl = s.find('\n', start);
-    if (nl == std::string::npos) nl = s.size();
-    llvm::outs() << "    " << s.substr(start, nl - start) << "\n";
-    start = nl + 1;
-  }
+  printIndented(text.get<std::string>(), "    ");
 }
 
 } // namespace

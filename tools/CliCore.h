@@ -187,6 +187,16 @@ struct Cli {
 
 inline std::string seg(const std::string& s) { return client::encodeSegment(s); }
 
+/// Prints each line of `text` after `indent` (stage output, content diffs).
+inline void printIndented(const std::string& text, const char* indent) {
+  for (size_t start = 0; start < text.size();) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    llvm::outs() << indent << text.substr(start, nl - start) << "\n";
+    start = nl + 1;
+  }
+}
+
 /// `inmanta-cli compile list|show` (tools/CliCompile.cpp).
 int compile(Cli& cli, const std::string& verb, Args& a);
 /// `inmanta-cli dryrun request|list|show` (tools/CliDryrun.cpp).

@@ -34,15 +34,7 @@ void printReport(const json& report) {
     for (const auto& [name, a] : attributes.is_object() ? attributes.items() : json::object().items()) {
       llvm::outs() << "  " << name << ": " << compact(member(a, "from_value")) << " -> "
                    << compact(member(a, "to_value")) << "\n";
-      json diffText = member(a, "diff");
-      std::string diff = diffText.is_string() ? diffText.get<std::string>() : "";
-      size_t start = 0;
-      while (start < diff.size()) {
-        size_t nl = diff.find('\n', start);
-        if (nl == std::string::npos) nl = diff.size();
-        llvm::outs() << "    " << diff.substr(start, nl - start) << "\n";
-        start = nl + 1;
-      }
+      if (json diff = member(a, "diff"); diff.is_string()) printIndented(diff.get<std::string>(), "    ");
     }
   }
   if (!changed) llvm::outs() << "No changes.\n";
