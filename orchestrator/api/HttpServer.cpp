@@ -323,7 +323,7 @@ struct HttpServer::Impl {
     return target.substr(0, target.find('?')) == "/api/v1/version";
   }
 
-  /// After an early answer (413) to a client that may still be sending: stop sending, then read and drop what
+  /// After an early answer (413, 507) to a client that may still be sending: stop sending, then read and drop what
   /// arrives for a moment, so closing does not reset the connection before the client has read the answer.
   template <typename Stream>
   asio::awaitable<void> lingeringClose(Stream& stream) {
@@ -431,6 +431,9 @@ struct HttpServer::Impl {
           r.status = full ? 507 : 503;
           r.json = nlohmann::json{{"message", message}};
           co_await writeReply(stream, r, 11, false, false);
+          // The client may still be sending the rest of the body: drain it before closing, or the close
+          // resets the connection and the client sees a broken pipe instead of this answer.
+          co_await lingeringClose(stream);
           co_return;
         }
       } else {

@@ -1,5 +1,5 @@
 """A full temp dir during an upload (issue #25, docs/server.md "Life cycle"): a put_version whose body is spooled
-to $TMPDIR (request_spool_size) on a 2 MiB tmpfs filled up answers 507 naming "No space left on device" and the
+to $TMPDIR (request_spool_size) on a 16 MiB tmpfs filled up answers 507 naming "No space left on device" and the
 directory, logs `request_spool_failed`, the server lives, and the same upload succeeds once the filler is gone.
 Needs root and `mount -t tmpfs` (skipped with the reason otherwise); the mount is removed at cleanup and the
 server stopped by PID."""
@@ -32,11 +32,11 @@ def fill(d):
 
 class DiskFullTest(unittest.TestCase):
     def test_full_temp_dir_answers_507_and_recovers(self):
-        tmp = mount_tmpfs(self)
+        tmp = mount_tmpfs(self, "16m")
         srv = sf.Server(env=dict(os.environ, TMPDIR=tmp), server_extra="request_spool_size = 1024\n")
         self.addCleanup(srv.stop)
         _, env = srv.project_env("full")
-        big = "x" * 4000
+        big = "x" * 40000  # 8 MB in all: more than the socket buffers hold, so the client is still sending at the 507
         resources = [{"rid": f"std::testing::NullResource[internal,name=r{i}]", "name": f"r{i}",
                       "agentname": "internal", "value": big, "fail": False} for i in range(200)]
         filler = fill(tmp)
