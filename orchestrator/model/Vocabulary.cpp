@@ -81,4 +81,18 @@ std::optional<SchedulerRequestKind> parseSchedulerRequestKind(std::string_view t
   return parseIn(kSchedulerRequestKinds, text);
 }
 
+DependencyGate dependencyGate(std::string_view status) {
+  std::optional<DeployStatus> s = parseDeployStatus(status);
+  if (!s) return DependencyGate::Failed;
+  switch (*s) {
+  case DeployStatus::Deployed: return DependencyGate::Ready;
+  case DeployStatus::Undefined:
+  case DeployStatus::SkippedForUndefined:
+  case DeployStatus::Dry: return DependencyGate::Undefined;
+  case DeployStatus::Available:
+  case DeployStatus::Deploying: return DependencyGate::Stale;
+  default: return DependencyGate::Failed;
+  }
+}
+
 } // namespace inm::model

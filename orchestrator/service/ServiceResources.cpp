@@ -384,7 +384,7 @@ asio::awaitable<Result> Service::deploy(std::string env, nlohmann::json agents, 
   if (!agents.is_null() && !agents.is_array())
     co_return Result::error(ErrorCode::BadRequest, "'agents' must be a list of agent names");
   llvm::Error e = co_await blocking([&] {
-    return store_.requestScheduler(lowerUuid(env), "deploy", {{"agents", agents}, {"repair", repair}});
+    return store_.requestScheduler(lowerUuid(env), model::SchedulerRequestKind::Deploy, {{"agents", agents}, {"repair", repair}});
   });
   if (e) co_return Result::error(std::move(e));
   co_return Result::of(nullptr);

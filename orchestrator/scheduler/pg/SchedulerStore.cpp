@@ -4,6 +4,7 @@
 #include "scheduler/pg/SchedulerStore.h"
 
 #include "DeployWriter.h"
+#include "model/Ids.h"
 #include "model/JsonNumbers.h"
 
 #include <pqxx/pqxx>
@@ -251,10 +252,7 @@ plan::Intent intentFromRow(const pqxx::row& row) {
     if (reqs.is_array())
       for (const auto& r : reqs) {
         if (!r.is_string()) continue;
-        std::string dep = r.get<std::string>();
-        auto v = dep.rfind(",v="); // tolerate versioned ids
-        if (v != std::string::npos && dep.back() != ']') dep = dep.substr(0, v);
-        i.requireIds.push_back(dep);
+        i.requireIds.emplace_back(model::withoutVersion(r.get_ref<const std::string&>())); // tolerate versioned ids
       }
   }
   return i;
@@ -394,14 +392,14 @@ SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
     if (r.empty()) {
       // The server did not create the row: create it with the pre-filled entries of §6.11 step 1.
       for (const auto& i : *intents) {
-        std::string rvid = i.id + ",v=" + std::to_string(version);
+        std::string rvid = model::resourceVersionId(i.id, version);
         auto pa = paused.find(i.agent);
         if (i.undefined)
           prefilled[rvid] = {
-              {"changes", nlohmann::json::object()}, {"diff_status", "undefined"}, {"done", true}};
+              {"changes", nlohmann::json::object()}, {"diff_status", model::spelling(model::DeployStatus::Undefined)}, {"done", true}};
         else if (blocked.count(i.id))
           prefilled[rvid] = {{"changes", nlohmann::json::object()},
-                             {"diff_status", "skipped_for_undefined"},
+                             {"diff_status", model::spelling(model::DeployStatus::SkippedForUndefined)},
                              {"done", true}};
         else if (pa != paused.end() && pa->second)
           prefilled[rvid] = {
@@ -416,7 +414,7 @@ SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
     } else {
       prefilled = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
       for (const auto& i : *intents) {
-        std::string rvid = i.id + ",v=" + std::to_string(version);
+        std::string rvid = model::resourceVersionId(i.id, version);
         // The server pre-fills every resource: `"done": false` entries are ours to run, the others are final.
         if (prefilled.is_object() && prefilled.contains(rvid)) {
           const auto& entry = prefilled[rvid];
@@ -548,7 +546,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
       std::map<std::string, std::pair<nlohmann::json, int>> perRun;
       std::vector<std::string> aids, rvids, ids, versions, started, finished, messages, status;
       for (const auto& d : e.dryruns) {
-        std::string rvid = d.resourceId + ",v=" + std::to_string(d.version);
+        std::string rvid = model::resourceVersionId(d.resourceId, d.version);
         auto& slot = perRun[d.dryrunId];
         if (slot.first.is_null()) slot.first = nlohmann::json::object();
         slot.first[rvid] = {{"changes", d.changes}, {"diff_status", d.diffStatus}, {"done", true}};
@@ -560,7 +558,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
         started.push_back(isoTime(d.started));
         finished.push_back(isoTime(d.finished));
         messages.push_back(d.messages.is_array() ? d.messages.dump() : "[]");
-        status.push_back("dry");
+        status.emplace_back(model::spelling(model::DeployStatus::Dry));
       }
       for (const auto& [id, entry] : perRun) {
         // The changes' current/desired values: floats stay floats in jsonb (model/JsonNumbers.h).
@@ -597,7 +595,7 @@ llvm::Error SchedulerStore::write(const Effects& e) {
               "updated = now(), expires = EXCLUDED.expires",
               env, name, factValue(value), f.resourceId, factExpires(value));
       if (!f.actionId.empty()) {
-        std::string rvid = f.resourceId + ",v=" + std::to_string(f.version);
+        std::string rvid = model::resourceVersionId(f.resourceId, f.version);
         tx.exec_params(
             "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
             "started, "

@@ -135,7 +135,7 @@ llvm::Expected<nlohmann::json> PgStore::parameterFreshness(const std::string& en
 
 llvm::Error PgStore::requestFacts(const std::string& env, const std::vector<std::string>& resourceIds) {
   return withTxVoid(db_, "requesting facts", [&](pqxx::work& tx) {
-    for (const auto& rid : resourceIds) insertSchedulerRequest(tx, env, "get_fact", {{"resource_id", rid}});
+    for (const auto& rid : resourceIds) insertSchedulerRequest(tx, env, model::SchedulerRequestKind::GetFact, {{"resource_id", rid}});
   });
 }
 
@@ -231,7 +231,7 @@ llvm::Error PgStore::agentAction(const std::string& env, const std::optional<std
                                     env, name ? *name : std::string());
     if (name && r.affected_rows() == 0)
       throw StoreFailure{ErrorCode::NotFound, "agent " + *name + " not found"};
-    insertSchedulerRequest(tx, env, "agents_changed",
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::AgentsChanged,
                            {{"agent", name ? nlohmann::json(*name) : nlohmann::json()}, {"action", action}});
   });
 }
@@ -260,7 +260,7 @@ llvm::Expected<nlohmann::json> PgStore::createDryrun(const std::string& env, int
         "total, 'todo', todo, 'resources', resources)::text",
         env, version);
     nlohmann::json row = parseFirst(r);
-    insertSchedulerRequest(tx, env, "dryrun", {{"id", row["id"]}, {"version", version}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::Dryrun, {{"id", row["id"]}, {"version", version}});
     return row;
   });
 }

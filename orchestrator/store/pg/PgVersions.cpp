@@ -623,7 +623,7 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
     int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();
     tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2",
                    env, version);
-    insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::ReadVersion, {{"version", version}});
     // When every resource of the version is new to the environment (total = inserted: resource ids are unique
     // per version), the statuses are known without reading them back: the undefined ones are done and failed,
     // the others available. Otherwise older rows carry deploy state: aggregate.

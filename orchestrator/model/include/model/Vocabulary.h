@@ -54,6 +54,12 @@ std::string_view payloadShape(SchedulerRequestKind k);
 /// SkippedForDependency).
 inline bool isReferenceStatus(DeployStatus s) { return s != DeployStatus::SkippedForDependency; }
 
+/// How a direct dependency's status gates a deploy (the handler framework's rule, orchestrator.md §6.5):
+/// `deployed` lets it run; `undefined`, `skipped_for_undefined` and `dry` are Undefined; `available` and
+/// `deploying` (a newer intent not deployed yet) are Stale; anything else, unknown text included, is Failed.
+enum class DependencyGate : uint8_t { Ready, Undefined, Stale, Failed };
+DependencyGate dependencyGate(std::string_view status);
+
 /// Whether `text` is the spelling of `s` (for JSON and database text read without parsing).
 inline bool is(std::string_view text, DeployStatus s) { return text == spelling(s); }
 inline bool is(std::string_view text, Change c) { return text == spelling(c); }
