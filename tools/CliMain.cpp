@@ -9,6 +9,7 @@
 #include "client/Client.h"
 #include "client/Token.h"
 #include "config/Config.h"
+#include "model/Ids.h"
 #include "support/Suggest.h"
 
 #include <llvm/Support/raw_ostream.h>
@@ -19,7 +20,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -128,10 +128,7 @@ void printTable(const std::vector<std::string>& header, const std::vector<std::v
   rule('-');
 }
 
-bool isUuid(const std::string& s) {
-  static const std::regex re("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
-  return std::regex_match(s, re);
-}
+bool isUuid(const std::string& s) { return model::isUuid(s); }
 
 /// The state shared by all verbs: the client, output mode, configuration.
 struct Cli {
@@ -648,8 +645,9 @@ int monitor(Cli& cli, Args& a) {
 int actionLog(Cli& cli, const std::string& verb, Args& a) {
   std::string env = cli.environmentId(a.required({"--environment", "-e"}));
   std::string rvid = a.required({"--rvid"});
-  static const std::regex rvidRe(R"(^[\w-]+(::[\w-]+)*::[\w-]+\[[^,]+,[^=]+=[^\]]+\],v=[0-9]+$)");
-  if (!std::regex_match(rvid, rvidRe)) usageError("--rvid: '" + rvid + "' is not a resource version id");
+  if (llvm::Expected<model::ResourceVersionId> parsed = model::ResourceVersionId::parse(rvid); !parsed)
+    usageError("--rvid: '" + rvid + "' is not a resource version id (" + llvm::toString(parsed.takeError()) +
+               ")");
   if (verb == "list") {
     std::optional<std::string> action = a.option({"--action"});
     a.done();

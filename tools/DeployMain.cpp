@@ -428,7 +428,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
       pqxx::work tx(db);
       tx.exec_params(
           "INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, $3, $2::jsonb)", env,
-          nlohmann::json{{"repair", true}}.dump(), std::string(model::spelling(model::SchedulerRequestKind::Deploy)));
+          nlohmann::json{{"repair", true}}.dump(),
+          std::string(model::spelling(model::SchedulerRequestKind::Deploy)));
       tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
       tx.commit();
     }
@@ -490,8 +491,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     std::printf("%-16s %s\n", "STATE", "RESOURCE");
     for (const auto& [id, st] : final) {
       std::printf("%-16s %s\n", st.c_str(), id.c_str());
-      bad += is(st, DeployStatus::Failed) || is(st, DeployStatus::Unavailable) || is(st, DeployStatus::Skipped) ||
-             is(st, DeployStatus::SkippedForUndefined);
+      bad += is(st, DeployStatus::Failed) || is(st, DeployStatus::Unavailable) ||
+             is(st, DeployStatus::Skipped) || is(st, DeployStatus::SkippedForUndefined);
     }
     std::cout << changedCount << " of " << final.size() << " resources changed\n";
     exitCode = bad ? 1 : 0;

@@ -19,7 +19,8 @@ namespace {
 
 /// The status resource_persistent_state stores: the handler-only skipped_for_dependency is `skipped` there.
 std::string statusForRps(const std::string& s) {
-  if (model::is(s, model::DeployStatus::SkippedForDependency)) return std::string(model::spelling(model::DeployStatus::Skipped));
+  if (model::is(s, model::DeployStatus::SkippedForDependency))
+    return std::string(model::spelling(model::DeployStatus::Skipped));
   return s;
 }
 
@@ -108,7 +109,12 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
         actions.field(f.status).field(f.change);
         actions.field(changesOf(rvid, f.changes)).boolean(f.sendEvent);
       } else {
-        actions.null().field(st.messages.dump()).field(model::spelling(model::DeployStatus::Deploying)).null().field("{}").null();
+        actions.null()
+            .field(st.messages.dump())
+            .field(model::spelling(model::DeployStatus::Deploying))
+            .null()
+            .field("{}")
+            .null();
       }
       actions.endRow();
       links.field(env).field(st.actionId).field(st.resourceId).integer(st.version).endRow();
@@ -165,7 +171,10 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
           .field(toString(f.handlerResult))
           .boolean(f.compliant);
       rows.field(toString(f.blocked)).field(isoTime(f.finished)).field(isoTime(f.started));
-      rows.boolean(model::is(f.status, model::DeployStatus::Deployed)).boolean(f.removed).boolean(f.stale).field(statusForRps(f.status));
+      rows.boolean(model::is(f.status, model::DeployStatus::Deployed))
+          .boolean(f.removed)
+          .boolean(f.stale)
+          .field(statusForRps(f.status));
       rows.boolean(ls != lastStart.end() && ls->second > f.seq).endRow();
     }
     for (const auto& f : e.finishes)

@@ -252,7 +252,8 @@ plan::Intent intentFromRow(const pqxx::row& row) {
     if (reqs.is_array())
       for (const auto& r : reqs) {
         if (!r.is_string()) continue;
-        i.requireIds.emplace_back(model::withoutVersion(r.get_ref<const std::string&>())); // tolerate versioned ids
+        i.requireIds.emplace_back(
+            model::withoutVersion(r.get_ref<const std::string&>())); // tolerate versioned ids
       }
   }
   return i;
@@ -395,8 +396,9 @@ SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
         std::string rvid = model::resourceVersionId(i.id, version);
         auto pa = paused.find(i.agent);
         if (i.undefined)
-          prefilled[rvid] = {
-              {"changes", nlohmann::json::object()}, {"diff_status", model::spelling(model::DeployStatus::Undefined)}, {"done", true}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()},
+                             {"diff_status", model::spelling(model::DeployStatus::Undefined)},
+                             {"done", true}};
         else if (blocked.count(i.id))
           prefilled[rvid] = {{"changes", nlohmann::json::object()},
                              {"diff_status", model::spelling(model::DeployStatus::SkippedForUndefined)},

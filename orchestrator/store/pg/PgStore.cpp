@@ -230,7 +230,8 @@ llvm::Error PgStore::setHalted(const std::string& id, bool halted) {
           id);
     }
     tx.exec_params("UPDATE environment SET halted = $2 WHERE id = $1", id, halted);
-    insertSchedulerRequest(tx, id, halted ? model::SchedulerRequestKind::Halt : model::SchedulerRequestKind::Resume,
+    insertSchedulerRequest(tx, id,
+                           halted ? model::SchedulerRequestKind::Halt : model::SchedulerRequestKind::Resume,
                            nlohmann::json::object());
   });
 }

@@ -61,7 +61,7 @@ struct WorkResult {
   /// DryRun: dry | failed. RefreshFact: deployed | failed | unavailable.
   std::string status;
   std::string change{model::spelling(model::Change::NoChange)}; ///< model/Change.def
-  nlohmann::json changes = nlohmann::json::object(); ///< attr -> {"current": .., "desired": ..}
+  nlohmann::json changes = nlohmann::json::object();            ///< attr -> {"current": .., "desired": ..}
   nlohmann::json messages = nlohmann::json::array(); ///< LogLines {"level","msg","args","kwargs","timestamp"}
   /// When non-empty, LogLines before those of `messages`, as the text of a JSON array as the executor sent it
   /// (validated on receipt): a deploy's lines go to the action row without being parsed in the scheduler.
