@@ -75,13 +75,13 @@ PyObject* ctxChange(PyObject*, PyObject* args) {
   PyObject* cap;
   const char* change;
   if (!PyArg_ParseTuple(args, "Os", &cap, &change)) return nullptr;
-  std::string ch = change;
+  std::optional<model::Change> ch = model::parseChange(change);
   return withCtx(cap, [&](HandlerContext& c) {
-    if (ch == "created")
+    if (ch == model::Change::Created)
       c.setCreated();
-    else if (ch == "updated")
+    else if (ch == model::Change::Updated)
       c.setUpdated();
-    else if (ch == "purged")
+    else if (ch == model::Change::Purged)
       c.setPurged();
   });
 }

@@ -7,6 +7,7 @@
 #include "Verbs.h"
 #include "client/Client.h"
 #include "config/Config.h"
+#include "model/Ids.h"
 
 #include <llvm/Support/raw_ostream.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +15,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -122,10 +122,7 @@ inline void printTable(const std::vector<std::string>& header,
   rule('-');
 }
 
-inline bool isUuid(const std::string& s) {
-  static const std::regex re("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
-  return std::regex_match(s, re);
-}
+inline bool isUuid(const std::string& s) { return model::isUuid(s); }
 
 /// The state shared by all verbs: the client, output mode, configuration.
 struct Cli {

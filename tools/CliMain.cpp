@@ -10,6 +10,7 @@
 #include "client/Client.h"
 #include "client/Token.h"
 #include "config/Config.h"
+#include "model/Ids.h"
 #include "support/Suggest.h"
 
 #include <llvm/Support/raw_ostream.h>
@@ -20,7 +21,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <thread>
 #include <unistd.h>
@@ -486,8 +486,9 @@ int monitor(Cli& cli, Args& a) {
 int actionLog(Cli& cli, const std::string& verb, Args& a) {
   std::string env = cli.environmentId(a.required({"--environment", "-e"}));
   std::string rvid = a.required({"--rvid"});
-  static const std::regex rvidRe(R"(^[\w-]+(::[\w-]+)*::[\w-]+\[[^,]+,[^=]+=[^\]]+\],v=[0-9]+$)");
-  if (!std::regex_match(rvid, rvidRe)) usageError("--rvid: '" + rvid + "' is not a resource version id");
+  if (llvm::Expected<model::ResourceVersionId> parsed = model::ResourceVersionId::parse(rvid); !parsed)
+    usageError("--rvid: '" + rvid + "' is not a resource version id (" + llvm::toString(parsed.takeError()) +
+               ")");
   if (verb == "list") {
     std::optional<std::string> action = a.option({"--action"});
     a.done();

@@ -8,6 +8,7 @@
 // traverse, e.g. /root).
 #include "Verbs.h"
 #include "client/Client.h"
+#include "model/Vocabulary.h"
 
 #include <netinet/in.h>
 #include <pqxx/pqxx>
@@ -36,6 +37,9 @@ namespace fs = std::filesystem;
 namespace inm::tools {
 
 namespace {
+
+using model::DeployStatus;
+using model::is;
 
 volatile std::sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
@@ -427,9 +431,10 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
                       (unsigned long long)(rng() & 0xffffffffffffULL));
         id = buf;
         pqxx::work tx(db);
-        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, "
-                       "'dryrun', $2::jsonb)",
-                       env, nlohmann::json{{"id", id}, {"version", version}}.dump());
+        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, $3, "
+                       "$2::jsonb)",
+                       env, nlohmann::json{{"id", id}, {"version", version}}.dump(),
+                       std::string(model::spelling(model::SchedulerRequestKind::Dryrun)));
         tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
         tx.commit();
       }
@@ -468,8 +473,9 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     {
       pqxx::work tx(db);
       tx.exec_params(
-          "INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, 'deploy', $2::jsonb)",
-          env, nlohmann::json{{"repair", true}}.dump());
+          "INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, $3, $2::jsonb)", env,
+          nlohmann::json{{"repair", true}}.dump(),
+          std::string(model::spelling(model::SchedulerRequestKind::Deploy)));
       tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
       tx.commit();
     }
@@ -509,9 +515,9 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
         std::string st = row[2].as<std::string>();
         final[row[0].as<std::string>()] = st;
         changedCount += row[3].as<int>() > 0;
-        bool isDone = st != "available" && st != "deploying";
+        bool isDone = !is(st, DeployStatus::Available) && !is(st, DeployStatus::Deploying);
         done += isDone;
-        failed += st == "failed" || st == "unavailable";
+        failed += is(st, DeployStatus::Failed) || is(st, DeployStatus::Unavailable);
         auto& pa = perAgent[row[1].as<std::string>()];
         pa.first += isDone;
         pa.second++;
@@ -531,7 +537,8 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     std::printf("%-16s %s\n", "STATE", "RESOURCE");
     for (const auto& [id, st] : final) {
       std::printf("%-16s %s\n", st.c_str(), id.c_str());
-      bad += st == "failed" || st == "unavailable" || st == "skipped" || st == "skipped_for_undefined";
+      bad += is(st, DeployStatus::Failed) || is(st, DeployStatus::Unavailable) ||
+             is(st, DeployStatus::Skipped) || is(st, DeployStatus::SkippedForUndefined);
     }
     std::cout << changedCount << " of " << final.size() << " resources changed\n";
     exitCode = bad ? 1 : 0;

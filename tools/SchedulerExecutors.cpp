@@ -5,6 +5,8 @@
 // unavailable executor or unreadable code answers `unavailable`).
 #include "SchedulerExecutors.h"
 
+#include "model/Ids.h"
+
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
@@ -43,18 +45,18 @@ WorkResult InProcessNullExecutor::run(const WorkItem& w) {
   r.taskId = w.taskId;
   std::string type = w.resourceId.substr(0, w.resourceId.find('['));
   if (type != "std::testing::NullResource") {
-    r.status = "unavailable";
+    r.status = model::spelling(model::DeployStatus::Unavailable);
     r.messages.push_back(scheduler::logLine(
         "error", "no executor for resource type " + type +
                      " (the in-process test double only runs std::testing::NullResource)"));
     return r;
   }
   if (w.kind == TaskKind::DryRun) {
-    r.status = "dry";
+    r.status = model::spelling(model::DeployStatus::Dry);
     return r;
   }
   if (w.kind == TaskKind::RefreshFact) {
-    r.status = "deployed";
+    r.status = model::spelling(model::DeployStatus::Deployed);
     return r;
   }
   std::string why;
@@ -72,11 +74,11 @@ WorkResult InProcessNullExecutor::run(const WorkItem& w) {
   }
   bool fail = attrs && attrs->is_object() && attrs->value("fail", false);
   if (fail) {
-    r.status = "failed";
+    r.status = model::spelling(model::DeployStatus::Failed);
     r.messages.push_back(scheduler::logLine("error", "An error occurred during deployment of " +
                                                          w.resourceId + " (NullResource with fail=true)"));
   } else {
-    r.status = "deployed";
+    r.status = model::spelling(model::DeployStatus::Deployed);
   }
   return r;
 }
@@ -96,7 +98,7 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
   for (const auto& w : batch) {
     executor::DeployRequest r;
     r.actionId = w.actionId;
-    r.resourceId = w.resourceId + ",v=" + std::to_string(w.version);
+    r.resourceId = model::resourceVersionId(w.resourceId, w.version);
     if (w.attributes)
       r.attributes = *w.attributes;
     else if (w.attributesText)

@@ -14,6 +14,7 @@
 #include "config/Config.h"
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
+#include "model/Vocabulary.h"
 #include "scheduler/RunPair.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/WorkerPool.h"
@@ -506,21 +507,31 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
     for (const auto& q : *reqs) {
       if (verbose > 0) say("request " + q.kind + " " + q.payload.dump());
       const auto& p = q.payload;
-      if (q.kind == "read_version") {
+      std::optional<model::SchedulerRequestKind> kind = model::parseSchedulerRequestKind(q.kind);
+      if (!kind) {
+        say("error: unknown scheduler request kind '" + q.kind + "' (id " + std::to_string(q.id) + ")");
+        continue;
+      }
+      using Kind = model::SchedulerRequestKind;
+      switch (*kind) {
+      case Kind::ReadVersion:
         if (!versionsRead) out.push_back(readVersions(from, managed));
         versionsRead = true;
-      } else if (q.kind == "deploy") {
+        break;
+      case Kind::Deploy: {
         std::vector<std::string> agents;
         if (p.is_object() && p.contains("agents") && p["agents"].is_array())
           for (const auto& a : p["agents"])
             if (a.is_string()) agents.push_back(a.get<std::string>());
         bool repair = p.is_object() && p.value("repair", false);
         out.push_back([&, agents, repair] { state.userDeploy(agents, repair); });
-      } else if (q.kind == "dryrun") {
+        break;
+      }
+      case Kind::Dryrun: {
         if (!p.is_object() || !p.contains("id") || !p.contains("version") || !p["id"].is_string() ||
             !p["version"].is_number_integer()) {
-          say("error: dryrun request " + std::to_string(q.id) +
-              " needs {\"id\": uuid, \"version\": n}, got " + p.dump());
+          say("error: dryrun request " + std::to_string(q.id) + " needs " +
+              std::string(model::payloadShape(*kind)) + ", got " + p.dump());
           continue;
         }
         auto todo = from.prepareDryrun(p["id"].get<std::string>(), p["version"].get<int>(), paused);
@@ -530,23 +541,22 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
         }
         out.push_back([&, id = p["id"].get<std::string>(), version = p["version"].get<int>(),
                        t = std::move(*todo)] { state.requestDryrun(id, version, t); });
-      } else if (q.kind == "agents_changed") {
-        out.push_back(readAgents(from));
-      } else if (q.kind == "get_fact") {
+        break;
+      }
+      case Kind::AgentsChanged: out.push_back(readAgents(from)); break;
+      case Kind::GetFact:
         if (p.is_object() && p.contains("resource_id") && p["resource_id"].is_string())
           out.push_back([&, id = p["resource_id"].get<std::string>()] { state.requestFacts(id); });
         else
-          say("error: get_fact request " + std::to_string(q.id) + " needs {\"resource_id\": id}, got " +
-              p.dump());
-      } else if (q.kind == "settings_changed") {
-        out.push_back(readSettings(from));
-      } else if (q.kind == "halt") {
-        out.push_back([&] { state.setHalted(true); });
-      } else if (q.kind == "resume") {
+          say("error: get_fact request " + std::to_string(q.id) + " needs " +
+              std::string(model::payloadShape(*kind)) + ", got " + p.dump());
+        break;
+      case Kind::SettingsChanged: out.push_back(readSettings(from)); break;
+      case Kind::Halt: out.push_back([&] { state.setHalted(true); }); break;
+      case Kind::Resume:
         out.push_back([&] { state.setHalted(false); });
         out.push_back(readAgents(from));
-      } else {
-        say("error: unknown scheduler request kind '" + q.kind + "' (id " + std::to_string(q.id) + ")");
+        break;
       }
     }
     // cheap when nothing is new; catches a release whose request we missed

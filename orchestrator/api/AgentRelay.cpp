@@ -3,6 +3,7 @@
 #include "AgentRelay.h"
 
 #include "Auth.h"
+#include "model/Ids.h"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,15 +32,6 @@ Reply relayError(ErrorCode code, const std::string& message) {
   r.status = model::httpStatus(code);
   r.json = nlohmann::json{{"message", message}};
   return r;
-}
-
-bool isUuid(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
 }
 
 std::string frame(const nlohmann::json& message) {
@@ -87,7 +79,7 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
   }
   std::string env = query["environment"];
   std::transform(env.begin(), env.end(), env.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (!isUuid(env)) {
+  if (!model::isUuid(env)) {
     out.error = relayError(ErrorCode::BadRequest,
                            "the query parameter environment must be an environment id (a uuid), "
                            "got '" +

@@ -2,6 +2,7 @@
 #include "Auth.h"
 
 #include "jwt/Jwt.h"
+#include "model/Ids.h"
 
 #include <openssl/crypto.h>
 
@@ -21,15 +22,6 @@ bool unb64url(const std::string& in, std::string& out) {
     return false;
   }
   out = std::move(*bytes);
-  return true;
-}
-
-bool isUuidText(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (i == 8 || i == 13 || i == 18 || i == 23 ? s[i] != '-'
-                                                : !std::isxdigit(static_cast<unsigned char>(s[i])))
-      return false;
   return true;
 }
 
@@ -141,7 +133,7 @@ Caller verifyBearer(const std::string& authorization, const std::vector<JwtKey>&
     if (!env->is_string())
       refuse("the token's urn:inmanta:env claim must be one environment id (a string), not " + env->dump());
     std::string e = env->get<std::string>();
-    if (!isUuidText(e)) refuse("the token's urn:inmanta:env claim is not an environment id: '" + e + "'");
+    if (!model::isUuid(e)) refuse("the token's urn:inmanta:env claim is not an environment id: '" + e + "'");
     for (char& ch : e) ch = char(std::tolower(static_cast<unsigned char>(ch)));
     c.environment = e;
   }

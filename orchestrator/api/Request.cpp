@@ -1,6 +1,7 @@
 // Parameter decoding and reply helpers (see Request.h).
 #include "Request.h"
 
+#include "model/Ids.h"
 #include "model/QueryParams.h"
 
 #include <algorithm>
@@ -12,18 +13,6 @@ namespace inm::api {
 using model::ErrorCode;
 
 namespace {
-
-bool isUuidText(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (s[i] != '-') return false;
-    } else if (!std::isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 /// A JSON value quoted in a message (at most 80 characters, never throwing on bad UTF-8).
 std::string shownJson(const nlohmann::json& v) {
@@ -38,7 +27,7 @@ std::string environmentOf(const Request& req) {
   if (it == req.headers->end() || it->value().empty())
     throw ApiError{ErrorCode::BadRequest, "this call needs the environment in the X-Inmanta-tid header"};
   std::string env(it->value());
-  if (!isUuidText(env))
+  if (!model::isUuid(env))
     throw ApiError{ErrorCode::BadRequest, "the X-Inmanta-tid header is not a uuid: " + env};
   for (char& c : env) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (req.caller.environment && *req.caller.environment != env)
@@ -151,7 +140,7 @@ std::optional<std::string> nulInJson(const nlohmann::json& v, const std::string&
 
 std::string uuidParam(const Request& req, const std::string& name) {
   std::string v = stringParam(req, name);
-  if (!isUuidText(v)) throw ApiError{ErrorCode::BadRequest, "'" + name + "' is not a uuid: " + v};
+  if (!model::isUuid(v)) throw ApiError{ErrorCode::BadRequest, "'" + name + "' is not a uuid: " + v};
   for (char& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
   return v;
 }

@@ -2,6 +2,8 @@
 // ids arrive percent-encoded as one path segment (`/` as %2F), decoded before they reach here.
 #include "ContentDiffs.h"
 #include "Request.h"
+#include "model/Ids.h"
+#include "model/Vocabulary.h"
 
 #include <algorithm>
 
@@ -36,8 +38,7 @@ void addDryrunReport(nlohmann::json& row) {
                               {"from_value_compare", compare(from)},
                               {"to_value_compare", compare(to)}};
         }
-      auto v = rvid.rfind(",v=");
-      diff.push_back({{"resource_id", v == std::string::npos ? rvid : rvid.substr(0, v)},
+      diff.push_back({{"resource_id", std::string(model::withoutVersion(rvid))},
                       {"status", entry.value("diff_status", "unmodified")},
                       {"attributes", std::move(attributes)}});
     }
@@ -108,8 +109,7 @@ void addResourceRoutes(std::vector<Route>& routes, service::Service& svc) {
     int64_t limit = model::limitParam(q, 1000, 1000);
     model::SortOrder sort = model::sortParam(q, {"timestamp"}, {"timestamp", false});
     auto filters = model::filterParams(q, {"action", "message", "minimal_log_level", "timestamp"});
-    model::checkFilterValues(filters, "action",
-                             {"store", "push", "pull", "deploy", "dryrun", "getfact", "other"});
+    model::checkFilterValues(filters, "action", model::spellings(model::kActionKinds));
     model::checkFilterValues(filters, "minimal_log_level", kLevels);
     model::cursorParams(q, false);
     std::vector<model::TimeBound> bounds;

@@ -3,6 +3,9 @@
 // resource_sets, ids of undefined resources) are parsed with nlohmann.
 #include "client/ArtifactText.h"
 
+#include "model/Ids.h"
+#include "model/Vocabulary.h"
+
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -157,8 +160,8 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
   parts.types.insert(std::string(raw.substr(0, raw.find('['))));
   if (undefined) {
     std::string full = nlohmann::json::parse(id).get<std::string>();
-    size_t p = full.rfind("],v=");
-    parts.resourceState[p == std::string::npos ? full : full.substr(0, p + 1)] = "undefined";
+    parts.resourceState[std::string(model::withoutVersion(full))] =
+        model::spelling(model::DeployStatus::Undefined);
   }
   return true;
 }
@@ -186,7 +189,7 @@ llvm::Expected<nlohmann::json> artifactFiles(const std::string& text) {
 
 llvm::Expected<ArtifactParts> rewriteArtifact(const std::string& text, int64_t version, bool withFiles) {
   ArtifactParts parts;
-  const std::string suffix = ",v=" + std::to_string(version);
+  const std::string suffix = model::versionSuffix(model::VersionNumber{version});
   Scanner sc(text);
   if (!sc.expect('{')) return malformed(sc);
   bool sawResources = false;

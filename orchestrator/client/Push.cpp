@@ -6,6 +6,7 @@
 #include "client/Push.h"
 
 #include "client/ArtifactText.h"
+#include "model/Ids.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,11 +23,8 @@ llvm::Error fail(const std::string& msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
 }
 
-/// The unversioned id: the versioned one without the trailing ",v=<digits>" after the closing ']'.
-std::string stripVersion(const std::string& id) {
-  size_t p = id.rfind("],v=");
-  return p == std::string::npos ? id : id.substr(0, p + 1);
-}
+/// The unversioned id of a (possibly) versioned one.
+std::string stripVersion(const std::string& id) { return std::string(model::withoutVersion(id)); }
 
 /// "<what> took N.NNN s" on `log`, for the -vv/-vvv phase log.
 class PhaseLog {

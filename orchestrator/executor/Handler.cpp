@@ -86,13 +86,12 @@ void HandlerAPI::deploy(HandlerContext& ctx, const Resource& resource, const Dep
   if (!resource.reportOnly()) {
     std::vector<std::string> undefinedDeps, staleDeps, failedDeps;
     for (const auto& [rid, state] : dependencies) {
-      if (state == "deployed") continue;
-      if (state == "dry" || state == "undefined" || state == "skipped_for_undefined")
-        undefinedDeps.push_back(rid);
-      else if (state == "available" || state == "deploying")
-        staleDeps.push_back(rid);
-      else
-        failedDeps.push_back(rid);
+      switch (model::dependencyGate(state)) {
+      case model::DependencyGate::Ready: break;
+      case model::DependencyGate::Undefined: undefinedDeps.push_back(rid); break;
+      case model::DependencyGate::Stale: staleDeps.push_back(rid); break;
+      case model::DependencyGate::Failed: failedDeps.push_back(rid); break;
+      }
     }
     if (!undefinedDeps.empty() || !staleDeps.empty() || !failedDeps.empty()) {
       ctx.setResourceState(ResourceState::SkippedForDependency);

@@ -3,6 +3,8 @@
 // states become failed with a warning, log text = template % kwargs.
 #include "executor/HandlerContext.h"
 
+#include "model/Ids.h"
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -52,27 +54,12 @@ Resource Resource::fromId(const std::string& versionedId, Json attributes) {
     agent += c;
   }
   r.agent = agent;
-  std::string unversioned = r.unversionedId();
-  if (unversioned.size() != versionedId.size()) {
-    try {
-      r.version = std::stoll(versionedId.substr(unversioned.size() + 3));
-    } catch (const std::exception&) {
-      throw InvalidOperation("malformed version in resource id '" + versionedId + "'");
-    }
-  }
+  if (auto split = model::splitResourceVersionId(versionedId)) r.version = split->version.value;
   r.attributes = attributes.is_object() ? std::move(attributes) : Json::object();
   return r;
 }
 
-std::string Resource::unversionedId() const {
-  // Strip a trailing ",v=<digits>" after the closing ']'.
-  size_t pos = id.rfind("],v=");
-  if (pos == std::string::npos) return id;
-  for (size_t i = pos + 4; i < id.size(); ++i)
-    if (id[i] < '0' || id[i] > '9') return id;
-  if (pos + 4 == id.size()) return id;
-  return id.substr(0, pos + 1);
-}
+std::string Resource::unversionedId() const { return std::string(model::withoutVersion(id)); }
 
 const Json& Resource::get(const std::string& name) const {
   auto it = attributes.find(name);
@@ -89,18 +76,20 @@ bool Resource::reportOnly() const {
   return v.is_boolean() && v.get<bool>();
 }
 
-const char* stateName(ResourceState s) {
+model::DeployStatus deployStatus(ResourceState s) {
   switch (s) {
-  case ResourceState::Deployed: return "deployed";
-  case ResourceState::Failed: return "failed";
-  case ResourceState::Skipped: return "skipped";
-  case ResourceState::SkippedForDependency: return "skipped_for_dependency";
-  case ResourceState::Unavailable: return "unavailable";
-  case ResourceState::NonCompliant: return "non_compliant";
-  case ResourceState::Dry: return "dry";
+  case ResourceState::Deployed: return model::DeployStatus::Deployed;
+  case ResourceState::Failed: return model::DeployStatus::Failed;
+  case ResourceState::Skipped: return model::DeployStatus::Skipped;
+  case ResourceState::SkippedForDependency: return model::DeployStatus::SkippedForDependency;
+  case ResourceState::Unavailable: return model::DeployStatus::Unavailable;
+  case ResourceState::NonCompliant: return model::DeployStatus::NonCompliant;
+  case ResourceState::Dry: return model::DeployStatus::Dry;
   }
-  return "failed";
+  return model::DeployStatus::Failed;
 }
+
+const char* stateName(ResourceState s) { return model::spelling(deployStatus(s)).data(); }
 
 std::optional<ResourceState> parseState(const std::string& name) {
   for (ResourceState s : {ResourceState::Deployed, ResourceState::Failed, ResourceState::Skipped,
@@ -110,15 +99,7 @@ std::optional<ResourceState> parseState(const std::string& name) {
   return std::nullopt;
 }
 
-const char* changeName(Change c) {
-  switch (c) {
-  case Change::NoChange: return "nochange";
-  case Change::Created: return "created";
-  case Change::Updated: return "updated";
-  case Change::Purged: return "purged";
-  }
-  return "nochange";
-}
+const char* changeName(Change c) { return model::spelling(c).data(); }
 
 Json LogLine::toJson() const {
   return Json{

@@ -305,7 +305,7 @@ ActionResult ActionResult::fromJson(const Json& j) {
   r.actionId = field<std::string>(j, "action_id", "result");
   r.resourceId = j.value("id", std::string());
   r.status = field<std::string>(j, "status", "result");
-  r.change = j.value("change", std::string("nochange"));
+  r.change = j.value("change", std::string(model::spelling(model::Change::NoChange)));
   r.changes = j.value("changes", Json::object());
   r.logs = j.value("logs", Json::array());
   r.facts = j.value("facts", Json::object());
@@ -317,7 +317,7 @@ ActionResult ActionResult::unavailable(const std::string& actionId, const std::s
   ActionResult r;
   r.actionId = actionId;
   r.resourceId = resourceId;
-  r.status = "unavailable";
+  r.status = model::spelling(model::DeployStatus::Unavailable);
   LogLine line{"ERROR", message, Json{{"resource_id", resourceId}}, isoNow()};
   r.logs.push_back(line.toJson());
   return r;

@@ -101,6 +101,12 @@ std::string resourceVersionId(std::string_view resourceId, VersionNumber version
   return out;
 }
 
+std::string versionSuffix(VersionNumber version) {
+  std::string out;
+  artifact::appendVersionSuffix(out, version.value);
+  return out;
+}
+
 std::string sqlResourceVersionId(std::string_view idExpr, std::string_view versionExpr) {
   std::string out(idExpr);
   out += " || '";

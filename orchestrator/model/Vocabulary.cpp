@@ -81,4 +81,28 @@ std::optional<SchedulerRequestKind> parseSchedulerRequestKind(std::string_view t
   return parseIn(kSchedulerRequestKinds, text);
 }
 
+const std::vector<std::string>& referenceStatusSpellings() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> out;
+    for (DeployStatus s : kDeployStatuses)
+      if (isReferenceStatus(s)) out.emplace_back(spelling(s));
+    return out;
+  }();
+  return all;
+}
+
+DependencyGate dependencyGate(std::string_view status) {
+  std::optional<DeployStatus> s = parseDeployStatus(status);
+  if (!s) return DependencyGate::Failed;
+  switch (*s) {
+  case DeployStatus::Deployed: return DependencyGate::Ready;
+  case DeployStatus::Undefined:
+  case DeployStatus::SkippedForUndefined:
+  case DeployStatus::Dry: return DependencyGate::Undefined;
+  case DeployStatus::Available:
+  case DeployStatus::Deploying: return DependencyGate::Stale;
+  default: return DependencyGate::Failed;
+  }
+}
+
 } // namespace inm::model

@@ -11,16 +11,20 @@
 
 namespace inm::scheduler {
 
+using model::DeployStatus;
+using model::is;
+
 // ---------------------------------------------------------------- dispatch
 
 std::string SchedulerState::dependencyState(const Res& d) const {
-  if (d.undefined) return "undefined";
-  if (d.blocked == Blocked::Blocked) return "skipped_for_undefined";
-  if (d.compliance == Compliance::HasUpdate) return "available";
-  if (d.lastResult == HandlerResult::Skipped) return "skipped";
-  if (d.lastResult == HandlerResult::Failed) return "failed";
-  if (d.compliance == Compliance::NonCompliant) return "non_compliant";
-  return "deployed";
+  auto name = [](DeployStatus s) { return std::string(model::spelling(s)); };
+  if (d.undefined) return name(DeployStatus::Undefined);
+  if (d.blocked == Blocked::Blocked) return name(DeployStatus::SkippedForUndefined);
+  if (d.compliance == Compliance::HasUpdate) return name(DeployStatus::Available);
+  if (d.lastResult == HandlerResult::Skipped) return name(DeployStatus::Skipped);
+  if (d.lastResult == HandlerResult::Failed) return name(DeployStatus::Failed);
+  if (d.compliance == Compliance::NonCompliant) return name(DeployStatus::NonCompliant);
+  return name(DeployStatus::Deployed);
 }
 
 void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& batch) {
@@ -176,27 +180,29 @@ void SchedulerState::finishDeploy(Running& t, WorkResult& wr) {
   if (stale) stats_.staleResults++;
   // §6.4: `non_compliant` needs the compliance_reporting feature, which this orchestrator does not have: it
   // is recorded as `failed` (the handler's own lines stay in the log).
-  const std::string st = wr.status == "non_compliant" ? std::string("failed") : wr.status;
+  const std::string st = is(wr.status, DeployStatus::NonCompliant)
+                             ? std::string(model::spelling(DeployStatus::Failed))
+                             : wr.status;
   HandlerResult hr = HandlerResult::Failed;
-  if (st == "deployed" || st == "non_compliant")
+  if (is(st, DeployStatus::Deployed) || is(st, DeployStatus::NonCompliant))
     hr = HandlerResult::Successful;
-  else if (st == "skipped" || st == "skipped_for_dependency")
+  else if (is(st, DeployStatus::Skipped) || is(st, DeployStatus::SkippedForDependency))
     hr = HandlerResult::Skipped;
-  bool deployed = st == "deployed";
+  bool deployed = is(st, DeployStatus::Deployed);
   bool wasNonCompliant = r.hasRun && !r.lastCompliant;
 
   if (!removed) {
     r.lastResult = hr;
     r.lastDeployed = now;
     if (deployed) r.lastSuccess = t.started;
-    if (wr.change != "nochange" && !wr.change.empty() &&
+    if (!is(wr.change, model::Change::NoChange) && !wr.change.empty() &&
         (!r.lastChangeStarted || *r.lastChangeStarted < t.started))
       r.lastChangeStarted = t.started;
     if (!stale) {
       r.hasRun = true;
       r.lastCompliant = deployed;
       r.compliance = deployed ? Compliance::Compliant : Compliance::NonCompliant;
-      if (st == "skipped_for_dependency") {
+      if (is(st, DeployStatus::SkippedForDependency)) {
         bool depNonCompliant = false;
         for (uint32_t d : r.requires_)
           if (res_[d].hasRun && !res_[d].lastCompliant) depNonCompliant = true;
@@ -285,7 +291,7 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     d.version = t.version;
     d.changes = wr.changes.is_object() ? wr.changes : nlohmann::json::object();
     d.status = wr.status;
-    if (wr.status != "dry" && wr.status != "deployed") {
+    if (!is(wr.status, DeployStatus::Dry) && !is(wr.status, DeployStatus::Deployed)) {
       std::string why = wr.status;
       for (const auto& m : allMessages(wr))
         if (m.is_object() && (m.value("level", "") == "ERROR" || m.value("level", "") == "error"))

@@ -13,16 +13,17 @@ namespace inm::scheduler {
 std::optional<std::string> gateDependencies(const std::vector<std::pair<std::string, std::string>>& deps,
                                             std::string* why) {
   for (const auto& [id, state] : deps) {
-    if (state == "deployed") continue;
+    model::DependencyGate gate = model::dependencyGate(state);
+    if (gate == model::DependencyGate::Ready) continue;
     if (why) {
-      if (state == "undefined" || state == "skipped_for_undefined" || state == "dry")
+      if (gate == model::DependencyGate::Undefined)
         *why = "Resource skipped because a dependency is undefined or skipped for undefined: " + id;
-      else if (state == "available" || state == "deploying")
+      else if (gate == model::DependencyGate::Stale)
         *why = "Resource skipped because a dependency has a newer intent that is not deployed yet: " + id;
       else
         *why = "Resource skipped because of failed dependencies: " + id + " is " + state;
     }
-    return std::string("skipped_for_dependency");
+    return std::string(model::spelling(model::DeployStatus::SkippedForDependency));
   }
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include "FileBatch.h"
 #include "Util.h"
 #include "artifact/Artifact.h"
+#include "model/Ids.h"
 #include "model/Settings.h"
 #include "service/Log.h"
 #include "support/Base64.h"
@@ -52,18 +53,6 @@ std::string newUuid() {
                 unsigned((a >> 16) & 0xffff), unsigned(a & 0xffff), unsigned(b >> 48),
                 (unsigned long long)(b & 0xffffffffffffULL));
   return buf;
-}
-
-bool isUuid(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (s[i] != '-') return false;
-    } else if (!std::isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string lowerUuid(std::string s) {

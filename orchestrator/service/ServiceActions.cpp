@@ -2,7 +2,9 @@
 // report, the scheduler's status, single facts, revocable tokens and the retention timer (see Service.h).
 #include "Util.h"
 #include "artifact/ResourceId.h"
+#include "model/Ids.h"
 #include "model/QueryParams.h"
+#include "model/Vocabulary.h"
 #include "service/Log.h"
 #include "service/Service.h"
 
@@ -50,15 +52,11 @@ std::string urlEncode(const std::string& s) {
   return out;
 }
 
-/// Splits "rid,v=N" (NotFound-free: BadRequest naming the parameter when it has no version).
+/// Splits a resource version id (NotFound-free: BadRequest naming the parameter when it is not one).
 llvm::Expected<std::pair<std::string, int64_t>> splitRvid(const std::string& rvid) {
-  llvm::Expected<artifact::ResourceId> id = artifact::parseResourceId(rvid);
-  if (!id)
-    return model::fail(ErrorCode::BadRequest,
-                       "'rvid' is not a resource version id: " + llvm::toString(id.takeError()));
-  if (!id->hasVersion)
-    return model::fail(ErrorCode::BadRequest, "'rvid' needs a version (" + rvid + ",v=<n>)");
-  return std::make_pair(id->str(), int64_t(id->version));
+  llvm::Expected<model::ResourceVersionId> id = model::ResourceVersionId::parse(rvid);
+  if (!id) return model::fail(ErrorCode::BadRequest, "'rvid': " + llvm::toString(id.takeError()));
+  return std::make_pair(std::string(id->resourceId()), id->version().value);
 }
 
 } // namespace
@@ -103,11 +101,15 @@ asio::awaitable<Result> Service::resourceActions(std::string env, std::map<std::
         ErrorCode::BadRequest,
         "'log_severity' must be one of TRACE, DEBUG, INFO, WARNING, ERROR, CRITICAL; got " +
             get("log_severity"));
-  static const char* changes[] = {"nochange", "created", "purged", "updated"};
   for (const auto& c : excludeChanges)
-    if (std::find(std::begin(changes), std::end(changes), c) == std::end(changes))
-      co_return Result::error(ErrorCode::BadRequest, "'exclude_changes' holds '" + c +
-                                                         "': expected nochange, created, purged or updated");
+    if (!model::parseChange(c)) {
+      std::vector<std::string> names = model::spellings(model::kChanges);
+      std::string expected;
+      for (size_t i = 0; i < names.size(); ++i)
+        expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+      co_return Result::error(ErrorCode::BadRequest,
+                              "'exclude_changes' holds '" + c + "': expected " + expected);
+    }
   q.excludeChanges = excludeChanges;
   q.limit = kApiLimit;
   if (std::string l = get("limit"); !l.empty()) {
@@ -153,7 +155,9 @@ asio::awaitable<Result> Service::didDependencyChange(std::string env, std::strin
   bool changed = false;
   for (const auto& [dep, actions] : events.value.items())
     for (const auto& a : actions)
-      if (a["change"].is_string() && a["change"] != "nochange") changed = true;
+      if (a["change"].is_string() &&
+          !model::is(a["change"].get_ref<const std::string&>(), model::Change::NoChange))
+        changed = true;
   co_return Result::of(changed);
 }
 

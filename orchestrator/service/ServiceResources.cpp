@@ -2,7 +2,9 @@
 // sorts and pages in memory over the environment's current resources (one row per resource id).
 #include "Util.h"
 #include "artifact/ResourceId.h"
+#include "model/Ids.h"
 #include "model/QueryParams.h"
+#include "model/Vocabulary.h"
 #include "service/Service.h"
 
 #include <algorithm>
@@ -13,11 +15,6 @@ namespace inm::service {
 using model::ErrorCode;
 
 namespace {
-
-const char* const kStates[] = {
-    "unavailable",   "skipped",   "dry",       "deployed",  "failed",
-    "deploying",     "available", "cancelled", "undefined", "skipped_for_undefined",
-    "non_compliant", "orphaned"};
 
 Result fromExpected(llvm::Expected<nlohmann::json> v) {
   if (!v) return Result::error(v.takeError());
@@ -51,7 +48,7 @@ std::string urlEncode(const std::string& s) {
 nlohmann::json listItem(const nlohmann::json& r) {
   std::string rid = r["resource_id"];
   return {{"resource_id", rid},
-          {"resource_version_id", rid + ",v=" + std::to_string(r["model"].get<int64_t>())},
+          {"resource_version_id", model::resourceVersionId(rid, r["model"].get<int64_t>())},
           {"id_details",
            {{"resource_type", r["resource_type"]},
             {"agent", r["agent"]},
@@ -76,8 +73,7 @@ asio::awaitable<Result> Service::listResources(std::string env, model::QueryPair
     limit = model::limitParam(query, 1000, 1000);
     sort = model::sortParam(query, kSortFields, sort);
     filters = model::filterParams(query, kSortFields);
-    model::checkFilterValues(filters, "status",
-                             std::vector<std::string>(std::begin(kStates), std::end(kStates)),
+    model::checkFilterValues(filters, "status", model::referenceStatusSpellings(),
                              /*negatable=*/true);
     cursor = model::cursorParams(query, true);
     if (auto ds = model::singleParam(query, "deploy_summary"))
@@ -112,7 +108,7 @@ asio::awaitable<Result> Service::listResources(std::string env, model::QueryPair
                              [&](const std::string& v) { return have.find(v) != std::string::npos; });
     }
     // Orphans are hidden unless asked for by status.
-    if (ok && status == "orphaned" && statusIn.empty()) ok = false;
+    if (ok && model::is(status, model::DeployStatus::Orphaned) && statusIn.empty()) ok = false;
     if (ok) kept.push_back(&r);
   }
   const std::string& sortField = sort.field;
@@ -204,10 +200,10 @@ asio::awaitable<Result> Service::listResources(std::string env, model::QueryPair
       {"total", kept.size()}, {"before", begin}, {"after", kept.size() - end}, {"page_size", limit}};
   if (deploySummary) {
     nlohmann::json byState = nlohmann::json::object();
-    for (const char* s : kStates) byState[s] = 0;
+    for (const std::string& s : model::referenceStatusSpellings()) byState[s] = 0;
     size_t total = 0;
     for (const auto& r : *rows) {
-      if (r["status"] == "orphaned") continue;
+      if (model::is(r["status"].get_ref<const std::string&>(), model::DeployStatus::Orphaned)) continue;
       byState[r["status"].get<std::string>()] = byState[r["status"].get<std::string>()].get<int64_t>() + 1;
       ++total;
     }
@@ -273,7 +269,7 @@ asio::awaitable<Result> Service::resourceV1(std::string env, std::string rvid, b
   nlohmann::json resource = {{"environment", env},
                              {"model", version},
                              {"resource_id", rid},
-                             {"resource_version_id", rid + ",v=" + std::to_string(version)},
+                             {"resource_version_id", model::resourceVersionId(rid, version)},
                              {"resource_type", (*d)["resource_type"]},
                              {"agent", (*d)["agent"]},
                              {"resource_id_value", (*d)["resource_id_value"]},
@@ -350,7 +346,8 @@ asio::awaitable<Result> Service::setParameter(std::string env, nlohmann::json pa
   if (!param["value"].is_string()) param["value"] = param["value"].dump();
   if (param.contains("resource_id") && param["resource_id"].is_string() &&
       !param["resource_id"].get<std::string>().empty())
-    param["resource_id"] = artifact::stripVersion(param["resource_id"].get<std::string>()).str();
+    param["resource_id"] =
+        std::string(model::withoutVersion(param["resource_id"].get_ref<const std::string&>()));
   co_return fromExpected(co_await blocking([&] { return store_.setParameter(lowerUuid(env), param); }));
 }
 
@@ -384,7 +381,8 @@ asio::awaitable<Result> Service::deploy(std::string env, nlohmann::json agents, 
   if (!agents.is_null() && !agents.is_array())
     co_return Result::error(ErrorCode::BadRequest, "'agents' must be a list of agent names");
   llvm::Error e = co_await blocking([&] {
-    return store_.requestScheduler(lowerUuid(env), "deploy", {{"agents", agents}, {"repair", repair}});
+    return store_.requestScheduler(lowerUuid(env), model::SchedulerRequestKind::Deploy,
+                                   {{"agents", agents}, {"repair", repair}});
   });
   if (e) co_return Result::error(std::move(e));
   co_return Result::of(nullptr);

@@ -8,6 +8,7 @@
 #include "artifact/Artifact.h"
 #include "artifact/AttributeHash.h"
 #include "artifact/ResourceId.h"
+#include "model/Ids.h"
 #include "model/JsonNumbers.h"
 #include "model/Settings.h"
 #include "service/Log.h"
@@ -258,10 +259,10 @@ asio::awaitable<Result> Service::getVersion(std::string env, int64_t version, bo
   for (auto& r : *res) {
     nlohmann::json attrs = r["attributes"];
     std::string rid = r["resource_id"];
-    std::string rvid = rid + ",v=" + std::to_string(version);
+    std::string rvid = model::resourceVersionId(rid, version);
     nlohmann::json reqs = nlohmann::json::array();
     for (const auto& q : attrs.value("requires", nlohmann::json::array()))
-      reqs.push_back(q.get<std::string>() + ",v=" + std::to_string(version));
+      reqs.push_back(model::resourceVersionId(q.get_ref<const std::string&>(), version));
     attrs["requires"] = reqs;
     attrs["version"] = version;
     attrs["id"] = rvid;
@@ -305,7 +306,7 @@ asio::awaitable<Result> Service::desiredStateResources(std::string env, int64_t 
     std::string attribute = id ? id->attribute : std::string();
     if (!id) llvm::consumeError(id.takeError());
     out.push_back({{"resource_id", rid},
-                   {"resource_version_id", rid + ",v=" + std::to_string(version)},
+                   {"resource_version_id", model::resourceVersionId(rid, version)},
                    {"id_details",
                     {{"resource_type", r["resource_type"]},
                      {"agent", r["agent"]},

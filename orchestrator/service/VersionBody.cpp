@@ -11,6 +11,7 @@
 #include "artifact/ResourceId.h"
 #include "model/JsonNumbers.h"
 #include "model/Settings.h"
+#include "model/Vocabulary.h"
 
 #include <llvm/ADT/StringSet.h>
 #include <llvm/Support/Allocator.h>
@@ -29,7 +30,10 @@ namespace {
 llvm::Error bad(std::string message) { return model::fail(ErrorCode::BadRequest, std::move(message)); }
 
 /// The resource_state values put_version accepts (the reference's: a resource is available or undefined).
-bool isExportState(const nlohmann::json& v) { return v == "available" || v == "undefined"; }
+bool isExportState(const nlohmann::json& v) {
+  return v.is_string() && (model::is(v.get_ref<const std::string&>(), model::DeployStatus::Available) ||
+                           model::is(v.get_ref<const std::string&>(), model::DeployStatus::Undefined));
+}
 
 /// Checks put_version's resource_state: keys are resource ids, values one of isExportState.
 llvm::Error checkResourceState(const nlohmann::json& state) {
@@ -368,7 +372,7 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
     if (!index.emplace(row.resourceId, i).second)
       return bad(where + ": duplicate resource " + row.resourceId);
     auto st = stateById.find(row.resourceId);
-    row.undefined = st != stateById.end() && st->second == "undefined";
+    row.undefined = st != stateById.end() && model::is(st->second, model::DeployStatus::Undefined);
     if (auto s = sets.find(row.resourceId); s != sets.end() && !s->is_null()) {
       if (!s->is_string()) return bad("resource_sets." + row.resourceId + " must be a string");
       row.resourceSet = s->get<std::string>();
@@ -560,7 +564,7 @@ llvm::Expected<store::StreamedVersion> streamVersion(FileChunks& in, store::Reso
   if (!state.is_object()) return bad("'resource_state' must be an object");
   if (llvm::Error e = checkResourceState(state)) return e;
   for (auto it = state.begin(); it != state.end(); ++it)
-    if (it->is_string() && it->get<std::string>() == "undefined")
+    if (it->is_string() && model::is(it->get_ref<const std::string&>(), model::DeployStatus::Undefined))
       out.undefinedIds.push_back(artifact::stripVersion(it.key()).str());
   nlohmann::json sets = body.value("resource_sets", nlohmann::json::object());
   if (!sets.is_object()) return bad("'resource_sets' must be an object");

@@ -3,7 +3,8 @@ server and its scheduler reach PostgreSQL through a proxy that understands enoug
 COMMIT on the scheduler's writer connection (the one that COPYs resourceaction rows) and cut that connection
 either right after forwarding the COMMIT (it lands, the answer is lost) or instead of forwarding it (nothing
 lands). Either way the scheduler resends the batch with the same key (migration 009): every resource ends
-deployed with exactly one deploy action, and the environment keeps working."""
+deployed with exactly one deploy action, and the environment keeps working. A third case loses the answer to the
+COMMIT of the scheduler's DELETE that takes a deploy request: the request is acted on once, not lost."""
 import socket
 import struct
 import threading
@@ -54,19 +55,26 @@ class CommitDroppingProxy:
                 return
             server = socket.create_connection(self.target)
             mute = threading.Event()  # set: the backend's answers are swallowed (the lost COMMIT answer)
-            threading.Thread(target=self._backend, args=(server, client, mute), daemon=True).start()
-            threading.Thread(target=self._frontend, args=(client, server, mute), daemon=True).start()
+            state = {}  # per connection: "taking" a request DELETE was sent, "took" it deleted rows
+            threading.Thread(target=self._backend, args=(server, client, mute, state), daemon=True).start()
+            threading.Thread(target=self._frontend, args=(client, server, mute, state), daemon=True).start()
 
-    @staticmethod
-    def _backend(server, client, mute):
+    def _backend(self, server, client, mute, state):
         try:
+            first = self._read(server, 1)
+            if first == b"N":  # the answer to an SSL request (untyped); a notice is never a connection's first
+                client.sendall(first)
+                first = self._read(server, 1)
+            kind = first
             while True:
-                data = server.recv(65536)
-                if not data:
-                    break
+                length = struct.unpack("!i", self._read(server, 4))[0]
+                body = self._read(server, length - 4)
+                if kind == b"C" and state.get("taking") and body.startswith(b"DELETE ") and body[7:8] != b"0":
+                    state["took"] = True  # this transaction deleted request rows
                 if not mute.is_set():
-                    client.sendall(data)
-        except OSError:
+                    client.sendall(kind + struct.pack("!i", length) + body)
+                kind = self._read(server, 1)
+        except (OSError, EOFError):
             pass
         for s in (client, server):
             try:
@@ -84,7 +92,7 @@ class CommitDroppingProxy:
             buf += chunk
         return buf
 
-    def _frontend(self, client, server, mute):
+    def _frontend(self, client, server, mute, state):
         writer = False
         try:
             while True:  # untyped start-up messages: SSL/GSS requests, then the StartupMessage
@@ -100,11 +108,24 @@ class CommitDroppingProxy:
                 body = self._read(client, length - 4)
                 if kind == b"Q" and body.lstrip().upper().startswith(b"COPY") and b"resourceaction" in body:
                     writer = True  # only the scheduler's deploy writer COPYs action rows
-                if kind == b"Q" and body.strip(b"\0 ;").upper() == b"COMMIT" and writer:
+                if kind in (b"Q", b"P") and b"DELETE FROM scheduler_request" in body:  # P: exec_params
+                    state["taking"] = True
+                if kind == b"Q" and body.strip(b"\0 ;").upper() == b"COMMIT" and (writer or state.get("took")):
                     with self.lock:
-                        mode, self.mode = self.mode, None
+                        mode = self.mode
+                        # "request" waits for a COMMIT of a DELETE that took requests; the others for a writer's
+                        if mode and (mode == "request") == bool(state.get("took")):
+                            self.mode = None
+                        else:
+                            mode = None
+                    state.pop("taking", None)
+                    state.pop("took", None)
                     if mode:
-                        self.dropped.append(mode)
+                        if mode == "request":
+                            mode = "after"
+                            self.dropped.append("request")
+                        else:
+                            self.dropped.append(mode)
                         if mode == "after":
                             mute.set()
                             server.sendall(head + body)
@@ -113,6 +134,9 @@ class CommitDroppingProxy:
                             s.shutdown(socket.SHUT_RDWR)
                             s.close()
                         return
+                if kind == b"Q" and body.strip(b"\0 ;").upper() in (b"COMMIT", b"ROLLBACK"):
+                    state.pop("taking", None)
+                    state.pop("took", None)
                 server.sendall(head + body)
         except (OSError, EOFError):
             pass
@@ -169,6 +193,22 @@ class LostCommitTest(unittest.TestCase):
 
     def test_commit_never_reached_the_database(self):
         self.run_case("before")
+
+    def test_request_taken_but_the_answer_was_lost(self):
+        names = [f"q{i}" for i in range(10)]
+        _, (code, body) = sf.put_version(self.srv, self.env, [
+            dict(rid=rid(n), name=n, agentname="internal", value="", fail=False) for n in names])
+        self.assertEqual(code, 200, body)
+        harness.wait_for(lambda: self.deploys() == {rid(n): 1 for n in names}, timeout=60, what="the first deploy")
+        self.proxy.arm("request")
+        self.srv.ok("POST", "/api/v1/deploy", {}, env=self.env)  # a repair: every resource deploys once more
+        harness.wait_for(lambda: self.proxy.dropped, timeout=30, what="the proxy to cut the request's COMMIT")
+        self.assertEqual(self.proxy.dropped, ["request"])
+        harness.wait_for(lambda: self.deploys() == {rid(n): 2 for n in names}, timeout=60,
+                         what="the repair whose request was taken while the COMMIT answer was lost")
+        time.sleep(1)  # a request acted on twice would show now
+        self.assertEqual(self.deploys(), {rid(n): 2 for n in names}, "the request was acted on twice")
+        self.assertTrue(self.srv.proc.alive())
 
 
 if __name__ == "__main__":

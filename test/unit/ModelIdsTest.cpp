@@ -84,6 +84,7 @@ TEST(ModelIds, HotPathHelpers) {
   std::string out = "prefix:";
   appendResourceVersionId(out, "std::File[a,p=x]", VersionNumber{9});
   EXPECT_EQ(out, "prefix:std::File[a,p=x],v=9");
+  EXPECT_EQ(versionSuffix(VersionNumber{31}), ",v=31");
   EXPECT_EQ(sqlResourceVersionId("r.resource_id", "r.model"), "r.resource_id || ',v=' || r.model");
 }
 

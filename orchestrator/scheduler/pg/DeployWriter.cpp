@@ -7,6 +7,7 @@
 #include "DeployWriter.h"
 
 #include "Copy.h"
+#include "model/Ids.h"
 #include "model/JsonNumbers.h"
 #include "scheduler/pg/SchedulerStore.h"
 
@@ -16,8 +17,10 @@ namespace inm::scheduler::pg {
 
 namespace {
 
+/// The status resource_persistent_state stores: the handler-only skipped_for_dependency is `skipped` there.
 std::string statusForRps(const std::string& s) {
-  if (s == "skipped_for_dependency") return "skipped";
+  if (model::is(s, model::DeployStatus::SkippedForDependency))
+    return std::string(model::spelling(model::DeployStatus::Skipped));
   return s;
 }
 
@@ -95,8 +98,9 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
     CopyRows actions, links;
     for (const auto& st : e.starts) {
       if (st.kind != TaskKind::Deploy) continue; // dry-run and fact actions are written when they finish
-      std::string rvid = st.resourceId + ",v=" + std::to_string(st.version);
-      actions.field(st.actionId).field(env).integer(st.version).field(oneElementArray(rvid)).field("deploy");
+      std::string rvid = model::resourceVersionId(st.resourceId, st.version);
+      actions.field(st.actionId).field(env).integer(st.version).field(oneElementArray(rvid));
+      actions.field(model::spelling(model::ActionKind::Deploy));
       actions.field(isoTime(st.started));
       auto it = finishOf.find(st.actionId);
       if (it != finishOf.end()) {
@@ -105,7 +109,12 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
         actions.field(f.status).field(f.change);
         actions.field(changesOf(rvid, f.changes)).boolean(f.sendEvent);
       } else {
-        actions.null().field(st.messages.dump()).field("deploying").null().field("{}").null();
+        actions.null()
+            .field(st.messages.dump())
+            .field(model::spelling(model::DeployStatus::Deploying))
+            .null()
+            .field("{}")
+            .null();
       }
       actions.endRow();
       links.field(env).field(st.actionId).field(st.resourceId).integer(st.version).endRow();
@@ -124,7 +133,7 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       if (startedHere.count(f.actionId)) continue;
       finishIds.push_back(f.actionId);
       fin.field(f.actionId).field(f.status).field(f.change);
-      fin.field(changesOf(f.resourceId + ",v=" + std::to_string(f.version), f.changes));
+      fin.field(changesOf(model::resourceVersionId(f.resourceId, f.version), f.changes));
       fin.field(messagesOf(f)).field(isoTime(f.finished)).boolean(f.sendEvent).endRow();
     }
     if (fin.rows()) {
@@ -162,11 +171,15 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
           .field(toString(f.handlerResult))
           .boolean(f.compliant);
       rows.field(toString(f.blocked)).field(isoTime(f.finished)).field(isoTime(f.started));
-      rows.boolean(f.status == "deployed").boolean(f.removed).boolean(f.stale).field(statusForRps(f.status));
+      rows.boolean(model::is(f.status, model::DeployStatus::Deployed))
+          .boolean(f.removed)
+          .boolean(f.stale)
+          .field(statusForRps(f.status));
       rows.boolean(ls != lastStart.end() && ls->second > f.seq).endRow();
     }
     for (const auto& f : e.finishes)
-      if (f.status == "deployed" && f.change == "purged") purgedIds.push_back(f.resourceId);
+      if (model::is(f.status, model::DeployStatus::Deployed) && model::is(f.change, model::Change::Purged))
+        purgedIds.push_back(f.resourceId);
     tx.exec(
         "CREATE TEMP TABLE inm_rps_finish (id text, hash text, version int, hr text, compliant bool, blocked "
         "text, "

@@ -4,6 +4,7 @@
 #include "scheduler/pg/SchedulerStore.h"
 
 #include "DeployWriter.h"
+#include "model/Ids.h"
 #include "model/JsonNumbers.h"
 
 #include <pqxx/pqxx>
@@ -93,7 +94,7 @@ std::string DbParams::connString() const {
   std::string s =
       "host=" + q(host) + " port=" + std::to_string(port) + " dbname=" + q(name) + " user=" + q(user);
   if (!password.empty()) s += " password=" + q(password);
-  s += " connect_timeout=10";
+  s += " connect_timeout=10 application_name='inmanta-scheduler'";
   return s;
 }
 
@@ -101,6 +102,7 @@ struct Listener;
 
 struct SchedulerStore::Impl {
   std::string env;
+  DbParams params; // to ask a fresh connection what a commit whose answer was lost did
   std::unique_ptr<pqxx::connection> conn;
   std::unique_ptr<pqxx::notification_receiver> receiver;
   bool notified = false;
@@ -125,6 +127,7 @@ llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const Db
                                                                         const std::string& env) {
   auto impl = std::make_unique<Impl>();
   impl->env = env;
+  impl->params = p;
   try {
     impl->conn = std::make_unique<pqxx::connection>(p.connString());
   } catch (const std::exception& e) {
@@ -253,10 +256,8 @@ plan::Intent intentFromRow(const pqxx::row& row) {
     if (reqs.is_array())
       for (const auto& r : reqs) {
         if (!r.is_string()) continue;
-        std::string dep = r.get<std::string>();
-        auto v = dep.rfind(",v="); // tolerate versioned ids
-        if (v != std::string::npos && dep.back() != ']') dep = dep.substr(0, v);
-        i.requireIds.push_back(dep);
+        i.requireIds.emplace_back(
+            model::withoutVersion(r.get_ref<const std::string&>())); // tolerate versioned ids
       }
   }
   return i;
@@ -358,9 +359,12 @@ SchedulerStore::loadPersistedAndClearDeploying() {
 }
 
 llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
+  std::vector<Request> out;
+  bool committing = false;
   try {
+    if (!impl_->conn->is_open() && !impl_->receiver) // a reader whose connection died earlier: reopen it
+      impl_->conn = std::make_unique<pqxx::connection>(impl_->params.connString());
     pqxx::work tx{*impl_->conn};
-    std::vector<Request> out;
     for (const auto& row : tx.exec_params(
              "DELETE FROM scheduler_request WHERE environment = $1::uuid RETURNING id, kind, payload::text",
              impl_->env)) {
@@ -370,12 +374,34 @@ llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
       q.payload = nlohmann::json::parse(row[2].as<std::string>(), nullptr, false);
       out.push_back(std::move(q));
     }
+    committing = true;
     tx.commit();
-    std::sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.id < b.id; });
-    return out;
   } catch (const std::exception& e) {
-    return dbError("taking scheduler requests of environment " + impl_->env, e);
+    if (!committing || out.empty())
+      return dbError("taking scheduler requests of environment " + impl_->env, e);
+    // The COMMIT's answer was lost (in doubt, or the connection broke): only this process deletes these rows,
+    // so a fresh connection sees them all still there (nothing landed: they are taken next time) or all gone
+    // (the delete landed: they are ours to act on now, or they would be lost for good).
+    try {
+      auto fresh = std::make_unique<pqxx::connection>(impl_->params.connString());
+      std::vector<std::string> ids;
+      ids.reserve(out.size());
+      for (const auto& q : out) ids.push_back(std::to_string(q.id));
+      pqxx::nontransaction check{*fresh};
+      auto left = check.exec_params("SELECT count(*) FROM scheduler_request WHERE id = ANY($1::bigint[])",
+                                    pgArray(ids));
+      bool landed = left[0][0].as<int64_t>() == 0;
+      check.commit();
+      if (!impl_->receiver) impl_->conn = std::move(fresh);
+      if (!landed)
+        return dbError("taking scheduler requests of environment " + impl_->env + " (not taken)", e);
+    } catch (const std::exception& again) {
+      return dbError("checking the lost commit of taking scheduler requests of environment " + impl_->env,
+                     again);
+    }
   }
+  std::sort(out.begin(), out.end(), [](const Request& a, const Request& b) { return a.id < b.id; });
+  return out;
 }
 
 llvm::Expected<std::vector<plan::Intent>>
@@ -396,14 +422,15 @@ SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
     if (r.empty()) {
       // The server did not create the row: create it with the pre-filled entries of §6.11 step 1.
       for (const auto& i : *intents) {
-        std::string rvid = i.id + ",v=" + std::to_string(version);
+        std::string rvid = model::resourceVersionId(i.id, version);
         auto pa = paused.find(i.agent);
         if (i.undefined)
-          prefilled[rvid] = {
-              {"changes", nlohmann::json::object()}, {"diff_status", "undefined"}, {"done", true}};
+          prefilled[rvid] = {{"changes", nlohmann::json::object()},
+                             {"diff_status", model::spelling(model::DeployStatus::Undefined)},
+                             {"done", true}};
         else if (blocked.count(i.id))
           prefilled[rvid] = {{"changes", nlohmann::json::object()},
-                             {"diff_status", "skipped_for_undefined"},
+                             {"diff_status", model::spelling(model::DeployStatus::SkippedForUndefined)},
                              {"done", true}};
         else if (pa != paused.end() && pa->second)
           prefilled[rvid] = {
@@ -418,7 +445,7 @@ SchedulerStore::prepareDryrun(const std::string& dryrunId, int version,
     } else {
       prefilled = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
       for (const auto& i : *intents) {
-        std::string rvid = i.id + ",v=" + std::to_string(version);
+        std::string rvid = model::resourceVersionId(i.id, version);
         // The server pre-fills every resource: `"done": false` entries are ours to run, the others are final.
         if (prefilled.is_object() && prefilled.contains(rvid)) {
           const auto& entry = prefilled[rvid];
@@ -593,7 +620,7 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
       std::map<std::string, std::pair<nlohmann::json, int>> perRun;
       std::vector<std::string> aids, rvids, ids, versions, started, finished, messages, status;
       for (const auto& d : e.dryruns) {
-        std::string rvid = d.resourceId + ",v=" + std::to_string(d.version);
+        std::string rvid = model::resourceVersionId(d.resourceId, d.version);
         auto& slot = perRun[d.dryrunId];
         if (slot.first.is_null()) slot.first = nlohmann::json::object();
         slot.first[rvid] = {{"changes", d.changes}, {"diff_status", d.diffStatus}, {"done", true}};
@@ -605,7 +632,7 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
         started.push_back(isoTime(d.started));
         finished.push_back(isoTime(d.finished));
         messages.push_back(d.messages.is_array() ? d.messages.dump() : "[]");
-        status.push_back("dry");
+        status.emplace_back(model::spelling(model::DeployStatus::Dry));
       }
       for (const auto& [id, entry] : perRun) {
         // The changes' current/desired values: floats stay floats in jsonb (model/JsonNumbers.h).
@@ -642,7 +669,7 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
               "updated = now(), expires = EXCLUDED.expires",
               env, name, factValue(value), f.resourceId, factExpires(value));
       if (!f.actionId.empty()) {
-        std::string rvid = f.resourceId + ",v=" + std::to_string(f.version);
+        std::string rvid = model::resourceVersionId(f.resourceId, f.version);
         tx.exec_params(
             "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
             "started, "

@@ -2,6 +2,7 @@
 // and the revocable-token registry on PostgreSQL (see PgStore.h). Filters are bound parameters; an empty
 // string means "no filter", so each query is one fixed statement.
 #include "PgStore.h"
+#include "model/Ids.h"
 
 namespace inm::store {
 
@@ -68,7 +69,7 @@ llvm::Expected<nlohmann::json> PgStore::dependencyEvents(const std::string& env,
         env, rid, version);
     if (res.empty())
       throw StoreFailure{ErrorCode::NotFound,
-                         "resource " + rid + ",v=" + std::to_string(version) + " not found"};
+                         "resource " + model::resourceVersionId(rid, version) + " not found"};
     return parseFirst(tx.exec_params(
         std::string(
             "WITH ls AS (SELECT (SELECT last_success FROM resource_persistent_state WHERE environment = $1 "

@@ -3,6 +3,7 @@
 // joined with the resource row of the newest released version holding it; its public status is kStatusSql
 // (§5.2).
 #include "PgStore.h"
+#include "model/Ids.h"
 
 namespace inm::store {
 
@@ -86,16 +87,19 @@ llvm::Expected<nlohmann::json> PgStore::resourceActions(const std::string& env, 
     // hold it (they have no such rows, migration 004): through its resource row while the version exists,
     // through resource_version_ids once it was deleted.
     return parseFirst(tx.exec_params(
-        "SELECT coalesce(json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, "
-        "'started', ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, "
-        "'change', ra.change, 'changes', ra.changes, 'version', x.version, 'send_event', ra.send_event) "
-        "ORDER BY ra.started DESC), '[]')::text FROM (SELECT rar.resource_action_id AS aid, "
-        "rar.resource_version AS version FROM resourceaction_resource rar WHERE rar.environment = $1 AND "
-        "rar.resource_id = $2 UNION ALL SELECT s.action_id, s.version FROM resourceaction s WHERE "
-        "s.environment = $1 AND s.action = 'store' AND (EXISTS (SELECT 1 FROM resource r WHERE "
-        "r.environment = $1 AND r.model = s.version AND r.resource_id = $2) OR (NOT EXISTS (SELECT 1 FROM "
-        "configurationmodel cm WHERE cm.environment = $1 AND cm.version = s.version) AND $2 || ',v=' || "
-        "s.version = ANY (s.resource_version_ids)))) x JOIN resourceaction ra ON ra.action_id = x.aid",
+        std::string(
+            "SELECT coalesce(json_agg(json_build_object('action_id', ra.action_id, 'action', ra.action, "
+            "'started', ra.started, 'finished', ra.finished, 'status', ra.status, 'messages', ra.messages, "
+            "'change', ra.change, 'changes', ra.changes, 'version', x.version, 'send_event', ra.send_event) "
+            "ORDER BY ra.started DESC), '[]')::text FROM (SELECT rar.resource_action_id AS aid, "
+            "rar.resource_version AS version FROM resourceaction_resource rar WHERE rar.environment = $1 AND "
+            "rar.resource_id = $2 UNION ALL SELECT s.action_id, s.version FROM resourceaction s WHERE "
+            "s.environment = $1 AND s.action = 'store' AND (EXISTS (SELECT 1 FROM resource r WHERE "
+            "r.environment = $1 AND r.model = s.version AND r.resource_id = $2) OR (NOT EXISTS (SELECT 1 "
+            "FROM "
+            "configurationmodel cm WHERE cm.environment = $1 AND cm.version = s.version) AND ") +
+            model::sqlResourceVersionId("$2", "s.version") +
+            " = ANY (s.resource_version_ids)))) x JOIN resourceaction ra ON ra.action_id = x.aid",
         env, rid));
   });
 }
@@ -135,7 +139,8 @@ llvm::Expected<nlohmann::json> PgStore::parameterFreshness(const std::string& en
 
 llvm::Error PgStore::requestFacts(const std::string& env, const std::vector<std::string>& resourceIds) {
   return withTxVoid(db_, "requesting facts", [&](pqxx::work& tx) {
-    for (const auto& rid : resourceIds) insertSchedulerRequest(tx, env, "get_fact", {{"resource_id", rid}});
+    for (const auto& rid : resourceIds)
+      insertSchedulerRequest(tx, env, model::SchedulerRequestKind::GetFact, {{"resource_id", rid}});
   });
 }
 
@@ -231,7 +236,7 @@ llvm::Error PgStore::agentAction(const std::string& env, const std::optional<std
                                     env, name ? *name : std::string());
     if (name && r.affected_rows() == 0)
       throw StoreFailure{ErrorCode::NotFound, "agent " + *name + " not found"};
-    insertSchedulerRequest(tx, env, "agents_changed",
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::AgentsChanged,
                            {{"agent", name ? nlohmann::json(*name) : nlohmann::json()}, {"action", action}});
   });
 }
@@ -246,21 +251,27 @@ llvm::Expected<nlohmann::json> PgStore::createDryrun(const std::string& env, int
     // Undefined resources and their dependents cannot be dry-run: their entries are final at once.
     pqxx::result r = tx.exec_params(
         "WITH cm AS (SELECT * FROM configurationmodel WHERE environment = $1 AND version = $2), "
-        "res AS (SELECT r.resource_id || ',v=' || r.model AS rvid, CASE WHEN r.is_undefined THEN 'undefined' "
-        "WHEN r.resource_id::text = ANY(cm.skipped_for_undeployable) THEN 'skipped_for_undefined' ELSE NULL "
-        "END AS done "
-        "FROM resource r CROSS JOIN cm WHERE r.environment = $1 AND r.model = $2) "
-        "INSERT INTO dryrun (id, environment, model, total, todo, resources) SELECT gen_random_uuid(), $1, "
-        "$2, "
-        "(SELECT count(*) FROM res), (SELECT count(*) FROM res WHERE done IS NULL), "
-        "coalesce((SELECT jsonb_object_agg(rvid, jsonb_build_object('changes', '{}'::jsonb, 'diff_status', "
-        "coalesce(done, 'unmodified'), 'done', done IS NOT NULL)) FROM res), '{}'::jsonb) "
-        "RETURNING json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, "
-        "'total', "
-        "total, 'todo', todo, 'resources', resources)::text",
+        "res AS (SELECT " +
+            model::sqlResourceVersionId("r.resource_id", "r.model") +
+            " AS rvid, CASE WHEN r.is_undefined THEN 'undefined' "
+            "WHEN r.resource_id::text = ANY(cm.skipped_for_undeployable) THEN 'skipped_for_undefined' ELSE "
+            "NULL "
+            "END AS done "
+            "FROM resource r CROSS JOIN cm WHERE r.environment = $1 AND r.model = $2) "
+            "INSERT INTO dryrun (id, environment, model, total, todo, resources) SELECT gen_random_uuid(), "
+            "$1, "
+            "$2, "
+            "(SELECT count(*) FROM res), (SELECT count(*) FROM res WHERE done IS NULL), "
+            "coalesce((SELECT jsonb_object_agg(rvid, jsonb_build_object('changes', '{}'::jsonb, "
+            "'diff_status', "
+            "coalesce(done, 'unmodified'), 'done', done IS NOT NULL)) FROM res), '{}'::jsonb) "
+            "RETURNING json_build_object('id', id, 'environment', environment, 'model', model, 'date', date, "
+            "'total', "
+            "total, 'todo', todo, 'resources', resources)::text",
         env, version);
     nlohmann::json row = parseFirst(r);
-    insertSchedulerRequest(tx, env, "dryrun", {{"id", row["id"]}, {"version", version}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::Dryrun,
+                           {{"id", row["id"]}, {"version", version}});
     return row;
   });
 }

@@ -42,10 +42,10 @@ const char* const kStatusSql =
     "AND rps.current_intent_attribute_hash <> rps.last_deployed_attribute_hash THEN 'available' "
     "ELSE rps.last_non_deploying_status END)";
 
-void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::string& kind,
+void insertSchedulerRequest(pqxx::work& tx, const std::string& env, model::SchedulerRequestKind kind,
                             const nlohmann::json& payload) {
   tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1, $2, $3::jsonb)", env,
-                 kind, payload.dump());
+                 std::string(model::spelling(kind)), payload.dump());
   tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
 }
 
@@ -211,7 +211,7 @@ llvm::Error PgStore::clearEnvironment(const std::string& id) {
           "agent", "inmanta_module", "parameter", "compile", "dryrun", "notification"})
       tx.exec_params(std::string("DELETE FROM ") + table + " WHERE environment = $1", id);
     tx.exec_params("INSERT INTO agent (environment, name) VALUES ($1, '$__scheduler')", id);
-    insertSchedulerRequest(tx, id, "read_version", nlohmann::json::object());
+    insertSchedulerRequest(tx, id, model::SchedulerRequestKind::ReadVersion, nlohmann::json::object());
   });
 }
 
@@ -230,7 +230,9 @@ llvm::Error PgStore::setHalted(const std::string& id, bool halted) {
           id);
     }
     tx.exec_params("UPDATE environment SET halted = $2 WHERE id = $1", id, halted);
-    insertSchedulerRequest(tx, id, halted ? "halt" : "resume", nlohmann::json::object());
+    insertSchedulerRequest(tx, id,
+                           halted ? model::SchedulerRequestKind::Halt : model::SchedulerRequestKind::Resume,
+                           nlohmann::json::object());
   });
 }
 
@@ -260,7 +262,7 @@ llvm::Error PgStore::writeSetting(const std::string& env, const std::string& key
                      env, key, value->dump());
     else
       tx.exec_params("UPDATE environment SET settings = settings - $2::text WHERE id = $1", env, key);
-    insertSchedulerRequest(tx, env, "settings_changed", {{"key", key}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::SettingsChanged, {{"key", key}});
   });
 }
 
@@ -272,7 +274,7 @@ llvm::Error PgStore::protectSettings(const std::string& env, const nlohmann::jso
     tx.exec_params("UPDATE environment SET settings = settings || $2::jsonb, "
                    "protected_settings = ARRAY(SELECT jsonb_array_elements_text($3::jsonb)) WHERE id = $1",
                    env, settings.dump(), keys.dump());
-    insertSchedulerRequest(tx, env, "settings_changed", {{"keys", keys}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::SettingsChanged, {{"keys", keys}});
   });
 }
 
@@ -369,7 +371,7 @@ llvm::Error PgStore::putCode(const std::string& env, int64_t cmVersion, const nl
   });
 }
 
-llvm::Error PgStore::requestScheduler(const std::string& env, const std::string& kind,
+llvm::Error PgStore::requestScheduler(const std::string& env, model::SchedulerRequestKind kind,
                                       const nlohmann::json& payload) {
   return withTxVoid(db_, "requesting the scheduler", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);

@@ -14,7 +14,7 @@ namespace inm::store {
 extern const char* const kStatusSql;
 
 /// INSERT a scheduler_request row and NOTIFY inmanta_scheduler inside `tx`.
-void insertSchedulerRequest(pqxx::work& tx, const std::string& env, const std::string& kind,
+void insertSchedulerRequest(pqxx::work& tx, const std::string& env, model::SchedulerRequestKind kind,
                             const nlohmann::json& payload);
 /// Throws NotFound unless environment `env` exists; returns its `halted` flag.
 bool requireEnvironment(pqxx::work& tx, const std::string& env);
@@ -105,7 +105,7 @@ class PgStore final : public Store {
   llvm::Expected<std::optional<bool>> tokenRevoked(const std::string& jti) override;
   llvm::Error revokeToken(const std::string& env, const std::string& jti) override;
   llvm::Expected<nlohmann::json> tokens(const std::string& env) override;
-  llvm::Error requestScheduler(const std::string& env, const std::string& kind,
+  llvm::Error requestScheduler(const std::string& env, model::SchedulerRequestKind kind,
                                const nlohmann::json& payload) override;
 
  private:

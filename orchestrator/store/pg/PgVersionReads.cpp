@@ -4,6 +4,7 @@
 // which writes them. Invariant: the resource lists come in resource_id order (the database's), as the answers
 // list them; the changed resources come unordered (the service sorts them).
 #include "PgStore.h"
+#include "model/Ids.h"
 
 #include <string>
 #include <string_view>
@@ -61,7 +62,12 @@ llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, i
             "r.resource_id",
         env, version);
     const std::string v = std::to_string(version);
-    const std::string suffix = ",v=" + v;
+    std::string rvid; // one buffer for every resource version id printed below
+    auto versioned = [&](std::string_view id) -> const std::string& {
+      rvid.clear();
+      model::appendResourceVersionId(rvid, id, model::VersionNumber{version});
+      return rvid;
+    };
     std::string envJson;
     appendJsonString(envJson, env);
     size_t total = 2;
@@ -77,7 +83,7 @@ llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, i
       out += "{\"environment\":" + envJson + ",\"model\":" + v + ",\"resource_id\":";
       appendJsonString(out, rid);
       out += ",\"resource_version_id\":";
-      appendJsonString(out, std::string(rid) + suffix);
+      appendJsonString(out, versioned(rid));
       out += ",\"resource_type\":";
       appendJsonString(out, row[1].c_str());
       out += ",\"agent\":";
@@ -99,13 +105,13 @@ llvm::Expected<std::string> PgStore::versionAnswerText(const std::string& env, i
         auto add = [&](const nlohmann::json& q) {
           if (!firstReq) out += ", ";
           firstReq = false;
-          appendJsonString(out, q.get<std::string>() + suffix);
+          appendJsonString(out, versioned(q.get_ref<const std::string&>()));
         };
         if (reqs.is_array())
           for (const auto& q : reqs) add(q);
       }
       out += "], \"version\": " + v + ", \"id\": ";
-      appendJsonString(out, std::string(rid) + suffix);
+      appendJsonString(out, versioned(rid));
       out += "},\"attribute_hash\":";
       appendJsonString(out, row[4].c_str());
       out += ",\"status\":";

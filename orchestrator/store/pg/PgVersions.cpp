@@ -4,6 +4,7 @@
 // action, all in one transaction under a shared per-environment advisory lock; release takes the exclusive
 // one.
 #include "PgStore.h"
+#include "model/Ids.h"
 #include "model/JsonNumbers.h"
 
 #include <llvm/ADT/SmallVector.h>
@@ -295,12 +296,15 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
   tx.exec_params(
       "INSERT INTO resourceaction (action_id, environment, version, resource_version_ids, action, "
       "started, finished, status, messages) SELECT gen_random_uuid(), $1, $2::integer, "
-      "coalesce(array_agg(r.resource_id || ',v=' || $2::integer::text), '{}'), 'store', now(), "
-      "now(), 'available', json_build_array(json_build_object('level', 'INFO', 'msg', 'Successfully stored "
-      "version ' || $2::integer::text, 'args', '[]'::json, 'kwargs', json_build_object('version', "
-      "$2::integer), "
-      "'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'))) "
-      "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
+      "coalesce(array_agg(" +
+          model::sqlResourceVersionId("r.resource_id", "$2::integer::text") +
+          "), '{}'), 'store', now(), "
+          "now(), 'available', json_build_array(json_build_object('level', 'INFO', 'msg', 'Successfully "
+          "stored "
+          "version ' || $2::integer::text, 'args', '[]'::json, 'kwargs', json_build_object('version', "
+          "$2::integer), "
+          "'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'))) "
+          "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
       in.environment, in.version);
 }
 
@@ -623,7 +627,7 @@ llvm::Expected<nlohmann::json> PgStore::releaseVersion(const std::string& env, i
     int64_t inserted = added[0][0].as<int64_t>(), undefined = added[0][1].as<int64_t>();
     tx.exec_params("UPDATE configurationmodel SET released = true WHERE environment = $1 AND version = $2",
                    env, version);
-    insertSchedulerRequest(tx, env, "read_version", {{"version", version}});
+    insertSchedulerRequest(tx, env, model::SchedulerRequestKind::ReadVersion, {{"version", version}});
     // When every resource of the version is new to the environment (total = inserted: resource ids are unique
     // per version), the statuses are known without reading them back: the undefined ones are done and failed,
     // the others available. Otherwise older rows carry deploy state: aggregate.

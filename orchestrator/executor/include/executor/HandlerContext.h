@@ -6,6 +6,8 @@
 // recorded changes.
 #pragma once
 
+#include "model/Vocabulary.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -52,12 +54,16 @@ enum class ResourceState : uint8_t {
   NonCompliant,
   Dry
 };
+/// The status `s` reports (model/DeployStatus.def) and its spelling.
+model::DeployStatus deployStatus(ResourceState s);
 const char* stateName(ResourceState s);
 /// Parses a state name; nullopt when it is not one of the handler states.
 std::optional<ResourceState> parseState(const std::string& name);
 
 /// `nochange`, `created`, `updated`, `purged` (the action log's `change`).
-enum class Change : uint8_t { NoChange, Created, Updated, Purged };
+/// `nochange`, `created`, `updated`, `purged`: model/Change.def.
+using Change = model::Change;
+/// The spelling of `c` (model::spelling, NUL-terminated).
 const char* changeName(Change c);
 
 /// One structured log line of an action, as stored in the action log (§15).

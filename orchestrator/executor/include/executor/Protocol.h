@@ -85,8 +85,8 @@ struct DeployRequest {
 struct ActionResult {
   std::string actionId;
   std::string resourceId;
-  std::string status; ///< a ResourceState name, or "unavailable"
-  std::string change = "nochange";
+  std::string status; ///< a ResourceState name, or `unavailable` (model/DeployStatus.def)
+  std::string change{model::spelling(model::Change::NoChange)};
   Json changes = Json::object(); ///< {attr: {current, desired}}
   Json logs = Json::array();     ///< LogLine::toJson() objects
   /// When non-empty, more log lines (before those of `logs`) as the text of a JSON array, as received in the

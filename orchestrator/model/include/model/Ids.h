@@ -109,6 +109,8 @@ std::string resourceVersionId(std::string_view resourceId, VersionNumber version
 inline std::string resourceVersionId(std::string_view resourceId, int64_t version) {
   return resourceVersionId(resourceId, VersionNumber{version});
 }
+/// The text appended to a resource id to version it, `,v=<version>` (for text spliced without parsing).
+std::string versionSuffix(VersionNumber version);
 /// The SQL expression forming a resource version id in the database from two SQL expressions, e.g.
 /// sqlResourceVersionId("r.resource_id", "r.model") == "r.resource_id || ',v=' || r.model".
 std::string sqlResourceVersionId(std::string_view idExpr, std::string_view versionExpr);

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace inm::model {
 
@@ -53,6 +55,23 @@ std::string_view payloadShape(SchedulerRequestKind k);
 /// Whether `s` is one of the reference's ResourceState values (all but the handler-only
 /// SkippedForDependency).
 inline bool isReferenceStatus(DeployStatus s) { return s != DeployStatus::SkippedForDependency; }
+
+/// The spellings of a list, in .def order (filter validation, messages).
+template <class E, size_t N>
+std::vector<std::string> spellings(const E (&all)[N]) {
+  std::vector<std::string> out;
+  out.reserve(N);
+  for (E e : all) out.emplace_back(spelling(e));
+  return out;
+}
+/// The reference's ResourceState spellings (kDeployStatuses without SkippedForDependency), in its order.
+const std::vector<std::string>& referenceStatusSpellings();
+
+/// How a direct dependency's status gates a deploy (the handler framework's rule, orchestrator.md §6.5):
+/// `deployed` lets it run; `undefined`, `skipped_for_undefined` and `dry` are Undefined; `available` and
+/// `deploying` (a newer intent not deployed yet) are Stale; anything else, unknown text included, is Failed.
+enum class DependencyGate : uint8_t { Ready, Undefined, Stale, Failed };
+DependencyGate dependencyGate(std::string_view status);
 
 /// Whether `text` is the spelling of `s` (for JSON and database text read without parsing).
 inline bool is(std::string_view text, DeployStatus s) { return text == spelling(s); }

@@ -4,6 +4,8 @@
 // `unavailable`).
 #pragma once
 
+#include "model/Vocabulary.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -35,7 +37,7 @@ struct WorkItem {
   TaskKind kind = TaskKind::Deploy;
   std::string actionId;   ///< uuid of the resourceaction row this run writes
   std::string resourceId; ///< unversioned id
-  int version = 0;        ///< version of the intent (rvid = resourceId + ",v=" + version)
+  int version = 0;        ///< version of the intent (rvid: model::resourceVersionId(resourceId, version))
   std::string agent;
   /// The intent's attributes: the parsed tree when the intent was built in memory (tests), else null and
   /// `attributesText` holds them as the compact JSON text read from the store, handed on unparsed.
@@ -54,11 +56,12 @@ struct WorkItem {
 /// The outcome of one WorkItem.
 struct WorkResult {
   uint64_t taskId = 0;
-  /// Deploy: deployed | non_compliant | failed | unavailable | skipped | skipped_for_dependency.
+  /// A model/DeployStatus.def spelling. Deploy: deployed | non_compliant | failed | unavailable | skipped |
+  /// skipped_for_dependency.
   /// DryRun: dry | failed. RefreshFact: deployed | failed | unavailable.
   std::string status;
-  std::string change = "nochange";                   ///< nochange | created | updated | purged
-  nlohmann::json changes = nlohmann::json::object(); ///< attr -> {"current": .., "desired": ..}
+  std::string change{model::spelling(model::Change::NoChange)}; ///< model/Change.def
+  nlohmann::json changes = nlohmann::json::object();            ///< attr -> {"current": .., "desired": ..}
   nlohmann::json messages = nlohmann::json::array(); ///< LogLines {"level","msg","args","kwargs","timestamp"}
   /// When non-empty, LogLines before those of `messages`, as the text of a JSON array as the executor sent it
   /// (validated on receipt): a deploy's lines go to the action row without being parsed in the scheduler.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/Failure.h"
+#include "model/Vocabulary.h"
 
 #include <llvm/Support/Error.h>
 #include <nlohmann/json.hpp>
@@ -267,7 +268,7 @@ class Store {
   virtual llvm::Expected<nlohmann::json> tokens(const std::string& env) = 0;
 
   // Scheduler hand-off: inserts a scheduler_request row and NOTIFYs inmanta_scheduler, in one transaction.
-  virtual llvm::Error requestScheduler(const std::string& env, const std::string& kind,
+  virtual llvm::Error requestScheduler(const std::string& env, model::SchedulerRequestKind kind,
                                        const nlohmann::json& payload) = 0;
 };
 

@@ -63,7 +63,9 @@ class SchedulerStore {
   llvm::Expected<std::vector<plan::VersionSnapshot>> releasedVersionsAfter(int after);
   /// The rps rows (orphans excluded) after clearing is_deploying (§6.10: a restart clears it).
   llvm::Expected<std::unordered_map<std::string, PersistedState>> loadPersistedAndClearDeploying();
-  /// Takes (deletes and returns) this environment's pending requests in id order.
+  /// Takes (deletes and returns) this environment's pending requests in id order. When the connection dies
+  /// around the COMMIT, it asks a fresh connection whether the rows are gone (only this process deletes them)
+  /// and returns them if so, so a request is neither lost nor taken twice.
   llvm::Expected<std::vector<Request>> takeRequests();
   /// Prepares a dryrun row: creates it when the server did not, and returns the resources of `version` still
   /// to run (those not pre-filled; undefined/BLOCKED/paused ones pre-filled here when we created the row).
