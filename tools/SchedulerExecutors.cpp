@@ -5,6 +5,8 @@
 // unavailable executor or unreadable code answers `unavailable`).
 #include "SchedulerExecutors.h"
 
+#include "model/AgentUri.h"
+
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
@@ -115,6 +117,7 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
       continue;
     }
     auto key = blueprintOf(w.version, w.agent, &error);
+    if (key) key = executorKey(*key, w.agent, &error);
     if (!key) {
       failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
       continue;
@@ -187,11 +190,29 @@ void ProcessExecutor::armRetirement() {
 
 executor::ExecutorOptions ProcessExecutor::withKeyArguments(executor::ExecutorOptions o) {
   o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
-    auto it = codeDirs_.find(key);
-    if (it == codeDirs_.end()) return {};
-    return {"--python-code", it->second};
+    std::vector<std::string> args;
+    auto remote = remoteKeys_.find(key);
+    auto it = codeDirs_.find(remote == remoteKeys_.end() ? key : remote->second.first);
+    if (it != codeDirs_.end()) args = {"--python-code", it->second};
+    if (remote != remoteKeys_.end()) args.insert(args.end(), {"--agent-uri", remote->second.second});
+    return args;
   };
   return o;
+}
+
+std::optional<std::string> ProcessExecutor::executorKey(const std::string& blueprint,
+                                                        const std::string& agent, std::string* error) {
+  auto it = agentUris_.find(agent);
+  if (it == agentUris_.end()) return blueprint;
+  auto uri = model::parseAgentUri(it->second);
+  if (!uri) {
+    *error = "agent " + agent + " in setting autostart_agent_map: " + llvm::toString(uri.takeError());
+    return std::nullopt;
+  }
+  if (uri->local()) return blueprint;
+  std::string key = blueprint + "|" + agent + "|" + uri->str();
+  remoteKeys_[key] = {blueprint, agent + "=" + uri->str()};
+  return key;
 }
 
 std::optional<std::string> ProcessExecutor::blueprintOf(int version, const std::string& agent,

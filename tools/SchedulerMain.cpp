@@ -369,6 +369,11 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   };
   executor::ExecutorOptions exOptions;
   exOptions.threads = executorThreads;
+  // ssh:// agents (docs/deploy.md "Agentless over SSH"): which known_hosts and key the executors' ssh uses.
+  for (const auto& [option, flag] : {std::pair{"ssh-known-hosts-file", "--ssh-known-hosts"},
+                                     std::pair{"ssh-identity-file", "--ssh-identity"}})
+    if (std::string v = cfg->getString("agent", option, ""); !v.empty())
+      exOptions.arguments.insert(exOptions.arguments.end(), {flag, v});
   InProcessNullExecutor nullExec(ioc, deliver);
   std::unique_ptr<ProcessExecutor> procExec;
   std::unique_ptr<ExternalAgents> externals;
@@ -480,6 +485,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       resetOnStart = i.resetDeployProgressOnStart;
       state.setSettings(i.settings);
       state.setHalted(i.halted);
+      if (procExec) procExec->setAgentUris(i.agentUris);
     };
   };
   auto readVersions = [&](pg::SchedulerStore& from, int managed) -> Apply {

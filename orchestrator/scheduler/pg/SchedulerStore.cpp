@@ -199,6 +199,10 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     else
       info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset +
                                    "' is not a boolean");
+    if (settings.is_object() && settings.contains("autostart_agent_map") &&
+        settings["autostart_agent_map"].is_object())
+      for (const auto& [agent, uri] : settings["autostart_agent_map"].items())
+        info.agentUris[agent] = uri.is_string() ? uri.get<std::string>() : uri.dump();
     std::string par = text("agent_parallelism", "1");
     try {
       size_t used = 0;

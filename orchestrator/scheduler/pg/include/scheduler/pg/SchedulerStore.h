@@ -36,8 +36,9 @@ struct Request {
 struct EnvironmentInfo {
   Settings settings;
   bool halted = false;
-  bool resetDeployProgressOnStart = false; ///< §6.10: start from scratch (every resource counts as new)
-  std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
+  bool resetDeployProgressOnStart = false;      ///< §6.10: start from scratch (every resource counts as new)
+  std::vector<std::string> settingErrors;       ///< bad setting values (the default is used instead)
+  std::map<std::string, std::string> agentUris; ///< autostart_agent_map: agent -> URI text (unparsed)
 };
 
 class SchedulerStore {

@@ -1,0 +1,195 @@
+"""Agentless over SSH (docs/deploy.md "Agentless over SSH", issue #28): an agent whose URI in the environment
+setting `autostart_agent_map` is ssh://user@127.0.0.1:PORT deploys its std::File, std::Directory and std::Symlink
+on that "remote" host as that user, through a real OpenSSH server the test starts (own config, host key and a
+loopback port; stopped by PID) and the executor's multiplexed OpenSSH master. Checks what the test user sees on
+disk (content, mode, owner), that a changed map takes effect at the agent's next deploy, that drift made there is
+repaired, that a dry run reports without touching, and that an unreachable port and a wrong host key end
+`unavailable` with ssh's reason naming host and port. Runs as root (it creates the test user with useradd and
+removes it afterwards)."""
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+import uuid
+
+import harness
+from deploy_support import DeployEnv, std_file
+
+SSHD = "/usr/sbin/sshd"
+USER = "inmsshtest"
+
+
+def keygen(path):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path], check=True, capture_output=True)
+
+
+def std_dir(path, agent, perms=755):
+    attrs = {"path": path, "owner": None, "group": None, "permissions": perms, "purged": False,
+             "purge_on_delete": False, "reload": False, "send_event": True, "receive_events": True,
+             "report_only": False, "references": [], "mutators": [], "requires": []}
+    return {"id": f"std::Directory[{agent},path={path}]", "agent": agent, "attributes": attrs, "undefined": False}
+
+
+def std_link(source, target, agent):
+    attrs = {"source": source, "target": target, "purged": False, "purge_on_delete": False, "reload": False,
+             "send_event": True, "receive_events": True, "report_only": False, "references": [], "mutators": [],
+             "requires": []}
+    return {"id": f"std::Symlink[{agent},target={target}]", "agent": agent, "attributes": attrs, "undefined": False}
+
+
+def remote_file(path, content_hash, agent, perms=640):
+    r = std_file(path, content_hash, agent)
+    r["attributes"]["permissions"] = perms
+    return r
+
+
+@unittest.skipUnless(os.path.exists(SSHD), "no OpenSSH server (apt-get install openssh-server)")
+@unittest.skipUnless(os.geteuid() == 0, "needs root (creates a test user)")
+class AgentlessSshTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="inm-agentless-")
+        t = cls.tmp
+        cls.created_user = False
+        try:
+            pwd.getpwnam(USER)
+        except KeyError:
+            subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True, capture_output=True)
+            cls.created_user = True
+        # Without PAM, sshd refuses a locked account ("!" password) even for keys: '*' = no password, not locked.
+        subprocess.run(["usermod", "-p", "*", USER], check=True, capture_output=True)
+        cls.pw = pwd.getpwnam(USER)
+        cls.home = cls.pw.pw_dir
+        keygen(os.path.join(t, "hostkey"))
+        keygen(os.path.join(t, "client"))
+        keygen(os.path.join(t, "stranger"))
+        ssh_dir = os.path.join(cls.home, ".ssh")
+        os.makedirs(ssh_dir, exist_ok=True)
+        with open(os.path.join(ssh_dir, "authorized_keys"), "w") as f:
+            f.write(open(os.path.join(t, "client.pub")).read())
+        for p in (ssh_dir, os.path.join(ssh_dir, "authorized_keys")):
+            os.chown(p, cls.pw.pw_uid, cls.pw.pw_gid)
+            os.chmod(p, 0o700 if p == ssh_dir else 0o600)
+        cls.port = harness.free_port()
+        with open(os.path.join(t, "sshd_config"), "w") as f:
+            f.write(f"Port {cls.port}\nListenAddress 127.0.0.1\nHostKey {t}/hostkey\nPidFile {t}/sshd.pid\n"
+                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+                    f"AllowUsers {USER}\nMaxSessions 50\nMaxStartups 50\n")
+        os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
+        cls.sshd = harness.Process([SSHD, "-D", "-f", os.path.join(t, "sshd_config"), "-E",
+                                    os.path.join(t, "sshd.log")])
+        harness.wait_for(cls._up, timeout=10, what="sshd listening")
+        host_pub = open(os.path.join(t, "hostkey.pub")).read().split()
+        cls.known = os.path.join(t, "known_hosts")
+        with open(cls.known, "w") as f:
+            f.write(f"[127.0.0.1]:{cls.port} {host_pub[0]} {host_pub[1]}\n")
+        other = open(os.path.join(t, "stranger.pub")).read().split()
+        cls.wrong_known = os.path.join(t, "wrong_known_hosts")
+        with open(cls.wrong_known, "w") as f:
+            f.write(f"[127.0.0.1]:{cls.port} {other[0]} {other[1]}\n")
+        # The scheduler's executors find the key and known_hosts through [agent] ssh-*-file.
+        cls.env = {"INMANTA_AGENT_SSH_KNOWN_HOSTS_FILE": cls.known,
+                   "INMANTA_AGENT_SSH_IDENTITY_FILE": os.path.join(t, "client")}
+
+    @classmethod
+    def _up(cls):
+        try:
+            with socket.create_connection(("127.0.0.1", cls.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sshd.stop()
+        # The executors asked their ssh masters to exit when the scheduler stopped (each test's cleanup).
+        if cls.created_user:
+            subprocess.run(["userdel", "-f", "-r", USER], capture_output=True)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def uri(self, **options):
+        q = "&".join(f"{k}={v}" for k, v in options.items())
+        return f"ssh://{USER}@127.0.0.1:{self.port}" + (f"?{q}" if q else "")
+
+    def scratch(self):
+        """A fresh directory in the test user's home, owned by them."""
+        d = os.path.join(self.home, "t-" + uuid.uuid4().hex[:8])
+        os.mkdir(d)
+        os.chown(d, self.pw.pw_uid, self.pw.pw_gid)
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def messages(self, d, resource_id):
+        return " ".join(m["msg"] + " " + json.dumps(m.get("kwargs", {})) for a in d.actions(resource_id)
+                        for m in a[4])
+
+    def test_deploy_map_change_repair_and_dry_run(self):
+        base = self.scratch()
+        motd, sub, link = f"{base}/motd", f"{base}/conf.d", f"{base}/current"
+        d = DeployEnv(self, {"autostart_agent_map": {"internal": "local:"}})
+        h1 = d.put_file(b"hello over ssh\n")
+        fid = f"std::File[web,path={motd}]"
+        d.put_version(1, [remote_file(motd, h1, "web", perms=644)])
+        d.start(extra_env=self.env)
+        # Not in the map: agent `web` deploys locally, as root.
+        d.wait_status(fid, "deployed")
+        self.assertEqual(os.stat(motd).st_uid, 0)
+        os.unlink(motd)
+        # Mapped to ssh: the next deploy of `web` runs over ssh as the test user.
+        d.set_setting("autostart_agent_map", {"internal": "local:", "web": self.uri()})
+        d.put_version(2, [remote_file(motd, h1, "web"), std_dir(sub, "web", 750),
+                          std_link(motd, link, "web")])
+        for r in (fid, f"std::Directory[web,path={sub}]", f"std::Symlink[web,target={link}]"):
+            d.wait_status(r, "deployed", timeout=30)
+        st = os.stat(motd)
+        self.assertEqual(open(motd, "rb").read(), b"hello over ssh\n")
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (self.pw.pw_uid, 0o640))
+        st = os.stat(sub)
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (self.pw.pw_uid, 0o750))
+        self.assertEqual(os.readlink(link), motd)
+        self.assertEqual(os.lstat(link).st_uid, self.pw.pw_uid)
+        # Drift made on the remote side: a dry run reports it and changes nothing ...
+        with open(motd, "w") as f:
+            f.write("changed by hand\n")
+        dr = str(uuid.uuid4())
+        d.request("dryrun", {"id": dr, "version": 2})
+        harness.wait_for(lambda: d.sql(f"SELECT todo FROM dryrun WHERE id = '{dr}'") == "0", timeout=30)
+        res = json.loads(d.sql(f"SELECT resources FROM dryrun WHERE id = '{dr}'"))
+        self.assertEqual(res[fid + ",v=2"]["diff_status"], "modified", res)
+        self.assertIn("hash", json.dumps(res[fid + ",v=2"]))
+        self.assertEqual(open(motd).read(), "changed by hand\n")
+        # ... and a repair restores it.
+        n = len(d.actions(fid))
+        d.request("deploy", {"agents": ["web"], "repair": True})
+        harness.wait_for(lambda: len(d.actions(fid)) > n and d.status(fid) == "deployed", timeout=30)
+        harness.wait_for(lambda: open(motd, "rb").read() == b"hello over ssh\n", timeout=10)
+        self.assertEqual(os.stat(motd).st_mode & 0o7777, 0o640)
+
+    def test_unreachable_port_and_wrong_host_key_are_unavailable(self):
+        base = self.scratch()
+        closed = harness.free_port()
+        d = DeployEnv(self, {"autostart_agent_map": {
+            "internal": "local:",
+            "down": f"ssh://{USER}@127.0.0.1:{closed}",
+            "spoofed": self.uri(known_hosts=self.wrong_known)}})
+        h = d.put_file(b"x\n")
+        down, spoofed = f"std::File[down,path={base}/a]", f"std::File[spoofed,path={base}/b]"
+        d.put_version(1, [remote_file(f"{base}/a", h, "down"), remote_file(f"{base}/b", h, "spoofed")])
+        d.start(extra_env=self.env)
+        d.wait_status(down, "unavailable", timeout=30)
+        d.wait_status(spoofed, "unavailable", timeout=30)
+        msg = self.messages(d, down)
+        self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{closed} over ssh", msg)
+        self.assertIn("Connection refused", msg)
+        msg = self.messages(d, spoofed)
+        self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{self.port} over ssh", msg)
+        self.assertIn("Host key verification failed", msg)
+        self.assertFalse(os.path.exists(f"{base}/a") or os.path.exists(f"{base}/b"))
+
+
+if __name__ == "__main__":
+    unittest.main()
