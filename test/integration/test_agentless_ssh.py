@@ -17,10 +17,47 @@ import unittest
 import uuid
 
 import harness
+import pyfixtures
+import server_fixture as sf
 from deploy_support import DeployEnv, std_file
 
 SSHD = "/usr/sbin/sshd"
 USER = "inmsshtest"
+
+
+SSH_PLUGINS = '''"""Test module of test_agentless_ssh.py: a Note kept through the handler's self._io."""
+from inmanta.agent.handler import CRUDHandler, HandlerContext, ResourcePurged, provider
+from inmanta.resources import PurgeableResource, resource
+
+
+@resource("sshnote::Note", agent="agentname", id_attribute="path")
+class Note(PurgeableResource):
+    fields = ("path", "content")
+
+
+@provider("sshnote::Note", name="note")
+class NoteHandler(CRUDHandler):
+    def read_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        if not self._io.file_exists(resource.path):
+            raise ResourcePurged()
+        resource.content = self._io.read(resource.path)
+
+    def create_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        self._io.put(resource.path, resource.content)
+        self._io.chmod(resource.path, "600")
+        st = self._io.file_stat(resource.path)
+        ctx.info("wrote %(path)s through %(io)s as %(owner)s", path=resource.path, io=repr(self._io),
+                 owner=st["owner"], remote=self._io.is_remote(), uri=self._agent.uri)
+        ctx.set_created()
+
+    def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
+        self._io.put(resource.path, resource.content)
+        ctx.set_updated()
+
+    def delete_resource(self, ctx: HandlerContext, resource: Note) -> None:
+        self._io.remove(resource.path)
+        ctx.set_purged()
+'''
 
 
 def keygen(path):
@@ -189,6 +226,43 @@ class AgentlessSshTest(unittest.TestCase):
         self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{self.port} over ssh", msg)
         self.assertIn("Host key verification failed", msg)
         self.assertFalse(os.path.exists(f"{base}/a") or os.path.exists(f"{base}/b"))
+
+    def test_python_handler_writes_through_the_remote_io(self):
+        base = self.scratch()
+        target = f"{base}/note.txt"
+        work = tempfile.mkdtemp(prefix="inm-agentless-py-")
+        self.addCleanup(shutil.rmtree, work, True)
+        srv = sf.Server(schedulers=True, env={**os.environ, **self.env})
+        self.addCleanup(srv.stop)
+        _, env = srv.project_env("agentless")
+        for k in ("autostart_agent_deploy_interval", "autostart_agent_repair_interval"):
+            srv.ok("POST", f"/api/v2/environment_settings/{k}", {"value": "0"}, env=env)
+        # A malformed URI is refused when the setting is set, naming the agent and the problem.
+        status, body = srv.call("POST", "/api/v2/environment_settings/autostart_agent_map",
+                                {"value": {"remote": f"ssh://{USER}@127.0.0.1:notaport"}}, env=env)
+        self.assertEqual(status, 400, body)
+        self.assertIn("agent 'remote'", json.dumps(body))
+        self.assertIn("port 'notaport'", json.dumps(body))
+        srv.ok("POST", "/api/v2/environment_settings/autostart_agent_map",
+               {"value": {"internal": "local:", "remote": self.uri()}}, env=env)
+        pyfixtures.write_module(os.path.join(work, "libs"), "sshnote", pyfixtures.NOTE_MODEL % {"module": "sshnote"},
+                                SSH_PLUGINS)
+        proj = pyfixtures.write_project(work, "agentless", 'import sshnote\nsshnote::Note(path="%s", '
+                                        'content="from python over ssh", agentname="remote")\n' % target)
+        v = pyfixtures.export_and_release(self, srv, env, proj)
+        rid = f"sshnote::Note[remote,path={target}]"
+        harness.wait_for(lambda: harness.psql(srv.db, "SELECT last_non_deploying_status FROM "
+                                              f"resource_persistent_state WHERE resource_id = '{rid}'") == "deployed",
+                         timeout=90, what="the Python resource to be deployed")
+        self.assertEqual(open(target).read(), "from python over ssh")
+        st = os.stat(target)
+        self.assertEqual((st.st_uid, st.st_mode & 0o777), (self.pw.pw_uid, 0o600))
+        logs = pyfixtures.deploy_logs(srv.db, rid, v)
+        wrote = [m for m in logs if m["msg"].startswith("wrote ")]
+        self.assertEqual(len(wrote), 1, logs)
+        self.assertIn("SshIO(", wrote[0]["msg"])
+        self.assertEqual(wrote[0]["kwargs"]["owner"], USER)
+        self.assertTrue(wrote[0]["kwargs"]["remote"])
 
 
 if __name__ == "__main__":
