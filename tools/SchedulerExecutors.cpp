@@ -93,6 +93,7 @@ ProcessExecutor::ProcessExecutor(asio::io_context& ioc, executor::ExecutorOption
 void ProcessExecutor::submit(std::vector<WorkItem> batch) {
   std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts; // by blueprint
   std::vector<executor::ActionResult> failed;
+  std::vector<executor::DeployRequest> agentConfigs;
   std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
       remoteFacts;
   for (const auto& w : batch) {
@@ -108,6 +109,11 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
     r.dependencyChanged = w.dependencyChanged;
     r.dryRun = w.kind == TaskKind::DryRun;
     taskOf_[w.actionId] = w.taskId;
+    if (writeAgentUri_ && w.kind != TaskKind::RefreshFact &&
+        w.resourceId.rfind("std::AgentConfig[", 0) == 0) {
+      agentConfigs.push_back(std::move(r));
+      continue;
+    }
     std::string error;
     if (externals_ && externals_->isExternal(w.agent)) {
       if (auto s = externals_->session(w.agent, &error))
@@ -149,6 +155,7 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
     }
   };
   for (const auto& f : failed) onResult(f);
+  for (const auto& r : agentConfigs) applyAgentConfig(r, onResult);
   for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
   for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
   for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
@@ -161,6 +168,64 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
         onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
     }
   }
+}
+
+void ProcessExecutor::applyAgentConfig(const executor::DeployRequest& r,
+                                       std::function<void(const executor::ActionResult&)> done) {
+  executor::ActionResult a;
+  a.actionId = r.actionId;
+  a.resourceId = r.resourceId;
+  auto fail = [&](const std::string& why) {
+    a.status = "failed";
+    a.logs.push_back(scheduler::logLine("error", "std::AgentConfig " + r.resourceId + ": " + why));
+    done(a);
+  };
+  nlohmann::json attrs =
+      r.attributesText ? nlohmann::json::parse(*r.attributesText, nullptr, false) : r.attributes;
+  if (!attrs.is_object() || !attrs.contains("agentname") || !attrs["agentname"].is_string())
+    return fail("it has no agentname");
+  std::string agent = attrs["agentname"].get<std::string>();
+  bool purged = attrs.value("purged", false);
+  std::string uri =
+      attrs.contains("uri") && attrs["uri"].is_string() ? attrs["uri"].get<std::string>() : "local:";
+  if (!purged)
+    if (auto parsed = model::parseAgentUri(uri); !parsed) return fail(llvm::toString(parsed.takeError()));
+  auto it = agentUris_.find(agent);
+  nlohmann::json current = it == agentUris_.end() ? nlohmann::json() : nlohmann::json(it->second);
+  nlohmann::json desired = purged ? nlohmann::json() : nlohmann::json(uri);
+  bool dry = r.dryRun;
+  if (current == desired) {
+    a.status = dry ? "dry" : "deployed";
+    return done(a);
+  }
+  if (current.is_null() || desired.is_null())
+    a.changes["purged"] = {{"current", current.is_null()}, {"desired", desired.is_null()}};
+  else
+    a.changes["uri"] = {{"current", current}, {"desired", desired}};
+  if (dry) {
+    a.status = "dry";
+    return done(a);
+  }
+  a.change = desired.is_null() ? "purged" : current.is_null() ? "created" : "updated";
+  std::optional<std::string> value = purged ? std::nullopt : std::optional<std::string>(uri);
+  writeAgentUri_(agent, value, [this, a, agent, value, done](std::string error) mutable {
+    asio::post(ioc_, [this, a = std::move(a), agent, value, done, error]() mutable {
+      if (!error.empty()) {
+        a.status = "failed";
+        a.change = "nochange";
+        a.logs.push_back(scheduler::logLine("error", "std::AgentConfig " + a.resourceId + ": " + error));
+      } else {
+        a.status = "deployed";
+        a.logs.push_back(scheduler::logLine("info", "autostart_agent_map: agent " + agent + " -> " +
+                                                        (value ? *value : std::string("(removed)"))));
+        if (value)
+          agentUris_[agent] = *value;
+        else
+          agentUris_.erase(agent);
+      }
+      done(a);
+    });
+  });
 }
 
 void ProcessExecutor::shutdown(std::function<void()> done) {

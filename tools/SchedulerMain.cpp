@@ -397,6 +397,15 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
           say("error: " + llvm::toString(std::move(err)));
       });
     });
+    // std::AgentConfig writes autostart_agent_map on the file connection (docs/deploy.md "Agentless over
+    // SSH").
+    procExec->setAgentUriWriter([&](const std::string& agent, std::optional<std::string> uri,
+                                    std::function<void(std::string)> reply) {
+      asio::post(fileStrand, [&, agent, uri, reply] {
+        llvm::Error err = (*fileStore)->setAgentUri(agent, uri);
+        reply(err ? llvm::toString(std::move(err)) : std::string());
+      });
+    });
     execRef.target = procExec.get();
     // External agents (docs/deploy.md): the server relays `inmanta agent` connections to this socket.
     std::vector<std::string> known;

@@ -78,6 +78,14 @@ def std_link(source, target, agent):
     return {"id": f"std::Symlink[{agent},target={target}]", "agent": agent, "attributes": attrs, "undefined": False}
 
 
+def agent_config(agentname, uri, purged=False):
+    attrs = {"agentname": agentname, "uri": uri, "autostart": True, "agent": "internal", "purged": purged,
+             "purge_on_delete": False, "send_event": True, "receive_events": True, "report_only": False,
+             "references": [], "mutators": [], "requires": []}
+    return {"id": f"std::AgentConfig[internal,agentname={agentname}]", "agent": "internal", "attributes": attrs,
+            "undefined": False}
+
+
 def remote_file(path, content_hash, agent, perms=640):
     r = std_file(path, content_hash, agent)
     r["attributes"]["permissions"] = perms
@@ -226,6 +234,32 @@ class AgentlessSshTest(unittest.TestCase):
         self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{self.port} over ssh", msg)
         self.assertIn("Host key verification failed", msg)
         self.assertFalse(os.path.exists(f"{base}/a") or os.path.exists(f"{base}/b"))
+
+    def test_agent_config_sets_the_map_before_its_agent_deploys(self):
+        base = self.scratch()
+        d = DeployEnv(self, {"autostart_agent_map": {"internal": "local:"}})
+        h = d.put_file(b"configured by AgentConfig\n")
+        cid = "std::AgentConfig[internal,agentname=web2]"
+        f = remote_file(f"{base}/f", h, "web2")
+        f["attributes"]["requires"] = [cid]
+        d.put_version(1, [agent_config("web2", self.uri()), f])
+        d.start(extra_env=self.env)
+        d.wait_status(f["id"], "deployed", timeout=30)
+        self.assertEqual(d.status(cid), "deployed")
+        mapped = json.loads(d.sql(f"SELECT settings->'autostart_agent_map' FROM environment WHERE id = '{d.env}'"))
+        self.assertEqual(mapped, {"internal": "local:", "web2": self.uri()})
+        self.assertEqual(os.stat(f"{base}/f").st_uid, self.pw.pw_uid, "the file was not written over ssh")
+        # A dry run of a changed uri reports the change and writes nothing; purging the AgentConfig removes it.
+        d.put_version(2, [agent_config("web2", "ssh://other@127.0.0.1:2222")], release=False)
+        dr = str(uuid.uuid4())
+        d.request("dryrun", {"id": dr, "version": 2})
+        harness.wait_for(lambda: d.sql(f"SELECT todo FROM dryrun WHERE id = '{dr}'") == "0", timeout=30)
+        res = json.loads(d.sql(f"SELECT resources FROM dryrun WHERE id = '{dr}'"))
+        self.assertEqual(res[cid + ",v=2"]["diff_status"], "modified", res)
+        self.assertIn("ssh://other@127.0.0.1:2222", json.dumps(res[cid + ",v=2"]))
+        d.put_version(3, [agent_config("web2", self.uri(), purged=True)])
+        harness.wait_for(lambda: "web2" not in json.loads(d.sql(
+            f"SELECT settings->'autostart_agent_map' FROM environment WHERE id = '{d.env}'")), timeout=30)
 
     def test_python_handler_writes_through_the_remote_io(self):
         base = self.scratch()

@@ -55,6 +55,10 @@ class SchedulerStore {
   llvm::Expected<bool> tryLockEnvironment();
   llvm::Expected<int> ensureSchedulerRow();
   llvm::Expected<EnvironmentInfo> loadEnvironment();
+  /// std::AgentConfig (docs/deploy.md "Agentless over SSH"): sets (uri) or removes (nullopt) the agent's
+  /// entry of the environment setting autostart_agent_map and queues a settings_changed request. A protected
+  /// setting (project.yml) is an error naming it.
+  llvm::Error setAgentUri(const std::string& agent, const std::optional<std::string>& uri);
   /// agent name -> paused.
   llvm::Expected<std::map<std::string, bool>> loadAgents();
   /// All resources of one version.
