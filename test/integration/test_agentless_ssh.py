@@ -47,7 +47,8 @@ class NoteHandler(CRUDHandler):
         self._io.chmod(resource.path, "600")
         st = self._io.file_stat(resource.path)
         ctx.info("wrote %(path)s through %(io)s as %(owner)s", path=resource.path, io=repr(self._io),
-                 owner=st["owner"], remote=self._io.is_remote(), uri=self._agent.uri)
+                 owner=st["owner"], remote=self._io.is_remote(), uri=self._agent.uri,
+                 exit255=self._io.run("sh", ["-c", "exit 255"])[2], whoami=self._io.run("id", ["-un"])[0])
         ctx.set_created()
 
     def update_resource(self, ctx: HandlerContext, changes: dict, resource: Note) -> None:
@@ -297,6 +298,8 @@ class AgentlessSshTest(unittest.TestCase):
         self.assertIn("SshIO(", wrote[0]["msg"])
         self.assertEqual(wrote[0]["kwargs"]["owner"], USER)
         self.assertTrue(wrote[0]["kwargs"]["remote"])
+        self.assertEqual(wrote[0]["kwargs"]["whoami"], USER)
+        self.assertEqual(wrote[0]["kwargs"]["exit255"], 255, "a command's own 255 is not an ssh failure")
 
 
 if __name__ == "__main__":

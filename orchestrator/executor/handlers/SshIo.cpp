@@ -3,8 +3,9 @@
 // every operation is one `ssh -S <socket>` client over it running a small POSIX-shell script with its
 // arguments single-quoted (`sh -c '<script>' inmanta-io 'arg'…`); file content travels on stdin. Nothing but
 // a POSIX shell and coreutils is needed on the remote side. Invariants: ssh's exit status 255 (it could not
-// connect, authenticate or verify the host key) is a HostUnavailable naming host, port and ssh's message; a
-// dead master is restarted once per operation; the master is asked to exit and its socket directory removed
+// connect, authenticate or verify the host key) is a HostUnavailable naming host, port and ssh's message
+// (unless `-O check` finds the master alive: then 255 was the remote command's own status); a dead master is
+// restarted once per operation; the master is asked to exit and its socket directory removed
 // when the SshIo is destroyed (ControlPersist bounds its life if the executor is killed).
 #include "Posix.h"
 #include "executor/HostIo.h"
@@ -166,6 +167,8 @@ class SshIo : public HostIo {
       std::vector<std::string> argv = commandPrefix();
       argv.push_back(command);
       posix::CommandResult r = posix::runCommand(argv, &input);
+      // 255 is also a status a remote command may exit with: a live master means it was the command's own.
+      if (r.exitCode == 255 && masterAlive()) return {r.exitCode, std::move(r.out), std::move(r.err)};
       if (r.exitCode == 255 && attempt == 0) {
         // The master may have died (sshd restarted, network drop): restart it once and retry.
         std::lock_guard<std::mutex> lock(mutex_);
@@ -230,6 +233,14 @@ class SshIo : public HostIo {
       throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(r.err));
     masterUp_ = true;
     return socket_;
+  }
+
+  bool masterAlive() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!masterUp_) return false;
+    std::vector<std::string> argv = {"ssh", "-S", socket_, "-O", "check"};
+    addTarget(argv);
+    return posix::runCommand(argv).exitCode == 0;
   }
 
   void stopMaster() {

@@ -4,8 +4,8 @@ shell and coreutils only (the reference ran a remote Python instead). Inside the
 the agent's multiplexed OpenSSH master (the prefix comes from the executor, which starts the master on first
 use); `get_io` outside an executor opens plain ssh connections with the same host-key rules (BatchMode,
 StrictHostKeyChecking=yes, the URI's `known_hosts`/`identity_file` options). Method names and results are
-LocalIO's. An ssh failure (exit 255: unreachable, refused key, wrong host key) raises ConnectionError naming the
-host; a failed operation raises OSError naming the path and the host."""
+LocalIO's. An ssh failure (exit 255 and no live master: unreachable, refused key, wrong host key) raises
+ConnectionError naming the host; a failed operation raises OSError naming the path and the host."""
 
 import shlex
 import subprocess
@@ -49,11 +49,19 @@ class SshIO(IOBase):
     def _exec(self, command, data=None, timeout=None):
         proc = subprocess.run(self._argv() + [command], input=data if data is not None else b"",
                               capture_output=True, timeout=timeout)
-        if proc.returncode == 255:
+        if proc.returncode == 255 and not self._master_alive():
             raise ConnectionError("cannot reach ssh://%s over ssh: %s" % (
                 self._target(), " ".join(l for l in proc.stderr.decode(errors="replace").splitlines()
                                          if l.strip() and not l.startswith("@"))))
         return proc
+
+    def _master_alive(self):
+        """Over the executor's master, 255 may be the remote command's own status: true when the master is up."""
+        argv = self._argv()
+        if "-S" not in argv:
+            return False
+        check = [argv[0], "-O", "check"] + [a for a in argv[1:] if a != "--"]
+        return subprocess.run(check, capture_output=True).returncode == 0
 
     def _sh(self, script, *args, data=None):
         return self._exec("sh -c %s inmanta-io %s" % (shlex.quote(script), " ".join(shlex.quote(str(a)) for a in args)),
