@@ -3,8 +3,9 @@ setting `autostart_agent_map` is ssh://user@127.0.0.1:PORT deploys its std::File
 on that "remote" host as that user, through a real OpenSSH server the test starts (own config, host key and a
 loopback port; stopped by PID) and the executor's multiplexed OpenSSH master. Checks what the test user sees on
 disk (content, mode, owner), that a changed map takes effect at the agent's next deploy, that drift made there is
-repaired, that a dry run reports without touching, and that an unreachable port and a wrong host key end
-`unavailable` with ssh's reason naming host and port. Runs as root (it creates the test user with useradd and
+repaired, that a dry run reports without touching, and that an unreachable port, a wrong host key and a refused
+key end `unavailable` with ssh's reason naming host and port; a Python handler writes through `self._io` and
+std::AgentConfig sets the map. Runs as root (it creates the test user with useradd and
 removes it afterwards)."""
 import json
 import os
@@ -215,26 +216,32 @@ class AgentlessSshTest(unittest.TestCase):
         harness.wait_for(lambda: open(motd, "rb").read() == b"hello over ssh\n", timeout=10)
         self.assertEqual(os.stat(motd).st_mode & 0o7777, 0o640)
 
-    def test_unreachable_port_and_wrong_host_key_are_unavailable(self):
+    def test_unreachable_port_wrong_host_key_and_refused_key_are_unavailable(self):
         base = self.scratch()
         closed = harness.free_port()
         d = DeployEnv(self, {"autostart_agent_map": {
             "internal": "local:",
             "down": f"ssh://{USER}@127.0.0.1:{closed}",
-            "spoofed": self.uri(known_hosts=self.wrong_known)}})
+            "spoofed": self.uri(known_hosts=self.wrong_known),
+            "stranger": self.uri(identity_file=os.path.join(self.tmp, "stranger"))}})
         h = d.put_file(b"x\n")
         down, spoofed = f"std::File[down,path={base}/a]", f"std::File[spoofed,path={base}/b]"
-        d.put_version(1, [remote_file(f"{base}/a", h, "down"), remote_file(f"{base}/b", h, "spoofed")])
+        stranger = f"std::File[stranger,path={base}/c]"
+        d.put_version(1, [remote_file(f"{base}/a", h, "down"), remote_file(f"{base}/b", h, "spoofed"),
+                          remote_file(f"{base}/c", h, "stranger")])
         d.start(extra_env=self.env)
-        d.wait_status(down, "unavailable", timeout=30)
-        d.wait_status(spoofed, "unavailable", timeout=30)
+        for r in (down, spoofed, stranger):
+            d.wait_status(r, "unavailable", timeout=30)
+        msg = self.messages(d, stranger)
+        self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{self.port} over ssh", msg)
+        self.assertIn("Permission denied (publickey)", msg)
         msg = self.messages(d, down)
         self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{closed} over ssh", msg)
         self.assertIn("Connection refused", msg)
         msg = self.messages(d, spoofed)
         self.assertIn(f"cannot reach ssh://{USER}@127.0.0.1:{self.port} over ssh", msg)
         self.assertIn("Host key verification failed", msg)
-        self.assertFalse(os.path.exists(f"{base}/a") or os.path.exists(f"{base}/b"))
+        self.assertEqual(os.listdir(base), [])
 
     def test_agent_config_sets_the_map_before_its_agent_deploys(self):
         base = self.scratch()
