@@ -161,7 +161,48 @@ PyObject* handlerAgent(PyObject*, PyObject* args) {
   return PyUnicode_FromString(h->services().agent.c_str());
 }
 
+/// handler_io(capsule) -> None for an agent on this host, or the URI of its ssh:// host (nothing connects).
+PyObject* handlerIo(PyObject*, PyObject* args) {
+  PyObject* cap;
+  if (!PyArg_ParseTuple(args, "O", &cap)) return nullptr;
+  executor::HandlerAPI* h = handlerOf(cap);
+  if (!h) return nullptr;
+  if (!h->io().remote()) Py_RETURN_NONE;
+  return PyUnicode_FromString(h->io().describe().c_str());
+}
+
+/// handler_ssh(capsule) -> [argv prefix] that runs one command string on the agent's ssh:// host over its
+/// master (started here on first use); an unreachable host raises ConnectionError with ssh's reason.
+PyObject* handlerSsh(PyObject*, PyObject* args) {
+  PyObject* cap;
+  if (!PyArg_ParseTuple(args, "O", &cap)) return nullptr;
+  executor::HandlerAPI* h = handlerOf(cap);
+  if (!h) return nullptr;
+  std::vector<std::string> prefix;
+  std::string error;
+  PyThreadState* saved = PyEval_SaveThread(); // connecting may take seconds: other threads run meanwhile
+  try {
+    prefix = h->io().commandPrefix();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  PyEval_RestoreThread(saved);
+  if (!error.empty()) {
+    PyErr_SetString(PyExc_ConnectionError, error.c_str());
+    return nullptr;
+  }
+  PyObject* list = PyList_New(0);
+  for (const auto& a : prefix) {
+    PyObject* s = PyUnicode_FromString(a.c_str());
+    PyList_Append(list, s);
+    Py_DECREF(s);
+  }
+  return list;
+}
+
 PyMethodDef kCtxMethods[] = {
+    {"handler_io", handlerIo, METH_VARARGS, "None, or the ssh:// URI of the agent's host"},
+    {"handler_ssh", handlerSsh, METH_VARARGS, "argv prefix running a command on the agent's ssh:// host"},
     {"handler_get_file", handlerGetFile, METH_VARARGS, "file content by sha1 from the server, or None"},
     {"handler_put_file", handlerPutFile, METH_VARARGS, "offer content to the server's file store"},
     {"handler_agent", handlerAgent, METH_VARARGS, "the agent name of the handler"},

@@ -4,7 +4,8 @@
 // hand.
 // `--python-artifact FILE` (the version's artifact: its `python_code` is written to a private directory) or
 // `--python-code DIR` (modules laid out as DIR/<module>/plugins/) adds the `@provider` handlers of that
-// Python code (pybridge/, docs/pybridge.md); without them no interpreter starts.
+// Python code (pybridge/, docs/pybridge.md); without them no interpreter starts. `--agent-uri NAME=URI` makes
+// an agent deploy on an ssh:// host (with `--ssh-known-hosts`/`--ssh-identity` from the server config).
 #include "Verbs.h"
 #include "executor/ExecutorHost.h"
 #include "pybridge/PyHandlers.h"
@@ -56,10 +57,27 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
       const std::string* v = value(a.c_str());
       if (!v) return 2;
       (a == "--python-artifact" ? pythonArtifact : pythonCode) = *v;
+    } else if (a == "--agent-uri") {
+      // NAME=URI: the agent deploys on that host (docs/deploy.md "Agentless over SSH").
+      const std::string* v = value("--agent-uri");
+      if (!v) return 2;
+      size_t eq = v->find('=');
+      auto uri = model::parseAgentUri(eq == std::string::npos ? "" : v->substr(eq + 1));
+      if (eq == std::string::npos || eq == 0 || !uri) {
+        std::cerr << "inmanta executor: --agent-uri needs NAME=URI, got '" << *v << "'"
+                  << (uri ? std::string() : ": " + llvm::toString(uri.takeError())) << "\n";
+        return 2;
+      }
+      options.agentUris[v->substr(0, eq)] = *uri;
+    } else if (a == "--ssh-known-hosts" || a == "--ssh-identity") {
+      const std::string* v = value(a.c_str());
+      if (!v) return 2;
+      (a == "--ssh-known-hosts" ? options.ssh.knownHostsFile : options.ssh.identityFile) = *v;
     } else if (a == "--help" || a == "-h") {
-      std::cerr << "usage: inmanta executor [--threads N] [--file-timeout SECONDS] [--python-artifact FILE | "
-                   "--python-code DIR]\n"
-                   "Started by the scheduler; speaks the executor protocol on stdin/stdout.\n";
+      std::cerr
+          << "usage: inmanta executor [--threads N] [--file-timeout SECONDS] [--python-artifact FILE | "
+             "--python-code DIR] [--agent-uri NAME=URI]... [--ssh-known-hosts FILE] [--ssh-identity FILE]\n"
+             "Started by the scheduler; speaks the executor protocol on stdin/stdout.\n";
       return 0;
     } else {
       std::cerr << "inmanta executor: unknown argument '" << a << "'\n";

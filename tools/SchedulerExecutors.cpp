@@ -5,6 +5,7 @@
 // unavailable executor or unreadable code answers `unavailable`).
 #include "SchedulerExecutors.h"
 
+#include "model/AgentUri.h"
 #include "model/Ids.h"
 
 #include <boost/asio/post.hpp>
@@ -93,6 +94,7 @@ ProcessExecutor::ProcessExecutor(asio::io_context& ioc, executor::ExecutorOption
 void ProcessExecutor::submit(std::vector<WorkItem> batch) {
   std::map<std::string, std::vector<executor::DeployRequest>> deploys, facts; // by blueprint
   std::vector<executor::ActionResult> failed;
+  std::vector<executor::DeployRequest> agentConfigs;
   std::map<std::shared_ptr<executor::ExecutorProcess>, std::vector<executor::DeployRequest>> remoteDeploys,
       remoteFacts;
   for (const auto& w : batch) {
@@ -108,6 +110,11 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
     r.dependencyChanged = w.dependencyChanged;
     r.dryRun = w.kind == TaskKind::DryRun;
     taskOf_[w.actionId] = w.taskId;
+    if (writeAgentUri_ && w.kind != TaskKind::RefreshFact &&
+        w.resourceId.rfind("std::AgentConfig[", 0) == 0) {
+      agentConfigs.push_back(std::move(r));
+      continue;
+    }
     std::string error;
     if (externals_ && externals_->isExternal(w.agent)) {
       if (auto s = externals_->session(w.agent, &error))
@@ -117,6 +124,7 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
       continue;
     }
     auto key = blueprintOf(w.version, w.agent, &error);
+    if (key) key = executorKey(*key, w.agent, &error);
     if (!key) {
       failed.push_back(executor::ActionResult::unavailable(r.actionId, r.resourceId, error));
       continue;
@@ -148,6 +156,7 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
     }
   };
   for (const auto& f : failed) onResult(f);
+  for (const auto& r : agentConfigs) applyAgentConfig(r, onResult);
   for (auto& [key, reqs] : deploys) pool_.deploy(key, std::move(reqs), onResult);
   for (auto& [session, reqs] : remoteDeploys) session->deploy(std::move(reqs), onResult);
   for (auto& [session, reqs] : remoteFacts) session->facts(std::move(reqs), onResult);
@@ -160,6 +169,66 @@ void ProcessExecutor::submit(std::vector<WorkItem> batch) {
         onResult(executor::ActionResult::unavailable(f.actionId, f.resourceId, error));
     }
   }
+}
+
+void ProcessExecutor::applyAgentConfig(const executor::DeployRequest& r,
+                                       std::function<void(const executor::ActionResult&)> done) {
+  executor::ActionResult a;
+  a.actionId = r.actionId;
+  a.resourceId = r.resourceId;
+  auto fail = [&](const std::string& why) {
+    a.status = model::spelling(model::DeployStatus::Failed);
+    a.logs.push_back(scheduler::logLine("error", "std::AgentConfig " + r.resourceId + ": " + why));
+    done(a);
+  };
+  nlohmann::json attrs =
+      r.attributesText ? nlohmann::json::parse(*r.attributesText, nullptr, false) : r.attributes;
+  if (!attrs.is_object() || !attrs.contains("agentname") || !attrs["agentname"].is_string())
+    return fail("it has no agentname");
+  std::string agent = attrs["agentname"].get<std::string>();
+  bool purged = attrs.value("purged", false);
+  std::string uri =
+      attrs.contains("uri") && attrs["uri"].is_string() ? attrs["uri"].get<std::string>() : "local:";
+  if (!purged)
+    if (auto parsed = model::parseAgentUri(uri); !parsed) return fail(llvm::toString(parsed.takeError()));
+  auto it = agentUris_.find(agent);
+  nlohmann::json current = it == agentUris_.end() ? nlohmann::json() : nlohmann::json(it->second);
+  nlohmann::json desired = purged ? nlohmann::json() : nlohmann::json(uri);
+  bool dry = r.dryRun;
+  if (current == desired) {
+    a.status = model::spelling(dry ? model::DeployStatus::Dry : model::DeployStatus::Deployed);
+    return done(a);
+  }
+  if (current.is_null() || desired.is_null())
+    a.changes["purged"] = {{"current", current.is_null()}, {"desired", desired.is_null()}};
+  else
+    a.changes["uri"] = {{"current", current}, {"desired", desired}};
+  if (dry) {
+    a.status = model::spelling(model::DeployStatus::Dry);
+    return done(a);
+  }
+  a.change = model::spelling(desired.is_null()   ? model::Change::Purged
+                             : current.is_null() ? model::Change::Created
+                                                 : model::Change::Updated);
+  std::optional<std::string> value = purged ? std::nullopt : std::optional<std::string>(uri);
+  writeAgentUri_(agent, value, [this, a, agent, value, done](std::string error) mutable {
+    asio::post(ioc_, [this, a = std::move(a), agent, value, done, error]() mutable {
+      if (!error.empty()) {
+        a.status = model::spelling(model::DeployStatus::Failed);
+        a.change = model::spelling(model::Change::NoChange);
+        a.logs.push_back(scheduler::logLine("error", "std::AgentConfig " + a.resourceId + ": " + error));
+      } else {
+        a.status = model::spelling(model::DeployStatus::Deployed);
+        a.logs.push_back(scheduler::logLine("info", "autostart_agent_map: agent " + agent + " -> " +
+                                                        (value ? *value : std::string("(removed)"))));
+        if (value)
+          agentUris_[agent] = *value;
+        else
+          agentUris_.erase(agent);
+      }
+      done(a);
+    });
+  });
 }
 
 void ProcessExecutor::shutdown(std::function<void()> done) {
@@ -189,11 +258,29 @@ void ProcessExecutor::armRetirement() {
 
 executor::ExecutorOptions ProcessExecutor::withKeyArguments(executor::ExecutorOptions o) {
   o.keyArguments = [this](const std::string& key) -> std::vector<std::string> {
-    auto it = codeDirs_.find(key);
-    if (it == codeDirs_.end()) return {};
-    return {"--python-code", it->second};
+    std::vector<std::string> args;
+    auto remote = remoteKeys_.find(key);
+    auto it = codeDirs_.find(remote == remoteKeys_.end() ? key : remote->second.first);
+    if (it != codeDirs_.end()) args = {"--python-code", it->second};
+    if (remote != remoteKeys_.end()) args.insert(args.end(), {"--agent-uri", remote->second.second});
+    return args;
   };
   return o;
+}
+
+std::optional<std::string> ProcessExecutor::executorKey(const std::string& blueprint,
+                                                        const std::string& agent, std::string* error) {
+  auto it = agentUris_.find(agent);
+  if (it == agentUris_.end()) return blueprint;
+  auto uri = model::parseAgentUri(it->second);
+  if (!uri) {
+    *error = "agent " + agent + " in setting autostart_agent_map: " + llvm::toString(uri.takeError());
+    return std::nullopt;
+  }
+  if (uri->local()) return blueprint;
+  std::string key = blueprint + "|" + agent + "|" + uri->str();
+  remoteKeys_[key] = {blueprint, agent + "=" + uri->str()};
+  return key;
 }
 
 std::optional<std::string> ProcessExecutor::blueprintOf(int version, const std::string& agent,

@@ -68,6 +68,14 @@ class ProcessExecutor : public scheduler::Executor {
   void setExternalAgents(ExternalAgents* externals) { externals_ = externals; }
   /// Where executors' `put_file` offers go (current contents for diffs).
   void setFileSink(executor::FileSink sink) { pool_.setFileSink(std::move(sink)); }
+  /// autostart_agent_map (agent -> URI text): an ssh:// agent gets an executor of its own, keyed by blueprint
+  /// and URI, so a changed URI means a new executor at that agent's next deploy (the old one retires idle).
+  void setAgentUris(std::map<std::string, std::string> uris) { agentUris_ = std::move(uris); }
+  /// Writes one autostart_agent_map entry (uri nullopt = remove) and calls `reply` (from any thread) with ""
+  /// or the error. Set: std::AgentConfig work is applied here instead of in an executor (std.md §4).
+  using AgentUriWriter = std::function<void(const std::string& agent, std::optional<std::string> uri,
+                                            std::function<void(std::string error)> reply)>;
+  void setAgentUriWriter(AgentUriWriter w) { writeAgentUri_ = std::move(w); }
   void submit(std::vector<scheduler::WorkItem> batch) override;
   /// Stops the retirement timer and the executor processes; `done` runs when they are gone.
   void shutdown(std::function<void()> done);
@@ -93,6 +101,17 @@ class ProcessExecutor : public scheduler::Executor {
   CodeSource code_;
   std::map<std::pair<int, std::string>, std::string> blueprints_; ///< (version, agent) -> blueprint key
   std::map<std::string, std::string> codeDirs_;                   ///< blueprint key -> its --python-code dir
+  std::map<std::string, std::string> agentUris_;                  ///< autostart_agent_map
+  AgentUriWriter writeAgentUri_;
+  /// A std::AgentConfig action: compared with agentUris_, written through writeAgentUri_ unless a dry run.
+  void applyAgentConfig(const executor::DeployRequest& r,
+                        std::function<void(const executor::ActionResult&)> done);
+  /// The pool key of (blueprint, agent): the blueprint for a local agent, "<blueprint>|<agent>|<uri>" for an
+  /// ssh:// one; nullopt with `error` set when the agent's URI does not parse.
+  std::optional<std::string> executorKey(const std::string& blueprint, const std::string& agent,
+                                         std::string* error);
+  /// ssh:// executor key -> (blueprint, "agent=uri" for --agent-uri).
+  std::map<std::string, std::pair<std::string, std::string>> remoteKeys_;
   executor::ExecutorPool pool_;
   ExternalAgents* externals_ = nullptr;
   std::function<void(std::vector<scheduler::WorkResult>)> deliver_;

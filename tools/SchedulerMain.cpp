@@ -370,6 +370,11 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
   };
   executor::ExecutorOptions exOptions;
   exOptions.threads = executorThreads;
+  // ssh:// agents (docs/deploy.md "Agentless over SSH"): which known_hosts and key the executors' ssh uses.
+  for (const auto& [option, flag] : {std::pair{"ssh-known-hosts-file", "--ssh-known-hosts"},
+                                     std::pair{"ssh-identity-file", "--ssh-identity"}})
+    if (std::string v = cfg->getString("agent", option, ""); !v.empty())
+      exOptions.arguments.insert(exOptions.arguments.end(), {flag, v});
   InProcessNullExecutor nullExec(ioc, deliver);
   std::unique_ptr<ProcessExecutor> procExec;
   std::unique_ptr<ExternalAgents> externals;
@@ -391,6 +396,15 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       asio::post(fileStrand, [&, hash, content] {
         if (llvm::Error err = (*fileStore)->storeFile(hash, content))
           say("error: " + llvm::toString(std::move(err)));
+      });
+    });
+    // std::AgentConfig writes autostart_agent_map on the file connection (docs/deploy.md "Agentless over
+    // SSH").
+    procExec->setAgentUriWriter([&](const std::string& agent, std::optional<std::string> uri,
+                                    std::function<void(std::string)> reply) {
+      asio::post(fileStrand, [&, agent, uri, reply] {
+        llvm::Error err = (*fileStore)->setAgentUri(agent, uri);
+        reply(err ? llvm::toString(std::move(err)) : std::string());
       });
     });
     execRef.target = procExec.get();
@@ -481,6 +495,7 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       resetOnStart = i.resetDeployProgressOnStart;
       state.setSettings(i.settings);
       state.setHalted(i.halted);
+      if (procExec) procExec->setAgentUris(i.agentUris);
     };
   };
   auto readVersions = [&](pg::SchedulerStore& from, int managed) -> Apply {

@@ -275,6 +275,7 @@ class WorkerPool {
 struct AgentSlot {
   HandlerCache cache;
   HandlerServices services;
+  std::unique_ptr<HostIo> io; ///< set for an agent with an ssh:// URI
 };
 
 } // namespace
@@ -292,6 +293,10 @@ int runExecutorHost(int inFd, int outFd, const HandlerRegistry& registry, HostOp
       slot->services.agent = agent;
       slot->services.files = &files;
       slot->services.cache = &slot->cache;
+      if (auto uri = options.agentUris.find(agent); uri != options.agentUris.end() && !uri->second.local()) {
+        slot->io = makeSshIo(uri->second, options.ssh);
+        slot->services.io = slot->io.get();
+      }
     }
     return *slot;
   };

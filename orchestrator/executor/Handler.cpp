@@ -45,6 +45,10 @@ bool guarded(HandlerContext& ctx, const Resource& r, const std::string& step, Fn
     ctx.setResourceState(ResourceState::Skipped);
     ctx.warning("Resource %(resource_id)s was skipped: %(reason)s",
                 {{"resource_id", r.id}, {"reason", e.what()}});
+  } catch (const HostUnavailable& e) {
+    ctx.setResourceState(ResourceState::Unavailable);
+    ctx.error("Resource %(resource_id)s is unavailable: %(reason)s",
+              {{"resource_id", r.id}, {"reason", e.what()}});
   } catch (const HandlerException& e) {
     ctx.setResourceState(ResourceState::Failed);
     ctx.exception("An error occurred during deployment of %(resource_id)s (exception: %(exception)s)",
@@ -133,6 +137,11 @@ Json HandlerAPI::checkFacts(HandlerContext& ctx, const Resource& resource) {
 const HandlerServices& HandlerAPI::services() const {
   static const HandlerServices kNone;
   return services_ ? *services_ : kNone;
+}
+
+HostIo& HandlerAPI::io() const {
+  HostIo* io = services().io;
+  return io ? *io : localIo();
 }
 
 std::string HandlerAPI::getFile(const std::string& sha1hex) const {

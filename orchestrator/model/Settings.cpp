@@ -1,6 +1,7 @@
 // The environment setting table and value coercion (see Settings.h).
 #include "model/Settings.h"
 
+#include "model/AgentUri.h"
 #include "model/Failure.h"
 #include "support/Suggest.h"
 
@@ -47,7 +48,9 @@ const std::vector<SettingDef>& settingDefs() {
         {"autostart_agent_map",
          "dict",
          nlohmann::json{{"internal", "local:"}},
-         "[legacy] a dict with key the name of agents and value their configuration",
+         "A dict with key the name of agents and value their URI: local: (the default for an agent not in "
+         "the "
+         "map) or ssh://[user@]host[:port] (deploy on that host over SSH; docs/deploy.md)",
          {}},
         {"autostart_agent_repair_interval",
          "str",
@@ -170,12 +173,20 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
     return v;
   }
   if (type == "dict") {
-    if (v.is_object()) return v;
-    if (v.is_string()) {
-      nlohmann::json p = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
-      if (!p.is_discarded() && p.is_object()) return p;
-    }
-    return bad(def, v);
+    nlohmann::json p = v;
+    if (v.is_string()) p = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
+    if (p.is_discarded() || !p.is_object()) return bad(def, v);
+    if (std::string(def.name) == "autostart_agent_map")
+      for (const auto& [agent, uri] : p.items()) {
+        if (!uri.is_string())
+          return fail(ErrorCode::BadRequest,
+                      "invalid value for setting 'autostart_agent_map': the uri of agent '" + agent +
+                          "' must be a string, got " + uri.dump());
+        if (auto parsed = parseAgentUri(uri.get<std::string>()); !parsed)
+          return fail(ErrorCode::BadRequest, "invalid value for setting 'autostart_agent_map': agent '" +
+                                                 agent + "': " + llvm::toString(parsed.takeError()));
+      }
+    return p;
   }
   return bad(def, v);
 }

@@ -1,5 +1,8 @@
-// std::AgentConfig (std.md §4): in the reference it edited the removed `autostart_agent_map` setting; agents
-// are now started by the scheduler, so the handler does nothing and reports deployed (dry in a dry run).
+// std::AgentConfig (std.md §4) where no scheduler applies it: `inmanta scheduler` writes the agent's entry of
+// `autostart_agent_map` itself (tools/SchedulerExecutors.cpp, docs/deploy.md "Agentless over SSH") and never
+// sends this resource to an executor; an executor that gets one anyway (embedded `inmanta deploy`, an
+// external agent) cannot reach the environment's settings, so it does nothing and reports deployed (dry in a
+// dry run).
 #include "StdHandlers.h"
 
 namespace inm::executor::handlers {
@@ -9,8 +12,9 @@ namespace {
 class AgentConfigHandler : public HandlerAPI {
  public:
   void execute(HandlerContext& ctx, const Resource& resource, bool dryRun) override {
-    ctx.debug("AgentConfig %(resource_id)s needs no action: agents are started by the scheduler",
-              {{"resource_id", resource.id}});
+    ctx.debug(
+        "AgentConfig %(resource_id)s needs no action here: only the scheduler writes autostart_agent_map",
+        {{"resource_id", resource.id}});
     ctx.setResourceState(dryRun ? ResourceState::Dry : ResourceState::Deployed);
   }
 };

@@ -1,13 +1,8 @@
-// std::Directory (std.md §4): one directory level with permissions, owner and group. create = mkdir + chmod
-// (the umask must not win) + chown; update = chmod/chown of what changed; delete = rmdir (an error when not
-// empty).
+// std::Directory (std.md §4): one directory level with permissions, owner and group, through the agent's
+// HostIo (local or ssh://). create = mkdir with the exact mode (the umask must not win) + chown; update =
+// chmod/chown of what changed; delete = rmdir (an error when not empty).
 #include "Posix.h"
 #include "StdHandlers.h"
-
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <unistd.h>
 
 namespace inm::executor::handlers {
 
@@ -19,47 +14,49 @@ class DirectoryHandler : public CRUDHandler {
     std::string path = optString(current, "path");
     if (path.empty() || path[0] != '/')
       throw std::runtime_error("path '" + path + "' is not an absolute path");
-    struct stat st;
-    if (lstat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) throw ResourcePurged();
-      posix::throwErrno("cannot stat", path);
-    }
-    if (!S_ISDIR(st.st_mode)) throw std::runtime_error("path " + path + " exists but is not a directory");
-    if (!current.get("permissions").is_null())
-      current.attributes["permissions"] = posix::modeToPermissions(st.st_mode);
-    if (!current.get("owner").is_null()) current.attributes["owner"] = posix::userName(st.st_uid);
-    if (!current.get("group").is_null()) current.attributes["group"] = posix::groupName(st.st_gid);
+    PathInfo info = io().lstat(path);
+    if (!info.exists()) throw ResourcePurged();
+    if (info.type != PathInfo::Type::Directory)
+      throw std::runtime_error("path " + path + " exists but is not a directory");
+    if (!current.get("permissions").is_null()) current.attributes["permissions"] = info.permissions;
+    if (!current.get("owner").is_null()) current.attributes["owner"] = info.owner;
+    if (!current.get("group").is_null()) current.attributes["group"] = info.group;
   }
 
   void createResource(HandlerContext& ctx, const Resource& desired) override {
     std::string path = optString(desired, "path");
     std::string owner = optString(desired, "owner"), group = optString(desired, "group");
-    // Resolve names first: a missing user must not leave a half-configured directory behind.
-    if (!owner.empty()) posix::lookupUser(owner);
-    if (!group.empty()) posix::lookupGroup(group);
+    // Resolve names first on the local host: a missing user must not leave a half-configured directory.
+    if (!io().remote()) {
+      if (!owner.empty()) posix::lookupUser(owner);
+      if (!group.empty()) posix::lookupGroup(group);
+    }
     const Json& perms = desired.get("permissions");
-    mode_t mode = perms.is_number_integer() ? posix::permissionsToMode(perms.get<long long>()) : 0755;
-    if (mkdir(path.c_str(), mode) != 0) posix::throwErrno("cannot create directory", path);
-    if (chmod(path.c_str(), mode) != 0) posix::throwErrno("cannot chmod", path);
-    if (!owner.empty() || !group.empty()) posix::chownNames(path, owner, group);
+    int mode = 755;
+    if (perms.is_number_integer()) {
+      posix::permissionsToMode(perms.get<long long>()); // validates
+      mode = static_cast<int>(perms.get<long long>());
+    }
+    io().mkdir(path, mode);
+    if (!owner.empty() || !group.empty()) io().chown(path, owner, group);
     ctx.setCreated();
   }
 
   void updateResource(HandlerContext& ctx, const Json& changes, const Resource& desired) override {
     std::string path = optString(desired, "path");
     if (changes.contains("permissions")) {
-      mode_t mode = posix::permissionsToMode(desired.get("permissions").get<long long>());
-      if (chmod(path.c_str(), mode) != 0) posix::throwErrno("cannot chmod", path);
+      long long perms = desired.get("permissions").get<long long>();
+      posix::permissionsToMode(perms); // validates
+      io().chmod(path, static_cast<int>(perms));
     }
     if (changes.contains("owner") || changes.contains("group"))
-      posix::chownNames(path, changes.contains("owner") ? optString(desired, "owner") : "",
-                        changes.contains("group") ? optString(desired, "group") : "");
+      io().chown(path, changes.contains("owner") ? optString(desired, "owner") : "",
+                 changes.contains("group") ? optString(desired, "group") : "");
     ctx.setUpdated();
   }
 
   void deleteResource(HandlerContext& ctx, const Resource& desired) override {
-    std::string path = optString(desired, "path");
-    if (rmdir(path.c_str()) != 0 && errno != ENOENT) posix::throwErrno("cannot remove directory", path);
+    io().rmdir(optString(desired, "path"));
     ctx.setPurged();
   }
 };

@@ -1,5 +1,6 @@
 // std::Package with dpkg/apt (std.md §4: the reference used yum/dnf): read with dpkg-query (and apt-cache
-// policy for `latest`), install/upgrade/remove with apt-get. The current `state` is `installed` or `removed`
+// policy for `latest`), install/upgrade/remove with apt-get, all through the agent's HostIo (local or
+// ssh://). The current `state` is `installed` or `removed`
 // (`latest` when the installed version is the candidate). Without dpkg-query the handler fails with "handler
 // not available on this host".
 #include "Posix.h"
@@ -20,9 +21,10 @@ class PackageHandler : public CRUDHandler {
     std::string name = optString(current, "name");
     if (!std::regex_match(name, kPackageName))
       throw std::runtime_error("'" + name + "' is not a Debian package name");
-    if (!posix::onPath("dpkg-query"))
-      throw std::runtime_error("handler not available on this host: dpkg-query is not installed");
-    posix::CommandResult r = posix::runCommand({"dpkg-query", "-W", "-f=${Status}\t${Version}", name});
+    if (!io().hasCommand("dpkg-query"))
+      throw std::runtime_error("handler not available on " + io().describe() +
+                               ": dpkg-query is not installed");
+    RunResult r = io().run({"dpkg-query", "-W", "-f=${Status}\t${Version}", name});
     std::string status, version;
     if (r.exitCode == 0) {
       std::istringstream ss(r.out);
@@ -32,7 +34,7 @@ class PackageHandler : public CRUDHandler {
     bool installed = status == "install ok installed";
     std::string state = installed ? "installed" : "removed";
     if (installed && optString(current, "state") == "latest") {
-      posix::CommandResult p = posix::runCommand({"apt-cache", "policy", name});
+      RunResult p = io().run({"apt-cache", "policy", name});
       std::string candidate;
       std::istringstream ps(p.out);
       for (std::string line; std::getline(ps, line);) {
@@ -66,7 +68,7 @@ class PackageHandler : public CRUDHandler {
     } else {
       throw std::runtime_error("package state '" + state + "' is not one of installed, removed, latest");
     }
-    posix::CommandResult r = posix::runCommand(cmd);
+    RunResult r = io().run(cmd);
     if (r.exitCode != 0)
       throw std::runtime_error("apt-get " + cmd[3] + " " + name + " failed (exit " +
                                std::to_string(r.exitCode) + "): " + r.err);

@@ -1,14 +1,18 @@
 // POSIX helpers for the std handlers (handlers/Posix.h). runCommand forks and execs without a shell, so no
-// argument is ever interpreted; both output pipes are drained with poll() to avoid a full-pipe deadlock.
+// argument is ever interpreted; stdin is fed and both output pipes are drained in one poll() loop to avoid a
+// full-pipe deadlock. SIGPIPE on the stdin pipe is avoided by the executor ignoring SIGPIPE (a closed reader
+// then shows as EPIPE and ends the feeding).
 #include "Posix.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -94,7 +98,8 @@ std::string findOnPath(const std::string& name) {
 
 bool onPath(const std::string& name) { return !findOnPath(name).empty(); }
 
-CommandResult runCommand(const std::vector<std::string>& argv) {
+CommandResult runCommand(const std::vector<std::string>& argv, const std::string* input,
+                         const std::string& outputFile) {
   CommandResult result;
   if (argv.empty()) return result;
   // The executor is multi-threaded: the child may only make async-signal-safe calls, so the PATH search
@@ -104,11 +109,24 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
     result.err = argv[0] + ": command not found";
     return result;
   }
-  int outPipe[2], errPipe[2];
-  if (pipe2(outPipe, O_CLOEXEC) != 0) return result;
-  if (pipe2(errPipe, O_CLOEXEC) != 0) {
-    close(outPipe[0]);
-    close(outPipe[1]);
+  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, inPipe[2] = {-1, -1}, fileFd = -1;
+  auto closeAll = [&] {
+    for (int* p : {outPipe, errPipe, inPipe})
+      for (int i = 0; i < 2; ++i)
+        if (p[i] >= 0) close(p[i]), p[i] = -1;
+    if (fileFd >= 0) close(fileFd), fileFd = -1;
+  };
+  bool ok = true;
+  if (!outputFile.empty()) {
+    fileFd = open(outputFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    ok = fileFd >= 0;
+  } else {
+    ok = pipe2(outPipe, O_CLOEXEC) == 0 && pipe2(errPipe, O_CLOEXEC) == 0;
+  }
+  if (ok && input) ok = pipe2(inPipe, O_CLOEXEC) == 0;
+  if (!ok) {
+    result.err = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno);
+    closeAll();
     return result;
   }
   std::vector<char*> args;
@@ -116,29 +134,45 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(outPipe[1], 1);
-    dup2(errPipe[1], 2);
+    if (inPipe[0] >= 0) {
+      dup2(inPipe[0], 0);
+    } else {
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0) dup2(devnull, 0);
+    }
+    dup2(fileFd >= 0 ? fileFd : outPipe[1], 1);
+    dup2(fileFd >= 0 ? fileFd : errPipe[1], 2);
     close_range(3, ~0U, 0); // the command inherits only stdin/stdout/stderr
     execv(exe.c_str(), args.data());
     _exit(127);
   }
-  close(outPipe[1]);
-  close(errPipe[1]);
+  for (int* fd : {&outPipe[1], &errPipe[1], &inPipe[0], &fileFd})
+    if (*fd >= 0) close(*fd), *fd = -1;
   if (pid < 0) {
-    close(outPipe[0]);
-    close(errPipe[0]);
     result.err = std::string("fork failed: ") + std::strerror(errno);
+    closeAll();
     return result;
   }
-  struct pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
-  int open_ = 2;
+  // fds[0] stdout, fds[1] stderr, fds[2] stdin (written while the outputs drain: no full-pipe deadlock).
+  struct pollfd fds[3] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}, {inPipe[1], POLLOUT, 0}};
+  outPipe[0] = errPipe[0] = inPipe[1] = -1; // owned by fds now
+  size_t written = 0;
+  if (fds[2].fd >= 0 && input->empty()) close(fds[2].fd), fds[2].fd = -1;
   char buf[4096];
-  while (open_ > 0) {
-    if (poll(fds, 2, -1) < 0) {
+  while (fds[0].fd >= 0 || fds[1].fd >= 0 || fds[2].fd >= 0) {
+    if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       break;
+    }
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = (fds[2].revents & POLLOUT) ? ::write(fds[2].fd, input->data() + written,
+                                                       std::min<size_t>(input->size() - written, 65536))
+                                             : -1;
+      if (n > 0) written += static_cast<size_t>(n);
+      if ((n < 0 && errno != EINTR && errno != EAGAIN) || written == input->size()) {
+        close(fds[2].fd);
+        fds[2].fd = -1;
+      }
     }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -148,14 +182,21 @@ CommandResult runCommand(const std::vector<std::string>& argv) {
       } else if (n == 0 || errno != EINTR) {
         close(fds[i].fd);
         fds[i].fd = -1;
-        --open_;
       }
     }
   }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!outputFile.empty()) {
+    std::ifstream in(outputFile, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    result.err = ss.str();
+  }
   return result;
 }
 

@@ -35,8 +35,11 @@ struct CommandResult {
   std::string out;   ///< stdout
   std::string err;   ///< stderr
 };
-/// Runs argv[0] (looked up in PATH) with the arguments, no shell, stdin from /dev/null; waits for it.
-CommandResult runCommand(const std::vector<std::string>& argv);
+/// Runs argv[0] (looked up in PATH) with the arguments, no shell; waits for it. stdin is `input` (from
+/// /dev/null when null). With `outputFile`, stdout and stderr go to that file instead of pipes (for a command
+/// that leaves a daemon holding them open, like an ssh master) and `err` is read back from it.
+CommandResult runCommand(const std::vector<std::string>& argv, const std::string* input = nullptr,
+                         const std::string& outputFile = "");
 /// Whether an executable named `name` is on PATH.
 bool onPath(const std::string& name);
 

@@ -1,11 +1,9 @@
 // std::Service with systemd (std.md §4): `state` running/stopped via `systemctl is-active/start/stop`,
-// `onboot` via `is-enabled/enable/disable`; reloads with `reload-or-restart` unless the service should be
-// stopped. Where systemd is not running (no /run/systemd/system, as in containers) it fails with "handler not
-// available on this host".
+// `onboot` via `is-enabled/enable/disable` (through the agent's HostIo: local or ssh://); reloads with
+// `reload-or-restart` unless the service should be stopped. Where systemd is not running (no
+// /run/systemd/system, as in containers) it fails with "handler not available on this host".
 #include "Posix.h"
 #include "StdHandlers.h"
-
-#include <sys/stat.h>
 
 #include <regex>
 
@@ -20,15 +18,14 @@ std::string trim(std::string s) {
   return s;
 }
 
-void requireSystemd() {
-  struct stat st;
-  if (stat("/run/systemd/system", &st) != 0 || !posix::onPath("systemctl"))
-    throw std::runtime_error(
-        "handler not available on this host: systemd is not running (no /run/systemd/system)");
+void requireSystemd(HostIo& io) {
+  if (io.lstat("/run/systemd/system").type != PathInfo::Type::Directory || !io.hasCommand("systemctl"))
+    throw std::runtime_error("handler not available on " + io.describe() +
+                             ": systemd is not running (no /run/systemd/system)");
 }
 
-void systemctl(const std::string& verb, const std::string& name) {
-  posix::CommandResult r = posix::runCommand({"systemctl", verb, name});
+void systemctl(HostIo& io, const std::string& verb, const std::string& name) {
+  RunResult r = io.run({"systemctl", verb, name});
   if (r.exitCode != 0) throw std::runtime_error("systemctl " + verb + " " + name + " failed: " + trim(r.err));
 }
 
@@ -38,9 +35,9 @@ class ServiceHandler : public CRUDHandler {
     std::string name = optString(current, "name");
     if (!std::regex_match(name, kUnitName))
       throw std::runtime_error("'" + name + "' is not a systemd unit name");
-    requireSystemd();
-    std::string active = trim(posix::runCommand({"systemctl", "is-active", name}).out);
-    std::string enabled = trim(posix::runCommand({"systemctl", "is-enabled", name}).out);
+    requireSystemd(io());
+    std::string active = trim(io().run({"systemctl", "is-active", name}).out);
+    std::string enabled = trim(io().run({"systemctl", "is-enabled", name}).out);
     current.attributes["state"] = active == "active" ? "running" : "stopped";
     current.attributes["onboot"] = enabled == "enabled";
   }
@@ -50,10 +47,10 @@ class ServiceHandler : public CRUDHandler {
   void updateResource(HandlerContext& ctx, const Json& changes, const Resource& desired) override {
     std::string name = optString(desired, "name");
     if (changes.contains("state"))
-      systemctl(optString(desired, "state") == "running" ? "start" : "stop", name);
+      systemctl(io(), optString(desired, "state") == "running" ? "start" : "stop", name);
     if (changes.contains("onboot")) {
       const Json& onboot = desired.get("onboot");
-      systemctl(onboot.is_boolean() && onboot.get<bool>() ? "enable" : "disable", name);
+      systemctl(io(), onboot.is_boolean() && onboot.get<bool>() ? "enable" : "disable", name);
     }
     ctx.setUpdated();
   }
@@ -63,8 +60,8 @@ class ServiceHandler : public CRUDHandler {
   bool canReload() const override { return true; }
   void doReload(HandlerContext& ctx, const Resource& resource) override {
     if (optString(resource, "state") == "stopped") return;
-    requireSystemd();
-    systemctl("reload-or-restart", optString(resource, "name"));
+    requireSystemd(io());
+    systemctl(io(), "reload-or-restart", optString(resource, "name"));
   }
 };
 

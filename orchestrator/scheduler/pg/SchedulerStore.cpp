@@ -202,6 +202,10 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     else
       info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset +
                                    "' is not a boolean");
+    if (settings.is_object() && settings.contains("autostart_agent_map") &&
+        settings["autostart_agent_map"].is_object())
+      for (const auto& [agent, uri] : settings["autostart_agent_map"].items())
+        info.agentUris[agent] = uri.is_string() ? uri.get<std::string>() : uri.dump();
     std::string par = text("agent_parallelism", "1");
     try {
       size_t used = 0;
@@ -214,6 +218,45 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
     return info;
   } catch (const std::exception& e) {
     return dbError("reading environment " + impl_->env, e);
+  }
+}
+
+llvm::Error SchedulerStore::setAgentUri(const std::string& agent, const std::optional<std::string>& uri) {
+  try {
+    pqxx::work tx{*impl_->conn};
+    auto r = tx.exec_params("SELECT 'autostart_agent_map' = ANY(coalesce(protected_settings, '{}')) FROM "
+                            "environment WHERE id = $1::uuid FOR UPDATE",
+                            impl_->env);
+    if (r.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "environment %s does not exist",
+                                     impl_->env.c_str());
+    if (r[0][0].as<bool>())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "setting 'autostart_agent_map' is protected (set by project.yml): "
+                                     "std::AgentConfig cannot change it");
+    // A missing or non-object map starts from the setting's default {"internal": "local:"}.
+    std::string map = "CASE WHEN jsonb_typeof(settings->'autostart_agent_map') = 'object' THEN "
+                      "settings->'autostart_agent_map' ELSE '{\"internal\": \"local:\"}'::jsonb END";
+    if (uri)
+      tx.exec_params("UPDATE environment SET settings = jsonb_set(coalesce(settings, '{}'), "
+                     "'{autostart_agent_map}', (" +
+                         map +
+                         ") || jsonb_build_object($2::text, $3::text)) "
+                         "WHERE id = $1::uuid",
+                     impl_->env, agent, *uri);
+    else
+      tx.exec_params("UPDATE environment SET settings = jsonb_set(coalesce(settings, '{}'), "
+                     "'{autostart_agent_map}', (" +
+                         map + ") - $2::text) WHERE id = $1::uuid",
+                     impl_->env, agent);
+    tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, "
+                   "'settings_changed', $2::jsonb)",
+                   impl_->env, nlohmann::json{{"key", "autostart_agent_map"}, {"agent", agent}}.dump());
+    tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", impl_->env);
+    tx.commit();
+    return llvm::Error::success();
+  } catch (const std::exception& e) {
+    return dbError("setting the uri of agent " + agent + " in autostart_agent_map", e);
   }
 }
 

@@ -49,13 +49,23 @@ class _Agent:
         return "AgentInstance(%s)" % self.name
 
 
+def _io_of(capsule, agent):
+    """LocalIO, or an SshIO over the executor's master for an ssh:// agent (connected on first use)."""
+    uri = _inm.handler_io(capsule)
+    if uri is None:
+        return handler.LocalIO("local:", {})
+    from inmanta.agent.io import SshIO, parse_agent_uri
+    agent.uri = uri
+    return SshIO(uri, parse_agent_uri(uri)[1], lambda: _inm.handler_ssh(capsule))
+
+
 def new(index, capsule, resource_json):
     """("ok", handler) for the provider of the group `index` whose available(resource) holds; none or several
     available is an error naming the providers."""
     resource_type, classes = _groups[index]
     try:
         agent = _Agent(_inm.handler_agent(capsule), capsule)
-        io = handler.LocalIO("local:", {})
+        io = _io_of(capsule, agent)
         data = json.loads(resource_json)
         resource = _resource(resource_json) if data else None
         chosen = []

@@ -8,12 +8,17 @@
 
 #include "executor/Handler.h"
 
+#include <map>
+
 namespace inm::executor {
 
 /// Knobs of the executor process.
 struct HostOptions {
   int threads = 4;                 ///< worker threads (the scheduler bounds parallelism per agent)
   double fileTimeoutSeconds = 120; ///< how long a handler waits for a `get_file` answer
+  /// Agent name -> URI (`--agent-uri`); an agent not here deploys on this host. ssh:// agents get an SshIo.
+  std::map<std::string, model::AgentUri> agentUris;
+  SshSettings ssh; ///< known_hosts / identity file for ssh:// agents
 };
 
 /// Serves the protocol on (inFd, outFd) until `shutdown` or end of input. Returns the process exit code:

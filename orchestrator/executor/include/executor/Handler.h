@@ -9,6 +9,7 @@
 
 #include "executor/Cache.h"
 #include "executor/HandlerContext.h"
+#include "executor/HostIo.h"
 
 #include <functional>
 #include <map>
@@ -62,6 +63,7 @@ struct HandlerServices {
   std::string agent;
   FileSource* files = nullptr;
   HandlerCache* cache = nullptr;
+  HostIo* io = nullptr; ///< the agent's host (its URI); null = the executor's own host
 };
 
 /// Dependency states handed to `deploy` (§5.2 names: deployed, failed, skipped, …), keyed by unversioned id.
@@ -96,6 +98,8 @@ class HandlerAPI {
   /// Set by the executor before the first call.
   void attach(const HandlerServices* services) { services_ = services; }
   const HandlerServices& services() const;
+  /// The host this agent deploys on (services().io, or the local host when there is none).
+  HostIo& io() const;
   /// Fetches a file by hash through the host and verifies its sha1; throws std::runtime_error naming the hash
   /// when it is missing or corrupt.
   std::string getFile(const std::string& sha1hex) const;

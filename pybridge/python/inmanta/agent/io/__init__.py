@@ -1,12 +1,13 @@
 """`inmanta.agent.io`: the IO a handler gets for its agent's URI. `parse_agent_uri` reads the URI forms of the
 reference (`local:`, `localhost`, `ssh://user@host:port?python=…`, a bare host name = ssh) into (scheme,
-config); `get_io` gives a `LocalIO` for local URIs. Remote (ssh) IO is not available in this executor: asking
-for it raises a clear error rather than silently acting on the local machine."""
+config); `get_io` gives a `LocalIO` for local URIs and an `SshIO` (remote.py: shell commands over ssh) for ssh
+ones. Inside a handler, `self._io` of an ssh:// agent is an SshIO over the agent's multiplexed master."""
 
 import re
 import urllib.parse
 
 from inmanta.agent.io.local import BashIO, IOBase, LocalIO  # noqa: F401 - re-exported
+from inmanta.agent.io.remote import SshIO  # noqa: F401 - re-exported
 
 
 def parse_agent_uri(uri):
@@ -32,9 +33,10 @@ def parse_agent_uri(uri):
 
 
 def get_io(cache=None, uri="local:", version=0, resource=None):
-    """The IO for `uri`: LocalIO for a local agent; remote schemes are not supported in this executor."""
+    """The IO for `uri`: LocalIO for a local agent, SshIO for an ssh one (direct ssh connections)."""
     scheme, config = parse_agent_uri(uri)
     if scheme == "local":
         return LocalIO(uri, config)
-    raise NotImplementedError(
-        "agent uri %r: %s IO is not supported here; this executor acts on its own host only" % (uri, scheme))
+    if scheme == "ssh":
+        return SshIO(uri, config)
+    raise NotImplementedError("agent uri %r: scheme %r is not supported (expected local: or ssh://)" % (uri, scheme))

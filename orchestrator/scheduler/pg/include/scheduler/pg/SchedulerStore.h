@@ -36,8 +36,9 @@ struct Request {
 struct EnvironmentInfo {
   Settings settings;
   bool halted = false;
-  bool resetDeployProgressOnStart = false; ///< §6.10: start from scratch (every resource counts as new)
-  std::vector<std::string> settingErrors;  ///< bad setting values (the default is used instead)
+  bool resetDeployProgressOnStart = false;      ///< §6.10: start from scratch (every resource counts as new)
+  std::vector<std::string> settingErrors;       ///< bad setting values (the default is used instead)
+  std::map<std::string, std::string> agentUris; ///< autostart_agent_map: agent -> URI text (unparsed)
 };
 
 class SchedulerStore {
@@ -54,6 +55,10 @@ class SchedulerStore {
   llvm::Expected<bool> tryLockEnvironment();
   llvm::Expected<int> ensureSchedulerRow();
   llvm::Expected<EnvironmentInfo> loadEnvironment();
+  /// std::AgentConfig (docs/deploy.md "Agentless over SSH"): sets (uri) or removes (nullopt) the agent's
+  /// entry of the environment setting autostart_agent_map and queues a settings_changed request. A protected
+  /// setting (project.yml) is an error naming it.
+  llvm::Error setAgentUri(const std::string& agent, const std::optional<std::string>& uri);
   /// agent name -> paused.
   llvm::Expected<std::map<std::string, bool>> loadAgents();
   /// All resources of one version.

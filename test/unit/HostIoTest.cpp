@@ -1,0 +1,165 @@
+// Host IO (orchestrator/executor/include/executor/HostIo.h) without an ssh server: shell quoting of hostile
+// arguments (checked by running them through a real sh); every SshIo operation's shell script, run through a
+// fake `ssh` on PATH that executes the remote command string locally (so the scripts, quoting and stdin
+// streaming are checked, not OpenSSH); and that an ssh:// host that refuses the connection makes a std::File
+// end `unavailable` (not `failed`) with a message naming the host, port and ssh's reason. Deploys against a
+// real sshd are in test/integration/test_agentless_ssh.py.
+#include "executor/Handler.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace inm::executor;
+
+namespace {
+
+/// A loopback port nothing listens on (bound then closed).
+int closedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+} // namespace
+
+TEST(HostIo, ShellQuoteSurvivesASh) {
+  HostIo& io = localIo();
+  for (std::string s : {"plain", "it's", "$(touch /tmp/inm-pwned) `id` ; rm -rf x", "a\nb", "", "'\"\\"}) {
+    RunResult r = io.run({"sh", "-c", "printf %s " + shellQuote(s)});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, s);
+  }
+  EXPECT_EQ(access("/tmp/inm-pwned", F_OK), -1);
+}
+
+TEST(HostIo, LocalRunFeedsStdin) {
+  std::string big(300000, 'x'); // larger than a pipe buffer: feeding and draining must interleave
+  RunResult r = localIo().run({"cat"}, big);
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_EQ(r.out.size(), big.size());
+}
+
+/// A directory with a fake `ssh` first on PATH: master start/check/exit succeed, a command runs locally.
+class FakeSsh : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/inm-fakessh-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir = tmpl;
+    std::ofstream(dir + "/ssh") << "#!/bin/sh\n"
+                                   "for a in \"$@\"; do case \"$a\" in -M|-O) exit 0;; esac; done\n"
+                                   "for a in \"$@\"; do last=\"$a\"; done\n"
+                                   "exec sh -c \"$last\"\n";
+    chmod((dir + "/ssh").c_str(), 0755);
+    oldPath = std::getenv("PATH");
+    setenv("PATH", (dir + ":" + oldPath).c_str(), 1);
+    auto uri = inm::model::parseAgentUri("ssh://me@example.invalid:2222");
+    ASSERT_TRUE(static_cast<bool>(uri));
+    io = makeSshIo(*uri, {});
+  }
+  void TearDown() override {
+    io.reset();
+    setenv("PATH", oldPath.c_str(), 1);
+    (void)std::system(("rm -rf '" + dir + "'").c_str());
+  }
+  std::string dir, oldPath;
+  std::unique_ptr<HostIo> io;
+};
+
+TEST_F(FakeSsh, EveryOperationsScript) {
+  std::string f = dir + "/it's a $file";
+  EXPECT_EQ(io->lstat(f).type, PathInfo::Type::Missing);
+  std::string content("bin\0ary\nwith 'quotes' $(x)\n", 27);
+  io->writeFile(f, content, 640, "", "");
+  PathInfo info = io->lstat(f);
+  EXPECT_EQ(info.type, PathInfo::Type::File);
+  EXPECT_EQ(info.permissions, 640);
+  EXPECT_EQ(info.owner, localIo().lstat(f).owner);
+  EXPECT_EQ(io->readFile(f), content);
+  io->chmod(f, 600);
+  EXPECT_EQ(io->lstat(f).permissions, 600);
+  io->chown(f, info.owner, info.group); // to itself: allowed for anyone
+  std::string d = dir + "/sub dir";
+  io->mkdir(d, 750);
+  EXPECT_EQ(io->lstat(d).type, PathInfo::Type::Directory);
+  EXPECT_EQ(io->lstat(d).permissions, 750);
+  std::string l = dir + "/link";
+  io->symlink(f, l);
+  EXPECT_EQ(io->lstat(l).type, PathInfo::Type::Symlink);
+  EXPECT_EQ(io->readlink(l), f);
+  io->replaceSymlink(d, l); // pointing at a directory: the link is replaced, nothing moved into it
+  EXPECT_EQ(io->readlink(l), d);
+  EXPECT_EQ(io->lstat(d + "/link").type, PathInfo::Type::Missing);
+  try {
+    io->mkdir(d, 755);
+    ADD_FAILURE() << "mkdir of an existing directory succeeded";
+  } catch (const std::runtime_error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("cannot create directory " + d + " on ssh://me@example.invalid:2222"),
+              std::string::npos)
+        << msg;
+  }
+  io->unlink(l);
+  io->unlink(l); // missing: not an error
+  EXPECT_EQ(io->lstat(l).type, PathInfo::Type::Missing);
+  io->rmdir(d);
+  io->rmdir(d);
+  EXPECT_EQ(io->lstat(d).type, PathInfo::Type::Missing);
+  RunResult r = io->run({"sh", "-c", "cat; echo \"$0\" >&2; exit 3", "arg with 'quote'"}, "in");
+  EXPECT_EQ(r.exitCode, 3);
+  EXPECT_EQ(r.out, "in");
+  EXPECT_EQ(r.err, "arg with 'quote'\n");
+  EXPECT_TRUE(io->hasCommand("sh"));
+  EXPECT_FALSE(io->hasCommand("no-such-command-inm"));
+  std::vector<std::string> prefix = io->commandPrefix();
+  ASSERT_FALSE(prefix.empty());
+  EXPECT_EQ(prefix.back(), "--");
+}
+
+TEST(HostIo, UnreachableSshHostMakesTheResourceUnavailable) {
+  if (access("/usr/bin/ssh", X_OK) != 0) GTEST_SKIP() << "no OpenSSH client";
+  int port = closedPort();
+  auto uri = inm::model::parseAgentUri("ssh://nobody@127.0.0.1:" + std::to_string(port));
+  ASSERT_TRUE(static_cast<bool>(uri));
+  std::unique_ptr<HostIo> io = makeSshIo(*uri, {});
+  EXPECT_TRUE(io->remote());
+  try {
+    io->lstat("/tmp");
+    FAIL() << "lstat over a refused connection succeeded";
+  } catch (const HostUnavailable& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("cannot reach ssh://nobody@127.0.0.1:" + std::to_string(port)), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("Connection refused"), std::string::npos) << msg;
+  }
+  HandlerRegistry registry;
+  registerStdHandlers(registry);
+  HandlerServices services;
+  services.agent = "web";
+  services.io = io.get();
+  Resource r = Resource::fromId("std::File[web,path=/tmp/x],v=1",
+                                Json{{"path", "/tmp/x"}, {"hash", sha1Hex("x")}, {"permissions", 644}});
+  auto h = registry.create(r.type);
+  h->attach(&services);
+  HandlerContext ctx("a", false);
+  h->deploy(ctx, r, {});
+  ASSERT_TRUE(ctx.status().has_value());
+  EXPECT_EQ(*ctx.status(), ResourceState::Unavailable);
+  ASSERT_FALSE(ctx.logs().empty());
+  EXPECT_NE(ctx.logs().back().msg.find("is unavailable: cannot reach ssh://nobody@127.0.0.1"),
+            std::string::npos)
+      << ctx.logs().back().msg;
+}
