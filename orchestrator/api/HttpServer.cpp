@@ -323,8 +323,9 @@ struct HttpServer::Impl {
     return target.substr(0, target.find('?')) == "/api/v1/version";
   }
 
-  /// After an early answer (413, 507) to a client that may still be sending: stop sending, then read and drop what
-  /// arrives for a moment, so closing does not reset the connection before the client has read the answer.
+  /// After an early answer (413, 507) to a client that may still be sending: stop sending, then read and drop
+  /// what arrives for a moment, so closing does not reset the connection before the client has read the
+  /// answer.
   template <typename Stream>
   asio::awaitable<void> lingeringClose(Stream& stream) {
     auto& lowest = beast::get_lowest_layer(stream);
