@@ -9,6 +9,7 @@
 #include "compile/CompileService.h"
 #include "config/Config.h"
 #include "jwt/Jwt.h"
+#include "model/Settings.h"
 #include "service/Log.h"
 #include "service/Service.h"
 #include "store/Store.h"
@@ -423,8 +424,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
             co_return;
           }
           for (const auto& e : *envs) {
-            bool autostart =
-                !e["settings"].contains("autostart_on_start") || e["settings"]["autostart_on_start"] == true;
+            bool autostart = inm::model::decodeEnvironmentSettings(e["settings"]).settings.autostartOnStart;
             if (!e["halted"].get<bool>() && autostart) supervisor->ensureRunning(e["id"]);
           }
         },

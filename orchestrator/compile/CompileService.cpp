@@ -7,6 +7,7 @@
 #include "CompileStore.h"
 #include "ModuleStage.h"
 #include "cron/Cron.h"
+#include "model/Settings.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -67,14 +68,6 @@ asio::awaitable<llvm::Expected<T>> onPool(asio::thread_pool& pool, F&& fIn) {
       asio::use_awaitable);
   if (!value) co_return makeError(error);
   co_return std::move(*value);
-}
-
-/// A setting from the environment's settings object (a raw value, or {"value": v}).
-nlohmann::json setting(const nlohmann::json& settings, const char* key) {
-  auto it = settings.find(key);
-  if (it == settings.end()) return nullptr;
-  if (it->is_object() && it->contains("value")) return (*it)["value"];
-  return *it;
 }
 
 /// The value of a blocking call that reports failures inside its result; a pool failure becomes `onError`.
@@ -251,8 +244,7 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
   std::string env = envIn;
   auto info = co_await onPool<EnvInfo>(blocking_, [&] { return store_->envInfo(env); });
   if (!info) co_return info.takeError();
-  nlohmann::json v = setting(info->settings, "auto_full_compile");
-  std::string expr = v.is_string() ? v.get<std::string>() : "";
+  std::string expr = model::decodeEnvironmentSettings(info->settings).settings.autoFullCompile;
   if (!expr.empty()) {
     auto parsed = cron::CronSpec::parse(expr);
     if (!parsed)
@@ -312,8 +304,8 @@ asio::awaitable<void> CompileService::drain(std::string env) {
       break;
     }
     // recompile_backoff: a minimum gap between the end of one run and the start of the next.
-    nlohmann::json backoffSetting = setting(info->settings, "recompile_backoff");
-    double backoff = backoffSetting.is_number() ? backoffSetting.get<double>() : 0.1;
+    const model::EnvironmentSettings settings = model::decodeEnvironmentSettings(info->settings).settings;
+    double backoff = settings.recompileBackoff;
     if (info->secondsSinceLast < backoff) {
       asio::steady_timer t(strand_);
       t.expires_after(std::chrono::milliseconds(long((backoff - info->secondsSinceLast) * 1000) + 1));
@@ -374,8 +366,7 @@ asio::awaitable<void> CompileService::drain(std::string env) {
     if (!run.envVars.empty())
       initOut += "Using extra environment variables during compile " + run.envVars.dump() + "\n";
     std::string initErr;
-    nlohmann::json serverCompile = setting(info->settings, "server_compile");
-    if (serverCompile.is_boolean() && !serverCompile.get<bool>())
+    if (!settings.serverCompile)
       initErr = "server_compile is disabled for this environment\n";
     else if (info->repoUrl.empty() || info->repoBranch.empty())
       initErr = "the environment has no repository: set repo_url and repo_branch\n";

@@ -105,7 +105,7 @@ asio::awaitable<Result> Service::deleteProject(std::string id) {
   auto project = co_await blocking([&] { return store_.getProject(lowerUuid(id)); });
   if (!project) co_return Result::error(project.takeError());
   for (const auto& env : (*project)["environments"]) {
-    if (env["settings"].value("protected_environment", false))
+    if (model::decodeEnvironmentSettings(env["settings"]).settings.protectedEnvironment)
       co_return Result::error(ErrorCode::Forbidden, "project " + id + " holds protected environment " +
                                                         env["id"].get<std::string>() +
                                                         " and cannot be deleted");
@@ -219,7 +219,7 @@ asio::awaitable<Result> Service::deleteEnvironment(std::string id) {
   id = lowerUuid(id);
   auto env = co_await blocking([&] { return store_.getEnvironment(id); });
   if (!env) co_return Result::error(env.takeError());
-  if ((*env)["settings"].value("protected_environment", false))
+  if (model::decodeEnvironmentSettings((*env)["settings"]).settings.protectedEnvironment)
     co_return Result::error(ErrorCode::Forbidden,
                             "environment " + id +
                                 " is protected (protected_environment) and cannot be deleted");
@@ -232,7 +232,7 @@ asio::awaitable<Result> Service::clearEnvironment(std::string id) {
   id = lowerUuid(id);
   auto env = co_await blocking([&] { return store_.getEnvironment(id); });
   if (!env) co_return Result::error(env.takeError());
-  if ((*env)["settings"].value("protected_environment", false))
+  if (model::decodeEnvironmentSettings((*env)["settings"]).settings.protectedEnvironment)
     co_return Result::error(ErrorCode::Forbidden,
                             "environment " + id +
                                 " is protected (protected_environment) and cannot be cleared");

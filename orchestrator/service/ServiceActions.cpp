@@ -4,6 +4,7 @@
 #include "artifact/ResourceId.h"
 #include "model/Ids.h"
 #include "model/QueryParams.h"
+#include "model/Settings.h"
 #include "model/Vocabulary.h"
 #include "service/Log.h"
 #include "service/Service.h"
@@ -259,7 +260,7 @@ asio::awaitable<Result> Service::retainVersions(std::string env) {
   env = lowerUuid(env);
   auto e = co_await blocking([&] { return store_.getEnvironment(env); });
   if (!e) co_return Result::error(e.takeError());
-  int64_t keep = (*e)["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
+  int64_t keep = model::decodeEnvironmentSettings((*e)["settings"]).settings.availableVersionsToKeep;
   auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
   if (!purged) {
     logLine("warning", "version_purge_failed",
@@ -278,7 +279,7 @@ asio::awaitable<Result> Service::purgeAllVersions() {
   for (const auto& e : *envs) {
     if (e["halted"].get<bool>()) continue;
     std::string env = e["id"];
-    int64_t keep = e["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
+    int64_t keep = model::decodeEnvironmentSettings(e["settings"]).settings.availableVersionsToKeep;
     auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
     if (!purged) {
       logLine("warning", "version_purge_failed",

@@ -50,8 +50,7 @@ asio::awaitable<bool> Service::autoDeploy(const std::string& env) {
     llvm::consumeError(s.takeError());
     co_return false;
   }
-  const nlohmann::json& settings = (*s)["settings"];
-  co_return !settings.contains("auto_deploy") || settings["auto_deploy"] == true;
+  co_return model::decodeEnvironmentSettings((*s)["settings"]).settings.autoDeploy;
 }
 
 asio::awaitable<Result> Service::putVersion(std::string env, std::shared_ptr<const nlohmann::json> body) {
@@ -119,7 +118,7 @@ asio::awaitable<void> Service::afterStore(const std::string& env, int64_t versio
   // Retention (orchestrator.md §4): keep available_versions_to_keep plus the latest released version.
   auto s = co_await blocking([&] { return store_.getSettings(env); });
   if (s) {
-    int64_t keep = (*s)["settings"].value("available_versions_to_keep", options_.defaultVersionsToKeep);
+    int64_t keep = model::decodeEnvironmentSettings((*s)["settings"]).settings.availableVersionsToKeep;
     auto purged = co_await blocking([&] { return store_.purgeVersions(env, keep); });
     if (!purged) llvm::consumeError(purged.takeError());
   } else {

@@ -6,6 +6,7 @@
 #include "DeployWriter.h"
 #include "model/Ids.h"
 #include "model/JsonNumbers.h"
+#include "model/Settings.h"
 
 #include <pqxx/pqxx>
 
@@ -179,14 +180,14 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
                                      impl_->env.c_str());
     EnvironmentInfo info;
     info.halted = r[0][1].as<bool>();
-    auto settings = nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false);
-    auto text = [&](const char* key, const std::string& fallback) -> std::string {
-      if (!settings.is_object() || !settings.contains(key)) return fallback;
-      const auto& v = settings[key];
-      return v.is_string() ? v.get<std::string>() : v.dump();
-    };
-    auto timer = [&](const char* key, const std::string& fallback, TimerSetting& out) {
-      auto t = TimerSetting::parse(key, text(key, fallback));
+    auto decoded =
+        model::decodeEnvironmentSettings(nlohmann::json::parse(r[0][0].as<std::string>(), nullptr, false));
+    info.settingErrors = std::move(decoded.errors);
+    const model::EnvironmentSettings& s = decoded.settings;
+    const model::EnvironmentSettings& defaults = model::defaultEnvironmentSettings();
+    auto timer = [&](const char* key, const std::string& text, const std::string& fallback,
+                     TimerSetting& out) {
+      auto t = TimerSetting::parse(key, text);
       if (t) {
         out = *t;
       } else {
@@ -194,27 +195,15 @@ llvm::Expected<EnvironmentInfo> SchedulerStore::loadEnvironment() {
         out = *TimerSetting::parse(key, fallback);
       }
     };
-    timer("autostart_agent_deploy_interval", "600", info.settings.deployInterval);
-    timer("autostart_agent_repair_interval", "86400", info.settings.repairInterval);
-    std::string reset = text("reset_deploy_progress_on_start", "false");
-    if (reset == "true" || reset == "false")
-      info.resetDeployProgressOnStart = reset == "true";
-    else
-      info.settingErrors.push_back("setting reset_deploy_progress_on_start: '" + reset +
-                                   "' is not a boolean");
-    if (settings.is_object() && settings.contains("autostart_agent_map") &&
-        settings["autostart_agent_map"].is_object())
-      for (const auto& [agent, uri] : settings["autostart_agent_map"].items())
+    timer("autostart_agent_deploy_interval", s.autostartAgentDeployInterval,
+          defaults.autostartAgentDeployInterval, info.settings.deployInterval);
+    timer("autostart_agent_repair_interval", s.autostartAgentRepairInterval,
+          defaults.autostartAgentRepairInterval, info.settings.repairInterval);
+    info.resetDeployProgressOnStart = s.resetDeployProgressOnStart;
+    info.settings.agentParallelism = int(s.agentParallelism);
+    if (s.autostartAgentMap.is_object())
+      for (const auto& [agent, uri] : s.autostartAgentMap.items())
         info.agentUris[agent] = uri.is_string() ? uri.get<std::string>() : uri.dump();
-    std::string par = text("agent_parallelism", "1");
-    try {
-      size_t used = 0;
-      int n = std::stoi(par, &used);
-      if (used != par.size() || n < 1) throw std::invalid_argument(par);
-      info.settings.agentParallelism = n;
-    } catch (const std::exception&) {
-      info.settingErrors.push_back("setting agent_parallelism: '" + par + "' is not a positive integer");
-    }
     return info;
   } catch (const std::exception& e) {
     return dbError("reading environment " + impl_->env, e);

@@ -2,12 +2,15 @@
 // value. Types use the reference's names (bool, int, str, enum, dict, positive_float). Values arrive from
 // clients as JSON of any type (the 11.5.5 CLI sends strings such as "false"); coerceSetting converts them to
 // the setting's type or fails naming the setting. Invariant: a stored value always has its definition's JSON
-// type.
+// type. EnvironmentSettings is the one typed reading of a stored settings object: every reader (service,
+// scheduler, compile service) decodes through decodeEnvironmentSettings, and every default is written once,
+// in settingDefs().
 #pragma once
 
 #include <llvm/Support/Error.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,5 +38,42 @@ std::string unknownSettingMessage(const std::string& name);
 llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohmann::json& value);
 /// The definition as the API shows it (v2 `definition` entries and v1 `metadata` entries share these keys).
 nlohmann::json settingDefinitionJson(const SettingDef& def, bool isProtected);
+
+/// agent_trigger_method_on_auto_deploy.
+enum class TriggerMethod { PushFullDeploy, PushIncrementalDeploy };
+
+/// An environment's settings, typed; a setting the stored object does not hold has its settingDefs() default.
+/// The intervals stay text (seconds or a cron expression, parsed by the scheduler's TimerSetting).
+struct EnvironmentSettings {
+  int64_t agentParallelism;
+  TriggerMethod agentTriggerMethodOnAutoDeploy;
+  bool autoDeploy;
+  std::string autoFullCompile;
+  std::string autostartAgentDeployInterval;
+  nlohmann::json autostartAgentMap;
+  std::string autostartAgentRepairInterval;
+  bool autostartOnStart;
+  int64_t availableVersionsToKeep;
+  int64_t environmentMetricsRetention;
+  int64_t notificationRetention;
+  bool protectedEnvironment;
+  double recompileBackoff;
+  bool resetDeployProgressOnStart;
+  int64_t resourceActionLogsRetention;
+  bool serverCompile;
+};
+
+/// The decoded settings and one message per invalid stored value ("invalid value for setting 'x': ...");
+/// an invalid value is replaced by its default, so a bad row never stops a reader.
+struct DecodedSettings {
+  EnvironmentSettings settings;
+  std::vector<std::string> errors;
+};
+
+/// Decodes a stored settings object (values raw or wrapped as {"value": v}); a non-object holds no setting
+/// and unknown keys are ignored.
+DecodedSettings decodeEnvironmentSettings(const nlohmann::json& stored);
+/// Every setting at its default.
+const EnvironmentSettings& defaultEnvironmentSettings();
 
 } // namespace inm::model

@@ -61,7 +61,6 @@ class SchedulerControl {
 
 /// Options of the use cases that come from the server configuration.
 struct ServiceOptions {
-  int64_t defaultVersionsToKeep = 100;
   int64_t factExpire = 3600;      ///< server.fact-expire: seconds a fact (expires=true) is served as fresh
   int64_t factRenew = 1200;       ///< server.fact-renew: facts this close to expiry are re-requested
   int64_t factResourceBlock = 60; ///< server.fact-resource-block: at most one fact request per resource per …
