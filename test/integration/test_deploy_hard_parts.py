@@ -53,7 +53,7 @@ class HardPartsTest(unittest.TestCase):
     def test_17_3_new_version_during_a_deploy(self):
         d = DeployEnv(self)
         d.put_version(1, [nr("f", value="h1"), nr("g", requires=[rid("f")])])
-        d.start(delay_ms=1500)
+        d.start(delay_ms=4000)  # long enough that v2 is processed while h1 runs, also on a loaded 2-core CI
         wait(lambda: d.status(rid("f")) == "deploying")
         d.put_version(2, [nr("f", value="h2"), nr("g", requires=[rid("f")])])
         d.wait_processed(2)
@@ -72,7 +72,7 @@ class HardPartsTest(unittest.TestCase):
         d = DeployEnv(self)
         n = 60
         d.put_version(1, [nr(f"r{i}") for i in range(n)])
-        d.start(delay_ms=20)
+        d.start(delay_ms=100)  # a 6 s repair: v2 lands in its middle, also on a loaded 2-core CI
         wait(lambda: d.sql("SELECT count(*) FROM resource_persistent_state WHERE last_non_deploying_status = 'deployed'")
              == str(n), timeout=30)
         d.request("deploy", {"repair": True})
