@@ -42,9 +42,10 @@ ActionResult runAction(const DeployRequest& request, const HandlerRegistry& regi
   if (services.cache) services.cache->cleanup();
   handler->attach(&services);
   HandlerContext ctx(request.actionId, request.dryRun);
-  ctx.info("Start run for resource %(resource)s because %(reason)s",
-           {{"resource", request.resourceId},
-            {"reason", request.reason.empty() ? "a deploy was requested" : request.reason}});
+  // The scheduler already logged "Start run because <reason>" when the action started (once per deploy, as
+  // the reference does); this line only says which process took it.
+  ctx.debug("Executor process %(pid)s runs the handler of %(resource)s",
+            {{"resource", request.resourceId}, {"pid", static_cast<int64_t>(::getpid())}});
   if (request.dryRun) {
     try {
       handler->execute(ctx, resource, true);

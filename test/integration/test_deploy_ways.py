@@ -88,7 +88,8 @@ class DeployWaysTest(unittest.TestCase):
         self.assertIn("a user requested a deploy", d.actions(rid("bad"))[-1][4][0]["msg"])
         # The handler's own lines, from the real executor process, are in the action log.
         msgs = [m["msg"] for m in d.actions(rid("bad"))[-1][4]]
-        self.assertTrue(any(m.startswith("Start run for resource") for m in msgs), msgs)
+        self.assertTrue(any(m.startswith("Executor process ") for m in msgs), msgs)
+        self.assertEqual(sum(m.startswith("Start run") for m in msgs), 1, msgs)  # once per deploy (#29)
 
     def test_user_repair_reruns_everything(self):
         d = DeployEnv(self)
