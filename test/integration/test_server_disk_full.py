@@ -2,7 +2,7 @@
 to $TMPDIR (request_spool_size) on a 16 MiB tmpfs filled up answers 507 naming "No space left on device" and the
 directory, logs `request_spool_failed`, the server lives, and the same upload succeeds once the filler is gone.
 Needs root and `mount -t tmpfs` (skipped with the reason otherwise); the mount is removed at cleanup and the
-server stopped by PID."""
+server stopped by PID. Also: the spool files a killed server left are removed at the next start, and only those."""
 import os
 import shutil
 import subprocess
@@ -52,6 +52,27 @@ class DiskFullTest(unittest.TestCase):
         os.unlink(filler)
         _, (status, body) = sf.put_version(srv, env, resources)
         self.assertEqual(status, 200, body)
+
+
+class StaleSpoolFilesTest(unittest.TestCase):
+    def test_a_killed_servers_spool_files_are_removed_at_start(self):
+        tmp = tempfile.mkdtemp(prefix="inm-spool-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        dead = subprocess.Popen(["true"])
+        dead.wait()  # its pid names no living process now
+        names = {"dead": f"inmanta-body-{dead.pid}-AbCdEf", "alive": f"inmanta-body-{os.getpid()}-XyZ123",
+                 "foreign": "inmanta-body-notapid", "other": "unrelated-file"}
+        for n in names.values():
+            with open(os.path.join(tmp, n), "w") as f:
+                f.write("partial body")
+        srv = sf.Server(env=dict(os.environ, TMPDIR=tmp))
+        self.addCleanup(srv.stop)
+        srv.project_env("stale")  # the server is up and serving
+        left = set(os.listdir(tmp))
+        self.assertNotIn(names["dead"], left, srv.proc.output()[-1500:])
+        self.assertTrue({names["alive"], names["foreign"], names["other"]} <= left, left)
+        self.assertIn("stale_request_file_removed", srv.proc.output())
+        self.assertIn(names["dead"], srv.proc.output())
 
 
 if __name__ == "__main__":
