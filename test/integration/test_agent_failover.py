@@ -66,6 +66,9 @@ class AgentFailoverTest(stop.ExternalAgentStopTest):
         self.wait(lambda: "standby for agent(s) ext1" in standby.output(), "the standby's log line", standby)
         self.assertTrue(standby.alive(), standby.output())
         self.assertTrue(self.is_primary(primary))
+        # Kill the primary (and its executors) while a handler runs; the agent is listed (it exists once a
+        # version names it) with its primary and standby.
+        version, rids, running = self.start_deploy(primary)
         listed = {a["name"]: a for a in self.srv.ok("GET", "/api/v2/agents", env=self.env)["data"]}
         self.assertEqual(listed["ext1"]["status"], "up", listed)
         self.assertIn(f"pid {primary.pid}", listed["ext1"]["process_name"])
@@ -73,11 +76,9 @@ class AgentFailoverTest(stop.ExternalAgentStopTest):
         self.assertIn(f"pid {standby.pid}", listed["ext1"]["standbys"][0])
         out = self.agent_list()
         self.assertIn(f"pid {primary.pid}", out)
-        self.assertIn(f"1: ", out)
+        self.assertIn("1: ", out)
         self.assertIn(f"pid {standby.pid}", out)
 
-        # Kill the primary (and its executors) while a handler runs.
-        version, rids, running = self.start_deploy(primary)
         killed = time.monotonic()
         os.killpg(primary.pid, signal.SIGKILL)
         primary.proc.wait(30)
