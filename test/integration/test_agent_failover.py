@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -86,6 +87,7 @@ class AgentFailoverTest(stop.ExternalAgentStopTest):
         took = time.monotonic() - killed
         self.assertLess(took, BOUND, f"promotion took {took:.1f} s\n{standby.output()[-3000:]}")
         self.assertIn("promoted: this process is now primary for agent(s) ext1", standby.output())
+        sys.stderr.write(f"[failover] the standby was primary {took:.2f} s after the SIGKILL\n")
         self.wait(lambda: self.statuses(rids) == ["deployed"] * COUNT, "the new primary to deploy everything",
                   standby, timeout=90)
         for p in self.paths:
