@@ -3,7 +3,8 @@ real `inmanta server` and its scheduler. The first claim becomes primary, the se
 says so and stays connected; the API and `inmanta-cli agent list` show both). SIGKILL of the primary's process
 group mid-deploy: within the failover bound the standby is promoted, the in-flight actions of the dead primary end
 `unavailable`, and the new primary deploys every resource; no resource has two deploy actions overlapping in
-time. The killed agent, started again, joins as a standby. Handlers are Python (pynote::Note) that sleep
+time. The killed agent, started again, joins as a standby. A SIGSTOPped (silent) primary is replaced within the heartbeat
+bound and, resumed, joins as a standby. Handlers are Python (pynote::Note) that sleep
 NOTE_SLEEP seconds. Every process is stopped by PID."""
 import json
 import os
@@ -115,10 +116,32 @@ class AgentFailoverTest(stop.ExternalAgentStopTest):
         self.wait(lambda: not self.is_standby(again), "the stopped standby to leave the list")
         self.assertEqual(standby.stop(), 0, standby.output())
 
+    def test_silent_primary_loses_to_the_heartbeat_bound(self):
+        # SIGSTOP keeps the primary's TCP connection open but silent, as a network cut does: the heartbeat bound
+        # ends its session and the standby takes over; resumed, the old process finds its connection closed and
+        # claims again as a standby.
+        primary = self.agent_proc(0)
+        self.wait(lambda: self.is_primary(primary), "the first claim to become primary", primary)
+        standby = self.agent_proc(0)
+        self.wait(lambda: self.is_standby(standby), "the second claim to be kept as a standby", standby)
+        stopped = time.monotonic()
+        os.killpg(primary.pid, signal.SIGSTOP)
+        try:
+            self.wait(lambda: self.is_primary(standby), "the standby to be promoted", standby, timeout=BOUND + 10)
+            took = time.monotonic() - stopped
+        finally:
+            os.killpg(primary.pid, signal.SIGCONT)
+        sys.stderr.write(f"[failover] a silent primary was replaced after {took:.2f} s\n")
+        self.assertGreater(took, 3, "promoted before the primary's heartbeat could have timed out")
+        self.assertLess(took, BOUND + 1.5, f"promotion took {took:.1f} s (bound {BOUND} s)")
+        self.wait(lambda: self.is_standby(primary), "the resumed old primary to become a standby", primary)
+        self.assertTrue(self.is_primary(standby))
+
 
 # Only the tests of this file.
 for name in [n for n in dir(stop.ExternalAgentStopTest) if n.startswith("test_")]:
-    if name != "test_kill_primary_mid_deploy_standby_takes_over":
+    if name not in ("test_kill_primary_mid_deploy_standby_takes_over",
+                    "test_silent_primary_loses_to_the_heartbeat_bound"):
         setattr(AgentFailoverTest, name, None)
 
 if __name__ == "__main__":
