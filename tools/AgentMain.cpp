@@ -5,9 +5,12 @@
 // scheduler; once claimed, the connection carries the executor protocol to an AgentRouter behind a
 // socketpair, which runs the work in `inmanta executor` children with the Python handler code of each version
 // (fetched over the same connection, verified, cached under <state dir>/agent-code/), while the main thread
-// pumps bytes between the socketpair and the (plain or TLS) server connection. A lost connection or a refused
-// claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends
-// the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get up to
+// pumps bytes between the socketpair and the (plain or TLS) server connection. When another process holds the
+// agents the server answers `Inmanta-Agent-Role: standby`: this process then waits, connected, for the
+// scheduler's `primary` frame (docs/deploy.md "Failover") before the session starts. A lost connection or a
+// refused claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token
+// ends the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get up
+// to
 // --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and exit 0.
 #include "AgentRouter.h"
 #include "Verbs.h"
