@@ -9,9 +9,9 @@
 // agents the server answers `Inmanta-Agent-Role: standby`: this process then waits, connected, for the
 // scheduler's `primary` frame (docs/deploy.md "Failover") before the session starts. A lost connection or a
 // refused claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token
-// ends the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get up
-// to
-// --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and exit 0.
+// ends the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get
+// up to --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and
+// exit 0.
 #include "AgentRouter.h"
 #include "Verbs.h"
 #include "api/Splice.h"
