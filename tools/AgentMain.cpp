@@ -5,10 +5,13 @@
 // scheduler; once claimed, the connection carries the executor protocol to an AgentRouter behind a
 // socketpair, which runs the work in `inmanta executor` children with the Python handler code of each version
 // (fetched over the same connection, verified, cached under <state dir>/agent-code/), while the main thread
-// pumps bytes between the socketpair and the (plain or TLS) server connection. A lost connection or a refused
-// claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token ends
-// the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get up to
-// --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and exit 0.
+// pumps bytes between the socketpair and the (plain or TLS) server connection. When another process holds the
+// agents the server answers `Inmanta-Agent-Role: standby`: this process then waits, connected, for the
+// scheduler's `primary` frame (docs/deploy.md "Failover") before the session starts. A lost connection or a
+// refused claim is retried with exponential backoff (1 s doubling to 30 s); a bad request or a rejected token
+// ends the process with code 1. SIGTERM/SIGINT drain the current session (no new work; running actions get
+// up to --shutdown-grace seconds, the rest is answered `unavailable`; every answer reaches the server) and
+// exit 0.
 #include "AgentRouter.h"
 #include "Verbs.h"
 #include "api/Splice.h"
@@ -35,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -108,6 +112,74 @@ void enableKeepalive(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
+/// A standby's wait (docs/deploy.md "Failover"): frames from the scheduler are read off `buffer`/`stream`
+/// until `primary`; `standby` is logged. Returns "" once promoted (bytes after the frame stay in `buffer`),
+/// or why the wait ended (the connection closed, a stop signal, a frame this agent does not know).
+template <typename Stream>
+asio::awaitable<std::string> awaitPromotion(Stream& stream, beast::flat_buffer& buffer,
+                                            const std::string& agentList) {
+  auto& lowest = beast::get_lowest_layer(stream);
+  auto ex = co_await asio::this_coro::executor;
+  asio::steady_timer tick(ex);
+  std::function<void(boost::system::error_code)> onTick = [&](boost::system::error_code e) {
+    if (e) return;
+    if (gStop) {
+      boost::system::error_code ignored;
+      lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      lowest.socket().close(ignored);
+      return;
+    }
+    tick.expires_after(std::chrono::milliseconds(200));
+    tick.async_wait(onTick);
+  };
+  onTick({});
+  std::string result;
+  for (;;) {
+    auto bytes = [&] { return static_cast<const unsigned char*>(buffer.data().data()); };
+    size_t need = 4; // the length prefix, then the frame it announces
+    if (buffer.size() >= 4)
+      need +=
+          (size_t(bytes()[0]) << 24) | (size_t(bytes()[1]) << 16) | (size_t(bytes()[2]) << 8) | bytes()[3];
+    if (buffer.size() >= 4 && need == 4) {
+      result = "the server sent an empty frame while standby";
+      break;
+    }
+    if (need > (1u << 20) + 4) {
+      result = "the server sent a standby frame of " + std::to_string(need) + " bytes";
+      break;
+    }
+    if (buffer.size() < need) {
+      boost::system::error_code ec;
+      size_t n = co_await stream.async_read_some(buffer.prepare(std::max<size_t>(need - buffer.size(), 512)),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      buffer.commit(n);
+      if (ec) {
+        result = gStop ? "stopped while standby" : "the connection closed while standby: " + ec.message();
+        break;
+      }
+      continue;
+    }
+    std::string body(reinterpret_cast<const char*>(bytes()) + 4, need - 4);
+    buffer.consume(need);
+    auto frame = nlohmann::json::parse(body, nullptr, false);
+    std::string type = frame.is_object() ? frame.value("type", std::string()) : std::string();
+    if (type == "standby") {
+      std::string primary = frame.value("primary", std::string());
+      say("standby for agent(s) " + agentList + (primary.empty() ? "" : " (primary: " + primary + ")") +
+          "; waiting to be promoted");
+      continue;
+    }
+    if (type == "primary") {
+      say("promoted: this process is now primary for agent(s) " + agentList);
+      break;
+    }
+    result = "the server sent an unexpected frame while standby: " + body.substr(0, 200);
+    break;
+  }
+  tick.cancel();
+  co_return result;
+}
+
 /// The upgrade request, the 101 answer, then the session until either side closes.
 template <typename Stream>
 asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
@@ -149,6 +221,11 @@ asio::awaitable<Attempt> runSession(Stream& stream, const AgentOptions& o) {
   }
   lowest.expires_never();
   enableKeepalive(lowest.socket().native_handle());
+  if (res["Inmanta-Agent-Role"] == "standby") {
+    // Another process holds the agent(s): wait, connected, until the scheduler promotes this one.
+    std::string why = co_await awaitPromotion(stream, buffer, agentList);
+    if (!why.empty()) co_return Attempt{Attempt::Session, why};
+  }
 
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)

@@ -276,11 +276,21 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
     a.done();
     json agents = Cli::key(cli.call("GET", "/api/v1/agent", nullptr, {}, env), "agents", "list agents");
     if (cli.printedJson(agents)) return 0;
+    // Ours after the reference's four columns: state, and for external agents the primary process and the
+    // standbys in promotion order (docs/deploy.md "Failover").
     std::vector<std::vector<std::string>> rows;
-    for (const json& ag : agents)
-      rows.push_back(
-          {field(ag, "name"), field(ag, "environment"), field(ag, "paused"), field(ag, "last_failover")});
-    printTable({"Agent", "Environment", "Paused", "Last fail over"}, rows);
+    for (const json& ag : agents) {
+      bool external = ag.value("external", false);
+      std::string primary = external && ag.value("connected", false) ? field(ag, "process_name") : "";
+      std::string standbys;
+      if (ag.contains("standbys") && ag["standbys"].is_array())
+        for (const json& s : ag["standbys"])
+          if (s.is_string()) standbys += (standbys.empty() ? "" : "; ") + s.get<std::string>();
+      if (!standbys.empty()) standbys = std::to_string(ag["standbys"].size()) + ": " + standbys;
+      rows.push_back({field(ag, "name"), field(ag, "environment"), field(ag, "paused"),
+                      field(ag, "last_failover"), field(ag, "status"), primary, standbys});
+    }
+    printTable({"Agent", "Environment", "Paused", "Last fail over", "State", "Primary", "Standbys"}, rows);
     return 0;
   }
   if (verb == "pause" || verb == "unpause") {

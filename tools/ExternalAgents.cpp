@@ -1,5 +1,6 @@
-// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, then the connection
-// is handed to an attached ExecutorProcess, which speaks the executor protocol exactly as with a local child.
+// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, the standby queue and
+// its promotion; a primary's connection is handed to an attached ExecutorProcess, which speaks the executor
+// protocol exactly as with a local child.
 #include "ExternalAgents.h"
 
 #include <boost/asio/post.hpp>
@@ -8,6 +9,7 @@
 #include <boost/asio/write.hpp>
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <unistd.h>
@@ -25,6 +27,8 @@ std::string resetExternalAgents(const std::string& connString, const std::string
     tx.exec_params("UPDATE external_agent SET connected = false, disconnected_at = now() "
                    "WHERE environment = $1 AND connected",
                    env);
+    tx.exec_params("UPDATE external_agent SET standbys = '[]' WHERE environment = $1 AND standbys <> '[]'",
+                   env);
     for (const auto& row :
          tx.exec_params("SELECT name FROM external_agent WHERE environment = $1 ORDER BY name", env))
       names.push_back(row[0].as<std::string>());
@@ -36,21 +40,30 @@ std::string resetExternalAgents(const std::string& connString, const std::string
 }
 
 std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<std::string>& agents, const std::string& holder,
-                                 bool connected) {
+                                 const std::vector<ExternalAgentRecord>& records) {
   try {
     pqxx::connection c(connString);
     pqxx::work tx(c);
-    for (const auto& a : agents) {
-      if (connected)
-        tx.exec_params("INSERT INTO external_agent (environment, name, holder, connected, claimed_at) "
-                       "VALUES ($1, $2, $3, true, now()) ON CONFLICT (environment, name) DO UPDATE "
-                       "SET holder = EXCLUDED.holder, connected = true, claimed_at = now()",
-                       env, a, holder);
+    for (const auto& r : records) {
+      std::string standbys = executor::Json(r.standbys).dump();
+      if (r.connected)
+        tx.exec_params(
+            "INSERT INTO external_agent (environment, name, holder, connected, claimed_at, standbys) "
+            "VALUES ($1, $2, $3, true, now(), $4::jsonb) ON CONFLICT (environment, name) DO UPDATE "
+            "SET holder = EXCLUDED.holder, connected = true, standbys = EXCLUDED.standbys, "
+            "claimed_at = CASE WHEN external_agent.connected AND external_agent.holder = "
+            "EXCLUDED.holder THEN external_agent.claimed_at ELSE now() END",
+            env, r.name, r.holder, standbys);
       else
-        tx.exec_params("UPDATE external_agent SET connected = false, disconnected_at = now() "
-                       "WHERE environment = $1 AND name = $2",
-                       env, a);
+        tx.exec_params(
+            "INSERT INTO external_agent (environment, name, holder, connected, standbys) "
+            "VALUES ($1, $2, '', false, $3::jsonb) ON CONFLICT (environment, name) DO UPDATE "
+            "SET standbys = EXCLUDED.standbys, disconnected_at = CASE WHEN external_agent.connected "
+            "THEN now() ELSE external_agent.disconnected_at END, connected = false",
+            env, r.name, standbys);
+      if (r.failover)
+        tx.exec_params("UPDATE agent SET last_failover = now() WHERE environment = $1 AND name = $2", env,
+                       r.name);
     }
     tx.commit();
     return "";
@@ -74,6 +87,9 @@ struct ExternalAgents::Conn {
   unsigned char length[4] = {};
   std::string body;
   std::string out;
+  unsigned char probe[1] = {}; ///< a standby's read: it only completes when the agent closes
+  bool ready = false;          ///< a standby's `standby` frame is written: it may be promoted
+  bool promoted = false;
 };
 
 ExternalAgents::ExternalAgents(asio::io_context& ioc, executor::ExecutorOptions options,
@@ -177,54 +193,141 @@ void ExternalAgents::onClaim(std::shared_ptr<Conn> conn, const executor::Json& c
     agents.push_back(a.get<std::string>());
   }
   std::string holder = claim.value("holder", std::string("an unnamed agent process"));
+  std::string heldBy;
   for (const auto& a : agents) {
     auto it = claims_.find(a);
     // A reservation (no session yet) or a live session holds the name; a dead one is being released.
-    if (it != claims_.end() && (!it->second.session || it->second.session->alive()))
-      return refuse("agent '" + a + "' is already claimed by " + it->second.holder);
+    if (it != claims_.end() && (!it->second.session || it->second.session->alive())) {
+      heldBy = it->second.holder;
+      break;
+    }
   }
-  // Granted: reserve the names now (a concurrent claim must see them), attach once `claimed` is written.
-  for (const auto& a : agents) claims_[a] = Claim{holder, nullptr};
-  reply(conn, executor::Json{{"type", "claimed"}, {"agents", agents}}, [this, conn, agents, holder] {
-    int fd = ::dup(conn->socket.native_handle());
-    boost::system::error_code ignored;
-    conn->socket.close(ignored);
-    std::string label = "external agent " + joined(agents);
-    std::shared_ptr<executor::ExecutorProcess> session;
-    if (fd >= 0)
-      session = executor::ExecutorProcess::attach(
-          ioc_.get_executor(), "external-" + std::to_string(nextSession_++), fd, options_, files_, label);
-    if (!session) {
-      for (const auto& a : agents) claims_.erase(a);
-      log_("warning: cannot attach " + label + " (dup failed)");
-      return;
-    }
-    session->setCodeProvider(code_);
-    for (const auto& a : agents) {
-      claims_[a] = Claim{holder, session};
-      external_.insert(a);
-    }
-    persist_(agents, holder, true);
-    log_(label + " claimed by " + holder);
-    std::weak_ptr<executor::ExecutorProcess> weak = session;
-    session->whenDead([this, agents, holder, weak, label] {
-      asio::post(ioc_, [this, agents, holder, weak, label] {
-        auto s = weak.lock();
-        std::vector<std::string> released;
-        for (const auto& a : agents) {
-          auto it = claims_.find(a);
-          if (it != claims_.end() && it->second.session == s) {
-            claims_.erase(it);
-            released.push_back(a);
-          }
-        }
-        if (released.empty()) return;
-        persist_(released, holder, false);
-        log_(label + " (" + holder + ") disconnected: " + (s ? s->deathCause() : std::string("gone")));
+  bool queued = false; // an older standby waits for one of these agents: it goes first
+  for (const auto& s : standbys_)
+    for (const auto& a : agents)
+      if (std::find(s.agents.begin(), s.agents.end(), a) != s.agents.end()) queued = true;
+  if (heldBy.empty() && !queued)
+    return grant(conn, agents, holder, executor::Json{{"type", "claimed"}, {"agents", agents}}, false);
+  // Held (or others wait first): a standby, kept connected and watched for its close.
+  standbys_.push_back(Standby{conn, agents, holder});
+  log_("external agent " + joined(agents) + ": " + holder + " is standby" +
+       (heldBy.empty() ? std::string() : " (primary: " + heldBy + ")"));
+  conn->out =
+      executor::encodeFrame(executor::Json{{"type", "standby"}, {"agents", agents}, {"primary", heldBy}});
+  asio::async_write(
+      conn->socket, asio::buffer(conn->out), [this, conn](boost::system::error_code ec, size_t) {
+        conn->ready = !ec; // a failed write is never promoted; the read below ends it at once
+        conn->socket.async_read_some(
+            asio::buffer(conn->probe), [this, conn](boost::system::error_code, size_t) {
+              // A standby sends nothing: any completion (EOF, error, stray byte) ends it, unless it was
+              // promoted.
+              if (conn->promoted) return;
+              for (auto it = standbys_.begin(); it != standbys_.end(); ++it)
+                if (it->conn == conn) {
+                  log_("external agent " + joined(it->agents) + ": standby " + it->holder + " disconnected");
+                  auto agents = it->agents;
+                  standbys_.erase(it);
+                  boost::system::error_code ignored;
+                  conn->socket.close(ignored);
+                  record(agents, false);
+                  return promote();
+                }
+            });
+        promote(); // its primary may have gone while the `standby` frame was written
       });
-    });
-    onClaimed_(agents);
-  });
+  record(agents, false);
+}
+
+void ExternalAgents::record(const std::vector<std::string>& agents, bool failover) {
+  std::vector<ExternalAgentRecord> records;
+  for (const auto& a : agents) {
+    ExternalAgentRecord r;
+    r.name = a;
+    auto it = claims_.find(a);
+    r.connected = it != claims_.end() && it->second.session && it->second.session->alive();
+    if (r.connected) r.holder = it->second.holder;
+    for (const auto& s : standbys_)
+      if (std::find(s.agents.begin(), s.agents.end(), a) != s.agents.end()) r.standbys.push_back(s.holder);
+    r.failover = failover;
+    records.push_back(std::move(r));
+  }
+  persist_(records);
+}
+
+void ExternalAgents::promote() {
+  for (size_t i = 0; i < standbys_.size();) {
+    bool free = true;
+    for (const auto& a : standbys_[i].agents)
+      if (claims_.count(a)) free = false; // a reservation, a live session or one still being released
+    if (!free || !standbys_[i].conn->ready || !standbys_[i].conn->socket.is_open()) {
+      ++i;
+      continue;
+    }
+    Standby s = std::move(standbys_[i]);
+    standbys_.erase(standbys_.begin() + long(i));
+    s.conn->promoted = true;
+    log_("external agent " + joined(s.agents) + ": standby " + s.holder + " becomes primary");
+    grant(s.conn, s.agents, s.holder, executor::Json{{"type", "primary"}, {"agents", s.agents}}, true);
+  }
+}
+
+void ExternalAgents::grant(std::shared_ptr<Conn> conn, const std::vector<std::string>& agents,
+                           const std::string& holder, const executor::Json& answer, bool failover) {
+  // Reserve the names now (a concurrent claim must see them), attach once the answer is written.
+  for (const auto& a : agents) claims_[a] = Claim{holder, nullptr};
+  conn->out = executor::encodeFrame(answer);
+  asio::async_write(
+      conn->socket, asio::buffer(conn->out),
+      [this, conn, agents, holder, failover](boost::system::error_code ec, size_t) {
+        if (ec) { // the process went before its answer: release the reservation for the next one
+          boost::system::error_code ignored;
+          conn->socket.close(ignored);
+          for (const auto& a : agents) claims_.erase(a);
+          log_("warning: external agent " + joined(agents) + " (" + holder +
+               ") went before its claim was answered: " + ec.message());
+          record(agents, false);
+          return promote();
+        }
+        int fd = ::dup(conn->socket.native_handle());
+        boost::system::error_code ignored;
+        conn->socket.close(ignored); // also ends a promoted standby's pending read (ignored: promoted)
+        std::string label = "external agent " + joined(agents);
+        std::shared_ptr<executor::ExecutorProcess> session;
+        if (fd >= 0)
+          session = executor::ExecutorProcess::attach(
+              ioc_.get_executor(), "external-" + std::to_string(nextSession_++), fd, options_, files_, label);
+        if (!session) {
+          for (const auto& a : agents) claims_.erase(a);
+          log_("warning: cannot attach " + label + " (dup failed)");
+          return promote();
+        }
+        session->setCodeProvider(code_);
+        for (const auto& a : agents) {
+          claims_[a] = Claim{holder, session};
+          external_.insert(a);
+        }
+        record(agents, failover);
+        log_(label + " claimed by " + holder);
+        std::weak_ptr<executor::ExecutorProcess> weak = session;
+        session->whenDead([this, agents, holder, weak, label] {
+          asio::post(ioc_, [this, agents, holder, weak, label] {
+            auto s = weak.lock();
+            std::vector<std::string> released;
+            for (const auto& a : agents) {
+              auto it = claims_.find(a);
+              if (it != claims_.end() && it->second.session == s) {
+                claims_.erase(it);
+                released.push_back(a);
+              }
+            }
+            if (released.empty()) return;
+            log_(label + " (" + holder + ") disconnected: " + (s ? s->deathCause() : std::string("gone")));
+            record(released, false);
+            promote(); // the dead session's in-flight work has been answered: a standby may take over now
+          });
+        });
+        onClaimed_(agents);
+      });
 }
 
 std::shared_ptr<executor::ExecutorProcess> ExternalAgents::session(const std::string& agent,
@@ -248,6 +351,12 @@ void ExternalAgents::shutdown(std::function<void()> done) {
   acceptor_.close(ec);
   if (!path_.empty()) ::unlink(path_.c_str());
   path_.clear();
+  for (auto& s : standbys_) {
+    s.conn->promoted = true; // not a disconnect to record: the scheduler stops
+    boost::system::error_code ignored;
+    s.conn->socket.close(ignored);
+  }
+  standbys_.clear();
   std::set<std::shared_ptr<executor::ExecutorProcess>> sessions;
   for (auto& [name, claim] : claims_)
     if (claim.session) sessions.insert(claim.session);

@@ -2,10 +2,14 @@
 // dir on which the server relays `inmanta agent` connections. A connection starts with one `claim` frame
 // (agent names and the holder's description); the claim is granted (`claimed`) or refused (`refused`, naming
 // the holder), and a granted connection then speaks the executor protocol as an attached
-// executor::ExecutorProcess. Claims are persistent: an agent once claimed stays external (its work answers
-// `unavailable` while no session holds it) until its row in `external_agent` is deleted. Invariants: at most
-// one live session per agent; every claim and disconnect is reported through `persist` in the order they
-// happened; everything runs on the io_context thread.
+// executor::ExecutorProcess. A claim of a held agent is not refused: that connection is kept as a standby
+// (`standby` frame) and promoted (`primary` frame, then the executor protocol) when the agents it claims are
+// all free again, oldest standby first (docs/deploy.md "Failover"). Claims are persistent: an agent once
+// claimed stays external (its work answers `unavailable` while no session holds it) until its row in
+// `external_agent` is deleted. Invariants: at most one live session per agent, and a standby is promoted only
+// after the previous session is dead (its in-flight work already answered `unavailable`); every change of
+// primary or standbys is reported through `persist` in the order it happened; everything runs on the
+// io_context thread.
 #pragma once
 
 #include "executor/ExecutorClient.h"
@@ -22,21 +26,29 @@
 
 namespace inm::tools {
 
+/// What the scheduler knows of one external agent: its primary (the last one when disconnected) and its
+/// standbys in promotion order (holders: "<host> pid <pid> via <peer>").
+struct ExternalAgentRecord {
+  std::string name;
+  std::string holder;
+  bool connected = false;
+  std::vector<std::string> standbys;
+  bool failover = false; ///< this record is a standby's promotion (sets agent.last_failover)
+};
+
 /// The `external_agent` rows of `env` (blocking libpqxx calls; run them on a DB thread).
-/// `resetExternalAgents` marks every row disconnected (a scheduler starts without sessions) and returns the
-/// names; `recordExternalAgents` upserts a claim (connected, holder) or marks a disconnect. Both return their
-/// error as text ("" = done).
+/// `resetExternalAgents` marks every row disconnected without standbys (a scheduler starts without sessions)
+/// and returns the names; `recordExternalAgents` writes records (a disconnected record keeps the stored
+/// holder). Both return their error as text ("" = done).
 std::string resetExternalAgents(const std::string& connString, const std::string& env,
                                 std::vector<std::string>& names);
 std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<std::string>& agents, const std::string& holder,
-                                 bool connected);
+                                 const std::vector<ExternalAgentRecord>& records);
 
 class ExternalAgents {
  public:
-  /// A claim (connected=true, with its holder) or a disconnect (connected=false) to record in the database.
-  using Persist =
-      std::function<void(const std::vector<std::string>& agents, const std::string& holder, bool connected)>;
+  /// The new state of some agents to record in the database.
+  using Persist = std::function<void(const std::vector<ExternalAgentRecord>& records)>;
 
   ExternalAgents(boost::asio::io_context& ioc, executor::ExecutorOptions options,
                  executor::FileProvider files, Persist persist, std::function<void(const std::string&)> log,
@@ -64,6 +76,13 @@ class ExternalAgents {
   void accept();
   void onClaim(std::shared_ptr<Conn> conn, const executor::Json& claim);
   void reply(std::shared_ptr<Conn> conn, const executor::Json& answer, std::function<void()> then);
+  /// Reserves `agents` for `conn`, writes `answer`, then attaches the connection as their session.
+  void grant(std::shared_ptr<Conn> conn, const std::vector<std::string>& agents, const std::string& holder,
+             const executor::Json& answer, bool failover);
+  /// Promotes the oldest standbys whose agents are all free.
+  void promote();
+  /// Reports the current primary and standbys of `agents` through persist_.
+  void record(const std::vector<std::string>& agents, bool failover);
 
   boost::asio::io_context& ioc_;
   executor::ExecutorOptions options_;
@@ -80,6 +99,12 @@ class ExternalAgents {
     std::shared_ptr<executor::ExecutorProcess> session;
   };
   std::map<std::string, Claim> claims_; ///< live claims only
+  struct Standby {
+    std::shared_ptr<Conn> conn;
+    std::vector<std::string> agents;
+    std::string holder;
+  };
+  std::vector<Standby> standbys_; ///< in claim order: the first one that fits is promoted
   uint64_t nextSession_ = 1;
 };
 

@@ -414,11 +414,26 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       std::cerr << "inmanta scheduler: " << err << "\n";
       return 1;
     }
+    // [agent] failover-timeout (docs/deploy.md "Failover"): an external session that does not answer the
+    // heartbeat for this long is closed, so a standby takes over within it; a closed connection at once.
+    executor::ExecutorOptions externalOptions = exOptions;
+    {
+      std::string text = cfg->getString("agent", "failover-timeout", "10");
+      char* end = nullptr;
+      double seconds = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(seconds >= 2) || seconds > 3600) {
+        std::cerr << "inmanta scheduler: [agent] failover-timeout must be 2-3600 seconds, got '" << text
+                  << "'\n";
+        return 1;
+      }
+      externalOptions.heartbeatTimeout =
+          std::chrono::milliseconds(int64_t(seconds * 1000)) - externalOptions.heartbeatInterval;
+    }
     externals = std::make_unique<ExternalAgents>(
-        ioc, exOptions, files,
-        [&](const std::vector<std::string>& agents, const std::string& holder, bool connected) {
-          asio::post(fileStrand, [&, agents, holder, connected] {
-            auto err = recordExternalAgents(db.connString(), env, agents, holder, connected);
+        ioc, externalOptions, files,
+        [&](const std::vector<tools::ExternalAgentRecord>& records) {
+          asio::post(fileStrand, [&, records] {
+            auto err = recordExternalAgents(db.connString(), env, records);
             if (!err.empty()) say("error: " + err);
           });
         },

@@ -7,7 +7,10 @@
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
@@ -42,6 +45,16 @@ std::string frame(const nlohmann::json& message) {
 }
 
 } // namespace
+
+void relayKeepalive(int fd) {
+  int on = 1, idle = 3, interval = 1, count = 3;
+  unsigned int userTimeout = 10000; // ms: unacknowledged data for this long ends the connection
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeout, sizeof userTimeout);
+}
 
 bool isAgentConnect(const http::request<http::string_body>& raw) {
   std::string target(raw.target());
@@ -168,7 +181,10 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
                            answer.value("message", std::string("the scheduler refused the claim")));
     co_return out;
   }
-  if (type != "claimed") {
+  if (type == "standby") {
+    out.standby = true;
+    out.standbyFrame = std::string(reinterpret_cast<const char*>(len), 4) + body;
+  } else if (type != "claimed") {
     out.error =
         relayError(ErrorCode::Internal, "the scheduler answered the claim with an unexpected frame: " + body);
     co_return out;

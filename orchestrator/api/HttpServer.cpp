@@ -460,7 +460,7 @@ struct HttpServer::Impl {
         if (claim.error)
           co_await writeReply(stream, *claim.error, text->get().version(), false, false);
         else
-          co_await relayAgent(stream, buffer, *claim.scheduler);
+          co_await relayAgent(stream, buffer, *claim.scheduler, claim.standbyFrame);
         co_return;
       }
       auto started = std::chrono::steady_clock::now();

@@ -1,8 +1,8 @@
 """External agents (docs/deploy.md "External agents") on loopback: the real `inmanta server` supervising the
 environment's `inmanta scheduler`, and `inmanta agent` as a separate process that claims an agent through the
 server's relay and deploys std::File resources into a temporary directory. Killing the agent makes the agent's
-resources `unavailable`; starting it again deploys them; a second claim of a held agent and tokens of the wrong
-client type or environment are refused. Python handler code (docs/deploy.md "External agents and Python code"):
+resources `unavailable`; starting it again deploys them; a second claim of a held agent waits as a standby; tokens
+of the wrong client type or environment are refused. Python handler code (docs/deploy.md "External agents and Python code"):
 the agent fetches the version's code over its connection, verifies it, lays it out under its own state dir and
 deploys through the Python handler; a corrupt code blob makes the resource `unavailable` naming the module.
 Every process is stopped by PID."""
@@ -130,13 +130,15 @@ class ExternalAgentDeployTest(ExternalAgentBase):
         self.assertEqual(listed["ext1"]["process_name"], holder)
         self.assertEqual((listed["internal"]["external"], listed["internal"]["process_name"]), (False, None))
 
-        # A second claim of the held agent is refused, naming the holder; that process keeps retrying.
+        # A second claim of the held agent is kept as a standby, naming the primary (test_agent_failover.py
+        # covers its promotion); stopped here before the primary goes.
         second = self.agent(self.env, "ext1")
-        self.wait(lambda: "already claimed by" in second.output(), "the second claim's refusal", second)
+        self.wait(lambda: "standby for agent(s) ext1" in second.output(), "the second claim's standby", second)
         self.assertIn(f"pid {first.pid}", second.output())
-        self.assertIn("HTTP 409", second.output())
         self.assertTrue(second.alive())
-        second.stop()
+        self.assertEqual(second.stop(), 0, second.output())
+        self.wait(lambda: self.sql(f"SELECT standbys::text FROM external_agent WHERE environment = '{self.env}' "
+                                   "AND name = 'ext1'") == "[]", "the stopped standby to leave the list")
 
         # Kill the agent: the claim is dropped, and new work for ext1 answers `unavailable` without running.
         first.kill(signal.SIGKILL)
