@@ -204,7 +204,7 @@ llvm::Expected<nlohmann::json> PgStore::agents(const std::string& env) {
         // external agents (migration 003): who claimed it, and whether that session is live
         "'process_name', x.holder, 'external', x.name IS NOT NULL, 'connected', coalesce(x.connected, "
         "false), "
-        // failover (migration 011): the processes waiting to take over, in promotion order
+        // failover (migration 010): the processes waiting to take over, in promotion order
         "'standbys', coalesce(x.standbys, '[]'::jsonb)) "
         "ORDER BY a.name), '[]')::text "
         "FROM agent a LEFT JOIN external_agent x ON x.environment = a.environment AND x.name = a.name "

@@ -2,5 +2,4 @@
 -- scheduler keeps the first as primary (external_agent.holder while connected) and the others as standbys,
 -- promoted in claim order when the primary's connection ends. `standbys` lists their holders ("<host> pid
 -- <pid> via <peer>") in promotion order; a scheduler start clears it (standbys reconnect and claim again).
--- Numbered 011: another branch may add 010.
 ALTER TABLE external_agent ADD COLUMN standbys jsonb NOT NULL DEFAULT '[]';
