@@ -60,7 +60,8 @@ class FakeSsh : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir = tmpl;
     std::ofstream(dir + "/ssh") << "#!/bin/sh\n"
-                                   "echo \" $*\" >> \"$(dirname \"$0\")/calls\"\n"
+                                   "printf '%s' \" $*\" | tr '\\n' ' ' >> \"$(dirname \"$0\")/calls\"\n"
+                                   "echo >> \"$(dirname \"$0\")/calls\"\n"
                                    "for a in \"$@\"; do case \"$a\" in -M|-O) exit 0;; esac; done\n"
                                    "for a in \"$@\"; do last=\"$a\"; done\n"
                                    "exec sh -c \"$last\"\n";
