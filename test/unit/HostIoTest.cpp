@@ -60,6 +60,8 @@ class FakeSsh : public ::testing::Test {
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir = tmpl;
     std::ofstream(dir + "/ssh") << "#!/bin/sh\n"
+                                   "printf '%s' \" $*\" | tr '\\n' ' ' >> \"$(dirname \"$0\")/calls\"\n"
+                                   "echo >> \"$(dirname \"$0\")/calls\"\n"
                                    "for a in \"$@\"; do case \"$a\" in -M|-O) exit 0;; esac; done\n"
                                    "for a in \"$@\"; do last=\"$a\"; done\n"
                                    "exec sh -c \"$last\"\n";
@@ -127,6 +129,37 @@ TEST_F(FakeSsh, EveryOperationsScript) {
   std::vector<std::string> prefix = io->commandPrefix();
   ASSERT_FALSE(prefix.empty());
   EXPECT_EQ(prefix.back(), "--");
+}
+
+/// One session carries every operation: binary content with NUL bytes and no trailing newline, content larger
+/// than a pipe buffer, and output that looks like the session's answer header all round-trip exactly.
+TEST_F(FakeSsh, OneSessionCarriesBinaryLargeAndMarkerLikeContent) {
+  std::string f = dir + "/bin";
+  std::string bin("\0\x01\xff\nno newline\0", 15);
+  io->writeFile(f, bin, 600, "", "");
+  EXPECT_EQ(io->readFile(f), bin);
+  std::string big;
+  for (size_t i = 0; big.size() < (1u << 20) + 7; ++i) big += static_cast<char>(i * 131 % 256);
+  io->writeFile(f, big, 600, "", "");
+  EXPECT_EQ(io->readFile(f), big);
+  RunResult r = io->run({"cat"}, big);
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_EQ(r.out, big);
+  // Text shaped like an answer header (marker rc outlen errlen), on stdout and stderr, without newline.
+  r = io->run({"sh", "-c", "printf 'inm-end-0 0 999 999\\ninm-end-1 7 0 0'; printf 'x 0 1 1\\n' >&2; exit 4"},
+              "");
+  EXPECT_EQ(r.exitCode, 4);
+  EXPECT_EQ(r.out, "inm-end-0 0 999 999\ninm-end-1 7 0 0");
+  EXPECT_EQ(r.err, "x 0 1 1\n");
+  r = io->run({"sh", "-c", "exit 255"}, ""); // a command's own 255 is not a dead connection
+  EXPECT_EQ(r.exitCode, 255);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(io->lstat(f).type, PathInfo::Type::File);
+  // The master start plus ONE session client, not one ssh per operation.
+  std::ifstream calls(dir + "/calls");
+  int sessions = 0;
+  for (std::string line; std::getline(calls, line);)
+    if (line.find(" -M ") == std::string::npos && line.find(" -O ") == std::string::npos) ++sessions;
+  EXPECT_EQ(sessions, 1);
 }
 
 TEST(HostIo, UnreachableSshHostMakesTheResourceUnavailable) {

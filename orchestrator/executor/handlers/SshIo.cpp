@@ -1,19 +1,35 @@
 // SshIo (executor/HostIo.h): a host reached over SSH. One OpenSSH master per SshIo (= per agent) is started
 // on first use (`ssh -M -S <socket> -f -N` with ControlPersist, BatchMode, StrictHostKeyChecking=yes) and
-// every operation is one `ssh -S <socket>` client over it running a small POSIX-shell script with its
-// arguments single-quoted (`sh -c '<script>' inmanta-io 'arg'…`); file content travels on stdin. Nothing but
-// a POSIX shell and coreutils is needed on the remote side. Invariants: ssh's exit status 255 (it could not
-// connect, authenticate or verify the host key) is a HostUnavailable naming host, port and ssh's message
-// (unless `-O check` finds the master alive: then 255 was the remote command's own status); a dead master is
-// restarted once per operation; the master is asked to exit and its socket directory removed
-// when the SshIo is destroyed (ControlPersist bounds its life if the executor is killed).
+// over it ONE long-lived session `ssh -S <socket> … sh -c '<driver>'` runs every operation of the agent
+// (started lazily, restarted once per operation if it died). The driver is a POSIX-shell loop: it reads a
+// header line
+// `<marker> <scriptlen> <inputlen>`, then exactly that many bytes of script and of stdin (`head -c N`, which
+// never reads past N bytes with GNU coreutils or busybox), runs the script (`sh -c '<body>' inmanta-io
+// 'arg'…`, arguments single-quoted) with output in mktemp files and answers `<marker> <rc> <outlen>
+// <errlen>\n` followed by exactly those bytes; the reader trusts lengths, never scans the payload, so binary
+// content and look-alike marker text pass through. The marker is random per session. Nothing but a POSIX
+// shell and coreutils (head -c, mktemp, wc) is needed on the remote side. Invariants: operations on one SshIo
+// are serialised (one session); a session that cannot be started or dies twice in an operation is a
+// HostUnavailable naming host, port and ssh's message; a remote command's own exit status passes through;
+// the session and the master are ended and the socket directory removed when the SshIo is destroyed
+// (ControlPersist bounds the master's life if the executor is killed).
 #include "Posix.h"
 #include "executor/HostIo.h"
 
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <mutex>
+#include <random>
+#include <spawn.h>
 #include <sstream>
 #include <unistd.h>
+
+extern char** environ;
 
 namespace inm::executor {
 
@@ -46,6 +62,8 @@ class SshIo : public HostIo {
       settings_.identityFile = it->second;
   }
   ~SshIo() override {
+    std::lock_guard<std::mutex> opLock(opMutex_);
+    stopSession();
     std::lock_guard<std::mutex> lock(mutex_);
     stopMaster();
     if (!dir_.empty()) ::rmdir(dir_.c_str());
@@ -161,24 +179,133 @@ class SshIo : public HostIo {
     return remote(command, input);
   }
 
-  /// Runs one command string over the master; 255 = ssh failed (HostUnavailable after one master restart).
+  /// Runs one command string in the session; a session that dies is restarted once (with the master), a
+  /// second death is a HostUnavailable with ssh's message.
   RunResult remote(const std::string& command, const std::string& input) {
+    std::lock_guard<std::mutex> opLock(opMutex_);
     for (int attempt = 0;; ++attempt) {
-      std::vector<std::string> argv = commandPrefix();
-      argv.push_back(command);
-      posix::CommandResult r = posix::runCommand(argv, &input);
-      // 255 is also a status a remote command may exit with: a live master means it was the command's own.
-      if (r.exitCode == 255 && masterAlive()) return {r.exitCode, std::move(r.out), std::move(r.err)};
-      if (r.exitCode == 255 && attempt == 0) {
-        // The master may have died (sshd restarted, network drop): restart it once and retry.
-        std::lock_guard<std::mutex> lock(mutex_);
-        stopMaster();
-        continue;
-      }
-      if (r.exitCode == 255)
-        throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(r.err));
-      return {r.exitCode, std::move(r.out), std::move(r.err)};
+      if (pid_ <= 0) startSession();
+      RunResult r;
+      if (exchange(command, input, r)) return r;
+      std::string why = stopSession();
+      if (attempt > 0) throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(why));
+      // The master may have died (sshd restarted, network drop): restart it too, once.
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopMaster();
     }
+  }
+
+  /// Starts `ssh -S <socket> … sh -c '<driver>'` with stdin a socket (writes never raise SIGPIPE), stdout a
+  /// pipe and stderr a file in the socket directory.
+  void startSession() {
+    std::vector<std::string> argv = commandPrefix();
+    static const char* driver =
+        "while IFS=' ' read -r m sl il; do "
+        "t=$(mktemp -d) || exit 1; "
+        "head -c \"$sl\" > \"$t/s\"; head -c \"$il\" > \"$t/i\"; "
+        "sh \"$t/s\" < \"$t/i\" > \"$t/o\" 2> \"$t/e\"; rc=$?; "
+        "printf '%s %s %s %s\\n' \"$m\" \"$rc\" $(wc -c < \"$t/o\") $(wc -c < \"$t/e\"); "
+        "cat \"$t/o\" \"$t/e\"; rm -rf -- \"$t\"; done";
+    argv.push_back(std::string("sh -c ") + shellQuote(driver));
+    std::random_device rd;
+    std::ostringstream m;
+    m << "inm-end-" << std::hex << rd() << rd() << rd();
+    marker_ = m.str();
+    int in[2], out[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
+      posix::throwErrno("cannot create the ssh session's stdin for", describe());
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      ::close(in[0]);
+      ::close(in[1]);
+      posix::throwErrno("cannot create the ssh session's stdout for", describe());
+    }
+    std::string errFile = dir_ + "/session.err";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(in[1]);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(in[0]);
+      ::close(out[0]);
+      errno = rc;
+      posix::throwErrno("cannot start ssh for", describe());
+    }
+    pid_ = pid;
+    toFd_ = in[0];
+    fromFd_ = out[0];
+  }
+
+  /// Ends the session (EOF on its stdin, then SIGTERM) and returns what ssh wrote on stderr.
+  std::string stopSession() {
+    if (pid_ <= 0) return "";
+    ::close(toFd_);
+    ::close(fromFd_);
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    std::string errFile = dir_ + "/session.err";
+    posix::CommandResult r = posix::runCommand({"cat", "--", errFile});
+    ::unlink(errFile.c_str());
+    std::string err = r.out;
+    if (err.empty()) err = "the ssh session ended unexpectedly";
+    return err;
+  }
+
+  bool writeAll(const std::string& data) {
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::send(toFd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  /// Reads exactly `n` bytes (false on EOF/error).
+  bool readExact(size_t n, std::string& into) {
+    into.resize(n);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t got = ::read(fromFd_, into.data() + done, n - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      done += static_cast<size_t>(got);
+    }
+    return true;
+  }
+
+  /// One request/answer; false when the session is gone (EOF, broken pipe or a malformed answer).
+  bool exchange(const std::string& command, const std::string& input, RunResult& r) {
+    std::string request = marker_ + " " + std::to_string(command.size()) + " " +
+                          std::to_string(input.size()) + "\n" + command + input;
+    if (!writeAll(request)) return false;
+    std::string line;
+    for (char c;;) {
+      ssize_t got = ::read(fromFd_, &c, 1);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      if (c == '\n') break;
+      line += c;
+      if (line.size() > 200) return false;
+    }
+    std::istringstream in(line);
+    std::string m;
+    size_t outLen = 0, errLen = 0;
+    in >> m >> r.exitCode >> outLen >> errLen;
+    if (!in || m != marker_) return false;
+    return readExact(outLen, r.out) && readExact(errLen, r.err);
   }
 
   void check(const RunResult& r, const std::string& what, const std::string& path) {
@@ -235,14 +362,6 @@ class SshIo : public HostIo {
     return socket_;
   }
 
-  bool masterAlive() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!masterUp_) return false;
-    std::vector<std::string> argv = {"ssh", "-S", socket_, "-O", "check"};
-    addTarget(argv);
-    return posix::runCommand(argv).exitCode == 0;
-  }
-
   void stopMaster() {
     if (!masterUp_) return;
     masterUp_ = false;
@@ -255,7 +374,11 @@ class SshIo : public HostIo {
 
   model::AgentUri uri_;
   SshSettings settings_;
-  std::mutex mutex_;
+  std::mutex mutex_;   ///< guards the master
+  std::mutex opMutex_; ///< serialises operations: one session, one request at a time
+  pid_t pid_ = -1;     ///< the session's ssh, -1 when none
+  int toFd_ = -1, fromFd_ = -1;
+  std::string marker_;
   bool masterUp_ = false;
   std::string dir_, socket_;
 };
