@@ -1,6 +1,6 @@
-// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, the standby queue and
-// its promotion; a primary's connection is handed to an attached ExecutorProcess, which speaks the executor
-// protocol exactly as with a local child.
+// ExternalAgents (ExternalAgents.h): the claim handshake on the scheduler's Unix socket, the standby queue
+// and its promotion; a primary's connection is handed to an attached ExecutorProcess, which speaks the
+// executor protocol exactly as with a local child.
 #include "ExternalAgents.h"
 
 #include <boost/asio/post.hpp>
