@@ -4,7 +4,6 @@ readers for the `compile` / `report` rows. Every process started here is stopped
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -90,14 +89,7 @@ class GitDaemon:
         self.port = harness.free_port()
         self.proc = harness.Process(["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={base}",
                                      "--listen=127.0.0.1", f"--port={self.port}", base])
-        harness.wait_for(self._up, timeout=10, what="git daemon listening")
-
-    def _up(self):
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
+        harness.wait_for(lambda: harness.listening(self.port), timeout=10, what="git daemon listening")
 
     def url(self, name):
         return f"git://127.0.0.1:{self.port}/{name}"

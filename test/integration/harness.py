@@ -216,6 +216,15 @@ def start_executor(test, *args):
     return proc
 
 
+def listening(port, host="127.0.0.1"):
+    """Whether something accepts TCP connections on host:port now (for wait_for: sshd, git daemon, …)."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
 def wait_for(pred, timeout=30, interval=0.1, what="condition"):
     deadline = time.time() + timeout
     last = None

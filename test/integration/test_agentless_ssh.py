@@ -11,7 +11,6 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import unittest
@@ -129,7 +128,7 @@ class AgentlessSshTest(unittest.TestCase):
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
         cls.sshd = harness.Process([SSHD, "-D", "-f", os.path.join(t, "sshd_config"), "-E",
                                     os.path.join(t, "sshd.log")])
-        harness.wait_for(cls._up, timeout=10, what="sshd listening")
+        harness.wait_for(lambda: harness.listening(cls.port), timeout=10, what="sshd listening")
         host_pub = open(os.path.join(t, "hostkey.pub")).read().split()
         cls.known = os.path.join(t, "known_hosts")
         with open(cls.known, "w") as f:
@@ -141,14 +140,6 @@ class AgentlessSshTest(unittest.TestCase):
         # The scheduler's executors find the key and known_hosts through [agent] ssh-*-file.
         cls.env = {"INMANTA_AGENT_SSH_KNOWN_HOSTS_FILE": cls.known,
                    "INMANTA_AGENT_SSH_IDENTITY_FILE": os.path.join(t, "client")}
-
-    @classmethod
-    def _up(cls):
-        try:
-            with socket.create_connection(("127.0.0.1", cls.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
 
     @classmethod
     def tearDownClass(cls):

@@ -8,7 +8,6 @@ import base64
 import http.server
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -86,20 +85,12 @@ class SshRepositoryTest(unittest.TestCase):
         os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
         cls.sshd = harness.Process([SSHD, "-D", "-f", os.path.join(t, "sshd_config"), "-E",
                                     os.path.join(t, "sshd.log")])
-        harness.wait_for(cls._up, timeout=10, what="sshd listening")
+        harness.wait_for(lambda: harness.listening(cls.port), timeout=10, what="sshd listening")
         user = os.environ.get("USER") or "root"
         cls.url = f"ssh://{user}@127.0.0.1:{cls.port}{cls.repos}/{{}}"
         host_pub = open(os.path.join(t, "hostkey.pub")).read().split()
         cls.entry = f"[127.0.0.1]:{cls.port} {host_pub[0]} {host_pub[1]}\n"
         cls.n = 0
-
-    @classmethod
-    def _up(cls):
-        try:
-            with socket.create_connection(("127.0.0.1", cls.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
 
     @classmethod
     def tearDownClass(cls):
