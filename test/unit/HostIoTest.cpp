@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <unistd.h>
 
@@ -160,6 +161,17 @@ TEST_F(FakeSsh, OneSessionCarriesBinaryLargeAndMarkerLikeContent) {
   for (std::string line; std::getline(calls, line);)
     if (line.find(" -M ") == std::string::npos && line.find(" -O ") == std::string::npos) ++sessions;
   EXPECT_EQ(sessions, 1);
+}
+
+TEST_F(FakeSsh, TheSessionInheritsOnlyTheStandardDescriptors) {
+  int leak = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC: what a careless caller might hold
+  ASSERT_GE(leak, 3);
+  std::string fd = std::to_string(leak);
+  RunResult r =
+      io->run({"sh", "-c", "if [ -e /proc/$$/fd/" + fd + " ]; then echo kept; else echo closed; fi"}, "");
+  ::close(leak);
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_EQ(r.out, "closed\n") << "the ssh session process kept descriptor " << fd;
 }
 
 TEST(HostIo, UnreachableSshHostMakesTheResourceUnavailable) {

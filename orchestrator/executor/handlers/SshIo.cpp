@@ -225,6 +225,9 @@ class SshIo : public HostIo {
     posix_spawn_file_actions_adddup2(&fa, in[1], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    // Only stdin/stdout/stderr: a descriptor the executor holds without close-on-exec (its protocol socket
+    // among them) must not live on in a session that outlives it (runCommand does the same with close_range).
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
