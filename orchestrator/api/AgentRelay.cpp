@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <algorithm>
 #include <cctype>
@@ -132,6 +133,17 @@ asio::awaitable<AgentClaim> claimAgents(asio::io_context& io, const HttpOptions&
     co_return out;
   }
   std::string path = agentSocketPath(opts.stateDir, env);
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    // The scheduler refuses such a socket too (it runs without external agents): say why, not "end of
+    // stream".
+    out.error = relayError(ErrorCode::Unavailable,
+                           "the scheduler of environment " + env +
+                               " accepts no external agents: its socket path " + path + " is " +
+                               std::to_string(path.size()) + " bytes, a Unix socket path must be under " +
+                               std::to_string(sizeof(sockaddr_un::sun_path)) +
+                               " bytes; set a shorter [config] state-dir on the server");
+    co_return out;
+  }
   auto sock = std::make_unique<local::socket>(io);
   boost::system::error_code ec;
   co_await sock->async_connect(local::endpoint(path), asio::redirect_error(asio::use_awaitable, ec));

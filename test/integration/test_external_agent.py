@@ -253,6 +253,30 @@ class ExternalAgentAuthTest(ExternalAgentBase):
         self.assertEqual(good.stop(), 0, good.output())
 
 
+class ExternalAgentLongStateDirTest(ExternalAgentBase):
+    def test_a_too_long_socket_path_is_named(self):
+        """A state-dir so deep that the scheduler's socket path does not fit a sockaddr_un: the agent is told why
+        (it used to read "end of stream" from a relay whose socket endpoint threw)."""
+        self.start_server()
+        self.srv.stop()
+        d = os.path.dirname(self.srv.config)
+        deep = os.path.join(d, "s" * 90)
+        os.makedirs(deep)
+        with open(self.srv.config) as f:
+            text = f.read().replace(f"state-dir = {d}\n", f"state-dir = {deep}\n")
+        self.assertIn(deep, text)
+        with open(self.srv.config, "w") as f:
+            f.write(text)
+        self.srv.proc = harness.Process([harness.INMANTA, "server", "-c", self.srv.config])
+        self.srv.wait_healthy()
+        _, env = self.srv.project_env("deep")
+        p = self.agent(env, "ext1")
+        self.wait(lambda: "socket path" in p.output(), "the agent to report the socket path", p)
+        self.assertIn("a Unix socket path must be under 108 bytes", p.output())
+        self.assertIn("shorter [config] state-dir", p.output())
+        self.assertNotIn("end of stream", p.output())
+
+
 @unittest.skipUnless(__import__("shutil").which("openssl"), "needs the openssl command to make a certificate")
 class ExternalAgentTlsTest(ExternalAgentBase):
     def test_claim_over_tls(self):
