@@ -288,6 +288,13 @@ await step("diff between two versions", async () => {
   await page.locator(`.res-diff[data-resource="${rid("legacy")}"] .diff-status.st-deleted`).waitFor();
   await page.locator(`.res-diff[data-resource="${rid("app-4")}"] .diff-status.st-added`).waitFor();
   await page.locator(`.res-diff[data-resource="std::testing::NullResource[lab1,name=cache]"] .attr-diff[data-attr="send_event"]`).waitFor();
+  // The file's content changed: the unified diff of the two contents is shown under its hash.
+  const cd = page.locator(`.res-diff[data-resource="std::File[lab1,path=/tmp/inmanta-console-e2e-motd]"] .attr-diff[data-attr="hash"] [data-testid="content-diff"]`);
+  await cd.waitFor();
+  const dels = await cd.locator(".del").allTextContents(), adds = await cd.locator(".add").allTextContents();
+  expect(JSON.stringify(dels) === JSON.stringify(["-rollout: first"]) && JSON.stringify(adds) === JSON.stringify(["+rollout: second"]),
+    `content diff lines are -${JSON.stringify(dels)} +${JSON.stringify(adds)}, not "-rollout: first" / "+rollout: second"`);
+  expect((await cd.locator(".hdr").count()) === 2 && (await cd.locator(".hunk").count()) === 1, "the content diff has no ---/+++ header or @@ hunk line");
   expect(page.url().includes(`/console/desiredstate/compare?env=${state.env}&from=${state.v1}&to=${state.v2}`), `compare is not a deep link: ${page.url()}`);
   await shot("diff");
 });
@@ -319,6 +326,14 @@ await step("dry run: request, watch progress, view the diff", async () => {
     throw e;
   }
   await page.locator('[data-testid="diff"]').waitFor();
+  if (dv === state.v2) {
+    // Version 1's file is on disk; version 2 changes one line of it: the dry run shows the content diff.
+    const cd = page.locator(`.res-diff[data-resource="std::File[lab1,path=/tmp/inmanta-console-e2e-motd]"] [data-testid="content-diff"]`);
+    await cd.waitFor();
+    const text = (await cd.locator("div").allTextContents()).join("\n");
+    expect(text.includes("--- current") && text.includes("-rollout: first") && text.includes("+rollout: second"),
+      `the dry run's content diff is not current -> desired: ${text}`);
+  }
   await shot("dryrun");
 }, { needs: ["dryrun", "deploy"] });
 

@@ -169,6 +169,9 @@ export interface AttrDiff {
   to_value?: unknown;
   from_value_compare: string;
   to_value_compare: string;
+  // A file-like attribute (`hash`) whose contents the server has: their unified diff (docs/server.md "Content
+  // diffs"), or a one-line note (binary, too large, content missing).
+  diff?: string;
 }
 export interface ResourceDiff {
   resource_id: string;

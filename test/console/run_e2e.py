@@ -35,6 +35,9 @@ import harness  # noqa: E402
 CONSOLE = os.path.join(ROOT, "console")
 
 
+MOTD = "/tmp/inmanta-console-e2e-motd"  # what the test model's std::File writes
+
+
 def has_verb(inmanta, verb):
     """True if `inmanta --help` lists the verb (one line per verb of tools/Verbs.cpp)."""
     r = subprocess.run([inmanta, "--help"], capture_output=True, text=True, timeout=10)
@@ -179,6 +182,8 @@ def main():
         if cluster:
             cluster.destroy()
         shutil.rmtree(work, ignore_errors=True)
+        if os.path.exists(MOTD):
+            os.unlink(MOTD)  # the model's one std::File
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 // Per-attribute diff of resources (desired-state compare and dry-run reports share the payload shape: the
-// server's `from_value_compare` / `to_value_compare` strings, diffed line by line here).
+// server's `from_value_compare` / `to_value_compare` strings, diffed line by line here). A file's `hash` also
+// carries the server's unified diff of the two contents (`diff`), shown under the hashes as the server wrote it.
 import { useState } from "preact/hooks";
-import type { ResourceDiff } from "../api";
+import type { AttrDiff, ResourceDiff } from "../api";
 
 type Op = { kind: " " | "-" | "+"; text: string };
 
@@ -28,17 +29,40 @@ export function lineDiff(a: string, b: string): Op[] {
   return out;
 }
 
-function AttributeDiff({ name, from, to }: { name: string; from: string; to: string }) {
+// A unified diff's lines classed by their first character (headers and hunk lines apart).
+function unifiedClass(line: string): string {
+  if (line.startsWith("--- ") || line.startsWith("+++ ")) return "hdr";
+  if (line.startsWith("@@")) return "hunk";
+  if (line.startsWith("-")) return "del";
+  if (line.startsWith("+")) return "add";
+  return "same";
+}
+
+function ContentDiff({ text }: { text: string }) {
+  const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
+  return (
+    <pre class="diff content-diff" data-testid="content-diff">
+      {lines.map((l, k) => (
+        <div key={k} class={unifiedClass(l)}>
+          {l}
+        </div>
+      ))}
+    </pre>
+  );
+}
+
+function AttributeDiff({ name, a }: { name: string; a: AttrDiff }) {
   return (
     <div class="attr-diff" data-attr={name}>
       <div class="attr-name">{name}</div>
       <pre class="diff">
-        {lineDiff(from, to).map((op, k) => (
+        {lineDiff(a.from_value_compare ?? "", a.to_value_compare ?? "").map((op, k) => (
           <div key={k} class={op.kind === "-" ? "del" : op.kind === "+" ? "add" : "same"}>
             {op.kind} {op.text}
           </div>
         ))}
       </pre>
+      {typeof a.diff === "string" && a.diff !== "" && <ContentDiff text={a.diff} />}
     </div>
   );
 }
@@ -72,7 +96,7 @@ export function DiffView({ diff, hideUnmodified = true }: { diff: ResourceDiff[]
             <span class={`diff-status st-${d.status}`}>{d.status}</span> <code>{d.resource_id}</code>
           </div>
           {Object.entries(d.attributes ?? {}).map(([name, a]) => (
-            <AttributeDiff key={name} name={name} from={a.from_value_compare ?? ""} to={a.to_value_compare ?? ""} />
+            <AttributeDiff key={name} name={name} a={a} />
           ))}
         </div>
       ))}
