@@ -10,6 +10,7 @@
 #include "client/Client.h"
 #include "model/Vocabulary.h"
 
+#include <llvm/Support/raw_ostream.h>
 #include <netinet/in.h>
 #include <pqxx/pqxx>
 #include <sys/socket.h>
@@ -27,7 +28,6 @@
 #include <iostream>
 #include <map>
 #include <pwd.h>
-#include <random>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -35,6 +35,8 @@
 namespace fs = std::filesystem;
 
 namespace inm::tools {
+
+int cliMain(const std::vector<std::string>& args); // tools/CliMain.cpp: the dry run's report
 
 namespace {
 
@@ -422,49 +424,19 @@ int deployMain(const std::vector<std::string>& args, int verbose) {
     }
     if (version <= before) throw std::runtime_error("the export stored no new version");
     if (dryRun) {
-      std::string id;
-      {
-        std::mt19937_64 rng{std::random_device{}()};
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012llx", unsigned(rng()),
-                      unsigned(rng() & 0xffff), unsigned(rng() & 0xfff), unsigned(rng() & 0xfff),
-                      (unsigned long long)(rng() & 0xffffffffffffULL));
-        id = buf;
-        pqxx::work tx(db);
-        tx.exec_params("INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, $3, "
-                       "$2::jsonb)",
-                       env, nlohmann::json{{"id", id}, {"version", version}}.dump(),
-                       std::string(model::spelling(model::SchedulerRequestKind::Dryrun)));
-        tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
-        tx.commit();
-      }
-      std::string resources;
-      for (int i = 0; i < 1200 && !gStop; ++i) {
-        pqxx::read_transaction tx(db);
-        auto r = tx.exec_params("SELECT todo, resources::text FROM dryrun WHERE id = $1::uuid", id);
-        if (!r.empty() && r[0][0].as<int>() == 0) {
-          resources = r[0][1].as<std::string>();
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      if (resources.empty()) throw std::runtime_error("the dry-run did not finish");
-      auto res = nlohmann::json::parse(resources);
-      std::cout << "dry-run of version " << version << ":\n";
-      int changed = 0;
-      for (const auto& [rvid, entry] : res.items()) {
-        std::string st = entry.value("diff_status", "");
-        std::printf("  %-14s %s\n", st.c_str(), rvid.c_str());
-        if (entry.contains("changes"))
-          for (const auto& [attr, ch] : entry["changes"].items()) {
-            std::printf("      %s: %s -> %s\n", attr.c_str(),
-                        ch.value("current", nlohmann::json()).dump().c_str(),
-                        ch.value("desired", nlohmann::json()).dump().c_str());
-          }
-        changed += st != "unmodified";
-      }
-      std::cout << changed << " of " << res.size() << " resources would change\n";
-      exitCode = 0;
+      // Through the server's API, printed as `inmanta-cli dryrun request --wait` prints it (each change, and
+      // the unified diff of file contents). The candidate version the dry run needed is deleted afterwards,
+      // so dry runs leave no unreleased versions behind.
+      std::cout << std::flush;
+      int rc = cliMain({"--host", "127.0.0.1", "--port", std::to_string(port), "--no-ssl", "dryrun",
+                        "request", "-e", env, "--wait", std::to_string(version)});
+      llvm::outs().flush();
+      if (auto del = api.call("DELETE", "/api/v1/version/" + std::to_string(version)); !del)
+        std::cerr << "inmanta deploy: could not delete version " << version
+                  << ", stored for the dry run: " << llvm::toString(del.takeError()) << "\n";
+      else
+        std::cout << "Version " << version << " was stored for this dry run only and is deleted again.\n";
+      exitCode = rc;
       cleanup();
       return exitCode;
     }

@@ -1,7 +1,7 @@
 """`inmanta deploy` (embedded mode) on a copy of examples/deploy in a mktemp folder: a private PostgreSQL kept under
 data/deploy (as root: run as `postgres` from a postgres-accessible folder in /var/tmp, recorded in
 data/deploy/cluster during the run and moved back to data/deploy/pg at its end), the server, its scheduler and executor processes. First run deploys; a second run changes
-nothing; a file changed by hand is repaired; --dry-run shows the diff and changes nothing; nothing it started is
+nothing; a file changed by hand is repaired; --dry-run shows the diff (file contents as a unified diff), changes nothing and deletes the version it stored; nothing it started is
 left running; a failing resource makes it exit non-zero."""
 import os
 import shutil
@@ -92,6 +92,11 @@ class EmbeddedDeployTest(unittest.TestCase):
         code, out = self.deploy("--dry-run")
         self.assertEqual(code, 0, out)
         self.assertRegex(out, r"modified\s+std::File")
+        # The content diff of the hand edit (current -> desired), and the dry run's version removed again.
+        self.assertIn("--- current", out)
+        self.assertIn("-edited", out)
+        self.assertIn("+hello from inmanta deploy", out)
+        self.assertRegex(out, r"Version \d+ was stored for this dry run only and is deleted again")
         with open(page) as f:
             self.assertEqual(f.read(), "edited\n")
         code, out = self.deploy()
