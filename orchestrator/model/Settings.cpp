@@ -1,6 +1,7 @@
 // The environment setting table and value coercion (see Settings.h).
 #include "model/Settings.h"
 
+#include "cron/Cron.h"
 #include "model/AgentUri.h"
 #include "model/Failure.h"
 #include "support/Suggest.h"
@@ -161,9 +162,28 @@ llvm::Expected<nlohmann::json> coerceSetting(const SettingDef& def, const nlohma
     return nlohmann::json(d);
   }
   if (type == "str") {
-    if (v.is_string()) return v;
-    if (v.is_number()) return nlohmann::json(v.dump());
-    return bad(def, v);
+    if (!v.is_string() && !v.is_number()) return bad(def, v);
+    nlohmann::json str = v.is_string() ? v : nlohmann::json(v.dump());
+    // The timer settings are seconds or a cron expression, auto_full_compile a cron expression or empty (as
+    // the reference validates them): what the scheduler or the compile service could not read is refused
+    // here.
+    const std::string name = def.name, text = str.get<std::string>();
+    llvm::Error invalid = llvm::Error::success();
+    if (name == "autostart_agent_deploy_interval" || name == "autostart_agent_repair_interval") {
+      if (auto t = cron::TimerSetting::parse(name, text); !t) invalid = t.takeError();
+    } else if (name == "auto_full_compile" && !text.empty()) {
+      if (auto c = cron::CronSpec::parse(text); !c) invalid = c.takeError();
+    }
+    if (invalid) {
+      std::string why = llvm::toString(std::move(invalid)), prefix = "setting " + name + ": ";
+      if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+      return fail(ErrorCode::BadRequest,
+                  "invalid value for setting '" + name + "': " + str.dump() + " is " +
+                      (name == "auto_full_compile" ? "not a cron expression"
+                                                   : "neither seconds nor a cron expression") +
+                      " (" + why + ")");
+    }
+    return str;
   }
   if (type == "enum") {
     if (!v.is_string()) return bad(def, v);
