@@ -389,7 +389,17 @@ await step("agents: pause one", async () => {
   await page.locator('tr[data-agent="lab2"][data-state="paused"]').waitFor();
   const agents = (await restOk("GET", "/api/v2/agents", state.env)).data;
   expect(agents.find((a) => a.name === "lab2")?.paused === true, "lab2 is not paused on the server");
-  await shot("agents");
+  // The URI column follows autostart_agent_map: the paused lab2 mapped to an ssh target (it deploys nothing
+  // while paused) shows that URI, lab1 stays local:. The map is put back afterwards.
+  const sshUri = "ssh://deploy@lab2.example.com:2222";
+  await restOk("POST", "/api/v2/environment_settings/autostart_agent_map", state.env, { value: { internal: "local:", lab2: sshUri } });
+  try {
+    await page.locator(`tr[data-agent="lab2"] [data-testid="agent-uri"]:has-text("${sshUri}")`).waitFor({ timeout: 15000 });
+    expect((await page.locator('tr[data-agent="lab1"] [data-testid="agent-uri"]').textContent()) === "local:", "lab1's URI is not local:");
+    await shot("agents");
+  } finally {
+    await restOk("POST", "/api/v2/environment_settings/autostart_agent_map", state.env, { value: { internal: "local:" } });
+  }
 }, { needs: ["agents"] });
 
 await step("dashboard: content matches the server", async () => {

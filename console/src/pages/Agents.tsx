@@ -12,19 +12,37 @@ interface Agent {
   external?: boolean; // claimed by an `inmanta agent` process (docs/deploy.md "External agents")
   connected?: boolean;
   process_name?: string | null; // the holder of an external agent: "<host> pid <pid> via <peer address>"
+  standbys?: string[]; // further `inmanta agent` claims waiting to take over, in promotion order
 }
 
-// Where an agent runs. Autostarted agents run in executors the scheduler starts on its own host (`local:`); an
-// external agent runs where its `inmanta agent` session connected from (the holder's peer address).
-export function agentUri(a: Agent): string {
-  if (!a.external) return "local:";
+// Where an agent runs. An autostarted agent runs where the environment's `autostart_agent_map` sends it: its
+// own entry (`local:` or `ssh://user@host:port`, docs/deploy.md "Agentless over SSH"), else `local:` (the
+// scheduler's host); an external agent runs where its `inmanta agent` session connected from (the holder's
+// peer address).
+export function agentUri(a: Agent, map?: Record<string, unknown>): string {
+  if (!a.external) {
+    const uri = map?.[a.name];
+    return typeof uri === "string" && uri !== "" ? uri : "local:";
+  }
   const m = /via (\S+)/.exec(a.process_name ?? "");
   return m ? `remote: ${m[1]}` : "remote";
 }
 export type { Agent };
 
+// The environment's autostart_agent_map (refreshed with the agents), for agentUri.
+export function useAgentMap(env: string): Record<string, unknown> | undefined {
+  const s = usePoll(
+    () => api.get<{ data: { settings: Record<string, unknown> } }>("/api/v2/environment_settings/autostart_agent_map", env),
+    [env],
+    5000,
+  );
+  const v = s.data?.data?.settings?.autostart_agent_map;
+  return v && typeof v === "object" ? (v as Record<string, unknown>) : undefined;
+}
+
 export function Agents({ env }: { env: string }) {
   const agents = usePoll(() => api.get<{ data: Agent[] }>("/api/v2/agents?limit=1000", env), [env], 2000);
+  const map = useAgentMap(env);
   const act = useAction();
   const run = (fn: () => Promise<unknown>) =>
     act.run(async () => {
@@ -71,10 +89,18 @@ export function Agents({ env }: { env: string }) {
                 <span class={`agent-state as-${a.status}`}>{a.status}</span>
               </td>
               <td data-testid="agent-mode">{a.name === "$__scheduler" ? "scheduler" : a.external ? "external" : "autostarted"}</td>
-              <td>
-                <code>{agentUri(a)}</code>
+              <td data-testid="agent-uri">
+                <code>{agentUri(a, map)}</code>
               </td>
-              <td class="small">{a.external ? (a.process_name || <span class="muted">never claimed</span>) : <span class="muted">scheduler</span>}{a.external && !a.connected ? <span class="muted"> (disconnected)</span> : null}</td>
+              <td class="small">
+                {a.external ? a.process_name || <span class="muted">never claimed</span> : <span class="muted">scheduler</span>}
+                {a.external && !a.connected ? <span class="muted"> (disconnected)</span> : null}
+                {(a.standbys ?? []).length > 0 && (
+                  <div class="muted" data-testid="agent-standbys" data-count={a.standbys!.length}>
+                    standbys: {a.standbys!.join("; ")}
+                  </div>
+                )}
+              </td>
               <td>{fmtDate(a.last_failover)}</td>
               <td>{a.unpause_on_resume === null || a.unpause_on_resume === undefined ? "" : String(a.unpause_on_resume)}</td>
               <td class="actions">

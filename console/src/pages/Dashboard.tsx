@@ -6,7 +6,7 @@ import { api, idParts, query, versionsV1, type Paged, type ResourceRow } from ".
 import { Commit, ErrorBanner, Section, Status, SummaryBar, compileState, fmtDate, type CompileRow } from "../components/Common";
 import { usePoll } from "../hooks";
 import { href } from "../router";
-import { agentUri, type Agent } from "./Agents";
+import { agentUri, useAgentMap, type Agent } from "./Agents";
 
 interface Version {
   version: number;
@@ -119,6 +119,7 @@ function LastCompile({ env }: { env: string }) {
 
 function Agents({ env }: { env: string }) {
   const agents = usePoll(() => api.get<{ data: Agent[] }>("/api/v2/agents?limit=1000", env), [env], 3000);
+  const map = useAgentMap(env);
   const all = (agents.data?.data ?? []).filter((a) => a.name !== "$__scheduler");
   const count = (s: string) => all.filter((a) => a.status === s).length;
   const shown = [...all]
@@ -151,7 +152,8 @@ function Agents({ env }: { env: string }) {
                 </td>
                 <td>{a.external ? "external" : "autostarted"}</td>
                 <td class="small">
-                  <code>{agentUri(a)}</code> {a.external && a.process_name ? <span class="muted">{a.process_name}</span> : null}
+                  <code>{agentUri(a, map)}</code> {a.external && a.process_name ? <span class="muted">{a.process_name}</span> : null}
+                  {(a.standbys ?? []).length > 0 ? <span class="muted"> +{a.standbys!.length} standby</span> : null}
                 </td>
               </tr>
             ))}
