@@ -260,6 +260,50 @@ class AgentlessSshTest(unittest.TestCase):
         harness.wait_for(lambda: "web2" not in json.loads(d.sql(
             f"SELECT settings->'autostart_agent_map' FROM environment WHERE id = '{d.env}'")), timeout=30)
 
+    def test_a_modelled_remote_host_deploys_over_ssh(self):
+        """The user's way: std::Host(remote_agent=true, ip, remote_user, remote_port) in main.cf, compiled by our
+        compiler; std's agentConfig implementation emits the AgentConfig (uri from std/host_uri.j2) that the
+        host's File requires, so the scheduler maps the agent before the File deploys over ssh."""
+        base = self.scratch()
+        project = os.path.join(self.tmp, "model-" + uuid.uuid4().hex[:6])
+        os.makedirs(os.path.join(project, "libs"))
+        with open(os.path.join(project, "project.yml"), "w") as f:
+            f.write("name: remote\nmodulepath: libs\ndownloadpath: libs\n")
+        with open(os.path.join(project, "main.cf"), "w") as f:
+            f.write(f'import std\nh = std::Host(name="edge7", os=std::linux, ip="127.0.0.1", remote_agent=true, '
+                    f'remote_user="{USER}", remote_port={self.port})\n'
+                    f'std::File(host=h, path="{base}/motd", mode=600, owner="{USER}", group="{USER}", '
+                    f'content="modelled remote host\\n")\n')
+        out = os.path.join(project, "out.json")
+        r = subprocess.run([harness.INMANTA, "export", "-j", out], cwd=project, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            art = json.load(f)
+        resources = []
+        for a in art["resources"]:
+            rid = a["id"].rsplit(",v=", 1)[0]
+            attrs = {k: v for k, v in a.items() if k not in ("id", "version", "undefined")}
+            resources.append({"id": rid, "agent": rid.split("[", 1)[1].split(",", 1)[0], "attributes": attrs,
+                              "undefined": a.get("undefined", False)})
+        ids = sorted(x["id"] for x in resources)
+        cid, fid = "std::AgentConfig[internal,agentname=edge7]", f"std::File[edge7,path={base}/motd]"
+        self.assertEqual(ids, [cid, fid])
+        expected_uri = f"ssh://{USER}@127.0.0.1:{self.port}?python=python"
+        self.assertEqual(next(x for x in resources if x["id"] == cid)["attributes"]["uri"], expected_uri)
+        self.assertEqual(next(x for x in resources if x["id"] == fid)["attributes"]["requires"], [cid])
+        d = DeployEnv(self, {"autostart_agent_map": {"internal": "local:"}})
+        for content in art["files"].values():
+            d.put_file(content.encode())
+        d.put_version(1, resources)
+        d.start(extra_env=self.env)
+        d.wait_status(fid, "deployed", timeout=30)
+        st = os.stat(f"{base}/motd")
+        self.assertEqual((st.st_uid, oct(st.st_mode & 0o777)), (self.pw.pw_uid, "0o600"))
+        with open(f"{base}/motd") as f:
+            self.assertEqual(f.read(), "modelled remote host\n")
+        mapped = json.loads(d.sql(f"SELECT settings->'autostart_agent_map' FROM environment WHERE id = '{d.env}'"))
+        self.assertEqual(mapped.get("edge7"), expected_uri)
+
     def test_python_handler_writes_through_the_remote_io(self):
         base = self.scratch()
         target = f"{base}/note.txt"
