@@ -156,7 +156,7 @@ StageResult cloneRepository(const std::string& urlIn, const std::string& branch,
         msg.find("'" + branch + "'") != std::string::npos)
       msg = "branch '" + branch + "' does not exist in the repository (" + msg + ")";
     r.returncode = 1;
-    r.err = "cloning " + url + " (branch " + branch + ") failed: " + msg + "\n";
+    r.err = "cloning " + url + " (branch " + branch + ") failed: " + msg + " (checkout " + dir + ")\n";
     removeTree(dir);
     (void)llvm::sys::fs::create_directories(dir);
     return r;
@@ -176,7 +176,9 @@ StageResult pullBranch(const std::string& urlIn, const std::string& branch, cons
   r.command = "git fetch origin && git checkout -B " + branch + " origin/" + branch;
   auto fail = [&](const std::string& what) {
     r.returncode = 1;
-    r.err += what + ": " + lastGitError() + "\n";
+    // The checkout is named in every failure: a full or read-only state dir must be recognisable.
+    r.err += what + (what.find(dir) == std::string::npos ? " in " + dir : std::string()) + ": " +
+             lastGitError() + "\n";
     return r;
   };
   git_repository* repo = nullptr;

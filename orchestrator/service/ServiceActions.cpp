@@ -169,7 +169,7 @@ asio::awaitable<Result> Service::complianceReport(std::string env, std::vector<s
     if (!id)
       co_return Result::error(ErrorCode::BadRequest,
                               "'resource_ids' holds " + r + ": " + llvm::toString(id.takeError()));
-    r = id->str();
+    r = artifact::stripVersion(r).str(); // the text as stored (ids are kept as sent)
   }
   co_return fromExpected(co_await blocking([&] { return store_.complianceReport(env, rids); }));
 }

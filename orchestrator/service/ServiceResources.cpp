@@ -262,7 +262,8 @@ asio::awaitable<Result> Service::resourceV1(std::string env, std::string rvid, b
   if (!id)
     co_return Result::error(ErrorCode::BadRequest,
                             "'id' is not a resource version id: " + llvm::toString(id.takeError()));
-  std::string rid = id->str();
+  std::string rid =
+      artifact::stripVersion(rvid).str(); // the text as stored (VersionBody: ids are kept as sent)
   auto d = co_await blocking([&] { return store_.resourceDetails(env, rid); });
   if (!d) co_return Result::error(d.takeError());
   int64_t version = id->hasVersion ? id->version : (*d)["model"].get<int64_t>();

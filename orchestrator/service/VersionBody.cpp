@@ -95,7 +95,9 @@ llvm::Expected<store::ResourceRow> buildRow(nlohmann::json r, size_t i, std::vec
   llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(id->get_ref<const std::string&>());
   if (!parsed) return bad(where + ".id: " + llvm::toString(parsed.takeError()));
   store::ResourceRow row;
-  row.resourceId = parsed->str();
+  // Stored as sent (without its version): an id of the reference's with literal backslashes keeps its exact
+  // text, which its requires, resource_state keys and later lookups use too.
+  row.resourceId = artifact::stripVersion(id->get_ref<const std::string&>()).str();
   if (idVersion) {
     *idVersion = parsed->version;
     // A `version` key must agree with the id (both name the version the resource belongs to).

@@ -13,14 +13,14 @@ import urllib.parse
 import harness
 
 
-def write_config(db, port, pg_port=None, extra="", server_extra="", schedulers=False):
+def write_config(db, port, pg_port=None, extra="", server_extra="", schedulers=False, state_dir=None):
     host, shared_port = harness.shared_cluster() if pg_port is None else ("127.0.0.1", pg_port)
     d = tempfile.mkdtemp(prefix="inm-srv-")
     path = os.path.join(d, "server.cfg")
     with open(path, "w") as f:
         f.write(f"[database]\nhost = {host}\nport = {shared_port}\nname = {db}\nusername = postgres\n"
                 f"connection_pool_max_size = 4\n[server]\nbind-address = 127.0.0.1\nbind-port = {port}\n"
-                f"start_schedulers = {'true' if schedulers else 'false'}\n{server_extra}[config]\nstate-dir = {d}\n{extra}")
+                f"start_schedulers = {'true' if schedulers else 'false'}\n{server_extra}[config]\nstate-dir = {state_dir or d}\n{extra}")
     return path
 
 
@@ -34,10 +34,11 @@ def healthy(base):
 class Server:
     """A running `inmanta server` on its own port."""
 
-    def __init__(self, db=None, pg_port=None, extra="", port=None, wait=True, env=None, server_extra="", schedulers=False):
+    def __init__(self, db=None, pg_port=None, extra="", port=None, wait=True, env=None, server_extra="", schedulers=False,
+                 state_dir=None):
         self.db = db or harness.fresh_database("srv")
         self.port = port or harness.free_port()
-        self.config = write_config(self.db, self.port, pg_port, extra, server_extra, schedulers)
+        self.config = write_config(self.db, self.port, pg_port, extra, server_extra, schedulers, state_dir)
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = harness.Process([harness.INMANTA, "server", "-c", self.config], env=env)
         if wait:

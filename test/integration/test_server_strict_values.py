@@ -150,10 +150,7 @@ class StrictValuesTest(sf.ServerTestCase):
         status, data = self.s.call("PUT", "/api/v1/version", ok, env=env)
         self.assertEqual(status, 200, data)
 
-    # Known gap (docs/server.md "Value validation"): artifact::parseResourceId reads `\` as an escape (the
-    # exporter's id scheme), so `C:\dir` is stored as `C:dir` and an id whose value ends in `\` is refused,
-    # where the reference takes backslashes literally. Fixing it changes the shared id format (artifact/).
-    @unittest.expectedFailure
+    # The reference's id grammar takes backslashes literally (docs/server.md "Value validation").
     def test_backslash_ids_round_trip(self):
         _, env = self.s.project_env("bs" + uuid.uuid4().hex[:6])
         rid = f"{NULL}[agent\\x,name=C:\\dir\\file]"

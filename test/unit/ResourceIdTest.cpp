@@ -103,6 +103,26 @@ TEST(ResourceIdTest, RejectsMalformedIds) {
   EXPECT_NE(parseError("nope").find("invalid resource id 'nope'"), std::string::npos);
 }
 
+// The reference takes backslashes literally (its id regex has no escapes): a backslash before a character its
+// part does not escape is kept, and an id whose escapes leave no closing `]` is read literally.
+TEST(ResourceIdTest, ReferenceBackslashesAreLiteral) {
+  ResourceId path = parseOk("std::testing::NullResource[agent\\x,name=C:\\dir\\file],v=3");
+  EXPECT_EQ(path.agent, "agent\\x");
+  EXPECT_EQ(path.value, "C:\\dir\\file");
+  EXPECT_EQ(path.version, 3);
+  ResourceId odd = parseOk("std::testing::NullResource[a,name=50%_off\\]");
+  EXPECT_EQ(odd.value, "50%_off\\");
+  EXPECT_FALSE(odd.hasVersion);
+  ResourceId oddVersioned = parseOk("std::testing::NullResource[a,name=50%_off\\],v=12");
+  EXPECT_EQ(oddVersioned.value, "50%_off\\");
+  EXPECT_EQ(oddVersioned.version, 12);
+  EXPECT_EQ(stripVersion("std::testing::NullResource[a,name=50%_off\\],v=12"),
+            "std::testing::NullResource[a,name=50%_off\\]");
+  // Our escapes still mean what they meant: `\\` is one backslash, `\]` a bracket inside the value.
+  EXPECT_EQ(parseOk("a::B[h,k=x\\\\y\\]z]").value, "x\\y]z");
+  EXPECT_NE(parseError("std::File[h,path=/x\\"), ""); // no closing bracket either way
+}
+
 TEST(ResourceIdTest, StripVersion) {
   EXPECT_EQ(stripVersion("std::File[h,path=/x],v=7"), "std::File[h,path=/x]");
   EXPECT_EQ(stripVersion("std::File[h,path=/x]"), "std::File[h,path=/x]");
