@@ -3,7 +3,7 @@
 fixture of test/integration/test_agentless_ssh.py (a private sshd on a loopback port, user inmsshtest; needs
 root), opens ONE session with the driver script read out of orchestrator/executor/handlers/SshIo.cpp (so it
 measures exactly the shipped driver), sends R requests of each kind and prints the median/min/max round trip
-in ms. Kinds: `v` (subshell), `b` (in the driver, no fork), `f` (output in files); see docs/deploy.md.
+in ms. Kinds: `b` (in the driver, no fork), `f` (a subshell, output in files); see docs/deploy.md.
 
 Usage: bench/agentless/ops.py [--runs 100]
 """
@@ -50,9 +50,9 @@ def main():
             return int(h[1]), out, err
 
         d = os.path.join(T.pw.pw_dir, "ops-" + secrets.token_hex(4))
-        op("v", f"mkdir -p '{d}'\n")
+        op("f", f"mkdir -p '{d}'\n")
         cases = [  # name, kind, script for request i, input, expected exit status
-            ("noop (v: subshell)", "v", lambda i: "true\n", b"", 0),
+            ("noop (f: subshell, output in files)", "f", lambda i: "true\n", b"", 0),
             ("noop (b: no fork)", "b", lambda i: "true\n", b"", 0),
             ("describe missing (b)", "b", lambda i: f"set -- '{d}/f{i}' 1\n_d \"$@\"\n", b"", 0),
             ("create, content inline (b)", "b",
@@ -74,7 +74,7 @@ def main():
                     raise AssertionError(f"{name}: exit {rc}, expected {expect}: {err!r}")
             print(f"{name:40} median {statistics.median(times):6.1f} ms  min {min(times):6.1f}  "
                   f"max {max(times):6.1f}")
-        op("v", f"rm -rf '{d}'\n")
+        op("f", f"rm -rf '{d}'\n")
     finally:
         if p:
             p.stdin.close()

@@ -4,8 +4,8 @@
 // SshSettings::maxSessions, URI option `sessions=N`, started lazily, the most recently used first) runs the
 // agent's operations, one request at a time per session. The driver (kDriver) is a POSIX-shell loop: it reads
 // a header line `<marker> <lines> <inputlen> <kind>` and that many script lines with the `read` builtin, then
-// either evaluates the script in a subshell and answers its text output (`v`: the common operations, which
-// are shell functions of the driver doing one round trip and as few processes as POSIX sh allows) or stores
+// either evaluates the script in the driver and answers its text output (`b`: every operation but run and
+// read, shell functions doing one round trip with as few processes as POSIX sh allows, no fork) or stores
 // the input with `head -c N` and runs the script with output in files (`f`: run and readFile, binary-safe).
 // The answer is `<marker> <rc> <outlen> <errlen>\n` and exactly those bytes; the reader trusts lengths,
 // never scans the payload, so binary content and look-alike marker text pass through. The marker is random
@@ -62,15 +62,15 @@ std::string trimmed(std::string s) {
 
 /// The remote driver (see the file comment): `$1` is the session's marker. Each request is
 /// `<marker> <lines> <inputlen> <kind>\n`, then <lines> lines of script (builtins only read them), then the
-/// input; kind `v` evaluates the script in a subshell with the input left on the session's stdin for the
-/// script to consume (only _w does, always exactly <inputlen> bytes) and answers with its text output; kind
-/// `b` does the same in the driver itself (no fork: only for the functions below, which never exit and whose
-/// umask/noclobber the driver resets; their variables are not the driver's); kind `f` stores the input in a
-/// file and runs the script with output in files (binary-safe, more processes).
-/// Functions: _d describes a path ("missing" or "<type> <perms> <owner> <group> <size>", then the sha1 when
-/// asked), _w writes a file (temp file created by the shell with the umask giving the mode, the content from
-/// `head -c` or, when small and free of NUL bytes, from an argument with the printf builtin, then chmod/chown
-/// only when asked, `mv -T`), _m makes a directory (chown failure removes it again).
+/// input; kind `b` evaluates the script in the driver itself (no fork) with the input left on the session's
+/// stdin for the script to consume (only _w does, always exactly <inputlen> bytes) and answers its text
+/// output: scripts of this kind are calls of shell functions that never exit, whose umask/noclobber the
+/// driver resets and whose variables are not the driver's; kind `f` stores the input in a file and runs the
+/// script in a subshell with output in files (binary-safe, more processes). Functions: _d describes a path
+/// ("missing" or "<type> <perms> <owner> <group> <size>", then the sha1 when asked), _w writes a file (temp
+/// file created by the shell with the umask giving the mode, the content from `head -c` or, when small and
+/// free of NUL bytes, from an argument with the printf builtin, then chmod/chown only when asked, `mv -T`),
+/// _m makes a directory (chown failure removes it again).
 constexpr const char* kDriver = R"SH(export LC_ALL=C; M=$1; c=0; U=$(umask)
 T=$(mktemp -d) || exit 1
 trap 'rm -rf -- "$T"' EXIT; trap 'exit 1' HUP INT TERM PIPE
@@ -102,10 +102,6 @@ while IFS=' ' read -r m n il k; do
     { eval "$s"; } > "$T/o" 2> "$T/e"; rc=$?; set +C; umask "$U"; o=; e=
     if [ -s "$T/o" ]; then l=; while IFS= read -r l; do o="$o$l
 "; l=; done < "$T/o"; o="$o$l"; fi
-  elif [ "$k" = v ]; then
-    o=$(eval "$s" 2>"$T/e"); rc=$?; e=
-  fi
-  if [ "$k" != f ]; then
     if [ -s "$T/e" ]; then l=; while IFS= read -r l; do e="$e$l
 "; l=; done < "$T/e"; e="$e$l"; fi
     printf '%s %s %s %s\n%s%s' "$M" "$rc" "${#o}" "${#e}" "$o" "$e"
@@ -226,7 +222,7 @@ class SshIo : public HostIo {
   void replaceSymlink(const std::string& source, const std::string& target) override {
     check(
         fast("t=\"$2.inmanta-new\"; rm -f -- \"$t\" && ln -s -- \"$1\" \"$t\" && mv -fT -- \"$t\" \"$2\" || "
-             "{ rm -f -- \"$t\"; exit 1; }",
+             "{ rm -f -- \"$t\"; return 1; }",
              {source, target}),
         "cannot replace symlink", target);
   }
@@ -280,12 +276,12 @@ class SshIo : public HostIo {
     return script + "\n" + body + "\n";
   }
 
-  /// A `v` request (text answer, no temp files).
+  /// A `b` request running `body` as a function in the driver (text answer, no fork, `return` not `exit`).
   RunResult fast(const std::string& body, const std::vector<std::string>& args) {
-    return remote('v', withArgs(body, args), "");
+    return remote('b', withArgs("_x() {\n" + body + "\n}; _x \"$@\"", args), "");
   }
 
-  /// The atomic replace in one `v` request: the mode comes from the umask when it has no bits beyond
+  /// The atomic replace in one `b` request: the mode comes from the umask when it has no bits beyond
   /// rw-rw-rw- (no chmod process), chown runs only when the owner is not the login user or a group is set.
   void write(const std::string& path, const std::string& content, int permissions, const std::string& owner,
              const std::string& group, bool exclusive) {
