@@ -6,7 +6,11 @@ has N files for agent `loc` (not in autostart_agent_map: the executor's own host
 agent `rem` (ssh://inmsshtest@127.0.0.1:PORT). The clock runs from each release until all its new files are
 `deployed` in the database. Prints both times and the ratio. Needs root (like the test).
 
-Usage: bench/agentless/run.py [--build build] [--files 1000]
+With --agents K (default 1) each side has K agents (loc0.., rem0..) of N files each, the ssh agents with K
+distinct URIs to the one sshd (an ignored `bench=i` option tells them apart): one master and session pool each.
+--parallelism P sets the environment's agent_parallelism (default 1, the reference's serial agent).
+
+Usage: bench/agentless/run.py [--build build] [--files 1000] [--agents 1] [--parallelism 1]
 """
 import argparse
 import os
@@ -46,6 +50,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--agents", type=int, default=1)
+    ap.add_argument("--parallelism", type=int, default=1)
     args = ap.parse_args()
     harness.BUILD = os.path.abspath(args.build)
     harness.INMANTA = os.path.join(harness.BUILD, "bin", "inmanta")
@@ -59,17 +65,21 @@ def main():
     try:
         fixture = T.__new__(T)
         fixture.addCleanup = shim.addCleanup
-        loc_dir, rem_dir = fixture.scratch(), fixture.scratch()
-        d = DeployEnv(shim, {"autostart_agent_map": {"internal": "local:", "rem": fixture.uri()}})
+        k, n = args.agents, args.files
+        names = {side: [side if k == 1 else f"{side}{a}" for a in range(k)] for side in ("loc", "rem")}
+        uris = {name: fixture.uri(**({} if k == 1 else {"bench": a})) for a, name in enumerate(names["rem"])}
+        d = DeployEnv(shim, {"autostart_agent_map": {"internal": "local:", **uris},
+                             "agent_parallelism": args.parallelism})
         d.sql = lambda text: stdin_psql(d.db, d.port, text)  # versions of thousands of rows exceed argv limits
         h = d.put_file(b"bench content\n")
-        n = args.files
-        loc = [t.remote_file(f"{loc_dir}/f{i}", h, "loc") for i in range(n)]
-        rem = [t.remote_file(f"{rem_dir}/f{i}", h, "rem") for i in range(n)]
+        dirs = {name: fixture.scratch() for side in names.values() for name in side}
+        files = {side: [t.remote_file(f"{dirs[name]}/f{i}", h, name) for name in names[side] for i in range(n)]
+                 for side in names}
+        loc, rem = files["loc"], files["rem"]
 
-        def deployed(agent):
+        def deployed(side):
             return int(d.sql("SELECT count(*) FROM resource_persistent_state WHERE environment = "
-                             f"'{d.env}' AND agent = '{agent}' AND last_non_deploying_status = 'deployed' "
+                             f"'{d.env}' AND agent LIKE '{side}%' AND last_non_deploying_status = 'deployed' "
                              "AND current_intent_attribute_hash = last_deployed_attribute_hash"))
 
         d.start(extra_env=T.env)
@@ -77,13 +87,13 @@ def main():
         for version, agent, resources in ((1, "loc", loc), (2, "rem", loc + rem)):
             start = time.time()
             d.put_version(version, resources)
-            harness.wait_for(lambda: deployed(agent) == n, timeout=1800, interval=0.2,
-                             what=f"{n} files of agent {agent}")
+            harness.wait_for(lambda: deployed(agent) == n * k, timeout=1800, interval=0.2,
+                             what=f"{n * k} files of agents {agent}*")
             times[agent] = time.time() - start
-        ok = all(os.path.exists(f"{rem_dir}/f{i}") and os.stat(f"{rem_dir}/f{i}").st_uid == fixture.pw.pw_uid
-                 for i in range(n))
-        print(f"files={n} local={times['loc']:.2f}s ssh={times['rem']:.2f}s ratio={times['rem'] / times['loc']:.1f} "
-              f"ssh_files_owned_by_remote_user={ok}")
+        ok = all(os.path.exists(r["attributes"]["path"]) and os.stat(r["attributes"]["path"]).st_uid ==
+                 fixture.pw.pw_uid for r in rem)
+        print(f"agents={k} files_per_agent={n} agent_parallelism={args.parallelism} local={times['loc']:.2f}s "
+              f"ssh={times['rem']:.2f}s ratio={times['rem'] / times['loc']:.1f} ssh_files_owned_by_remote_user={ok}")
     finally:
         shim.cleanup()
         T.tearDownClass()

@@ -2,8 +2,10 @@
 // arguments (checked by running them through a real sh); every SshIo operation's shell script, run through a
 // fake `ssh` on PATH that executes the remote command string locally (so the scripts, quoting and stdin
 // streaming are checked, not OpenSSH); and that an ssh:// host that refuses the connection makes a std::File
-// end `unavailable` (not `failed`) with a message naming the host, port and ssh's reason. Deploys against a
-// real sshd are in test/integration/test_agentless_ssh.py.
+// end `unavailable` (not `failed`) with a message naming the host, port and ssh's reason; the one-round-trip
+// operations (describePath, createFile, makeDirectory), the session pool (concurrent operations on several
+// sessions, `sessions=N`) and the replacement of a broken session. Deploys against a real sshd are in
+// test/integration/test_agentless_ssh.py.
 #include "executor/Handler.h"
 
 #include <gtest/gtest.h>
@@ -12,9 +14,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
+#include <sstream>
+#include <thread>
 #include <unistd.h>
 
 using namespace inm::executor;
@@ -207,4 +212,131 @@ TEST(HostIo, UnreachableSshHostMakesTheResourceUnavailable) {
   EXPECT_NE(ctx.logs().back().msg.find("is unavailable: cannot reach ssh://nobody@127.0.0.1"),
             std::string::npos)
       << ctx.logs().back().msg;
+}
+
+namespace {
+/// Session clients the fake ssh started (every call but the master's -M start and -O exit).
+int sessionsStarted(const std::string& dir) {
+  std::ifstream calls(dir + "/calls");
+  int sessions = 0;
+  for (std::string line; std::getline(calls, line);)
+    if (line.find(" -M ") == std::string::npos && line.find(" -O ") == std::string::npos) ++sessions;
+  return sessions;
+}
+} // namespace
+
+/// The one-round-trip operations: describePath's size and sha1, createFile refusing an existing path (and
+/// draining its content, so the session stays usable), modes beyond rw-rw-rw- (the chmod path), writeFile
+/// never moving a file into a directory at the path, makeDirectory undoing itself on a failed chown.
+TEST_F(FakeSsh, OneRoundTripOperations) {
+  std::string f = dir + "/new file";
+  EXPECT_FALSE(io->describePath(f, true).exists());
+  std::string big(200000, '\0'); // larger than a pipe buffer
+  big += "tail";
+  io->createFile(f, big, 755, "", "");
+  PathInfo info = io->describePath(f, true);
+  EXPECT_EQ(info.type, PathInfo::Type::File);
+  EXPECT_EQ(info.permissions, 755);
+  EXPECT_EQ(info.size, static_cast<long long>(big.size()));
+  EXPECT_EQ(info.sha1, sha1Hex(big));
+  EXPECT_TRUE(io->describePath(f, false).sha1.empty());
+  try {
+    io->createFile(f, big, 600, "", "");
+    ADD_FAILURE() << "createFile over an existing file succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create " + f +
+                                         " on ssh://me@example.invalid:2222: the path "
+                                         "already exists"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(io->readFile(f), big); // untouched, and the refused content did not desynchronise the session
+  io->writeFile(f, "x", 4640, "", "");
+  EXPECT_EQ(io->lstat(f).permissions, 4640);
+  std::string text = "it's\n$(touch /tmp/inm-pwned) \\ `id`\n\n"; // small text: sent inside the script
+  io->writeFile(f, text, 644, "", "");
+  EXPECT_EQ(io->readFile(f), text);
+  EXPECT_EQ(::access("/tmp/inm-pwned", F_OK), -1);
+  std::string d = dir + "/a dir";
+  io->makeDirectory(d, 700, "", "");
+  EXPECT_EQ(io->lstat(d).permissions, 700);
+  EXPECT_THROW(io->writeFile(d, "x", 644, "", ""), std::runtime_error);
+  EXPECT_EQ(io->lstat(d).type, PathInfo::Type::Directory);
+  std::string d2 = dir + "/owned";
+  EXPECT_THROW(io->makeDirectory(d2, 755, "no-such-user-inm", ""), std::runtime_error);
+  EXPECT_FALSE(io->lstat(d2).exists()) << "a directory whose chown failed was left behind";
+  EXPECT_EQ(sessionsStarted(dir), 1);
+  // Nothing but the files made here (no temp file left over).
+  RunResult ls = io->run({"sh", "-c", "ls -A \"$0\" | grep -c inmanta", dir}, "");
+  EXPECT_EQ(ls.out, "0\n");
+}
+
+/// Operations from several threads run on several sessions at once (each op waits until all four are
+/// running: serialised, they would time out) and all give correct results; `sessions=1` serialises them.
+TEST_F(FakeSsh, ThePoolRunsOperationsConcurrently) {
+  std::vector<std::thread> threads;
+  std::vector<int> rcs(4, -1);
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      std::string mine = dir + "/b" + std::to_string(i);
+      RunResult r = io->run({"sh", "-c",
+                             "touch \"$0\"; n=0; while [ $(ls \"$1\" | grep -c '^b') -lt 4 ]; do "
+                             "n=$((n+1)); [ $n -lt 200 ] || exit 9; sleep 0.05; done",
+                             mine, dir},
+                            "");
+      rcs[i] = r.exitCode;
+      for (int k = 0; k < 5; ++k) {
+        std::string f = dir + "/t" + std::to_string(i) + "-" + std::to_string(k);
+        std::string content = f + std::string(1, '\0') + std::to_string(k);
+        io->writeFile(f, content, 600, "", "");
+        if (io->readFile(f) != content || io->describePath(f, true).sha1 != sha1Hex(content))
+          rcs[i] = 100 + k;
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(rcs[i], 0) << "thread " << i;
+  EXPECT_EQ(sessionsStarted(dir), 4);
+
+  ::unlink((dir + "/calls").c_str());
+  auto uri = inm::model::parseAgentUri("ssh://me@example.invalid:2222?sessions=1");
+  ASSERT_TRUE(static_cast<bool>(uri));
+  std::unique_ptr<HostIo> one = makeSshIo(*uri, {});
+  threads.clear();
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] { rcs[i] = one->run({"sh", "-c", "sleep 0.1"}, "").exitCode; });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rcs[i], 0);
+  EXPECT_EQ(sessionsStarted(dir), 1);
+
+  auto bad = inm::model::parseAgentUri("ssh://me@example.invalid:2222?sessions=0");
+  ASSERT_TRUE(static_cast<bool>(bad));
+  try {
+    makeSshIo(*bad, {})->lstat("/");
+    ADD_FAILURE() << "sessions=0 accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("option sessions=0 of ssh://me@example.invalid:2222 is not a number"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+/// A session whose remote side dies between operations is replaced: the next operation succeeds on a new one.
+TEST_F(FakeSsh, ABrokenSessionIsReplaced) {
+  // The session's processes are the ancestors whose command line holds "inmanta-io" (the driver, its
+  // subshell, a wrapping sh; the pattern keeps this script's own command line from matching).
+  RunResult r = io->run({"sh", "-c",
+                         "p=$$; while [ \"$p\" -gt 1 ]; do "
+                         "if tr '\\0' ' ' < /proc/$p/cmdline | grep -q 'inmanta[-]io'; then echo $p; fi; "
+                         "p=$(cut -d' ' -f4 /proc/$p/stat); done"},
+                        "");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::istringstream pids(r.out);
+  int killed = 0;
+  for (pid_t pid; pids >> pid;) killed += ::kill(pid, SIGKILL) == 0;
+  ASSERT_GT(killed, 0) << r.out;
+  std::string f = dir + "/after";
+  io->writeFile(f, "still works", 644, "", "");
+  EXPECT_EQ(io->readFile(f), "still works");
+  EXPECT_EQ(sessionsStarted(dir), 2);
 }

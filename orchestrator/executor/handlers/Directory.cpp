@@ -1,6 +1,6 @@
 // std::Directory (std.md §4): one directory level with permissions, owner and group, through the agent's
-// HostIo (local or ssh://). create = mkdir with the exact mode (the umask must not win) + chown; update =
-// chmod/chown of what changed; delete = rmdir (an error when not empty).
+// HostIo (local or ssh://). create = mkdir with the exact mode (the umask must not win) + chown
+// (HostIo::makeDirectory); update = chmod/chown of what changed; delete = rmdir (an error when not empty).
 #include "Posix.h"
 #include "StdHandlers.h"
 
@@ -37,8 +37,7 @@ class DirectoryHandler : public CRUDHandler {
       posix::permissionsToMode(perms.get<long long>()); // validates
       mode = static_cast<int>(perms.get<long long>());
     }
-    io().mkdir(path, mode);
-    if (!owner.empty() || !group.empty()) io().chown(path, owner, group);
+    io().makeDirectory(path, mode, owner, group); // one round trip over ssh; a failed chown removes it again
     ctx.setCreated();
   }
 

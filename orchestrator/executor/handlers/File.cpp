@@ -26,20 +26,24 @@ class FileHandler : public CRUDHandler {
     std::string path = optString(current, "path");
     if (path.empty() || path[0] != '/')
       throw std::runtime_error("path '" + path + "' is not an absolute path");
-    PathInfo info = io().lstat(path);
+    // One describePath: type, mode, owner, group and the content's sha1 (one round trip over ssh).
+    bool wantHash = !current.get("hash").is_null();
+    PathInfo info = io().describePath(path, wantHash);
     if (!info.exists()) throw ResourcePurged();
     if (info.type != PathInfo::Type::File)
       throw std::runtime_error("path " + path + " exists but is not a regular file");
     ctx.set("current_owner", info.owner);
     ctx.set("current_group", info.group);
     ctx.set("current_permissions", info.permissions);
-    if (!current.get("hash").is_null()) {
-      std::string content = io().readFile(path);
-      std::string hash = sha1Hex(content);
-      // The server has the desired content; offer the current one too so diffs can show both.
-      if (hash != current.get("hash") && content.size() <= kMaxUploadBytes && services().files)
-        services().files->putFile(hash, content);
-      current.attributes["hash"] = hash;
+    if (wantHash) {
+      // The server has the desired content; offer the current one too so diffs can show both (read only
+      // then: an unchanged file is never transferred).
+      if (info.sha1 != current.get("hash") && info.size <= static_cast<long long>(kMaxUploadBytes) &&
+          services().files) {
+        std::string content = io().readFile(path);
+        services().files->putFile(sha1Hex(content), content);
+      }
+      current.attributes["hash"] = info.sha1;
     }
     if (!current.get("permissions").is_null()) current.attributes["permissions"] = info.permissions;
     if (!current.get("owner").is_null()) current.attributes["owner"] = info.owner;
@@ -48,11 +52,10 @@ class FileHandler : public CRUDHandler {
 
   void createResource(HandlerContext& ctx, const Resource& desired) override {
     std::string path = optString(desired, "path");
-    if (io().lstat(path).exists())
-      throw std::runtime_error("cannot create " + path + ": the path already exists");
     int perms = desiredPermissions(desired, 644);
     std::string content = getFile(optString(desired, "hash"));
-    io().writeFile(path, content, perms, optString(desired, "owner"), optString(desired, "group"));
+    // Fails when the path appeared since the read phase (the existence check is part of the write).
+    io().createFile(path, content, perms, optString(desired, "owner"), optString(desired, "group"));
     ctx.setCreated();
   }
 

@@ -2,6 +2,7 @@
 // the File handler always had: temp file in the same directory, mode and owner applied to it, fsync, rename,
 // fsync of the directory, so a reader sees the old file or the new one, never a half-written one.
 #include "Posix.h"
+#include "executor/Handler.h"
 #include "executor/HostIo.h"
 
 #include <sys/stat.h>
@@ -54,6 +55,7 @@ class LocalIo : public HostIo {
     info.permissions = posix::modeToPermissions(st.st_mode);
     info.owner = posix::userName(st.st_uid);
     info.group = posix::groupName(st.st_gid);
+    info.size = static_cast<long long>(st.st_size);
     return info;
   }
 
@@ -158,6 +160,39 @@ class LocalIo : public HostIo {
 };
 
 } // namespace
+
+// The HostIo defaults: the operations composed from the primitives (LocalIo keeps them; SshIo does each in
+// one remote round trip).
+PathInfo HostIo::describePath(const std::string& path, bool withSha1) {
+  PathInfo info = lstat(path);
+  if (withSha1 && info.type == PathInfo::Type::File) {
+    std::string content = readFile(path);
+    info.size = static_cast<long long>(content.size());
+    info.sha1 = sha1Hex(content);
+  }
+  return info;
+}
+
+void HostIo::createFile(const std::string& path, const std::string& content, int permissions,
+                        const std::string& owner, const std::string& group) {
+  if (lstat(path).exists()) throw std::runtime_error("cannot create " + path + ": the path already exists");
+  writeFile(path, content, permissions, owner, group);
+}
+
+void HostIo::makeDirectory(const std::string& path, int permissions, const std::string& owner,
+                           const std::string& group) {
+  mkdir(path, permissions);
+  if (owner.empty() && group.empty()) return;
+  try {
+    chown(path, owner, group);
+  } catch (...) {
+    try {
+      rmdir(path); // best effort: no half-configured directory left behind
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
+}
 
 std::unique_ptr<HostIo> makeLocalIo() { return std::make_unique<LocalIo>(); }
 

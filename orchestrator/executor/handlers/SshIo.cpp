@@ -1,28 +1,35 @@
 // SshIo (executor/HostIo.h): a host reached over SSH. One OpenSSH master per SshIo (= per agent) is started
 // on first use (`ssh -M -S <socket> -f -N` with ControlPersist, BatchMode, StrictHostKeyChecking=yes) and
-// over it ONE long-lived session `ssh -S <socket> … sh -c '<driver>'` runs every operation of the agent
-// (started lazily, restarted once per operation if it died). The driver is a POSIX-shell loop: it reads a
-// header line
-// `<marker> <scriptlen> <inputlen>`, then exactly that many bytes of script and of stdin (`head -c N`, which
-// never reads past N bytes with GNU coreutils or busybox), runs the script (`sh -c '<body>' inmanta-io
-// 'arg'…`, arguments single-quoted) with output in mktemp files and answers `<marker> <rc> <outlen>
-// <errlen>\n` followed by exactly those bytes; the reader trusts lengths, never scans the payload, so binary
-// content and look-alike marker text pass through. The marker is random per session. Nothing but a POSIX
-// shell and coreutils (head -c, mktemp, wc) is needed on the remote side. Invariants: operations on one SshIo
-// are serialised (one session); a session that cannot be started or dies twice in an operation is a
-// HostUnavailable naming host, port and ssh's message; a remote command's own exit status passes through;
-// the session and the master are ended and the socket directory removed when the SshIo is destroyed
-// (ControlPersist bounds the master's life if the executor is killed).
+// over it a small pool of long-lived sessions `ssh -S <socket> … sh -c '<driver>'` (at most
+// SshSettings::maxSessions, URI option `sessions=N`, started lazily, the most recently used first) runs the
+// agent's operations, one request at a time per session. The driver (kDriver) is a POSIX-shell loop: it reads
+// a header line `<marker> <lines> <inputlen> <kind>` and that many script lines with the `read` builtin, then
+// either evaluates the script in the driver and answers its text output (`b`: every operation but run and
+// read, shell functions doing one round trip with as few processes as POSIX sh allows, no fork) or stores
+// the input with `head -c N` and runs the script with output in files (`f`: run and readFile, binary-safe).
+// The answer is `<marker> <rc> <outlen> <errlen>\n` and exactly those bytes; the reader trusts lengths,
+// never scans the payload, so binary content and look-alike marker text pass through. The marker is random
+// per session and the driver exits on a header without it, so a desynchronised stream never runs content as
+// a script. Nothing but a POSIX shell and coreutils (head -c, stat, sha1sum, mktemp, mv -T, wc) is needed
+// on the remote side. Invariants: a session runs one request at a time; a session that cannot be started or
+// dies twice in an operation is a HostUnavailable naming host, port and ssh's message; a remote command's own
+// exit status passes through; sessions and the master are ended and the socket directory removed when the
+// SshIo is destroyed (ControlPersist bounds the master's life if the executor is killed).
 #include "Posix.h"
 #include "executor/HostIo.h"
 
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cassert>
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <spawn.h>
@@ -53,6 +60,79 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+/// The remote driver (see the file comment): `$1` is the session's marker. Each request is
+/// `<marker> <lines> <inputlen> <kind>\n`, then <lines> lines of script (builtins only read them), then the
+/// input; kind `b` evaluates the script in the driver itself (no fork) with the input left on the session's
+/// stdin for the script to consume (only _w does, always exactly <inputlen> bytes) and answers its text
+/// output: scripts of this kind are calls of shell functions that never exit, whose umask/noclobber the
+/// driver resets and whose variables are not the driver's; kind `f` stores the input in a file and runs the
+/// script in a subshell with output in files (binary-safe, more processes). Functions: _d describes a path
+/// ("missing" or "<type> <perms> <owner> <group> <size>", then the sha1 when asked), _w writes a file (temp
+/// file created by the shell with the umask giving the mode, the content from `head -c` or, when small and
+/// free of NUL bytes, from an argument with the printf builtin, then chmod/chown only when asked, `mv -T`),
+/// _m makes a directory (chown failure removes it again).
+constexpr const char* kDriver = R"SH(export LC_ALL=C; M=$1; c=0; U=$(umask)
+T=$(mktemp -d) || exit 1
+trap 'rm -rf -- "$T"' EXIT; trap 'exit 1' HUP INT TERM PIPE
+_d() {
+  if [ -L "$1" ]; then t=l; elif [ -d "$1" ]; then t=d; elif [ -f "$1" ]; then t=f
+  elif [ -e "$1" ]; then t=o; else echo missing; return 0; fi
+  stat -c "$t %a %U %G %s" -- "$1" || return
+  if [ "$t" = f ] && [ -n "$2" ]; then sha1sum < "$1"; fi
+}
+_w() {
+  case $1 in */*) d=${1%/*};; *) d=.;; esac
+  t="$d/.${1##*/}.inmanta-$$-$c"; o=/dev/null; e=
+  if [ -n "$5" ] && { [ -e "$1" ] || [ -L "$1" ]; }; then e="the path already exists"
+  else umask "$2"; set -C; if true > "$t"; then o=$t; else e="cannot create a temporary file in $d"; fi; fi
+  if [ "$6" = i ]; then [ "$o" = /dev/null ] || printf %s "$7" >| "$o" || { rm -f -- "$o"; return 1; }
+  elif [ "$6" -gt 0 ]; then head -c "$6" >| "$o" || { [ "$o" = /dev/null ] || rm -f -- "$o"; return 1; }; fi
+  if [ -n "$e" ]; then echo "$e" >&2; return 1; fi
+  { [ -z "$3" ] || chmod -- "$3" "$t"; } && { [ -z "$4" ] || chown -- "$4" "$t"; } && mv -fT -- "$t" "$1" ||
+    { rm -f -- "$t"; return 1; }
+}
+_m() { mkdir -m "$2" -- "$1" || return; [ -z "$3" ] || chown -h -- "$3" "$1" || { rmdir -- "$1"; return 1; }; }
+while IFS=' ' read -r m n il k; do
+  [ "$m" = "$M" ] || exit 1
+  s=; i=0
+  while [ "$i" -lt "$n" ]; do IFS= read -r l || exit 1; s="$s$l
+"; i=$((i+1)); done
+  c=$((c+1))
+  if [ "$k" = b ]; then
+    { eval "$s"; } > "$T/o" 2> "$T/e"; rc=$?; set +C; umask "$U"; o=; e=
+    if [ -s "$T/o" ]; then l=; while IFS= read -r l; do o="$o$l
+"; l=; done < "$T/o"; o="$o$l"; fi
+    if [ -s "$T/e" ]; then l=; while IFS= read -r l; do e="$e$l
+"; l=; done < "$T/e"; e="$e$l"; fi
+    printf '%s %s %s %s\n%s%s' "$M" "$rc" "${#o}" "${#e}" "$o" "$e"
+  else
+    if [ "$il" -gt 0 ]; then head -c "$il" > "$T/i" || exit 1; else true > "$T/i"; fi
+    (eval "$s") < "$T/i" > "$T/o" 2> "$T/e"; rc=$?
+    printf '%s %s %s %s\n' "$M" "$rc" $(wc -c < "$T/o") $(wc -c < "$T/e")
+    cat -- "$T/o" "$T/e"
+  fi
+done)SH";
+
+/// File content up to this size without NUL bytes is sent inside the request's script.
+constexpr size_t kInlineContentBytes = 4096;
+
+/// The permissions integer (644) as a mode.
+unsigned modeOf(int permissions) { return static_cast<unsigned>(posix::permissionsToMode(permissions)); }
+
+std::string octal(unsigned mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%03o", mode);
+  return buf;
+}
+
+/// One `ssh … sh -c '<driver>'` process and its pipes.
+struct Session {
+  pid_t pid = -1; ///< the session's ssh, -1 when not running
+  int toFd = -1, fromFd = -1;
+  std::string marker, errFile;
+  uint64_t masterGeneration = 0; ///< of the master it was started over
+};
+
 class SshIo : public HostIo {
  public:
   SshIo(model::AgentUri uri, SshSettings settings) : uri_(std::move(uri)), settings_(std::move(settings)) {
@@ -60,24 +140,36 @@ class SshIo : public HostIo {
       settings_.knownHostsFile = it->second;
     if (auto it = uri_.options.find("identity_file"); it != uri_.options.end())
       settings_.identityFile = it->second;
+    if (auto it = uri_.options.find("sessions"); it != uri_.options.end()) {
+      const std::string& v = it->second;
+      bool digits = !v.empty() && v.size() <= 2 && v.find_first_not_of("0123456789") == std::string::npos;
+      int n = digits ? std::stoi(v) : 0;
+      if (n < 1 || n > 16)
+        configError_ = "option sessions=" + v + " of " + describe() + " is not a number between 1 and 16";
+      else
+        settings_.maxSessions = n;
+    }
+    settings_.maxSessions = std::max(1, settings_.maxSessions);
   }
   ~SshIo() override {
-    std::lock_guard<std::mutex> opLock(opMutex_);
-    stopSession();
+    {
+      std::lock_guard<std::mutex> lock(poolMutex_);
+      assert(open_ == idle_.size() && "an SshIo destroyed while an operation runs");
+      for (auto& s : idle_) stopSession(*s);
+      idle_.clear();
+    }
     std::lock_guard<std::mutex> lock(mutex_);
-    stopMaster();
+    stopMaster(masterGeneration_);
     if (!dir_.empty()) ::rmdir(dir_.c_str());
   }
 
   std::string describe() const override { return "ssh://" + uri_.target(); }
   bool remote() const override { return true; }
 
-  PathInfo lstat(const std::string& path) override {
-    RunResult r =
-        script("if [ -L \"$1\" ]; then t=l; elif [ -d \"$1\" ]; then t=d; elif [ -f \"$1\" ]; then t=f; "
-               "elif [ -e \"$1\" ]; then t=o; else echo missing; exit 0; fi; "
-               "exec stat -c \"$t %a %U %G\" -- \"$1\"",
-               {path});
+  PathInfo lstat(const std::string& path) override { return describePath(path, false); }
+
+  PathInfo describePath(const std::string& path, bool withSha1) override {
+    RunResult r = remote('b', withArgs("_d \"$@\"", {path, withSha1 ? "1" : ""}), "");
     check(r, "cannot stat", path);
     PathInfo info;
     std::istringstream in(r.out);
@@ -88,77 +180,80 @@ class SshIo : public HostIo {
                 : type == "d" ? PathInfo::Type::Directory
                 : type == "l" ? PathInfo::Type::Symlink
                               : PathInfo::Type::Other;
-    in >> info.permissions >> info.owner >> info.group;
-    if (!in)
+    in >> info.permissions >> info.owner >> info.group >> info.size;
+    if (withSha1 && info.type == PathInfo::Type::File) in >> info.sha1;
+    if (!in || (withSha1 && info.type == PathInfo::Type::File && info.sha1.size() != 40))
       throw std::runtime_error("cannot stat " + path + " on " + describe() + ": unexpected answer '" +
                                trimmed(r.out) + "'");
     return info;
   }
 
   std::string readFile(const std::string& path) override {
-    RunResult r = script("exec cat -- \"$1\"", {path});
+    RunResult r = remote('f', withArgs("exec cat -- \"$1\"", {path}), "");
     check(r, "cannot read", path);
     return r.out;
   }
 
   void writeFile(const std::string& path, const std::string& content, int permissions,
                  const std::string& owner, const std::string& group) override {
-    std::string spec = owner + (group.empty() ? "" : ":" + group);
-    RunResult r =
-        script("set -e; d=$(dirname -- \"$1\"); b=$(basename -- \"$1\"); "
-               "t=$(mktemp \"$d/.$b.inmanta-XXXXXX\"); trap 'rm -f -- \"$t\"' EXIT; "
-               "cat > \"$t\"; chmod -- \"$2\" \"$t\"; if [ -n \"$3\" ]; then chown -- \"$3\" \"$t\"; fi; "
-               "mv -f -- \"$t\" \"$1\"; trap - EXIT",
-               {path, std::to_string(permissions), spec}, content);
-    check(r, "cannot write", path);
+    write(path, content, permissions, owner, group, false);
+  }
+  void createFile(const std::string& path, const std::string& content, int permissions,
+                  const std::string& owner, const std::string& group) override {
+    write(path, content, permissions, owner, group, true);
   }
 
-  void mkdir(const std::string& path, int permissions) override {
-    check(script("mkdir -m \"$2\" -- \"$1\"", {path, std::to_string(permissions)}), "cannot create directory",
-          path);
+  void mkdir(const std::string& path, int permissions) override { makeDirectory(path, permissions, "", ""); }
+  void makeDirectory(const std::string& path, int permissions, const std::string& owner,
+                     const std::string& group) override {
+    check(
+        remote('b', withArgs("_m \"$@\"", {path, std::to_string(permissions), ownerSpec(owner, group)}), ""),
+        "cannot create directory", path);
   }
   void rmdir(const std::string& path) override {
-    check(script("[ ! -e \"$1\" ] || rmdir -- \"$1\"", {path}), "cannot remove directory", path);
+    check(fast("[ ! -e \"$1\" ] || rmdir -- \"$1\"", {path}), "cannot remove directory", path);
   }
   void unlink(const std::string& path) override {
-    check(script("[ ! -e \"$1\" ] && [ ! -L \"$1\" ] || rm -f -- \"$1\"", {path}), "cannot remove", path);
+    check(fast("[ ! -e \"$1\" ] && [ ! -L \"$1\" ] || rm -f -- \"$1\"", {path}), "cannot remove", path);
   }
   void symlink(const std::string& source, const std::string& target) override {
-    check(script("ln -s -- \"$1\" \"$2\"", {source, target}), "cannot create symlink", target);
+    check(fast("ln -s -- \"$1\" \"$2\"", {source, target}), "cannot create symlink", target);
   }
   void replaceSymlink(const std::string& source, const std::string& target) override {
-    check(script(
-              "t=\"$2.inmanta-new\"; rm -f -- \"$t\" && ln -s -- \"$1\" \"$t\" && mv -fT -- \"$t\" \"$2\" || "
-              "{ rm -f -- \"$t\"; exit 1; }",
-              {source, target}),
-          "cannot replace symlink", target);
+    check(
+        fast("t=\"$2.inmanta-new\"; rm -f -- \"$t\" && ln -s -- \"$1\" \"$t\" && mv -fT -- \"$t\" \"$2\" || "
+             "{ rm -f -- \"$t\"; return 1; }",
+             {source, target}),
+        "cannot replace symlink", target);
   }
   std::string readlink(const std::string& path) override {
-    RunResult r = script("exec readlink -- \"$1\"", {path});
+    // "/" after the target keeps a trailing newline of the target from being stripped.
+    RunResult r = fast("readlink -- \"$1\" && printf /", {path});
     check(r, "cannot read link", path);
+    if (!r.out.empty() && r.out.back() == '/') r.out.pop_back();
     if (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
     return r.out;
   }
   void chmod(const std::string& path, int permissions) override {
-    check(script("chmod -- \"$2\" \"$1\"", {path, std::to_string(permissions)}), "cannot chmod", path);
+    check(fast("chmod -- \"$2\" \"$1\"", {path, std::to_string(permissions)}), "cannot chmod", path);
   }
   void chown(const std::string& path, const std::string& owner, const std::string& group) override {
     if (owner.empty() && group.empty()) return;
-    check(script("chown -h -- \"$2\" \"$1\"", {path, owner + (group.empty() ? "" : ":" + group)}),
-          "cannot change owner/group of", path);
+    check(fast("chown -h -- \"$2\" \"$1\"", {path, ownerSpec(owner, group)}), "cannot change owner/group of",
+          path);
   }
 
   RunResult run(const std::vector<std::string>& argv, const std::string& input) override {
     std::string command;
     for (const auto& a : argv) command += (command.empty() ? "" : " ") + shellQuote(a);
-    RunResult r = remote(command, input);
+    RunResult r = remote('f', command + "\n", input);
     if (r.exitCode == 127 && r.err.find("not found") != std::string::npos)
       r.err = argv.empty() ? r.err : argv[0] + ": command not found on " + describe();
     return r;
   }
 
   std::vector<std::string> commandPrefix() override {
-    std::vector<std::string> argv = {"ssh", "-S",           ensureMaster(), "-o", "ControlMaster=no",
+    std::vector<std::string> argv = {"ssh", "-S",           ensureMaster().first, "-o", "ControlMaster=no",
                                      "-o",  "BatchMode=yes"};
     addTarget(argv);
     argv.push_back("--");
@@ -166,51 +261,108 @@ class SshIo : public HostIo {
   }
 
   bool hasCommand(const std::string& name) override {
-    RunResult r = script("command -v -- \"$1\" >/dev/null 2>&1", {name});
-    return r.exitCode == 0;
+    return fast("command -v -- \"$1\" >/dev/null 2>&1", {name}).exitCode == 0;
   }
 
  private:
-  /// `sh -c '<body>' inmanta-io 'arg'…` over the master.
-  RunResult script(const std::string& body, const std::vector<std::string>& args,
-                   const std::string& input = "") {
-    std::string command = "sh -c " + shellQuote(body) + " inmanta-io";
-    for (const auto& a : args) command += " " + shellQuote(a);
-    return remote(command, input);
+  static std::string ownerSpec(const std::string& owner, const std::string& group) {
+    return owner + (group.empty() ? "" : ":" + group);
   }
 
-  /// Runs one command string in the session; a session that dies is restarted once (with the master), a
-  /// second death is a HostUnavailable with ssh's message.
-  RunResult remote(const std::string& command, const std::string& input) {
-    std::lock_guard<std::mutex> opLock(opMutex_);
+  /// `set -- 'arg'…` then the body: a script of whole lines for the driver.
+  static std::string withArgs(const std::string& body, const std::vector<std::string>& args) {
+    std::string script = "set --";
+    for (const auto& a : args) script += " " + shellQuote(a);
+    return script + "\n" + body + "\n";
+  }
+
+  /// A `b` request running `body` as a function in the driver (text answer, no fork, `return` not `exit`).
+  RunResult fast(const std::string& body, const std::vector<std::string>& args) {
+    return remote('b', withArgs("_x() {\n" + body + "\n}; _x \"$@\"", args), "");
+  }
+
+  /// The atomic replace in one `b` request: the mode comes from the umask when it has no bits beyond
+  /// rw-rw-rw- (no chmod process), chown runs only when the owner is not the login user or a group is set.
+  void write(const std::string& path, const std::string& content, int permissions, const std::string& owner,
+             const std::string& group, bool exclusive) {
+    unsigned mode = modeOf(permissions);
+    std::string chmodArg = (mode & ~0666u) ? std::to_string(permissions) : "";
+    std::string spec = (owner == uri_.user && group.empty()) ? "" : ownerSpec(owner, group);
+    std::vector<std::string> args = {path, octal(~mode & 0777u), chmodArg, spec, exclusive ? "1" : ""};
+    // Small text travels in the script (no `head` process); the driver's `read` takes it a byte at a time,
+    // hence the bound.
+    bool inlined = content.size() <= kInlineContentBytes && content.find('\0') == std::string::npos;
+    args.push_back(inlined ? "i" : std::to_string(content.size()));
+    if (inlined) args.push_back(content);
+    check(remote('b', withArgs("_w \"$@\"", args), inlined ? "" : content),
+          exclusive ? "cannot create" : "cannot write", path);
+  }
+
+  /// Hands out an idle session (the most recently used first) or a new slot while fewer than maxSessions
+  /// are open; waits otherwise. Returned by ~Lease: to the idle list when running, else the slot is freed.
+  class Lease {
+   public:
+    explicit Lease(SshIo& io) : io_(io) {
+      std::unique_lock<std::mutex> lock(io_.poolMutex_);
+      io_.poolCv_.wait(lock, [&] {
+        return !io_.idle_.empty() || io_.open_ < static_cast<size_t>(io_.settings_.maxSessions);
+      });
+      if (!io_.idle_.empty()) {
+        session_ = std::move(io_.idle_.back());
+        io_.idle_.pop_back();
+      } else {
+        ++io_.open_;
+        session_ = std::make_unique<Session>();
+        session_->errFile = "session-" + std::to_string(io_.nextSession_++) + ".err";
+      }
+    }
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(io_.poolMutex_);
+      if (session_->pid > 0)
+        io_.idle_.push_back(std::move(session_));
+      else
+        --io_.open_;
+      io_.poolCv_.notify_one();
+    }
+    Session& operator*() { return *session_; }
+
+   private:
+    SshIo& io_;
+    std::unique_ptr<Session> session_;
+  };
+
+  /// Runs one request on a session of the pool; a session that dies is replaced once (with the master when
+  /// the session ran over the current one), a second death is a HostUnavailable with ssh's message.
+  RunResult remote(char kind, const std::string& script, const std::string& input) {
+    if (!configError_.empty()) throw std::runtime_error(configError_);
     for (int attempt = 0;; ++attempt) {
-      if (pid_ <= 0) startSession();
+      Lease lease(*this);
+      Session& s = *lease;
+      if (s.pid <= 0) startSession(s);
       RunResult r;
-      if (exchange(command, input, r)) return r;
-      std::string why = stopSession();
+      if (exchange(s, kind, script, input, r)) return r;
+      std::string why = stopSession(s);
       if (attempt > 0) throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(why));
-      // The master may have died (sshd restarted, network drop): restart it too, once.
+      // The master may have died (sshd restarted, network drop): restart it too, once per generation, so
+      // sessions failing together do not stop the master another one just started.
       std::lock_guard<std::mutex> lock(mutex_);
-      stopMaster();
+      stopMaster(s.masterGeneration);
     }
   }
 
-  /// Starts `ssh -S <socket> … sh -c '<driver>'` with stdin a socket (writes never raise SIGPIPE), stdout a
-  /// pipe and stderr a file in the socket directory.
-  void startSession() {
-    std::vector<std::string> argv = commandPrefix();
-    static const char* driver =
-        "while IFS=' ' read -r m sl il; do "
-        "t=$(mktemp -d) || exit 1; "
-        "head -c \"$sl\" > \"$t/s\"; head -c \"$il\" > \"$t/i\"; "
-        "sh \"$t/s\" < \"$t/i\" > \"$t/o\" 2> \"$t/e\"; rc=$?; "
-        "printf '%s %s %s %s\\n' \"$m\" \"$rc\" $(wc -c < \"$t/o\") $(wc -c < \"$t/e\"); "
-        "cat \"$t/o\" \"$t/e\"; rm -rf -- \"$t\"; done";
-    argv.push_back(std::string("sh -c ") + shellQuote(driver));
+  /// Starts `ssh -S <socket> … sh -c '<driver>' inmanta-io <marker>` with stdin a socket (writes never raise
+  /// SIGPIPE), stdout a pipe and stderr a file in the socket directory.
+  void startSession(Session& s) {
+    auto [socket, generation] = ensureMaster();
+    std::vector<std::string> argv = {"ssh", "-S", socket, "-o", "ControlMaster=no", "-o", "BatchMode=yes"};
+    addTarget(argv);
+    argv.push_back("--");
     std::random_device rd;
     std::ostringstream m;
     m << "inm-end-" << std::hex << rd() << rd() << rd();
-    marker_ = m.str();
+    s.marker = m.str();
+    s.masterGeneration = generation;
+    argv.push_back("sh -c " + shellQuote(kDriver) + " inmanta-io " + s.marker);
     int in[2], out[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
       posix::throwErrno("cannot create the ssh session's stdin for", describe());
@@ -219,7 +371,7 @@ class SshIo : public HostIo {
       ::close(in[1]);
       posix::throwErrno("cannot create the ssh session's stdout for", describe());
     }
-    std::string errFile = dir_ + "/session.err";
+    std::string errFile = dir_ + "/" + s.errFile;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[1], 0);
@@ -242,33 +394,33 @@ class SshIo : public HostIo {
       errno = rc;
       posix::throwErrno("cannot start ssh for", describe());
     }
-    pid_ = pid;
-    toFd_ = in[0];
-    fromFd_ = out[0];
+    s.pid = pid;
+    s.toFd = in[0];
+    s.fromFd = out[0];
   }
 
   /// Ends the session (EOF on its stdin, then SIGTERM) and returns what ssh wrote on stderr.
-  std::string stopSession() {
-    if (pid_ <= 0) return "";
-    ::close(toFd_);
-    ::close(fromFd_);
-    ::kill(pid_, SIGTERM);
+  std::string stopSession(Session& s) {
+    if (s.pid <= 0) return "";
+    ::close(s.toFd);
+    ::close(s.fromFd);
+    ::kill(s.pid, SIGTERM);
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(s.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    pid_ = -1;
-    std::string errFile = dir_ + "/session.err";
-    posix::CommandResult r = posix::runCommand({"cat", "--", errFile});
+    s.pid = -1;
+    std::string errFile = dir_ + "/" + s.errFile;
+    std::ifstream in(errFile, std::ios::binary);
+    std::ostringstream err;
+    err << in.rdbuf();
     ::unlink(errFile.c_str());
-    std::string err = r.out;
-    if (err.empty()) err = "the ssh session ended unexpectedly";
-    return err;
+    return err.str().empty() ? "the ssh session ended unexpectedly" : err.str();
   }
 
-  bool writeAll(const std::string& data) {
+  static bool writeAll(int fd, const std::string& data) {
     size_t done = 0;
     while (done < data.size()) {
-      ssize_t n = ::send(toFd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       done += static_cast<size_t>(n);
@@ -277,11 +429,11 @@ class SshIo : public HostIo {
   }
 
   /// Reads exactly `n` bytes (false on EOF/error).
-  bool readExact(size_t n, std::string& into) {
+  static bool readExact(int fd, size_t n, std::string& into) {
     into.resize(n);
     size_t done = 0;
     while (done < n) {
-      ssize_t got = ::read(fromFd_, into.data() + done, n - done);
+      ssize_t got = ::read(fd, into.data() + done, n - done);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) return false;
       done += static_cast<size_t>(got);
@@ -290,13 +442,15 @@ class SshIo : public HostIo {
   }
 
   /// One request/answer; false when the session is gone (EOF, broken pipe or a malformed answer).
-  bool exchange(const std::string& command, const std::string& input, RunResult& r) {
-    std::string request = marker_ + " " + std::to_string(command.size()) + " " +
-                          std::to_string(input.size()) + "\n" + command + input;
-    if (!writeAll(request)) return false;
+  bool exchange(Session& s, char kind, const std::string& script, const std::string& input, RunResult& r) {
+    size_t lines = static_cast<size_t>(std::count(script.begin(), script.end(), '\n'));
+    assert(!script.empty() && script.back() == '\n' && "a script is whole lines");
+    std::string request = s.marker + " " + std::to_string(lines) + " " + std::to_string(input.size()) + " " +
+                          kind + "\n" + script;
+    if (!writeAll(s.toFd, request) || !writeAll(s.toFd, input)) return false;
     std::string line;
     for (char c;;) {
-      ssize_t got = ::read(fromFd_, &c, 1);
+      ssize_t got = ::read(s.fromFd, &c, 1);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) return false;
       if (c == '\n') break;
@@ -307,8 +461,8 @@ class SshIo : public HostIo {
     std::string m;
     size_t outLen = 0, errLen = 0;
     in >> m >> r.exitCode >> outLen >> errLen;
-    if (!in || m != marker_) return false;
-    return readExact(outLen, r.out) && readExact(errLen, r.err);
+    if (!in || m != s.marker) return false;
+    return readExact(s.fromFd, outLen, r.out) && readExact(s.fromFd, errLen, r.err);
   }
 
   void check(const RunResult& r, const std::string& what, const std::string& path) {
@@ -324,11 +478,11 @@ class SshIo : public HostIo {
     argv.push_back(uri_.host);
   }
 
-  /// The master's socket, starting the master when it is not running. Throws HostUnavailable with ssh's
-  /// reason.
-  std::string ensureMaster() {
+  /// The master's socket and generation, starting the master when it is not running. Throws
+  /// HostUnavailable with ssh's reason.
+  std::pair<std::string, uint64_t> ensureMaster() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (masterUp_) return socket_;
+    if (masterUp_) return {socket_, masterGeneration_};
     if (dir_.empty()) {
       const char* tmp = std::getenv("TMPDIR");
       std::string tmpl =
@@ -362,12 +516,14 @@ class SshIo : public HostIo {
     if (r.exitCode != 0)
       throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(r.err));
     masterUp_ = true;
-    return socket_;
+    return {socket_, masterGeneration_};
   }
 
-  void stopMaster() {
-    if (!masterUp_) return;
+  /// Stops the master if it is still the one of `generation` (caller holds mutex_).
+  void stopMaster(uint64_t generation) {
+    if (!masterUp_ || generation != masterGeneration_) return;
     masterUp_ = false;
+    ++masterGeneration_;
     std::vector<std::string> argv = {"ssh", "-S", socket_, "-O", "exit"};
     addTarget(argv);
     posix::runCommand(argv, nullptr, dir_ + "/stop.log");
@@ -377,13 +533,16 @@ class SshIo : public HostIo {
 
   model::AgentUri uri_;
   SshSettings settings_;
-  std::mutex mutex_;   ///< guards the master
-  std::mutex opMutex_; ///< serialises operations: one session, one request at a time
-  pid_t pid_ = -1;     ///< the session's ssh, -1 when none
-  int toFd_ = -1, fromFd_ = -1;
-  std::string marker_;
+  std::string configError_; ///< a bad URI option: every operation fails with it
+  std::mutex mutex_;        ///< guards the master
   bool masterUp_ = false;
+  uint64_t masterGeneration_ = 0; ///< counts master restarts
   std::string dir_, socket_;
+  std::mutex poolMutex_; ///< guards idle_, open_, nextSession_
+  std::condition_variable poolCv_;
+  std::vector<std::unique_ptr<Session>> idle_; ///< running sessions no operation uses
+  size_t open_ = 0;                            ///< sessions leased or idle
+  uint64_t nextSession_ = 0;
 };
 
 } // namespace

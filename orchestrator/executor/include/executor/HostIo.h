@@ -29,6 +29,8 @@ struct PathInfo {
   Type type = Type::Missing;
   int permissions = 0;      ///< 644 for rw-r--r--
   std::string owner, group; ///< names (the number as text when it has none)
+  long long size = 0;       ///< bytes (describePath only; 0 from lstat on a remote host)
+  std::string sha1;         ///< hex digest of a regular file's content (describePath with withSha1 only)
   bool exists() const { return type != Type::Missing; }
 };
 
@@ -43,6 +45,8 @@ struct SshSettings {
   std::string knownHostsFile; ///< "" = ssh's default (~/.ssh/known_hosts of the executor's user)
   std::string identityFile;   ///< "" = ssh's defaults
   int connectTimeoutSeconds = 10;
+  /// At most this many sessions per agent run operations at once (URI option `sessions=N` overrides).
+  int maxSessions = 4;
 };
 
 class HostIo {
@@ -55,6 +59,17 @@ class HostIo {
   /// lstat (a final symlink is not followed); Missing when the path does not exist.
   virtual PathInfo lstat(const std::string& path) = 0;
   virtual std::string readFile(const std::string& path) = 0;
+  /// lstat plus size and, for a regular file with `withSha1`, the sha1 of its content: what the File
+  /// handler's read phase needs, in one round trip on a remote host (default: lstat + readFile).
+  virtual PathInfo describePath(const std::string& path, bool withSha1);
+  /// writeFile, but an error ("the path already exists") when `path` exists, even as a dangling symlink;
+  /// one round trip on a remote host (default: lstat, then writeFile).
+  virtual void createFile(const std::string& path, const std::string& content, int permissions,
+                          const std::string& owner, const std::string& group);
+  /// mkdir with exactly `permissions`, then owner/group ("" = as created); a chown failure removes the new
+  /// directory again. One round trip on a remote host (default: mkdir, then chown).
+  virtual void makeDirectory(const std::string& path, int permissions, const std::string& owner,
+                             const std::string& group);
   /// Replaces (or creates) `path` atomically (temp file in the same directory, then rename) with the mode
   /// and owner/group ("" = as created) already applied.
   virtual void writeFile(const std::string& path, const std::string& content, int permissions,
