@@ -18,6 +18,8 @@ using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;
 
+bool gNativeStd = true;
+
 namespace {
 
 Scope* gScope = nullptr;
@@ -223,6 +225,7 @@ PyObject* inmAddFile(PyObject*, PyObject* arg) {
 PyObject* inmStdResource(PyObject*, PyObject* arg) {
   const char* name = PyUnicode_AsUTF8(arg);
   if (!name) return nullptr;
+  if (!gNativeStd) Py_RETURN_NONE; // the project's own std registers its resources in Python
   const exporter::ResourceType* t = exporter::ResourceRegistry::standard().find(name);
   if (!t) Py_RETURN_NONE;
   return Py_BuildValue("(sss)", t->entity.c_str(), t->agentPath.c_str(), t->idAttribute.c_str());

@@ -235,7 +235,8 @@ std::vector<PythonModule> findPythonModules(const frontend::Project& project) {
   std::vector<PythonModule> out;
   llvm::StringSet<> seen;
   for (const frontend::SourceFile& f : project.files) {
-    if (f.moduleName == "__config__" || f.moduleName == "std" || !seen.insert(f.moduleName).second) continue;
+    if (f.moduleName == "__config__" || !seen.insert(f.moduleName).second) continue;
+    if (f.moduleName == "std" && !project.ownStd) continue; // the built-in std: native plugins
     if (isFile(f.moduleDir + "/plugins/__init__.py")) out.push_back({f.moduleName, f.moduleDir});
   }
   return out;
@@ -251,6 +252,12 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
     return;
   }
   out.active = true;
+  if (std::any_of(modules.begin(), modules.end(), [](const PythonModule& m) { return m.name == "std"; })) {
+    // The project's own std: its Python registrations are the std resources, none of the native ones.
+    out.ownStd = true;
+    out.resources = exporter::ResourceRegistry();
+    gNativeStd = false;
+  }
   PyObject* list = PyList_New(0);
   for (const PythonModule& m : modules) {
     PyObject* t = Py_BuildValue("(ss)", m.name.c_str(), (m.moduleDir + "/plugins").c_str());

@@ -159,7 +159,7 @@ Model Evaluator::run() {
   pluginFns_.resize(prog_.plugins.size(), nullptr);
   for (uint32_t i = 0; i < prog_.plugins.size(); ++i) {
     const std::string& name = prog_.plugins[ir::PluginId{i}].fullName;
-    pluginFns_[i] = plugins_.find(name);
+    pluginFns_[i] = opts_.nativeStdPlugins ? plugins_.find(name) : nullptr;
     if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
   }
   constCache_.resize(prog_.files.size());
