@@ -164,12 +164,17 @@ void runDependencyManager(size_t index, const exporter::ResourceRegistry& regist
           PyDict_SetItemString(fields, f.name.c_str(), pv);
           Py_DECREF(pv);
         }
-    PyObject* t = Py_BuildValue("(s#s#s#N)", view.id(r).data(), Py_ssize_t(view.id(r).size()),
-                                view.typeName(r).data(), Py_ssize_t(view.typeName(r).size()),
-                                view.agent(r).data(), Py_ssize_t(view.agent(r).size()), fields);
+    PyObject* t =
+        Py_BuildValue("(s#s#s#NI)", view.id(r).data(), Py_ssize_t(view.id(r).size()), view.typeName(r).data(),
+                      Py_ssize_t(view.typeName(r).size()), view.agent(r).data(),
+                      Py_ssize_t(view.agent(r).size()), fields, view.instance(r).index);
     PyList_Append(list, t);
     Py_DECREF(t);
   }
+  // `resource.model` (the instance, as std's dir_before_file reads it) is readable during the call.
+  Scope scope;
+  scope.model = &view.model();
+  ScopeGuard guard(scope);
   PyObject* fn = PyObject_GetAttrString(PyImport_AddModule("inmanta._bridge"), "run_dependency_manager");
   PyObject* res = fn ? PyObject_CallFunction(fn, "nO", Py_ssize_t(index), list) : nullptr;
   Py_XDECREF(fn);

@@ -323,6 +323,14 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
   return keep(ev_.slotValue(sid));
 }
 
+bool EvalPluginContext::hasVariable(llvm::StringRef name) {
+  StringId n = ev_.strings_.lookup(name);
+  if (!n.valid()) return false;
+  Value self;
+  bool isSelf = false;
+  return ev_.scopes_.lookupVar(ctx_.scope, n, &self, &isSelf).valid() || isSelf;
+}
+
 bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {
   for (uint32_t i = 0; i < ev_.prog_.typedefs.size(); ++i) {
     if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
