@@ -5,7 +5,9 @@ brings a plugin whose name the native std also has (upper), a std::File @resourc
 available, the export carries its fields and its code, `inmanta executor --python-artifact` deploys through
 its handler (native std handlers are not registered for it), a syntax error in it is a compile error at its
 file:line, `module list` says which std is used, and `builtin_std` / `--builtin-std` choose the built-in std.
+With the built-in std, a native handler takes part in the `available()` choice among a type's Python providers.
 No PostgreSQL; the executor is stopped by PID."""
+import base64
 import json
 import os
 import shutil
@@ -43,7 +45,7 @@ class OwnStdTest(unittest.TestCase):
         with open(os.path.join(self.proj, "out.json")) as f:
             return p.stdout, json.load(f)
 
-    def deploy(self, artifact, requests):
+    def deploy(self, artifact, requests, files=None):
         proc = harness.start_executor(self, "--python-artifact", artifact)
         proc.stdin.write(frame({"type": "hello", "protocol": 1}))
         proc.stdin.flush()
@@ -57,6 +59,13 @@ class OwnStdTest(unittest.TestCase):
             self.assertIsNotNone(m, "executor ended early")
             if m["type"] == "result":
                 got[m["action_id"]] = m
+            elif m["type"] == "get_file":
+                content = (files or {}).get(m["hash"])
+                answer = {"type": "file", "request": m["request"], "found": content is not None}
+                if content is not None:
+                    answer["content_base64"] = base64.b64encode(content.encode()).decode()
+                proc.stdin.write(frame(answer))
+                proc.stdin.flush()
         proc.stdin.write(frame({"type": "shutdown"}))
         proc.stdin.flush()
         self.assertEqual(read_frame(proc.stdout)["type"], "bye")
@@ -141,6 +150,51 @@ class OwnStdTest(unittest.TestCase):
         self.assertIn("std: the built-in std module (", listing.stdout)
         self.assertIn("the std in " + os.path.join(self.proj, "libs", "std") + " is not used", listing.stdout)
 
+    def test_native_handler_takes_part_in_the_provider_choice(self):
+        # The built-in std (no libs/std) and a module with a second std::File provider, available for paths
+        # ending in ".python": the native handler is the provider "posix_file", always available.
+        shutil.rmtree(os.path.join(self.proj, "libs", "std"))
+        mod = os.path.join(self.proj, "libs", "altfile")
+        os.makedirs(os.path.join(mod, "model"))
+        os.makedirs(os.path.join(mod, "plugins"))
+        with open(os.path.join(mod, "module.yml"), "w") as f:
+            f.write("name: altfile\nlicense: ASL 2.0\nversion: 1.0.0\n")
+        with open(os.path.join(mod, "model", "_init.cf"), "w") as f:
+            f.write("")
+        with open(os.path.join(mod, "plugins", "__init__.py"), "w") as f:
+            f.write(ALT_PROVIDER)
+        native, python = os.path.join(self.dir, "native.txt"), os.path.join(self.dir, "both.python")
+        self.main("import altfile\nh = std::Host(name=\"localhost\", os=std::linux)\n" + "".join(
+            f'std::File(host=h, path="{p}", content="x", owner="root", group="root", mode=644)\n' for p in (native, python)))
+        _, art = self.export()
+        by_path = {r["path"]: r for r in art["resources"] if r["id"].startswith("std::File")}
+        reqs = [self.request(aid, by_path[p]["id"].replace(",v=0", ",v=1"),
+                             {k: v for k, v in by_path[p].items() if k not in ("id", "version", "requires", "undefined")})
+                for aid, p in (("n1", native), ("p1", python))]
+        got = self.deploy(os.path.join(self.proj, "out.json"), reqs, files=art["files"])
+        # Only the native handler is available: it deploys the file.
+        self.assertEqual((got["n1"]["status"], got["n1"]["change"]), ("deployed", "created"), got["n1"])
+        with open(native) as f:
+            self.assertEqual(f.read(), "x")
+        # Both available: a clear failure naming them, nothing written.
+        self.assertEqual(got["p1"]["status"], "failed", got["p1"])
+        self.assertIn("More than one handler selected for resource std::File[localhost,path=%s],v=1 (available: "
+                      "posix_file, conditional)" % python, json.dumps(got["p1"]["logs"]))
+        self.assertFalse(os.path.exists(python))
+
+
+ALT_PROVIDER = """
+from inmanta.agent.handler import CRUDHandler, provider
+
+
+@provider("std::File", name="conditional")
+class Conditional(CRUDHandler):
+    def available(self, resource):
+        return resource.path.endswith(".python")
+
+    def read_resource(self, ctx, resource):
+        raise RuntimeError("not expected to run")
+"""
 
 if __name__ == "__main__":
     unittest.main()
