@@ -26,6 +26,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -645,24 +646,16 @@ static int driverMain(int argc, char** argv) {
       continue;
     }
     if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
-    if (a == "--syntax-only") {
-      opts.syntaxOnly = true;
-      continue;
-    }
-    if (a == "--builtin-std") {
-      opts.builtinStd = true;
-      continue;
-    }
-    if (a == "--dump-ast") {
-      opts.dumpAst = true;
-      continue;
-    }
-    if (a == "--dump-ir") {
-      opts.dumpIr = true;
-      continue;
-    }
-    if (a == "--dump-model") {
-      opts.dumpModel = true;
+    // Plain switches.
+    const std::pair<const char*, bool*> switches[] = {{"--syntax-only", &opts.syntaxOnly},
+                                                      {"--builtin-std", &opts.builtinStd},
+                                                      {"--dump-ast", &opts.dumpAst},
+                                                      {"--dump-ir", &opts.dumpIr},
+                                                      {"--dump-model", &opts.dumpModel}};
+    auto sw =
+        std::find_if(std::begin(switches), std::end(switches), [&](const auto& e) { return a == e.first; });
+    if (sw != std::end(switches)) {
+      *sw->second = true;
       continue;
     }
     if (a == "--diagnostics-format=json") {
