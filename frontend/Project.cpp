@@ -282,6 +282,15 @@ bool Loader::readProjectYml(const std::string& path) {
         ok = false;
       }
     }
+    if (YAML::Node n = lastValue(root, "builtin_std")) {
+      std::string v = n.IsScalar() ? llvm::StringRef(n.as<std::string>()).lower() : std::string();
+      if (v == "true" || v == "false") {
+        project_.builtinStdOption = v == "true";
+      } else {
+        invalid("'builtin_std' must be true or false", n.Mark().line, n.Mark().column);
+        ok = false;
+      }
+    }
     if (YAML::Node n = lastValue(root, "relation_precedence_policy")) {
       if (n.IsSequence()) {
         for (const YAML::Node& e : n) {
@@ -320,15 +329,24 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
   if (it != modules_.end()) return it->second;
   ModuleInfo& info = modules_[name];
   if (name == "std") {
-    // The project's own std (a std/ with a model on its module path, e.g. installed from git because a module
-    // pins std<5) wins; else our built-in one. Either way std's plugins and handlers are the native ones.
+    // The project's own std (a std/ module on its module path, e.g. installed from git because a module pins
+    // std<5, or put there by hand) is loaded like any other module, model and Python; our built-in std only
+    // answers when there is none or when the user asks for it (project.yml `builtin_std`, --builtin-std).
+    const bool forced = opts_.builtinStd || project_.builtinStdOption;
     for (const std::string& dir : project_.modulePath) {
       std::string own = joinPath(dir, "std");
-      if (isFile(joinPath(own, "model/_init.cf"))) {
-        info.ok = true;
-        info.dir = own;
-        return info;
+      if (!isDir(own) || !(isFile(joinPath(own, "module.yml")) || isDir(joinPath(own, "model")))) continue;
+      if (forced) {
+        project_.builtinStdBy = opts_.builtinStd ? "--builtin-std" : "builtin_std in project.yml";
+        break;
       }
+      // A std without model/_init.cf is reported when its namespace is loaded (InvalidModule), never passed
+      // over for the built-in one.
+      info.ok = true;
+      info.dir = own;
+      project_.stdDir = own;
+      project_.ownStd = true;
+      return info;
     }
     if (stdDir_.empty() || !isFile(joinPath(stdDir_, "model/_init.cf"))) {
       reportLoading(name, site, makeDiag(DiagKind::StdModuleMissing, SourceRange{}, stdDir_));
@@ -336,6 +354,7 @@ const ModuleInfo& Loader::findModule(const std::string& name, const ImportSite& 
     }
     info.ok = true;
     info.dir = stdDir_;
+    project_.stdDir = stdDir_;
     return info;
   }
   std::string found;

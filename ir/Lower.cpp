@@ -217,7 +217,7 @@ void registerPlugins(LowerContext& cx, llvm::ArrayRef<PluginSpec> specs) {
 } // namespace
 
 Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags,
-              llvm::ArrayRef<PluginSpec> extraPlugins) {
+              llvm::ArrayRef<PluginSpec> extraPlugins, bool nativeStdPlugins) {
   Program p;
   p.strings = &strings;
   p.project = &project;
@@ -225,7 +225,7 @@ Program lower(const frontend::Project& project, StringTable& strings, Diagnostic
   setupNamespaces(cx);
   createStdEntity(cx);
   registerTypes(cx);
-  registerPlugins(cx, builtinPluginSpecs());
+  if (nativeStdPlugins) registerPlugins(cx, builtinPluginSpecs());
   registerPlugins(cx, extraPlugins);
   lowerDecls(cx);
   return p;

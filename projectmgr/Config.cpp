@@ -176,6 +176,8 @@ ProjectConfig readProjectConfig(const std::string& projectDir) {
           c.errors.push_back(c.file + ": install_mode: '" + m +
                              "' is not one of release, prerelease, master");
       }
+      if (YAML::Node n = lastValue(root, "builtin_std"); n && n.IsScalar())
+        c.builtinStd = n.Scalar() == "true" || n.Scalar() == "True";
       if (YAML::Node n = lastValue(root, "freeze_recursive"); n && n.IsScalar())
         c.freezeRecursive = n.Scalar() == "true" || n.Scalar() == "True" || n.Scalar() == "yes";
       if (YAML::Node n = lastValue(root, "freeze_operator"); n && n.IsScalar()) {

@@ -58,6 +58,7 @@ InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinS
     for (const std::string& dir : p.modulePath) {
       std::string cand = joinPath(dir, name);
       if (!llvm::sys::fs::is_directory(cand)) continue;
+      if (name == "std" && p.builtinStd) break; // the user asked for the built-in std (docs/modules.md)
       s.dir = cand;
       s.installed = true;
       break;
@@ -107,6 +108,8 @@ InspectReport inspectProject(const ProjectConfig& p, const std::string& builtinS
       cs.push_back(q.constraintStr());
       if (!s.installed || !v || q.contains(*v)) continue;
       s.matches = false;
+      if (s.source == "built-in" && p.builtinStd)
+        continue; // asked for explicitly: its version is not checked
       if (s.source == "built-in") {
         r.problems.push_back("module std: the built-in std is version " + s.version +
                              ", which does not satisfy " + q.str() + " (required by " + by +

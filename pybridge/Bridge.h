@@ -49,6 +49,10 @@ struct PyRefs {
 };
 PyRefs& refs();
 
+/// False once the project's own std's Python is loaded: `_inm.std_resource` then knows no native std
+/// resource.
+extern bool gNativeStd;
+
 /// Initialises the interpreter and the `_inm` module once; false (and `error`) if that fails.
 bool startInterpreter(std::string& error);
 

@@ -221,6 +221,11 @@ std::string resourceJson(const Resource& r) {
 class PyHandlerState {
  public:
   PyHandlerState(size_t index, executor::HandlerAPI* owner) : index_(index), owner_(owner) {}
+  /// Uses an already chosen provider instance (ChoiceHandler); the caller holds the GIL.
+  void adopt(PyObject* self) {
+    Py_INCREF(self);
+    self_ = self;
+  }
   ~PyHandlerState() {
     if (!self_ && !ctx_) return;
     Gil gil;
@@ -294,7 +299,9 @@ class PyHandlerState {
 
 class PyCrudHandler final : public executor::CRUDHandler {
  public:
-  explicit PyCrudHandler(size_t index) : py_(index, this) {}
+  explicit PyCrudHandler(size_t index, PyObject* chosen = nullptr) : py_(index, this) {
+    if (chosen) py_.adopt(chosen);
+  }
   void readResource(HandlerContext& ctx, Resource& current) override {
     Json attrs = py_.call(&ctx, "read_resource", &current);
     for (auto& [k, v] : attrs.items()) current.attributes[k] = v;
@@ -324,7 +331,9 @@ class PyCrudHandler final : public executor::CRUDHandler {
 /// A ResourceHandler subclass: its Python `execute` (check/list/do) runs the action.
 class PyResourceHandler final : public executor::HandlerAPI {
  public:
-  explicit PyResourceHandler(size_t index) : py_(index, this) {}
+  explicit PyResourceHandler(size_t index, PyObject* chosen = nullptr) : py_(index, this) {
+    if (chosen) py_.adopt(chosen);
+  }
   void execute(HandlerContext& ctx, const Resource& r, bool dryRun) override {
     py_.call(&ctx, "execute", &r, dryRun ? "true" : "false");
   }
@@ -338,6 +347,87 @@ class PyResourceHandler final : public executor::HandlerAPI {
  private:
   PyHandlerState py_;
 };
+
+/// A type with a native C++ handler and Python providers: the native handler takes part in the `available`
+/// choice as the provider `nativeName_`, always available (unless a Python provider of that name replaced
+/// it). The choice is made with the first resource; the chosen handler then serves the action.
+class ChoiceHandler final : public executor::HandlerAPI {
+ public:
+  ChoiceHandler(size_t index, bool crud, executor::HandlerRegistry::Factory native, std::string nativeName)
+      : index_(index), crud_(crud), native_(std::move(native)), nativeName_(std::move(nativeName)) {}
+  ~ChoiceHandler() override {
+    inner_.reset(); // a Python handler releases its objects under the GIL itself
+    if (capsule_) {
+      Gil gil;
+      Py_DECREF(capsule_);
+    }
+  }
+  void execute(HandlerContext& ctx, const Resource& r, bool dryRun) override {
+    choose(r).execute(ctx, r, dryRun);
+  }
+  Json facts(HandlerContext& ctx, const Resource& r) override { return choose(r).facts(ctx, r); }
+  bool canReload() const override { return inner_ && inner_->canReload(); }
+  void doReload(HandlerContext& ctx, const Resource& r) override { choose(r).doReload(ctx, r); }
+  void pre(HandlerContext& ctx, const Resource& r) override { choose(r).pre(ctx, r); }
+  void post(HandlerContext& ctx, const Resource& r) override { choose(r).post(ctx, r); }
+  void close() override {
+    if (inner_) inner_->close();
+  }
+
+ private:
+  executor::HandlerAPI& choose(const Resource& r) {
+    if (inner_) return *inner_;
+    Gil gil;
+    PyObject* mod = handlersModule();
+    if (!mod) throw std::runtime_error("cannot import inmanta._handlers: " + takePythonError());
+    if (!capsule_) capsule_ = PyCapsule_New(this, "inm.handler", nullptr);
+    std::string rj = resourceJson(r);
+    PyObject* made = PyObject_CallMethod(mod, "new", "nOss", Py_ssize_t(index_), capsule_, rj.c_str(),
+                                         nativeName_.c_str());
+    if (!made) throw std::runtime_error(takePythonError());
+    auto item = [&](Py_ssize_t i) {
+      return PyTuple_Size(made) > i && PyUnicode_Check(PyTuple_GET_ITEM(made, i))
+                 ? std::string(PyUnicode_AsUTF8(PyTuple_GET_ITEM(made, i)))
+                 : std::string();
+    };
+    std::string tag = item(0);
+    if (tag == "native") {
+      inner_ = native_();
+    } else if (tag == "ok") {
+      PyObject* chosen = PyTuple_GET_ITEM(made, 1);
+      if (crud_)
+        inner_ = std::make_unique<PyCrudHandler>(index_, chosen);
+      else
+        inner_ = std::make_unique<PyResourceHandler>(index_, chosen);
+    } else {
+      executor::HandlerException e(item(1), item(2), item(3));
+      Py_DECREF(made);
+      throw e;
+    }
+    Py_DECREF(made);
+    inner_->attach(&services());
+    return *inner_;
+  }
+
+  size_t index_;
+  bool crud_;
+  executor::HandlerRegistry::Factory native_;
+  std::string nativeName_;
+  std::unique_ptr<executor::HandlerAPI> inner_;
+  PyObject* capsule_ = nullptr;
+};
+
+/// The name the native handler of a type has among its providers: the public std's provider name where our
+/// native handler does the same work, else "native".
+std::string nativeProviderName(llvm::StringRef type) {
+  llvm::StringRef local = type.rsplit("::").second;
+  if (local == "File") return "posix_file";
+  if (local == "Directory") return "posix_directory";
+  if (local == "Symlink") return "posix_symlink";
+  if (local == "AgentConfig") return "agentrest";
+  if (local == "NullResource") return "null";
+  return "native";
+}
 
 llvm::Error makeError(const std::string& msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
@@ -435,7 +525,12 @@ llvm::Error registerPythonHandlers(const std::vector<PythonModule>& modules,
       continue;
     }
     size_t idx = size_t(index);
-    if (crud)
+    if (executor::HandlerRegistry::Factory native = registry.factory(type)) {
+      // A native handler of this type (std's): it takes part in the provider choice.
+      registry.add(type, [idx, crud = bool(crud), native, name = nativeProviderName(type)] {
+        return std::make_unique<ChoiceHandler>(idx, crud, native, name);
+      });
+    } else if (crud)
       registry.add(type, [idx] { return std::make_unique<PyCrudHandler>(idx); });
     else
       registry.add(type, [idx] { return std::make_unique<PyResourceHandler>(idx); });

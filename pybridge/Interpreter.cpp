@@ -9,6 +9,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +18,8 @@ namespace inm::pybridge {
 using runtime::InstanceId;
 using runtime::Value;
 using runtime::ValueKind;
+
+bool gNativeStd = true;
 
 namespace {
 
@@ -207,6 +210,43 @@ PyObject* inmModuleDir(PyObject*, PyObject* arg) {
   return PyUnicode_FromString(dir.c_str());
 }
 
+/// module_names() -> [name] of the loaded modules (Project.get().modules), in load order.
+PyObject* inmModuleNames(PyObject*, PyObject*) {
+  if (!needScope()) return nullptr;
+  PyObject* list = PyList_New(0);
+  std::vector<std::string> seen;
+  if (const frontend::Project* pr = programOf(gScope)->project)
+    for (const frontend::SourceFile& f : pr->files) {
+      if (f.moduleName == "__config__" || std::find(seen.begin(), seen.end(), f.moduleName) != seen.end())
+        continue;
+      seen.push_back(f.moduleName);
+      PyObject* n = PyUnicode_FromString(f.moduleName.c_str());
+      PyList_Append(list, n);
+      Py_DECREF(n);
+    }
+  return list;
+}
+
+/// lookup(name) -> (value,) for a variable visible at the plugin's call site, None when there is none; raises
+/// _inm.Retry when it exists but is not final yet (the call is retried).
+PyObject* inmLookup(PyObject*, PyObject* arg) {
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (!name || !needScope()) return nullptr;
+  if (!gScope->plugin) {
+    PyErr_SetString(PyExc_RuntimeError, "variables are only visible during a plugin call");
+    return nullptr;
+  }
+  if (const Value* v = gScope->plugin->lookupVariable(name)) {
+    PyObject* py = toPython(*v);
+    return py ? Py_BuildValue("(N)", py) : nullptr;
+  }
+  if (gScope->plugin->hasVariable(name)) {
+    PyErr_SetNone(gRefs.retryError);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject* inmAddFile(PyObject*, PyObject* arg) {
   if (!needScope()) return nullptr;
   if (!gScope->mapper) {
@@ -223,6 +263,7 @@ PyObject* inmAddFile(PyObject*, PyObject* arg) {
 PyObject* inmStdResource(PyObject*, PyObject* arg) {
   const char* name = PyUnicode_AsUTF8(arg);
   if (!name) return nullptr;
+  if (!gNativeStd) Py_RETURN_NONE; // the project's own std registers its resources in Python
   const exporter::ResourceType* t = exporter::ResourceRegistry::standard().find(name);
   if (!t) Py_RETURN_NONE;
   return Py_BuildValue("(sss)", t->entity.c_str(), t->agentPath.c_str(), t->idAttribute.c_str());
@@ -241,6 +282,8 @@ PyMethodDef kMethods[] = {
     {"project_dir", inmProjectDir, METH_NOARGS, "project directory"},
     {"module_dir", inmModuleDir, METH_O, "directory of a loaded module, '' if none"},
     {"add_file", inmAddFile, METH_O, "store file content in the export, returns sha1"},
+    {"module_names", inmModuleNames, METH_NOARGS, "names of the loaded modules"},
+    {"lookup", inmLookup, METH_O, "(value,) of a variable visible at the plugin call, None if there is none"},
     {"std_resource", inmStdResource, METH_O, "(entity, agent, id attribute) of a std resource"},
     {nullptr, nullptr, 0, nullptr}};
 

@@ -164,12 +164,17 @@ void runDependencyManager(size_t index, const exporter::ResourceRegistry& regist
           PyDict_SetItemString(fields, f.name.c_str(), pv);
           Py_DECREF(pv);
         }
-    PyObject* t = Py_BuildValue("(s#s#s#N)", view.id(r).data(), Py_ssize_t(view.id(r).size()),
-                                view.typeName(r).data(), Py_ssize_t(view.typeName(r).size()),
-                                view.agent(r).data(), Py_ssize_t(view.agent(r).size()), fields);
+    PyObject* t =
+        Py_BuildValue("(s#s#s#NI)", view.id(r).data(), Py_ssize_t(view.id(r).size()), view.typeName(r).data(),
+                      Py_ssize_t(view.typeName(r).size()), view.agent(r).data(),
+                      Py_ssize_t(view.agent(r).size()), fields, view.instance(r).index);
     PyList_Append(list, t);
     Py_DECREF(t);
   }
+  // `resource.model` (the instance, as std's dir_before_file reads it) is readable during the call.
+  Scope scope;
+  scope.model = &view.model();
+  ScopeGuard guard(scope);
   PyObject* fn = PyObject_GetAttrString(PyImport_AddModule("inmanta._bridge"), "run_dependency_manager");
   PyObject* res = fn ? PyObject_CallFunction(fn, "nO", Py_ssize_t(index), list) : nullptr;
   Py_XDECREF(fn);
@@ -235,7 +240,8 @@ std::vector<PythonModule> findPythonModules(const frontend::Project& project) {
   std::vector<PythonModule> out;
   llvm::StringSet<> seen;
   for (const frontend::SourceFile& f : project.files) {
-    if (f.moduleName == "__config__" || f.moduleName == "std" || !seen.insert(f.moduleName).second) continue;
+    if (f.moduleName == "__config__" || !seen.insert(f.moduleName).second) continue;
+    if (f.moduleName == "std" && !project.ownStd) continue; // the built-in std: native plugins
     if (isFile(f.moduleDir + "/plugins/__init__.py")) out.push_back({f.moduleName, f.moduleDir});
   }
   return out;
@@ -251,6 +257,12 @@ void loadPython(const frontend::Project& project, const std::vector<PythonModule
     return;
   }
   out.active = true;
+  if (std::any_of(modules.begin(), modules.end(), [](const PythonModule& m) { return m.name == "std"; })) {
+    // The project's own std: its Python registrations are the std resources, none of the native ones.
+    out.ownStd = true;
+    out.resources = exporter::ResourceRegistry();
+    gNativeStd = false;
+  }
   PyObject* list = PyList_New(0);
   for (const PythonModule& m : modules) {
     PyObject* t = Py_BuildValue("(ss)", m.name.c_str(), (m.moduleDir + "/plugins").c_str());

@@ -159,7 +159,7 @@ Model Evaluator::run() {
   pluginFns_.resize(prog_.plugins.size(), nullptr);
   for (uint32_t i = 0; i < prog_.plugins.size(); ++i) {
     const std::string& name = prog_.plugins[ir::PluginId{i}].fullName;
-    pluginFns_[i] = plugins_.find(name);
+    pluginFns_[i] = opts_.nativeStdPlugins ? plugins_.find(name) : nullptr;
     if (!pluginFns_[i] && opts_.extraPlugins) pluginFns_[i] = opts_.extraPlugins->find(name);
   }
   constCache_.resize(prog_.files.size());
@@ -321,6 +321,14 @@ const Value* EvalPluginContext::lookupVariable(llvm::StringRef name) {
     return nullptr;
   }
   return keep(ev_.slotValue(sid));
+}
+
+bool EvalPluginContext::hasVariable(llvm::StringRef name) {
+  StringId n = ev_.strings_.lookup(name);
+  if (!n.valid()) return false;
+  Value self;
+  bool isSelf = false;
+  return ev_.scopes_.lookupVar(ctx_.scope, n, &self, &isSelf).valid() || isSelf;
 }
 
 bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) {

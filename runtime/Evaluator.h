@@ -194,6 +194,7 @@ class EvalPluginContext final : public PluginContext {
   std::string callerModule() override;
   ir::EntityId findEntity(llvm::StringRef fullName) override;
   const Value* lookupVariable(llvm::StringRef name) override;
+  bool hasVariable(llvm::StringRef name) override;
   void warn(DiagKind kind, std::string message) override;
   bool argGiven(size_t i) override { return !given || i >= given->size() || (*given)[i] != 0; }
   bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) override;

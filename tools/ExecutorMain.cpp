@@ -4,7 +4,8 @@
 // hand.
 // `--python-artifact FILE` (the version's artifact: its `python_code` is written to a private directory) or
 // `--python-code DIR` (modules laid out as DIR/<module>/plugins/) adds the `@provider` handlers of that
-// Python code (pybridge/, docs/pybridge.md); without them no interpreter starts. `--agent-uri NAME=URI` makes
+// Python code (pybridge/, docs/pybridge.md); without them no interpreter starts. Code that carries a `std`
+// module (the project's own std) replaces the native std handlers. `--agent-uri NAME=URI` makes
 // an agent deploy on an ssh:// host (with `--ssh-known-hosts`/`--ssh-identity` from the server config).
 #include "Verbs.h"
 #include "executor/ExecutorHost.h"
@@ -12,6 +13,7 @@
 
 #include <llvm/Support/FileSystem.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -85,7 +87,6 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
     }
   }
   executor::HandlerRegistry registry;
-  executor::registerStdHandlers(registry);
   // The version's Python code: a private copy for the artifact form, removed when the executor ends.
   std::string codeDir = pythonCode;
   llvm::SmallString<128> tmpDir;
@@ -98,11 +99,17 @@ int executorMain(const std::vector<std::string>& args, int verbose) {
     codeDir = std::string(tmpDir.str());
   }
   int rc = 0;
+  if (codeDir.empty()) executor::registerStdHandlers(registry);
   if (!codeDir.empty()) {
     llvm::Expected<std::vector<pybridge::PythonModule>> modules =
         pythonArtifact.empty()
             ? llvm::Expected<std::vector<pybridge::PythonModule>>(pybridge::modulesInDir(codeDir))
             : pybridge::materializeCode(pythonArtifact, codeDir);
+    // Code of the project's own std (docs/modules.md "The std module"): its providers are std's handlers,
+    // the native ones belong to the built-in std and are not registered.
+    if (modules && std::none_of(modules->begin(), modules->end(),
+                                [](const pybridge::PythonModule& m) { return m.name == "std"; }))
+      executor::registerStdHandlers(registry);
     llvm::Error err = modules ? pybridge::registerPythonHandlers(*modules, registry) : modules.takeError();
     if (err) {
       std::cerr << "inmanta executor: " << llvm::toString(std::move(err)) << "\n";

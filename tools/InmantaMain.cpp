@@ -26,6 +26,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -53,6 +54,7 @@ struct Options {
   bool compileData = false;    // --export-compile-data: write the diagnostics as JSON
   std::string compileDataFile; // --export-compile-data-file FILE (default compile_data.json)
   bool syntaxOnly = false;
+  bool builtinStd = false; // --builtin-std (docs/modules.md "The std module")
   bool dumpAst = false;
   bool dumpIr = false;
   bool dumpModel = false;
@@ -427,6 +429,7 @@ int runPipeline(const Options& opts) {
   // mismatch stops the compile with the command that fixes it, before the loader picks up a wrong version.
   if (llvm::sys::fs::is_regular_file(opts.projectDir + "/project.yml")) {
     projectmgr::ProjectConfig pc = projectmgr::readProjectConfig(opts.projectDir);
+    pc.builtinStd = pc.builtinStd || opts.builtinStd;
     if (pc.errors.empty()) {
       for (const std::string& problem :
            projectmgr::inspectProject(pc, frontend::defaultStdDir(), false).problems)
@@ -439,6 +442,7 @@ int runPipeline(const Options& opts) {
   lo.projectDir = opts.projectDir;
   lo.mainFile = opts.mainFile;
   lo.parse = opts.parse;
+  lo.builtinStd = opts.builtinStd;
   frontend::Project project = frontend::loadProject(lo, sm, strings, diags);
   phases.end("parse");
   if (opts.verbose >= 3) llvm::errs() << "Parsing took " << secondsSince(t0) << " seconds\n";
@@ -461,7 +465,7 @@ int runPipeline(const Options& opts) {
   if (python.active && isExport && opts.exportFile.empty()) session = openPluginServer(opts, project.dir);
 
   auto t1 = std::chrono::steady_clock::now();
-  ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs);
+  ir::Program program = ir::lower(project, strings, diags, python.pluginSpecs, !python.ownStd);
   phases.end("lower");
   if (!diags.hasErrors()) passes::run(program, diags);
   phases.end("passes");
@@ -480,6 +484,7 @@ int runPipeline(const Options& opts) {
   eo.output = &stdoutSink;
   eo.stats = opts.evalStats;
   if (python.active) eo.extraPlugins = &python.plugins;
+  eo.nativeStdPlugins = !python.ownStd; // the project's own std brings its own (Python) plugins
   if (phases.on()) eo.phaseEnd = phaseEnd;
   runtime::Model model = runtime::evaluate(program, diags, eo);
   phases.end("eval release");
@@ -641,20 +646,16 @@ static int driverMain(int argc, char** argv) {
       continue;
     }
     if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
-    if (a == "--syntax-only") {
-      opts.syntaxOnly = true;
-      continue;
-    }
-    if (a == "--dump-ast") {
-      opts.dumpAst = true;
-      continue;
-    }
-    if (a == "--dump-ir") {
-      opts.dumpIr = true;
-      continue;
-    }
-    if (a == "--dump-model") {
-      opts.dumpModel = true;
+    // Plain switches.
+    const std::pair<const char*, bool*> switches[] = {{"--syntax-only", &opts.syntaxOnly},
+                                                      {"--builtin-std", &opts.builtinStd},
+                                                      {"--dump-ast", &opts.dumpAst},
+                                                      {"--dump-ir", &opts.dumpIr},
+                                                      {"--dump-model", &opts.dumpModel}};
+    auto sw =
+        std::find_if(std::begin(switches), std::end(switches), [&](const auto& e) { return a == e.first; });
+    if (sw != std::end(switches)) {
+      *sw->second = true;
       continue;
     }
     if (a == "--diagnostics-format=json") {

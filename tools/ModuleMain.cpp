@@ -189,18 +189,43 @@ std::string stateOf(const ModuleState& s) {
   return st + (s.dirty ? ", dirty" : ", clean");
 }
 
+/// The last line of `module list`: which std the compile uses and whether its Python is loaded.
+std::string stdLine(const ProjectConfig& p, const InspectReport& r, const std::string& builtin) {
+  auto it =
+      std::find_if(r.modules.begin(), r.modules.end(), [](const ModuleState& s) { return s.name == "std"; });
+  if (it == r.modules.end() || it->source == "built-in") {
+    std::string line =
+        "std: the built-in std module (" + builtin + "; native plugins, resources and handlers)";
+    if (p.builtinStd)
+      for (const std::string& dir : p.modulePath)
+        if (llvm::sys::fs::is_directory(dir + "/std")) {
+          line += ", asked for by builtin_std/--builtin-std: the std in " + dir + "/std is not used";
+          break;
+        }
+    return line;
+  }
+  std::string line = "std: the project's own std " + it->version + " in " + it->dir;
+  if (llvm::sys::fs::is_regular_file(it->dir + "/plugins/__init__.py"))
+    return line + " (its Python plugins/ are loaded: plugins, resources and handlers)";
+  return line +
+         " (model only, no plugins/__init__.py: the native std plugins, resources and handlers are used)";
+}
+
 int moduleList(const std::vector<std::string>& args) {
-  bool json = false;
+  bool json = false, forceBuiltin = false;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json")
       json = true;
     else if (args[i] == "-r" || args[i] == "--requires")
       continue;
+    else if (args[i] == "--builtin-std")
+      forceBuiltin = true;
     else
-      return usageError("unknown argument '" + args[i] + "' (module list [--json])");
+      return usageError("unknown argument '" + args[i] + "' (module list [--json] [--builtin-std])");
   }
   ProjectConfig p;
   if (!loadProject(p)) return 1;
+  p.builtinStd = p.builtinStd || forceBuiltin;
   std::string builtin = frontend::defaultStdDir();
   InspectReport r = inspectProject(p, builtin);
   if (json) {
@@ -245,12 +270,7 @@ int moduleList(const std::vector<std::string>& args) {
     if (i == 0) line();
   }
   line();
-  auto stdIt =
-      std::find_if(r.modules.begin(), r.modules.end(), [](const ModuleState& s) { return s.name == "std"; });
-  if (stdIt == r.modules.end() || stdIt->source == "built-in")
-    llvm::outs() << "std: the built-in std module (" << builtin << ")\n";
-  else
-    llvm::outs() << "std: the project's own std " << stdIt->version << " in " << stdIt->dir << "\n";
+  llvm::outs() << stdLine(p, r, builtin) << "\n";
   return 0;
 }
 

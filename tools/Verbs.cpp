@@ -20,6 +20,7 @@ int moduleMain(const std::vector<std::string>& args, int verbose);    // ModuleM
   "  -f FILE               main file (default main.cf)\n"                                                    \
   "  --project DIR         project directory (default .)\n"                                                  \
   "  --syntax-only         only parse every file of the project and its modules\n"                           \
+  "  --builtin-std         use the built-in std even when the module path has a std (docs/modules.md)\n"     \
   "  --dump-ast            print the syntax tree of main.cf and stop\n"                                      \
   "  --dump-ir             print the resolved declarations and stop\n"                                       \
   "  --dump-model          print the evaluated model after compiling\n"                                      \

@@ -28,14 +28,21 @@ struct Project {
   std::vector<std::string> modulePath;               // absolute directories searched for modules
   std::vector<std::string> relationPrecedencePolicy; // raw rules from project.yml
   std::vector<SourceFile> files;                     // main.cf first
+  /// The std module the compile loads (docs/modules.md "The std module"): the project's own std (a `std`
+  /// module on its module path) unless `builtin_std: true` in project.yml or LoadOptions::builtinStd.
+  std::string stdDir;
+  bool ownStd = false;      // stdDir is the project's own std, loaded like any module (model and Python)
+  std::string builtinStdBy; // why the built-in std is used although the project has one ("" = not forced)
+  bool builtinStdOption = false; // project.yml `builtin_std: true`
 };
 
 struct LoadOptions {
   std::string projectDir = ".";
   std::string mainFile = "main.cf";
-  std::string stdDir;  // our shipped std module (found next to the binary if empty)
-  bool autostd = true; // implicitly load std
-  ParseOptions parse;  // for every file of the project
+  std::string stdDir;      // our shipped std module (found next to the binary if empty)
+  bool autostd = true;     // implicitly load std
+  bool builtinStd = false; // --builtin-std: our built-in std even when the module path has a std
+  ParseOptions parse;      // for every file of the project
 };
 
 /// Reads project.yml, then parses main.cf and all transitively imported module files. Problems

@@ -23,10 +23,11 @@ struct PluginSpec {
 /// Signatures of every native std plugin (the runtime registers an implementation for each).
 const std::vector<PluginSpec>& builtinPluginSpecs();
 
-/// `extraPlugins`: signatures of plugins implemented outside the std module (Python plugins, pybridge/),
-/// registered like the built-in ones.
+/// `extraPlugins`: signatures of plugins implemented outside the native std (Python plugins, pybridge/),
+/// registered like the built-in ones. `nativeStdPlugins` false: the native std plugins are not defined (the
+/// project's own std brings its plugins as Python, docs/modules.md "The std module").
 Program lower(const frontend::Project& project, StringTable& strings, DiagnosticEngine& diags,
-              llvm::ArrayRef<PluginSpec> extraPlugins = {});
+              llvm::ArrayRef<PluginSpec> extraPlugins = {}, bool nativeStdPlugins = true);
 
 /// Outcome of resolving a type name (language.md §3.4 steps 1-2) from namespace `ns`.
 enum class LookupResult : uint8_t { Found, NotFound, MissingImport };

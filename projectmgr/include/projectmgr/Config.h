@@ -33,6 +33,8 @@ struct ProjectConfig {
   std::vector<Requirement> requirements;
   InstallMode installMode = InstallMode::Release;
   bool freezeRecursive = false;
+  bool builtinStd =
+      false; ///< `builtin_std: true` (or --builtin-std): the built-in std even when one is installed
   std::string freezeOperator = "~=";
   std::vector<std::string> errors;
 };

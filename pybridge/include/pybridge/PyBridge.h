@@ -34,11 +34,15 @@ struct PythonSetup {
   exporter::ResourceRegistry resources;    ///< std + Python registrations, for ExportOptions::registry
   std::vector<exporter::ModuleCode> code;  ///< for ExportOptions::code
   bool active = false;                     ///< an interpreter was started
+  /// The project's own std is loaded with its Python: its plugins and resources replace the native std's (no
+  /// native std plugin, resource registration or dependency manager is used).
+  bool ownStd = false;
 
   PythonSetup() : resources(exporter::ResourceRegistry::standard()) {}
 };
 
-/// The loaded modules (other than std, whose plugins are native) that have `plugins/__init__.py`.
+/// The loaded modules that have `plugins/__init__.py`: std among them only when it is the project's own std
+/// (the built-in std's plugins are native).
 std::vector<PythonModule> findPythonModules(const frontend::Project& project);
 
 /// Starts the interpreter (if `modules` is not empty), imports every module's plugins package and collects

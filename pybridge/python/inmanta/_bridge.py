@@ -146,18 +146,19 @@ def load(modules):
 
 
 def run_dependency_manager(index, exported):
-    """exported: [(id, type, agent, fields)] of every exported resource. Calls dependency manager `index`
+    """exported: [(id, type, agent, fields, instance handle)] of every exported resource. Calls dependency manager `index`
     with (config_model, resource_model: {Id: Resource}) and returns the requires edges it added as
     [(from, to)] indexes, or raises nothing: ("error", text) on failure."""
     objects = []
     by_id = {}
-    for rid, entity_type, agent, fields in exported:
+    for rid, entity_type, agent, fields, handle in exported:
         cls = next((c for c in resources.registered if c.__inmanta_resource__[0] == entity_type), resources.Resource)
         parsed = resources.Id.parse_id(rid)
         obj = cls.__new__(cls)
         resources.Resource.__init__(obj, parsed)
         for name, value in fields.items():
             setattr(obj, name, _plain(value))
+        obj.model = InstanceProxy(handle)  # the instance it was exported from, as the reference sets it
         objects.append(obj)
         by_id[parsed] = obj
     try:

@@ -59,10 +59,14 @@ def _io_of(capsule, agent):
     return SshIO(uri, parse_agent_uri(uri)[1], lambda: _inm.handler_ssh(capsule))
 
 
-def new(index, capsule, resource_json):
+def new(index, capsule, resource_json, native_name=""):
     """("ok", handler) for the provider of the group `index` whose available(resource) holds; none or several
-    available is an error naming the providers."""
+    available is an error naming the providers. `native_name`: the type also has a native handler, a provider of
+    that name that is always available (unless a Python provider of the same name replaced it): ("native",)
+    when it is the one chosen."""
     resource_type, classes = _groups[index]
+    if any(c.__inmanta_provider__[1] == native_name for c in classes):
+        native_name = ""
     try:
         agent = _Agent(_inm.handler_agent(capsule), capsule)
         io = _io_of(capsule, agent)
@@ -76,7 +80,12 @@ def new(index, capsule, resource_json):
                 chosen.append(h)
             if resource is None:
                 break
-        names = ", ".join(c.__inmanta_provider__[1] for c in classes)
+        names = ", ".join([native_name] * bool(native_name) + [c.__inmanta_provider__[1] for c in classes])
+        if native_name and resource is not None:
+            if not chosen:
+                return ("native",)
+            raise Exception("More than one handler selected for resource %s (available: %s)" % (
+                data.get("id"), ", ".join([native_name] + [h.__inmanta_provider__[1] for h in chosen])))
         if not chosen:
             raise Exception("No resource handler available for resource %s of type %s (providers tried: %s; none "
                             "is available)" % (data.get("id"), resource_type, names))

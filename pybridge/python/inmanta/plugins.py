@@ -92,10 +92,44 @@ class _Compiler:
     def get_data_dir(self):
         return Context().get_data_dir()
 
+    def get_plugins(self):
+        """{full name: callable} of the Python plugins (std::template registers them as Jinja filters); a call
+        passes the plugin's Context itself and skips the type checks of a model call."""
+        return {p.full_name: _direct_call(p) for p in registered}
+
+
+def _direct_call(p):
+    def call(*args, **kwargs):
+        args = list(args)
+        if p.context_position is not None:
+            args.insert(p.context_position, Context(p.full_name))
+        elif p.context_param is not None:
+            kwargs[p.context_param] = Context(p.full_name)
+        return p.function(*args, **kwargs)
+
+    return call
+
+
+class _Resolved:
+    """What `lookup` returns: the variable's value (converted as a plugin argument) through get_value()."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def get_value(self):
+        return self._value
+
 
 class _Resolver:
     def lookup(self, name):
-        raise PluginException("variable lookup from Python plugins is not supported by this compiler: %s" % name)
+        """A variable visible at the call site (std::template without kwargs). Not final yet: the plugin call is
+        retried later (`_inm.Retry`); not visible: NotFoundException."""
+        found = _inm.lookup(name)
+        if found is None:
+            from inmanta.ast import NotFoundException
+
+            raise NotFoundException(None, name, "variable %s not found" % name)
+        return _Resolved(found[0])
 
 
 # ---------------------------------------------------------------- model types

@@ -159,6 +159,9 @@ struct EvalOptions {
   bool skipTeardown = false;
   /// Plugin implementations beyond the built-in ones (Python plugins, pybridge/); looked up after them.
   const PluginRegistry* extraPlugins = nullptr;
+  /// False when the project's own std brings its plugins (as Python): the native std implementations are not
+  /// used, only `extraPlugins`.
+  bool nativeStdPlugins = true;
   /// Called at the end of each inner phase of the evaluation ("eval run", "eval finalize", "eval model")
   /// when set: the driver's per-phase statistics.
   std::function<void(llvm::StringRef)> phaseEnd;

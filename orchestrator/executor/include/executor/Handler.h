@@ -134,6 +134,11 @@ class HandlerRegistry {
   /// A fresh handler for `resourceType`, or nullptr when none is registered.
   std::unique_ptr<HandlerAPI> create(const std::string& resourceType) const;
   bool has(const std::string& resourceType) const { return factories_.count(resourceType) != 0; }
+  /// The factory registered for `resourceType` (empty when none).
+  Factory factory(const std::string& resourceType) const {
+    auto it = factories_.find(resourceType);
+    return it == factories_.end() ? Factory() : it->second;
+  }
 
  private:
   std::map<std::string, Factory> factories_;

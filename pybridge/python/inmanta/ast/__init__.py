@@ -18,7 +18,9 @@ class OptionalValueException(RuntimeException):
 
 
 class NotFoundException(RuntimeException):
-    pass
+    def __init__(self, stmt=None, name=None, msg=None):
+        super().__init__(stmt, msg if msg is not None else "could not find value %s" % name)
+        self.name = name
 
 
 class ExternalException(RuntimeException):
