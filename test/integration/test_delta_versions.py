@@ -18,7 +18,7 @@ import server_fixture as sf
 
 NULL = "std::testing::NullResource"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d(:|%3A)\d\d[0-9.:%A-Fa-f+Z-]*")
 
 
 def rid(name):
@@ -32,9 +32,7 @@ def normalized(value):
     if isinstance(value, list):
         return [normalized(v) for v in value]
     if isinstance(value, str):
-        if TIME.match(value):
-            return "<time>"
-        return UUID.sub("<uuid>", value)
+        return UUID.sub("<uuid>", TIME.sub("<time>", value))
     return value
 
 
@@ -68,11 +66,13 @@ def body_parts(model, version, names):
 
 
 class DeltaServerTest(sf.ServerTestCase):
+    maxDiff = None
+
     def full(self, env, model):
         v = self.s.ok("POST", "/api/v2/reserve_version", env=env)["data"]
         resources, state, sets = body_parts(model, v, sorted(model))
-        _, (status, data) = v, sf.put_version(self.s, env, resources, version=v, resource_state=state,
-                                              resource_sets=sets)
+        _, (status, data) = sf.put_version(self.s, env, resources, version=v, resource_state=state,
+                                           resource_sets=sets)
         self.assertEqual(status, 200, data)
         return v
 
@@ -103,7 +103,7 @@ class DeltaServerTest(sf.ServerTestCase):
         for n in sorted(set(V1) | set(V2)):
             for tail in ("", "/history"):
                 status, data = self.s.call("GET", f"/api/v2/resource/{sf.q(rid(n))}{tail}", env=env)
-                out[n + tail] = (status, data)
+                out[n + tail] = [status, data]
         return normalized(out)
 
     def test_feature_announced(self):

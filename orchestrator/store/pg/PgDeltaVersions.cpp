@@ -75,14 +75,14 @@ void checkClosure(pqxx::work& tx, const DeltaVersionInput& d, const std::string&
         "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND r.model = $2 AND "
         "r.resource_id IN (SELECT jsonb_array_elements_text($3::jsonb)) AND NOT EXISTS (SELECT 1 FROM "
         "resource t WHERE t.environment = $1 AND t.model = $2 AND t.resource_id = q) "
-        "ORDER BY 1 COLLATE \"C\", 2 COLLATE \"C\" LIMIT 1",
+        "ORDER BY r.resource_id COLLATE \"C\", q COLLATE \"C\" LIMIT 1",
         env, v, changedJson);
   if (open.empty() && !d.removed.empty())
     open =
         tx.exec_params("SELECT r.resource_id, q FROM resource r CROSS JOIN LATERAL "
                        "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND "
                        "r.model = $2 AND q IN (SELECT jsonb_array_elements_text($3::jsonb)) "
-                       "ORDER BY 1 COLLATE \"C\", 2 COLLATE \"C\" LIMIT 1",
+                       "ORDER BY r.resource_id COLLATE \"C\", q COLLATE \"C\" LIMIT 1",
                        env, v, removedJson);
   if (!open.empty())
     throw StoreFailure{ErrorCode::BadRequest, std::string(open[0][0].c_str()) + " requires " +
