@@ -19,7 +19,7 @@ import run_push_bench as pb  # noqa: E402
 
 PHASES = dict(pb.PHASES, delta_put=r"push: delta put_version took ([0-9.]+)",
               delta_serialise=r"push: serialising the delta .* took ([0-9.]+)",
-              state=r"push: writing the delta state took ([0-9.]+)")
+              state=r"push: writing the delta state.* took ([0-9.]+)")
 LINE = re.compile(r'(infra::Node\(name="c0-special", .*memory_mb=)(\d+)')
 
 

@@ -471,6 +471,9 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   }
 
   std::optional<std::string> newToken; // the stored version's content token, when known
+  std::thread stateWriter;             // writes the next delta state (below)
+  llvm::Error stateError = llvm::Error::success();
+  Joiner joinStateWriter{stateWriter};
   if (delta) {
     auto sent = client.send(deltaPut);
     if (sent) {
@@ -529,15 +532,11 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
       else if (!latest)
         llvm::consumeError(latest.takeError());
     }
-    DeltaState next = nextState(client, *parts, setOf, version, newToken.value_or(""), fileHashes);
-    if (llvm::Error e = writeDeltaState(options.deltaStatePath, next)) {
-      // Only the next export's speed depends on it: it will push the whole version.
-      if (log)
-        *log << "  push: " << llvm::toString(std::move(e)) << "\n";
-      else
-        llvm::consumeError(std::move(e));
-    }
-    phase.done("writing the delta state");
+    // Built and written on a thread of its own, alongside the release (joined before returning).
+    stateWriter = std::thread([&, token = newToken.value_or("")] {
+      DeltaState next = nextState(client, *parts, setOf, version, token, fileHashes);
+      stateError = writeDeltaState(options.deltaStatePath, next);
+    });
   }
 
   // 5. -d: release it.
@@ -553,6 +552,15 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     }
     phase.done("release");
   }
+  if (stateWriter.joinable()) {
+    stateWriter.join();
+    phase.done("writing the delta state (alongside the release)");
+  }
+  // Only the next export's speed depends on the state: without it, that one pushes the whole version.
+  if (stateError && log)
+    *log << "  push: " << llvm::toString(std::move(stateError)) << "\n";
+  else
+    llvm::consumeError(std::move(stateError));
   return result;
 }
 
