@@ -1,8 +1,10 @@
 // Flag and configuration handling of `inmanta export` push mode (see ExportPush.h).
 #include "ExportPush.h"
 
+#include "client/DeltaState.h"
 #include "config/Config.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -56,6 +58,13 @@ openPushSession(const PushFlags& flags, const std::string& projectDir, const std
   if (!o.removedResourceSets.empty() && !o.partial)
     return fail("--delete-resource-set is only allowed together with --partial");
   o.compilerVersion = compilerVersion;
+  // Delta versions (docs/server.md): on unless INMANTA_EXPORT_DELTA=0.
+  const char* delta = std::getenv("INMANTA_EXPORT_DELTA");
+  if (!delta || std::string(delta) != "0") {
+    std::string env = ep->environment;
+    for (char& c : env) c = char(std::tolower(static_cast<unsigned char>(c)));
+    o.deltaStatePath = client::deltaStatePath(projectDir, env);
+  }
   if (flags.metadata.empty()) {
     o.exportMetadata = defaultMetadata();
   } else {

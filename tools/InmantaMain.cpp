@@ -260,6 +260,11 @@ int pushExport(const Options& opts, const std::string& projectDir, const runtime
                  << " seconds\n";
     llvm::errs() << "The entire export command took " << secondsSince(t0) << " seconds\n";
   }
+  if (!pushed->deltaFallback.empty()) llvm::errs() << "inmanta export: " << pushed->deltaFallback << "\n";
+  if (pushed->delta)
+    llvm::errs() << "pushed version " << pushed->version << " as a delta against version "
+                 << pushed->deltaBase << " (" << pushed->changed << " new or changed, " << pushed->removed
+                 << " removed)\n";
   llvm::outs() << "Committed resources with version " << pushed->version << "\n";
   if (opts.push.release && pushed->releasedByServer)
     llvm::outs() << "Version " << pushed->version << " was already released by the server (auto_deploy)\n";

@@ -51,7 +51,8 @@ const Row kTable[] = {
     {"DELETE /api/v1/environment_settings/<id>", kEnv}, {"DELETE /api/v2/environment_settings/<id>", kEnv},
     {"POST /api/v2/protected_environment_settings", kEnv},
     // Versions and desired state.
-    {"POST /api/v2/reserve_version", kEnv}, {"PUT /api/v1/version", kEnv}, {"PUT /api/v2/version/partial", kEnv},
+    {"POST /api/v2/reserve_version", kEnv}, {"PUT /api/v1/version", kEnv}, {"PUT /api/v2/version/partial", kEnv}, {"PUT /api/v2/version/delta", kEnv},
+    {"GET /api/v2/version/delta_base", kEnv},
     {"POST /api/v1/version/<id>", kEnv}, {"POST /api/v2/desiredstate/<version>/promote", kEnv},
     {"GET /api/v1/version", kEnv}, {"GET /api/v1/version/<id>", kEnv}, {"DELETE /api/v1/version/<id>", kEnv},
     {"GET /api/v2/desiredstate", kEnv}, {"GET /api/v2/desiredstate/<version>", kEnv},

@@ -50,6 +50,10 @@ void addEnvironmentRoutes(std::vector<Route>& routes, service::Service& svc) {
                           {"name", "file_batch"},
                           {"value", svc.options().fileBatchLimit},
                           {"description", "PUT /api/v1/files: many files in one request"}});
+    features.push_back({{"slice", "core.server"},
+                        {"name", "delta_version"},
+                        {"value", 1},
+                        {"description", "PUT /api/v2/version/delta: a version as changes against its base"}});
     co_return ok({{"data",
                    {{"product", "inmanta-cpp"},
                     {"edition", "community"},

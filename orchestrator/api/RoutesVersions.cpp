@@ -53,6 +53,22 @@ void addVersionRoutes(std::vector<Route>& routes, service::Service& svc) {
         co_return okData(unwrap(co_await svc.putPartialVersion(env, req.body)));
       },
       exportClients);
+  // Our extension (docs/server.md "Delta versions"), announced in serverstatus' features as delta_version.
+  add(
+      V::put, "/api/v2/version/delta",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        if (!req.body) throw ApiError{ErrorCode::BadRequest, "the delta version needs a JSON body"};
+        co_return okData(unwrap(co_await svc.putDeltaVersion(env, req.body)));
+      },
+      exportClients);
+  add(
+      V::get, "/api/v2/version/delta_base",
+      [&svc](Request& req) -> asio::awaitable<Reply> {
+        std::string env = environmentOf(req);
+        co_return okData(unwrap(co_await svc.deltaBase(env)));
+      },
+      exportClients);
   add(
       V::post, "/api/v1/version/<id>",
       [&svc](Request& req) -> asio::awaitable<Reply> {

@@ -6,6 +6,8 @@
 #include "model/Ids.h"
 #include "model/Vocabulary.h"
 
+#include <llvm/Support/xxhash.h>
+
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -116,10 +118,20 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
   bool first = true;
   std::string_view id;
   bool undefined = false;
+  ResourceEntry entry;
+  entry.begin = out.size() - 1; // at the object's opening brace
+  std::string& fp = parts.scratch; // the members but id and version, for the fingerprint
+  fp.clear();
   if (!sc.accept('}')) {
     do {
       std::string_view key, val;
       if (!sc.string(key) || !sc.expect(':') || !sc.value(val)) return err = sc.error(), false;
+      if (key != "\"id\"" && key != "\"version\"") {
+        fp.append(key);
+        fp += '\x1f';
+        fp.append(val);
+        fp += '\x1e';
+      }
       if (key == "\"undefined\"") {
         undefined = val == "true";
         continue;
@@ -158,11 +170,18 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
   if (id.empty()) return err = "a resource without an `id`", false;
   std::string_view raw = id.substr(1, id.size() - 2);
   parts.types.insert(std::string(raw.substr(0, raw.find('['))));
-  if (undefined) {
-    std::string full = nlohmann::json::parse(id).get<std::string>();
-    parts.resourceState[std::string(model::withoutVersion(full))] =
-        model::spelling(model::DeployStatus::Undefined);
-  }
+  // Ids without escapes (all but the rarest) are their JSON text without quotes.
+  std::string full = raw.find('\\') == std::string_view::npos ? std::string(raw)
+                                                              : nlohmann::json::parse(id).get<std::string>();
+  entry.id = std::string(model::withoutVersion(full));
+  if (undefined) parts.resourceState[entry.id] = model::spelling(model::DeployStatus::Undefined);
+  // Two xxHash64 values (of the text, and of the text behind a marker byte): 128 bits against collisions.
+  entry.fingerprint[0] = llvm::xxHash64(fp);
+  fp += '\x1d';
+  entry.fingerprint[1] = llvm::xxHash64(fp);
+  entry.undefined = undefined;
+  entry.end = out.size();
+  parts.entries.push_back(std::move(entry));
   return true;
 }
 

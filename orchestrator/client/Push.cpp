@@ -6,14 +6,17 @@
 #include "client/Push.h"
 
 #include "client/ArtifactText.h"
+#include "client/DeltaState.h"
 #include "model/Ids.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_set>
 
 namespace inm::client {
 
@@ -21,6 +24,11 @@ namespace {
 
 llvm::Error fail(const std::string& msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", msg.c_str());
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 /// The unversioned id of a (possibly) versioned one.
@@ -45,23 +53,32 @@ class PhaseLog {
   std::chrono::steady_clock::time_point t_;
 };
 
-/// The file-batch limit a server announces in serverstatus' features (our extension, docs/server.md), 0 when
-/// it announces none (a reference server, or ours with the extension off).
-uint64_t fileBatchLimit(Client& client) {
+/// Our extensions a server announces in serverstatus' features (docs/server.md): the file-batch limit (0:
+/// none) and delta versions. A reference server, or ours with an extension off, announces none.
+struct ServerFeatures {
+  uint64_t fileBatchLimit = 0;
+  bool deltaVersions = false;
+};
+
+ServerFeatures serverFeatures(Client& client) {
+  ServerFeatures out;
   auto status = client.call("GET", "/api/v1/serverstatus");
   if (!status) {
     llvm::consumeError(status.takeError());
-    return 0;
+    return out;
   }
   auto data = status->find("data");
-  if (data == status->end() || !data->is_object()) return 0;
+  if (data == status->end() || !data->is_object()) return out;
   auto features = data->find("features");
-  if (features == data->end() || !features->is_array()) return 0;
-  for (const nlohmann::json& f : *features)
-    if (f.is_object() && f.value("name", "") == "file_batch" && f.contains("value") &&
-        f["value"].is_number_unsigned())
-      return f["value"].get<uint64_t>();
-  return 0;
+  if (features == data->end() || !features->is_array()) return out;
+  for (const nlohmann::json& f : *features) {
+    if (!f.is_object()) continue;
+    std::string name = f.value("name", "");
+    if (name == "file_batch" && f.contains("value") && f["value"].is_number_unsigned())
+      out.fileBatchLimit = f["value"].get<uint64_t>();
+    if (name == "delta_version" && f.value("value", 0) == 1) out.deltaVersions = true;
+  }
+  return out;
 }
 
 /// The reference protocol: one `PUT /api/v1/file/<hash>` per file, over parallel keep-alive connections.
@@ -81,8 +98,8 @@ std::vector<Request> singleUploads(const std::vector<std::pair<std::string, std:
 /// Uploads `files`: in batches of `PUT /api/v1/files` when the server announces the extension (a file too
 /// large for a batch goes alone), else — or when the first batch meets a 404/405 — one request per file.
 llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string, std::string>>& files,
-                        const PushOptions& options, PushResult& result) {
-  uint64_t limit = options.fileBatches ? fileBatchLimit(client) : 0;
+                        const PushOptions& options, uint64_t batchLimit, PushResult& result) {
+  uint64_t limit = options.fileBatches ? batchLimit : 0;
   std::vector<std::pair<std::string, std::string>> singles;
   std::vector<Request> batches;
   if (limit == 0) {
@@ -140,16 +157,24 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
 }
 
 /// Stats the artifact's files and uploads the missing ones (step 2 of the push) over its own client: it runs
-/// on a thread of its own while the caller rewrites the resources. Fills the file counts of `result`.
+/// on a thread of its own while the caller rewrites the resources. Fills the file counts of `result` and
+/// `hashes` with every file of the artifact. Files in `known` (stored by an earlier push of this exporter
+/// to the version a delta is based on; the server never deletes files) are not even asked about.
 llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, const PushOptions& options,
-                      PushResult& result) {
+                      uint64_t batchLimit, const std::unordered_set<std::string>* known,
+                      std::vector<std::string>& hashes, PushResult& result) {
   auto parsed = detail::artifactFiles(artifact);
   if (!parsed) return parsed.takeError();
   const nlohmann::json& files = *parsed;
-  if (files.empty()) return llvm::Error::success();
-  Client client(endpoint);
+  for (auto it = files.begin(); it != files.end(); ++it) hashes.push_back(it.key());
   nlohmann::json stat = {{"files", nlohmann::json::array()}};
-  for (auto it = files.begin(); it != files.end(); ++it) stat["files"].push_back(it.key());
+  for (const std::string& h : hashes)
+    if (!known || !known->count(h)) stat["files"].push_back(h);
+  if (stat["files"].empty()) {
+    result.filesKnown = files.size();
+    return llvm::Error::success();
+  }
+  Client client(endpoint);
   auto missing = client.call("POST", "/api/v1/file", &stat);
   if (!missing) return missing.takeError();
   std::vector<std::pair<std::string, std::string>> uploads; // (hash, base64 content)
@@ -174,7 +199,7 @@ llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, con
   result.filesUploaded = uploads.size();
   result.filesKnown = files.size() - uploads.size();
   if (uploads.empty()) return llvm::Error::success();
-  return uploadFiles(client, uploads, options, result);
+  return uploadFiles(client, uploads, options, batchLimit, result);
 }
 
 /// Joins a thread when the scope ends, also on an early return.
@@ -202,20 +227,110 @@ llvm::Expected<int64_t> reserveVersion(Client& client) {
   return fail("reserve_version answered without an integer `data`: " + res->dump().substr(0, 200));
 }
 
+namespace {
+
+/// The remembered state when it describes the environment's latest version on this server (same content
+/// token), else nullopt: the push is then a whole one.
+std::optional<DeltaState> deltaBaseState(Client& client, const PushOptions& options, const ServerFeatures& f,
+                                         std::string& why) {
+  if (options.partial || options.deltaStatePath.empty() || !f.deltaVersions) return std::nullopt;
+  std::optional<DeltaState> prev = readDeltaState(options.deltaStatePath);
+  if (!prev || prev->token.empty() || prev->server != client.endpoint().address() ||
+      prev->environment != lower(client.endpoint().environment))
+    return std::nullopt;
+  auto base = client.call("GET", "/api/v2/version/delta_base");
+  if (!base) {
+    llvm::consumeError(base.takeError());
+    return std::nullopt;
+  }
+  const nlohmann::json& data = (*base)["data"];
+  if (!data.is_object() || !data["version"].is_number_integer()) return std::nullopt;
+  int64_t latest = data["version"].get<int64_t>();
+  if (latest != prev->version || !data["token"].is_string() ||
+      data["token"].get<std::string>() != prev->token) {
+    why = "the environment's latest version is " + std::to_string(latest) + ", not version " +
+          std::to_string(prev->version) +
+          " as this exporter pushed it last (another export, a deleted version " +
+          "or a cleared environment); pushing the whole version";
+    return std::nullopt;
+  }
+  return prev;
+}
+
+/// What changed against the base: indexes into parts.entries of the new and changed resources (another
+/// fingerprint or resource set), and the ids the base has and the artifact has not.
+struct Delta {
+  std::vector<size_t> changed;
+  std::vector<std::string> removed;
+};
+
+Delta computeDelta(const detail::ArtifactParts& parts, const nlohmann::json& setOf, const DeltaState& base) {
+  Delta d;
+  size_t matched = 0;
+  for (size_t i = 0; i < parts.entries.size(); ++i) {
+    const detail::ResourceEntry& e = parts.entries[i];
+    auto set = setOf.find(e.id);
+    std::string setName = set != setOf.end() ? set->get<std::string>() : std::string();
+    auto it = base.resources.find(e.id);
+    if (it != base.resources.end()) ++matched;
+    if (it == base.resources.end() || it->second.fingerprint[0] != e.fingerprint[0] ||
+        it->second.fingerprint[1] != e.fingerprint[1] || it->second.resourceSet != setName)
+      d.changed.push_back(i);
+  }
+  if (matched < base.resources.size()) {
+    std::unordered_set<std::string_view> now;
+    now.reserve(parts.entries.size());
+    for (const auto& e : parts.entries) now.insert(e.id);
+    for (const auto& [id, r] : base.resources)
+      if (!now.count(id)) d.removed.push_back(id);
+    std::sort(d.removed.begin(), d.removed.end());
+  }
+  return d;
+}
+
+/// The state to remember after `version` was stored whole or as a delta.
+DeltaState nextState(Client& client, const detail::ArtifactParts& parts, const nlohmann::json& setOf,
+                     int64_t version, std::string token, std::vector<std::string>& files) {
+  DeltaState st;
+  st.server = client.endpoint().address();
+  st.environment = lower(client.endpoint().environment);
+  st.version = version;
+  st.token = std::move(token);
+  st.resources.reserve(parts.entries.size());
+  for (const auto& e : parts.entries) {
+    DeltaResource r;
+    r.fingerprint[0] = e.fingerprint[0];
+    r.fingerprint[1] = e.fingerprint[1];
+    if (auto set = setOf.find(e.id); set != setOf.end()) r.resourceSet = set->get<std::string>();
+    st.resources.emplace(e.id, std::move(r));
+  }
+  st.files.insert(files.begin(), files.end());
+  return st;
+}
+
+} // namespace
+
 llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artifact, int64_t version,
                                         const PushOptions& options, llvm::raw_ostream* log) {
   PushResult result;
   PhaseLog phase(log);
+  // 1. The server's extensions, and whether the remembered state is its latest version (a delta is then
+  // possible: docs/server.md "Delta versions").
+  ServerFeatures features = serverFeatures(client);
+  std::optional<DeltaState> base = deltaBaseState(client, options, features, result.deltaFallback);
+  if (log && !result.deltaFallback.empty()) *log << "  push: " << result.deltaFallback << "\n";
   // 2. Files (stat, then upload the missing ones) on a thread and connections of their own, while this thread
   // rewrites the resources and serialises the put_version body: the uploads are server and PostgreSQL work,
   // the rewrite is this process's. Every file is stored before the version is sent (below), as with the
   // reference exporter, so no server ever sees a version whose files are still missing.
   PushResult files;
+  std::vector<std::string> fileHashes;   // every file of the artifact (for the next delta state)
   std::optional<llvm::Error> filesError; // set by the uploader
   double filesSeconds = 0;
   std::thread uploader([&] {
     auto started = std::chrono::steady_clock::now();
-    filesError = pushFiles(client.endpoint(), artifact, options, files);
+    filesError = pushFiles(client.endpoint(), artifact, options, features.fileBatchLimit,
+                           base ? &base->files : nullptr, fileHashes, files);
     filesSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   });
   Joiner joinUploader{uploader};
@@ -239,6 +354,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   nlohmann::json tail = nlohmann::json::object();
   tail["resource_state"] = std::move(parts->resourceState);
   tail["resource_sets"] = std::move(resourceSets);
+  const nlohmann::json& setOf = tail["resource_sets"]; // unversioned id -> set name
   tail["unknowns"] = nlohmann::json::array();
   tail["version_info"] = {{"export_metadata", options.exportMetadata}};
   if (options.partial) {
@@ -269,17 +385,63 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     return body;
   };
 
+  // Compressed here, not when sent: this thread would otherwise only wait for the file uploads.
+  auto compress = [](Request& r) {
+    if (r.body.size() < 1024) return; // the size from which Client gzips a body (orchestrator.md §18)
+    r.body = gzip(r.body, r.body.size() > (1u << 20) ? 1 : 6);
+    r.gzipped = true;
+  };
   Request put;
   put.method = "PUT";
   put.path = options.partial ? "/api/v2/version/partial" : "/api/v1/version";
-  put.body = assemble();
-  size_t bodyBytes = put.body.size();
-  // Compressed here, not when sent: this thread would otherwise only wait for the file uploads.
-  if (bodyBytes >= 1024) { // the size from which Client gzips a body (orchestrator.md §18)
-    put.body = gzip(put.body, bodyBytes > (1u << 20) ? 1 : 6);
-    put.gzipped = true;
+  Request deltaPut;
+  std::optional<Delta> delta;
+  if (base) {
+    delta = computeDelta(*parts, setOf, *base);
+    // Worth it unless most of a large version changed (the whole one is then about as small and simpler).
+    if ((delta->changed.size() + delta->removed.size()) * 2 > parts->entries.size() &&
+        parts->entries.size() >= 1000)
+      delta.reset();
   }
-  phase.done("serialising put_version (" + std::to_string(bodyBytes) + " bytes)");
+  if (delta) {
+    // The delta body: put_version's fields, the changed resources' texts cut out of the rewritten array, and
+    // resource_state/resource_sets of those resources only (the kept ones keep the base's).
+    nlohmann::json deltaTail = nlohmann::json::object();
+    for (auto it = tail.begin(); it != tail.end(); ++it)
+      if (it.key() != "resource_state" && it.key() != "resource_sets") deltaTail[it.key()] = it.value();
+    deltaTail["resource_state"] = nlohmann::json::object();
+    deltaTail["resource_sets"] = nlohmann::json::object();
+    for (size_t i : delta->changed) {
+      const detail::ResourceEntry& e = parts->entries[i];
+      if (e.undefined) deltaTail["resource_state"][e.id] = "undefined";
+      if (auto set = setOf.find(e.id); set != setOf.end()) deltaTail["resource_sets"][e.id] = *set;
+    }
+    deltaTail["base_version"] = base->version;
+    deltaTail["base_token"] = base->token;
+    deltaTail["removed_resources"] = delta->removed;
+    std::string& b = deltaPut.body;
+    b = "{\"version\": " + std::to_string(version) + ", \"resources\": [";
+    for (size_t k = 0; k < delta->changed.size(); ++k) {
+      const detail::ResourceEntry& e = parts->entries[delta->changed[k]];
+      if (k) b += ",\n";
+      b.append(parts->resourcesJson, e.begin, e.end - e.begin);
+    }
+    std::string rest = deltaTail.dump();
+    b += "], ";
+    b.append(rest, 1, rest.size() - 1);
+    deltaPut.method = "PUT";
+    deltaPut.path = "/api/v2/version/delta";
+    size_t bytes = b.size();
+    compress(deltaPut);
+    phase.done("serialising the delta against version " + std::to_string(base->version) + " (" +
+               std::to_string(delta->changed.size()) + " changed, " + std::to_string(delta->removed.size()) +
+               " removed, " + std::to_string(bytes) + " bytes)");
+  } else {
+    put.body = assemble();
+    size_t bodyBytes = put.body.size();
+    compress(put);
+    phase.done("serialising put_version (" + std::to_string(bodyBytes) + " bytes)");
+  }
 
   uploader.join();
   if (*filesError) return std::move(*filesError);
@@ -308,7 +470,38 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     phase.done("codebatched");
   }
 
-  auto stored = client.send(put);
+  std::optional<std::string> newToken; // the stored version's content token, when known
+  std::thread stateWriter;             // writes the next delta state (below)
+  llvm::Error stateError = llvm::Error::success();
+  Joiner joinStateWriter{stateWriter};
+  if (delta) {
+    auto sent = client.send(deltaPut);
+    if (sent) {
+      auto j = sent->json();
+      if (j && (*j)["data"].is_object() && (*j)["data"]["token"].is_string())
+        newToken = (*j)["data"]["token"].get<std::string>();
+      else if (!j)
+        llvm::consumeError(j.takeError());
+      result.delta = true;
+      result.deltaBase = base->version;
+      result.changed = delta->changed.size();
+      result.removed = delta->removed.size();
+    } else {
+      // Refused (the base is no longer the latest, was deleted, or anything else the server did not take):
+      // the whole version goes up instead. Authentication and an unreachable database fail either way.
+      Failure f = takeFailure(sent.takeError());
+      if (f.status == 401 || f.status == 403 || f.status == 503 || f.status == 0) return fail(f.text);
+      result.deltaFallback = "the server refused the delta against version " + std::to_string(base->version) +
+                             " (" + std::to_string(f.status) + ": " + f.message +
+                             "); pushing the whole version";
+      if (log) *log << "  push: " << result.deltaFallback << "\n";
+      put.body = assemble();
+      compress(put);
+      delta.reset();
+    }
+    phase.done("delta put_version");
+  }
+  auto stored = delta ? llvm::Expected<Response>(Response{}) : client.send(put);
   if (!stored) {
     Failure f = takeFailure(stored.takeError());
     // An older server that does not know pip_config: the reference exporter retries without it.
@@ -327,7 +520,24 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     version = (*j)["data"].get<int64_t>();
   }
   result.version = version;
-  phase.done("put_version");
+  if (!delta) phase.done("put_version");
+  // Remember what the server now has, for the next export's delta (a whole push asks for the token).
+  if (!options.partial && !options.deltaStatePath.empty() && features.deltaVersions) {
+    if (!newToken) {
+      auto latest = client.call("GET", "/api/v2/version/delta_base");
+      if (latest && (*latest)["data"].is_object() &&
+          (*latest)["data"].value("version", int64_t(-1)) == version &&
+          (*latest)["data"]["token"].is_string())
+        newToken = (*latest)["data"]["token"].get<std::string>();
+      else if (!latest)
+        llvm::consumeError(latest.takeError());
+    }
+    // Built and written on a thread of its own, alongside the release (joined before returning).
+    stateWriter = std::thread([&, token = newToken.value_or("")] {
+      DeltaState next = nextState(client, *parts, setOf, version, token, fileHashes);
+      stateError = writeDeltaState(options.deltaStatePath, next);
+    });
+  }
 
   // 5. -d: release it.
   if (options.release) {
@@ -342,6 +552,15 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     }
     phase.done("release");
   }
+  if (stateWriter.joinable()) {
+    stateWriter.join();
+    phase.done("writing the delta state (alongside the release)");
+  }
+  // Only the next export's speed depends on the state: without it, that one pushes the whole version.
+  if (stateError && log)
+    *log << "  push: " << llvm::toString(std::move(stateError)) << "\n";
+  else
+    llvm::consumeError(std::move(stateError));
   return result;
 }
 

@@ -183,6 +183,9 @@ llvm::Error finishGraph(Built& b) {
         work.push_back(d);
       }
   }
+  // Both lists in byte order of the ids, as the streamed and the delta put_version derive them in SQL.
+  std::sort(in.undeployable.begin(), in.undeployable.end());
+  std::sort(in.skippedForUndeployable.begin(), in.skippedForUndeployable.end());
   // Suitable for partial compiles: no requires between different named sets.
   for (size_t i = 0; i < in.resources.size() && in.suitableForPartial; ++i)
     for (const auto& q : requiresOf[i]) {
@@ -329,8 +332,9 @@ constexpr size_t kStreamBatch = 2000;
 } // namespace
 
 /// Parses a put_version body into store rows; Failure(BadRequest) names the offending field. The graph
-/// checks run unless `partial` (a partial export may require resources of its base version).
-llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial) {
+/// checks run unless `partial` or not `graph` (see VersionBody.h).
+llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial,
+                                   bool graph) {
   if (!body.is_object()) return bad("the request body must be a JSON object");
   store::VersionInput in;
   in.environment = env;
@@ -387,7 +391,7 @@ llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json&
       return bad("resource_sets names " + it.key() + ", which is not a resource of this version");
   if (llvm::Error e = readVersionTail(body, in)) return e;
   Built b{std::move(in), std::move(requiresOf)};
-  if (!partial)
+  if (!partial && graph)
     if (llvm::Error e = finishGraph(b)) return e;
   return b;
 }

@@ -20,8 +20,10 @@ struct Built {
 };
 
 /// Parses a put_version body into store rows; Failure(BadRequest) names the offending field. The graph
-/// checks run unless `partial` (a partial export may require resources of its base version).
-llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial);
+/// checks run unless `partial` (a partial export may require resources of its base version) or not `graph`
+/// (a delta's resources require resources of its base: the store checks the materialised version).
+llvm::Expected<Built> parseVersion(const std::string& env, const nlohmann::json& body, bool partial,
+                                   bool graph = true);
 
 /// Merges a partial export into its base version's resources (orchestrator.md §3.7); Failure(BadRequest)
 /// names the rule that is broken.

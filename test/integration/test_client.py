@@ -220,9 +220,10 @@ class ExportPushTest(ClientTestBase):
         self.assertIn("Committed resources with version 7", p.stdout)
         paths = self.rec.paths()
         self.assertEqual(paths[0], ("POST", "/api/v2/reserve_version"))
-        self.assertEqual(paths[1], ("POST", "/api/v1/file"))
-        # the probe for our file-batch extension (docs/server.md); this fake does not announce it
-        self.assertEqual(paths[2], ("GET", "/api/v1/serverstatus"))
+        # the probe for our extensions (file batches, delta versions: docs/server.md), before the file stat;
+        # this fake announces neither
+        self.assertEqual(paths[1], ("GET", "/api/v1/serverstatus"))
+        self.assertEqual(paths[2], ("POST", "/api/v1/file"))
         uploads = [x for x in paths if x[0] == "PUT" and x[1].startswith("/api/v1/file/")]
         self.assertEqual(paths[3 + len(uploads):], [("PUT", "/api/v1/codebatched/7"), ("PUT", "/api/v1/version"),
                                                     ("POST", "/api/v1/version/7")])

@@ -28,6 +28,15 @@ void lockEnvironmentExclusive(pqxx::work& tx, const std::string& env);
 void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
                    const std::vector<ResourceRow>& rows);
 
+/// The opening of a put_version (locks, checks, the configurationmodel row) and its close (unknowns, agents,
+/// code links, the `store` action); PgVersions.cpp, shared with the delta form (PgDeltaVersions.cpp).
+void beginVersion(pqxx::work& tx, const VersionInput& in);
+void finishVersion(pqxx::work& tx, const VersionInput& in);
+/// Derived from the stored rows of version `v`: the dependents (transitively) of its undefined resources that
+/// are not undefined themselves, sorted; and whether no requires edge joins two different named sets.
+std::vector<std::string> skippedForUndeployable(pqxx::work& tx, const std::string& env, int64_t v);
+bool suitableForPartial(pqxx::work& tx, const std::string& env, int64_t v);
+
 class PgStore final : public Store {
  public:
   explicit PgStore(DbSettings db) : db_(std::move(db)) {}
@@ -56,6 +65,8 @@ class PgStore final : public Store {
   llvm::Error
   putVersionStreamed(const std::string& env,
                      const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) override;
+  llvm::Error putDeltaVersion(const DeltaVersionInput& input) override;
+  llvm::Expected<nlohmann::json> deltaBase(const std::string& env) override;
   llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;

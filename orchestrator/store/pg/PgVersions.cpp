@@ -189,8 +189,6 @@ void copyResources(pqxx::work& tx, const std::string& env, int64_t version,
   copy.complete();
 }
 
-namespace {} // namespace
-
 llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
   return withTx<int64_t>(db_, "reserving a version", [&](pqxx::work& tx) {
     pqxx::result r = tx.exec_params(
@@ -199,8 +197,6 @@ llvm::Expected<int64_t> PgStore::reserveVersion(const std::string& env) {
     return r[0][0].as<int64_t>();
   });
 }
-
-namespace {
 
 /// The checks and the configurationmodel row that open a put_version. Partial exports take the environment
 /// lock exclusively, full ones shared (orchestrator.md §3.7).
@@ -307,6 +303,36 @@ void finishVersion(pqxx::work& tx, const VersionInput& in) {
           "FROM resource r WHERE r.environment = $1 AND r.model = $2::integer",
       in.environment, in.version);
 }
+
+std::vector<std::string> skippedForUndeployable(pqxx::work& tx, const std::string& env, int64_t v) {
+  pqxx::result skipped = tx.exec_params(
+      "WITH RECURSIVE e AS (SELECT r.resource_id AS rid, q AS req FROM resource r CROSS JOIN LATERAL "
+      "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND r.model = $2), "
+      "s(rid) AS (SELECT e.rid FROM e JOIN resource u ON u.environment = $1 AND u.model = $2 AND "
+      "u.resource_id = e.req "
+      "AND u.is_undefined UNION SELECT e.rid FROM e JOIN s ON e.req = s.rid) "
+      "SELECT s.rid FROM s JOIN resource r ON r.environment = $1 AND r.model = $2 AND r.resource_id = "
+      "s.rid "
+      "WHERE NOT r.is_undefined ORDER BY s.rid COLLATE \"C\"",
+      env, v);
+  std::vector<std::string> out;
+  for (const auto& row : skipped) out.push_back(row[0].c_str());
+  return out;
+}
+
+bool suitableForPartial(pqxx::work& tx, const std::string& env, int64_t v) {
+  return tx
+      .exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource r CROSS JOIN LATERAL "
+                   "jsonb_array_elements_text(r.attributes->'requires') q "
+                   "JOIN resource t ON t.environment = $1 AND t.model = $2 AND t.resource_id = q WHERE "
+                   "r.environment = $1 "
+                   "AND r.model = $2 AND r.resource_set IS NOT NULL AND t.resource_set IS NOT NULL AND "
+                   "r.resource_set <> t.resource_set)",
+                   env, v)[0][0]
+      .as<bool>();
+}
+
+namespace {
 
 /// COPYs the rows of a streamed version, opening it first (begin()) once its number is known. The COPY runs
 /// on a writer thread of its own, so PostgreSQL stores one batch while the parser (the caller's thread)
@@ -498,33 +524,12 @@ PgStore::putVersionStreamed(const std::string& envId,
     if (!sv.undefinedIds.empty())
       for (const auto& row :
            tx.exec_params("SELECT resource_id FROM resource WHERE environment = $1 AND model = $2 "
-                          "AND is_undefined ORDER BY resource_id",
+                          "AND is_undefined ORDER BY resource_id COLLATE \"C\"",
                           env, v))
         in.undeployable.push_back(row[0].c_str());
-    if (!in.undeployable.empty()) {
-      pqxx::result skipped = tx.exec_params(
-          "WITH RECURSIVE e AS (SELECT r.resource_id AS rid, q AS req FROM resource r CROSS JOIN LATERAL "
-          "jsonb_array_elements_text(r.attributes->'requires') q WHERE r.environment = $1 AND r.model = $2), "
-          "s(rid) AS (SELECT e.rid FROM e JOIN resource u ON u.environment = $1 AND u.model = $2 AND "
-          "u.resource_id = e.req "
-          "AND u.is_undefined UNION SELECT e.rid FROM e JOIN s ON e.req = s.rid) "
-          "SELECT s.rid FROM s JOIN resource r ON r.environment = $1 AND r.model = $2 AND r.resource_id = "
-          "s.rid "
-          "WHERE NOT r.is_undefined ORDER BY s.rid",
-          env, v);
-      for (const auto& row : skipped) in.skippedForUndeployable.push_back(row[0].c_str());
-    }
+    if (!in.undeployable.empty()) in.skippedForUndeployable = skippedForUndeployable(tx, env, v);
     in.suitableForPartial = true;
-    if (anySets)
-      in.suitableForPartial =
-          tx.exec_params("SELECT NOT EXISTS (SELECT 1 FROM resource r CROSS JOIN LATERAL "
-                         "jsonb_array_elements_text(r.attributes->'requires') q "
-                         "JOIN resource t ON t.environment = $1 AND t.model = $2 AND t.resource_id = q WHERE "
-                         "r.environment = $1 "
-                         "AND r.model = $2 AND r.resource_set IS NOT NULL AND t.resource_set IS NOT NULL AND "
-                         "r.resource_set <> t.resource_set)",
-                         env, v)[0][0]
-              .as<bool>();
+    if (anySets) in.suitableForPartial = suitableForPartial(tx, env, v);
     if (!sv.agentsKnown)
       for (const auto& row :
            tx.exec_params("SELECT DISTINCT agent FROM resource WHERE environment = $1 AND model = $2 "

@@ -12,8 +12,19 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace inm::client::detail {
+
+/// One resource of the rewritten array: its unversioned id, a 128-bit fingerprint of everything but its id
+/// and version (so the same resource exported as another version has the same fingerprint: the delta push
+/// compares them, Push.cpp), whether it is undefined, and where its rewritten object lies in `resourcesJson`.
+struct ResourceEntry {
+  std::string id;
+  uint64_t fingerprint[2] = {0, 0};
+  bool undefined = false;
+  size_t begin = 0, end = 0;
+};
 
 struct ArtifactParts {
   int64_t formatVersion = 0;
@@ -24,6 +35,8 @@ struct ArtifactParts {
   nlohmann::json files = nlohmann::json::object();         // sha1 -> content, as in the artifact
   nlohmann::json resourceSets = nlohmann::json::object();  // set name -> unversioned ids
   nlohmann::json pythonCode = nlohmann::json::array();     // the optional `python_code` (docs/pybridge.md)
+  std::vector<ResourceEntry> entries;                      // per resource, in the artifact's order
+  std::string scratch;                                     // reused by the rewrite (fingerprint text)
 };
 
 /// The sources of a codebatched body for one resource type, from an artifact's `python_code`:

@@ -22,6 +22,9 @@ struct PushOptions {
   std::string compilerVersion;
   unsigned parallelUploads = 8;
   bool fileBatches = true; // use our server's `PUT /api/v1/files` when it announces it (docs/server.md)
+  /// The delta state file (DeltaState.h); "" = always push whole versions. With a state that describes the
+  /// environment's latest version and a server announcing `delta_version`, only the changes go up.
+  std::string deltaStatePath;
 };
 
 struct PushResult {
@@ -33,6 +36,12 @@ struct PushResult {
   /// With -d: true when the server had already released the version itself (the environment's auto_deploy)
   /// and answered the release with 409; the reference's exporter ignores that answer, and so do we.
   bool releasedByServer = false;
+  bool delta = false; ///< the version went up as a delta (PUT /api/v2/version/delta)
+  int64_t deltaBase = 0;
+  size_t changed = 0; ///< with delta: new or changed resources sent
+  size_t removed = 0; ///< with delta: ids of removed resources sent
+  /// Set when a delta was refused and the whole version was pushed instead: the line saying why.
+  std::string deltaFallback;
 };
 
 /// POST /api/v2/reserve_version: the next version number of the client's environment.

@@ -116,6 +116,11 @@ class Service {
   /// PUT /api/v2/version/partial: merges the exported resource sets into the latest version suitable for
   /// partial compiles (orchestrator.md §3.7) under a server-picked version number. Value: the version.
   asio::awaitable<Result> putPartialVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
+  /// PUT /api/v2/version/delta (our extension, docs/server.md "Delta versions"): a version made of its base
+  /// version's resources and the body's changes. Value: {"version": v, "token": its content token or null}.
+  asio::awaitable<Result> putDeltaVersion(std::string env, std::shared_ptr<const nlohmann::json> body);
+  /// GET /api/v2/version/delta_base: {"version": latest stored version (0: none), "token": its token}.
+  asio::awaitable<Result> deltaBase(std::string env);
   asio::awaitable<Result> release(std::string env, int64_t version);
   asio::awaitable<Result> listVersions(std::string env, int64_t start, int64_t limit);
   /// {"model": row, "resources": [...], "unknowns": [...]}.

@@ -109,6 +109,20 @@ struct ActionQuery {
 /// version suitable for partial compiles (another version landed meanwhile): the caller rebuilds and retries.
 inline constexpr const char* kPartialBaseChanged = "the base version of this partial export changed";
 
+/// A delta put_version (our extension, docs/server.md "Delta versions"): the new version is the base
+/// version's resources minus `removed` and minus the ids of `version.resources`, plus `version.resources`.
+struct DeltaVersionInput {
+  /// The version fields and the new or changed resources (graph fields are derived by the store).
+  VersionInput version;
+  int64_t base = 0;                 ///< must be the environment's latest stored version …
+  std::string baseToken;            ///< … and carry this content token
+  std::vector<std::string> removed; ///< unversioned ids of base resources the new version drops
+};
+
+/// Start of the Conflict message of a delta whose base is not the environment's latest version with the
+/// given content token (deleted, replaced, never stored): the exporter then pushes the whole version.
+inline constexpr const char* kDeltaBaseRefused = "the delta's base version";
+
 /// The whole store (implemented in pg/ on libpqxx).
 class Store {
  public:
@@ -153,6 +167,13 @@ class Store {
   virtual llvm::Error
   putVersionStreamed(const std::string& env,
                      const std::function<llvm::Expected<StreamedVersion>(ResourceSink&)>& produce) = 0;
+  /// Stores a delta version in one transaction: the unchanged rows are copied from the base in SQL, the new
+  /// and changed ones written; every derived field equals what putVersion computes for the whole version.
+  /// Conflict starting with kDeltaBaseRefused when the base is not the latest version with that token.
+  virtual llvm::Error putDeltaVersion(const DeltaVersionInput& input) = 0;
+  /// The base a delta may name: {"version": latest stored version, "token": its content token} (0 and null
+  /// when the environment has no version).
+  virtual llvm::Expected<nlohmann::json> deltaBase(const std::string& env) = 0;
   /// The newest version with is_suitable_for_partial_compiles (0 if none).
   virtual llvm::Expected<int64_t> partialBase(const std::string& env) = 0;
   /// The latest stored version number (0 if none) and the latest released one.
