@@ -520,9 +520,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       return [] {};
     }
     if (versions->empty()) return [] {};
-    return [&, v = std::move(*versions)] {
-      auto cs = plan::foldVersions(state.managedIntent(), state.managedVersion(), v);
-      state.applyVersion(cs, v.back().resources);
+    // The version's intents are moved, not copied: into the change set, then into the state machine.
+    return [&, v = std::move(*versions)]() mutable {
+      state.applyVersion(plan::foldVersions(state.managedLookup(), state.managedVersion(), std::move(v)));
     };
   };
   auto collectRequests = [&](pg::SchedulerStore& from, int managed,
@@ -643,8 +643,9 @@ int schedulerMain(const std::vector<std::string>& args, int verbose) {
       say("reset_deploy_progress_on_start is set: every resource counts as new");
       persisted->clear();
     }
-    state.restore(*managed, *intents, *persisted);
+    state.restore(*managed, std::move(*intents), *persisted);
   }
+  *persisted = {}; // read once: the state machine holds what it needs
   readAgents(store)();
   say("started; managing version " + std::to_string(*managed) + " with " +
       std::to_string(state.resourceCount()) + " resources");

@@ -12,16 +12,35 @@ namespace inm::plan {
 
 namespace {
 
-std::set<std::pair<std::string, std::string>> edgesOf(const Intent& i) {
+std::set<std::pair<std::string, std::string>> edgesOf(const std::string& id,
+                                                      const std::vector<std::string>& reqs) {
   std::set<std::pair<std::string, std::string>> out;
-  for (const auto& r : i.requireIds) out.emplace(i.id, r);
+  for (const auto& r : reqs) out.emplace(id, r);
   return out;
 }
 
-} // namespace
+/// A ManagedIntent map seen through ManagedLookup.
+class MapLookup : public ManagedLookup {
+ public:
+  explicit MapLookup(const ManagedIntent& m) : m_(m) {}
+  std::optional<ManagedRef> find(const std::string& id) const override {
+    auto it = m_.find(id);
+    if (it == m_.end()) return std::nullopt;
+    return ref(it->second);
+  }
+  void forEach(const std::function<void(const std::string&, const ManagedRef&)>& fn) const override {
+    for (const auto& [id, i] : m_) fn(id, ref(i));
+  }
 
-ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
-                       const std::vector<VersionSnapshot>& versions) {
+ private:
+  static ManagedRef ref(const Intent& i) { return ManagedRef{&i.hash, i.undefined, &i.requireIds}; }
+  const ManagedIntent& m_;
+};
+
+/// The fold; with `consume` the newest version's intents are moved out of `versions` (which is then
+/// cleared), else copied and `versions` is left untouched.
+ChangeSet fold(const ManagedLookup& managed, int managedVersion, std::vector<VersionSnapshot>& versions,
+               bool consume) {
   ChangeSet cs;
   cs.fromVersion = managedVersion;
   cs.toVersion = managedVersion;
@@ -35,37 +54,40 @@ ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
   for (size_t i = 0; i + 1 < versions.size(); ++i) {
     std::unordered_set<std::string> ids;
     for (const auto& r : versions[i].resources) ids.insert(r.id);
-    for (const auto& [id, _] : managed)
+    managed.forEach([&](const std::string& id, const ManagedRef&) {
       if (!ids.count(id)) missingSomewhere.insert(id);
+    });
     // A resource new in an earlier folded version and dropped later, then re-added, is still simply NEW.
   }
 
-  const auto& newest = versions.back().resources;
+  auto& newest = versions.back().resources;
   std::unordered_set<std::string> newestIds;
-  for (const auto& r : newest) {
+  newestIds.reserve(newest.size());
+  auto take = [&](Intent& r) -> Intent { return consume ? std::move(r) : Intent(r); };
+  for (auto& r : newest) {
     newestIds.insert(r.id);
-    auto it = managed.find(r.id);
-    if (it == managed.end() || missingSomewhere.count(r.id)) {
-      cs.added.push_back(r);
-      for (const auto& e : edgesOf(r)) cs.addedEdges.push_back(e);
+    auto old = managed.find(r.id);
+    if (!old || missingSomewhere.count(r.id)) {
+      for (const auto& e : edgesOf(r.id, r.requireIds)) cs.addedEdges.push_back(e);
+      cs.added.push_back(take(r));
       continue;
     }
-    const Intent& old = it->second;
-    if (old.hash != r.hash || old.undefined != r.undefined)
-      cs.updated.push_back(r);
-    else
-      cs.unchanged.push_back(r);
-    auto before = edgesOf(old), after = edgesOf(r);
+    auto before = edgesOf(r.id, *old->requireIds), after = edgesOf(r.id, r.requireIds);
     for (const auto& e : after)
       if (!before.count(e)) cs.addedEdges.push_back(e);
     for (const auto& e : before)
       if (!after.count(e)) cs.droppedEdges.push_back(e);
+    if (*old->hash != r.hash || old->undefined != r.undefined)
+      cs.updated.push_back(take(r));
+    else
+      cs.unchanged.push_back(take(r));
   }
-  for (const auto& [id, old] : managed) {
-    if (newestIds.count(id)) continue;
+  managed.forEach([&](const std::string& id, const ManagedRef& old) {
+    if (newestIds.count(id)) return;
     cs.deleted.push_back(id);
-    for (const auto& e : edgesOf(old)) cs.droppedEdges.push_back(e);
-  }
+    for (const auto& e : edgesOf(id, *old.requireIds)) cs.droppedEdges.push_back(e);
+  });
+  if (consume) versions.clear();
   auto byId = [](const Intent& a, const Intent& b) { return a.id < b.id; };
   std::sort(cs.added.begin(), cs.added.end(), byId);
   std::sort(cs.updated.begin(), cs.updated.end(), byId);
@@ -74,6 +96,24 @@ ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
   std::sort(cs.addedEdges.begin(), cs.addedEdges.end());
   std::sort(cs.droppedEdges.begin(), cs.droppedEdges.end());
   return cs;
+}
+
+} // namespace
+
+ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
+                       const std::vector<VersionSnapshot>& versions) {
+  // Not consumed: the fold only reads `versions` then.
+  return fold(MapLookup(managed), managedVersion, const_cast<std::vector<VersionSnapshot>&>(versions), false);
+}
+
+ChangeSet foldVersions(const ManagedLookup& managed, int managedVersion,
+                       std::vector<VersionSnapshot>&& versions) {
+  return fold(managed, managedVersion, versions, true);
+}
+
+ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
+                       std::vector<VersionSnapshot>&& versions) {
+  return fold(MapLookup(managed), managedVersion, versions, true);
 }
 
 std::set<std::string> computeBlocked(const std::vector<const Intent*>& intents) {

@@ -102,14 +102,19 @@ uint32_t SchedulerState::agentFor(const std::string& name) {
 }
 
 void SchedulerState::setIntent(Res& r, const plan::Intent& i) {
+  plan::Intent copy = i;
+  setIntent(r, std::move(copy));
+}
+
+void SchedulerState::setIntent(Res& r, plan::Intent&& i) {
   r.agent = agentFor(i.agent);
-  r.hash = i.hash;
-  r.undefined = i.undefined;
-  r.attributes = i.attributes;
-  r.attributesText = i.attributesText;
-  r.requireIds = i.requireIds;
   r.sendEvent = i.sendEvent.value_or(boolAttr(i.attributes, "send_event", false));
   r.receiveEvents = i.receiveEvents.value_or(boolAttr(i.attributes, "receive_events", true));
+  if (r.hash != i.hash) r.hash = std::move(i.hash);
+  r.undefined = i.undefined;
+  r.attributes = std::move(i.attributes);
+  r.attributesText = std::move(i.attributesText);
+  if (r.requireIds != i.requireIds) r.requireIds = std::move(i.requireIds);
   r.present = true;
 }
 
@@ -203,6 +208,19 @@ bool SchedulerState::isDirty(const Res& r) const {
          (r.compliance == Compliance::HasUpdate || r.compliance == Compliance::NonCompliant);
 }
 
+std::optional<plan::ManagedRef> SchedulerState::Lookup::find(const std::string& id) const {
+  auto it = s_.index_.find(id);
+  if (it == s_.index_.end() || !s_.res_[it->second].present) return std::nullopt;
+  const Res& r = s_.res_[it->second];
+  return plan::ManagedRef{&r.hash, r.undefined, &r.requireIds};
+}
+
+void SchedulerState::Lookup::forEach(
+    const std::function<void(const std::string&, const plan::ManagedRef&)>& fn) const {
+  for (const Res& r : s_.res_)
+    if (r.present) fn(r.id, plan::ManagedRef{&r.hash, r.undefined, &r.requireIds});
+}
+
 plan::ManagedIntent SchedulerState::managedIntent() const {
   plan::ManagedIntent m;
   for (const auto& r : res_) {
@@ -214,13 +232,14 @@ plan::ManagedIntent SchedulerState::managedIntent() const {
   return m;
 }
 
-void SchedulerState::restore(int version, const std::vector<plan::Intent>& intents,
+void SchedulerState::restore(int version, std::vector<plan::Intent> intents,
                              const std::unordered_map<std::string, PersistedState>& persisted) {
   version_ = version;
-  for (const auto& i : intents) {
+  res_.reserve(res_.size() + intents.size());
+  for (auto& i : intents) {
     uint32_t idx = slotFor(i.id);
     Res& r = res_[idx];
-    setIntent(r, i);
+    setIntent(r, std::move(i));
     resetFresh(r);
     auto it = persisted.find(i.id);
     if (it == persisted.end()) continue;
@@ -269,7 +288,15 @@ void SchedulerState::startDeploying() {
 }
 
 void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<plan::Intent>& newest) {
+  (void)newest;
+  plan::ChangeSet copy = cs;
+  applyVersion(std::move(copy));
+}
+
+void SchedulerState::applyVersion(plan::ChangeSet&& cs) {
+  res_.reserve(res_.size() + cs.added.size());
   VersionWrite vw;
+  vw.rows.reserve(cs.added.size() + cs.updated.size());
   vw.version = cs.toVersion;
   for (const auto& id : cs.deleted) {
     auto it = index_.find(id);
@@ -282,28 +309,29 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
     r.generation++;
     vw.orphans.push_back({id, version_});
   }
-  for (const auto& i : cs.added) {
+  for (auto& i : cs.added) {
     uint32_t idx = slotFor(i.id);
     unscheduleDeploy(idx);
     cancelTimer(idx);
     Res& r = res_[idx];
-    setIntent(r, i);
-    resetFresh(r);
     vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, true, Blocked::NotBlocked});
+    setIntent(r, std::move(i));
+    resetFresh(r);
   }
-  for (const auto& i : cs.updated) {
+  for (auto& i : cs.updated) {
     uint32_t idx = slotFor(i.id);
     Res& r = res_[idx];
-    bool wasUndefined = r.undefined;
-    setIntent(r, i);
+    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, false, Blocked::NotBlocked});
+    setIntent(r, std::move(i));
     r.generation++;
     r.compliance = r.undefined ? Compliance::Undefined : Compliance::HasUpdate;
     if (r.blocked == Blocked::TemporarilyBlocked) r.blocked = Blocked::NotBlocked;
-    (void)wasUndefined;
-    vw.rows.push_back({i.id, i.agent, i.hash, i.undefined, false, Blocked::NotBlocked});
   }
-  for (const auto& i : cs.unchanged) setIntent(res_[slotFor(i.id)], i);
-  (void)newest;
+  for (auto& i : cs.unchanged) setIntent(res_[slotFor(i.id)], std::move(i));
+  // The intents live in res_ now; what is left of the change set is ids and edges.
+  std::vector<plan::Intent>().swap(cs.added);
+  std::vector<plan::Intent>().swap(cs.updated);
+  std::vector<plan::Intent>().swap(cs.unchanged);
   version_ = cs.toVersion;
   rebuildGraph();
   recomputeBlocked(true);
@@ -334,7 +362,11 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
   } else {
     effects_.version = std::move(vw);
   }
-  effects_.log.push_back(cs.dump().substr(0, cs.dump().find('\n')));
+  // The first line of cs.dump() (the whole dump is a line per resource).
+  std::string line =
+      "fold " + std::to_string(cs.fromVersion) + " -> " + std::to_string(cs.toVersion) + " (versions";
+  for (int v : cs.folded) line += ' ' + std::to_string(v);
+  effects_.log.push_back(line + ")");
   pump();
 }
 

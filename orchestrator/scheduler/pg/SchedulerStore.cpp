@@ -68,6 +68,21 @@ std::string isoTime(TimePoint t) {
   return buf;
 }
 
+void ArrayText::add(std::string_view item) {
+  text_ += text_.empty() ? "{\"" : ",\"";
+  for (char c : item) {
+    if (c == '"' || c == '\\') text_ += '\\';
+    text_ += c;
+  }
+  text_ += '"';
+}
+
+std::string ArrayText::take() {
+  std::string out = text_.empty() ? std::string("{}") : std::move(text_) + "}";
+  text_.clear();
+  return out;
+}
+
 std::string pgArray(const std::vector<std::string>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
@@ -301,13 +316,21 @@ llvm::Expected<std::vector<plan::Intent>> SchedulerStore::loadVersion(int versio
   try {
     pqxx::read_transaction tx{*impl_->conn};
     std::vector<plan::Intent> out;
-    auto r = tx.exec_params(
-        "SELECT resource_id, agent, attribute_hash, is_undefined, attributes::text, attributes->'requires', "
-        "attributes->'send_event', attributes->'receive_events' FROM resource "
-        "WHERE environment = $1::uuid AND model = $2",
-        impl_->env, version);
-    out.reserve(r.size());
-    for (const auto& row : r) out.push_back(intentFromRow(row));
+    auto count = tx.exec_params("SELECT count(*) FROM resource WHERE environment = $1::uuid AND model = $2",
+                                impl_->env, version);
+    out.reserve(count[0][0].as<size_t>());
+    // Read through a cursor, a page at a time: one result of 100k rows holds every row's text at once (tens
+    // of MiB next to the intents built from it).
+    tx.exec("DECLARE inm_version_rows NO SCROLL CURSOR FOR SELECT resource_id, agent, attribute_hash, "
+            "is_undefined, attributes::text, attributes->'requires', attributes->'send_event', "
+            "attributes->'receive_events' FROM resource WHERE environment = " +
+            tx.quote(impl_->env) + "::uuid AND model = " + std::to_string(version));
+    for (;;) {
+      auto r = tx.exec("FETCH 5000 FROM inm_version_rows");
+      for (const auto& row : r) out.push_back(intentFromRow(row));
+      if (r.size() < 5000) break;
+    }
+    tx.exec("CLOSE inm_version_rows");
     return out;
   } catch (const std::exception& e) {
     return dbError("reading version " + std::to_string(version) + " of environment " + impl_->env, e);
@@ -587,20 +610,25 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
     }
     if (e.version) {
       const VersionWrite& v = *e.version;
-      if (!v.rows.empty()) {
-        std::vector<std::string> ids, types, agents, values, hashes, undef, fresh, blocked;
-        for (const auto& r : v.rows) {
+      // In chunks, each array built straight from the rows: one statement for 100k rows held eight arrays of
+      // 100k strings and their texts at once.
+      for (size_t from = 0; from < v.rows.size(); from += kVersionChunk) {
+        size_t to = std::min(v.rows.size(), from + kVersionChunk);
+        ArrayText ids, types, agents, values, hashes, undef, fresh, blocked;
+        for (size_t k = from; k < to; ++k) {
+          const auto& r = v.rows[k];
           std::string type, value;
           splitId(r.resourceId, type, value);
-          ids.push_back(r.resourceId);
-          types.push_back(type);
-          agents.push_back(r.agent);
-          values.push_back(value);
-          hashes.push_back(r.hash);
-          undef.push_back(r.undefined ? "t" : "f");
-          fresh.push_back(r.fresh ? "t" : "f");
-          blocked.push_back(toString(r.blocked));
+          ids.add(r.resourceId);
+          types.add(type);
+          agents.add(r.agent);
+          values.add(value);
+          hashes.add(r.hash);
+          undef.add(r.undefined ? "t" : "f");
+          fresh.add(r.fresh ? "t" : "f");
+          blocked.add(toString(r.blocked));
         }
+        std::string idText = ids.take(), freshText = fresh.take();
         tx.exec_params(
             "INSERT INTO resource_persistent_state AS s (environment, resource_id, resource_type, agent, "
             "resource_id_value, current_intent_attribute_hash, is_undefined, blocked) "
@@ -615,8 +643,8 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
             "WHERE s.current_intent_attribute_hash IS DISTINCT FROM EXCLUDED.current_intent_attribute_hash "
             "OR s.is_undefined <> EXCLUDED.is_undefined OR s.blocked <> EXCLUDED.blocked "
             "OR s.orphaned_after IS NOT NULL OR s.agent <> EXCLUDED.agent",
-            env, pgArray(ids), pgArray(types), pgArray(agents), pgArray(values), pgArray(hashes),
-            pgArray(undef), pgArray(blocked), pgArray(fresh));
+            env, idText, types.take(), agents.take(), values.take(), hashes.take(), undef.take(),
+            blocked.take(), freshText);
         // NEW resources (first seen, or back after being orphaned/dropped) start from scratch.
         tx.exec_params(
             "UPDATE resource_persistent_state s SET last_deployed_attribute_hash = NULL, "
@@ -626,7 +654,7 @@ llvm::Error SchedulerStore::write(const Effects& e, int64_t seq) {
             "FROM unnest($2::text[], $3::bool[]) AS u(id, fresh) "
             "WHERE s.environment = $1::uuid AND s.resource_id = u.id AND u.fresh AND s.last_handler_run <> "
             "'NEW'",
-            env, pgArray(ids), pgArray(fresh));
+            env, idText, freshText);
       }
       if (!v.orphans.empty()) {
         std::vector<std::string> ids, after;

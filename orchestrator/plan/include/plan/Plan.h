@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,11 +57,33 @@ struct ChangeSet {
   std::string dump() const;
 };
 
+/// What the fold reads of one managed resource (pointers into the owner's records, valid during the fold).
+struct ManagedRef {
+  const std::string* hash = nullptr;
+  bool undefined = false;
+  const std::vector<std::string>* requireIds = nullptr;
+};
+
+/// The managed intent as the fold reads it: the scheduler answers from its own records, so a fold of 100k
+/// resources does not first copy them into a ManagedIntent.
+class ManagedLookup {
+ public:
+  virtual ~ManagedLookup() = default;
+  virtual std::optional<ManagedRef> find(const std::string& id) const = 0;
+  virtual void forEach(const std::function<void(const std::string& id, const ManagedRef&)>& fn) const = 0;
+};
+
 /// Folds `versions` (released, ascending, all newer than the managed version) into one change set against
 /// `managed`. A resource absent from any folded version but present in the newest is NEW (fresh state), even
 /// if its hash equals the managed one. Only the newest version's content becomes intent.
 ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
                        const std::vector<VersionSnapshot>& versions);
+/// The same fold; the newest version's intents are moved into the change set (`versions` is left empty), so
+/// a 100k-resource version is held once, not twice.
+ChangeSet foldVersions(const ManagedLookup& managed, int managedVersion,
+                       std::vector<VersionSnapshot>&& versions);
+ChangeSet foldVersions(const ManagedIntent& managed, int managedVersion,
+                       std::vector<VersionSnapshot>&& versions);
 
 /// The blocked resources of a complete intent: every undefined resource and everything that transitively
 /// requires one (requires pointing outside `intents` are ignored). Sorted ids.

@@ -163,6 +163,8 @@ struct Stats {
 class SchedulerState {
  public:
   SchedulerState(Executor& executor, const Clock& clock, std::function<std::string()> newUuid = {});
+  SchedulerState(const SchedulerState&) = delete; // lookup_ refers to this object
+  SchedulerState& operator=(const SchedulerState&) = delete;
 
   /// Settings changed (or first set): re-arms timers.
   void setSettings(const Settings& s);
@@ -170,7 +172,7 @@ class SchedulerState {
 
   /// Rebuilds state after a start from the last processed version's intent and the rps rows (§6.10). Call
   /// once, before anything else; resources without a row count as new.
-  void restore(int version, const std::vector<plan::Intent>& intents,
+  void restore(int version, std::vector<plan::Intent> intents,
                const std::unordered_map<std::string, PersistedState>& persisted);
   /// After restore and any newer versions: schedules all dirty resources at INTERVAL_DEPLOY (start) and arms
   /// timers.
@@ -178,9 +180,13 @@ class SchedulerState {
 
   /// The intent this scheduler manages (input to plan::foldVersions).
   plan::ManagedIntent managedIntent() const;
+  /// The same intent read in place (no copy; valid while the state is not changed).
+  const plan::ManagedLookup& managedLookup() const { return lookup_; }
   int managedVersion() const { return version_; }
   /// Applies a folded change set; `newest` is the full content of cs.toVersion.
   void applyVersion(const plan::ChangeSet& cs, const std::vector<plan::Intent>& newest);
+  /// The same, moving the change set's intents into the state (its intent lists are left empty).
+  void applyVersion(plan::ChangeSet&& cs);
 
   /// User deploy (dirty only, USER_DEPLOY) or repair (all non-BLOCKED, USER_REPAIR), optionally limited to
   /// agents (§6.8). A repair requested while an earlier one still has work queued or running joins that run:
@@ -309,6 +315,7 @@ class SchedulerState {
   uint32_t slotFor(const std::string& id);
   uint32_t agentFor(const std::string& name);
   void setIntent(Res& r, const plan::Intent& i);
+  void setIntent(Res& r, plan::Intent&& i);
   void resetFresh(Res& r);
   void rebuildGraph();
   void recomputeBlocked(bool recordEffects);
@@ -327,8 +334,19 @@ class SchedulerState {
   void armCron();
   void noteBlocked(const Res& r);
 
+  class Lookup : public plan::ManagedLookup {
+   public:
+    explicit Lookup(const SchedulerState& s) : s_(s) {}
+    std::optional<plan::ManagedRef> find(const std::string& id) const override;
+    void forEach(const std::function<void(const std::string&, const plan::ManagedRef&)>& fn) const override;
+
+   private:
+    const SchedulerState& s_;
+  };
+
   Executor& executor_;
   const Clock& clock_;
+  Lookup lookup_{*this};
   std::function<std::string()> newUuid_;
   Settings settings_;
   int version_ = 0;

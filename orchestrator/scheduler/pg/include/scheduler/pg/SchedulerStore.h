@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace inm::scheduler::pg {
@@ -126,5 +127,17 @@ SplitEffects splitForWriters(Effects e, size_t shards);
 std::string isoTime(TimePoint t);
 /// PostgreSQL text-array literal of `items` (quoted and escaped).
 std::string pgArray(const std::vector<std::string>& items);
+/// The same literal built item by item (no vector of copies first).
+class ArrayText {
+ public:
+  void add(std::string_view item);
+  /// The literal of the items added since the last take.
+  std::string take();
+
+ private:
+  std::string text_;
+};
+/// Rows per statement of a version's rps write (SchedulerStore::write).
+constexpr size_t kVersionChunk = 5000;
 
 } // namespace inm::scheduler::pg
