@@ -119,7 +119,7 @@ bool rewriteResource(std::string_view obj, const std::string& suffix, ArtifactPa
   std::string_view id;
   bool undefined = false;
   ResourceEntry entry;
-  entry.begin = out.size() - 1; // at the object's opening brace
+  entry.begin = out.size() - 1;    // at the object's opening brace
   std::string& fp = parts.scratch; // the members but id and version, for the fingerprint
   fp.clear();
   if (!sc.accept('}')) {

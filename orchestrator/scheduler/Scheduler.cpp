@@ -241,7 +241,7 @@ void SchedulerState::restore(int version, std::vector<plan::Intent> intents,
     Res& r = res_[idx];
     setIntent(r, std::move(i));
     resetFresh(r);
-    auto it = persisted.find(i.id);
+    auto it = persisted.find(r.id); // i is moved from (its id is kept, but r.id is the slot's own)
     if (it == persisted.end()) continue;
     const PersistedState& p = it->second;
     r.lastResult = parseHandlerResult(p.lastHandlerRun).value_or(HandlerResult::New);
