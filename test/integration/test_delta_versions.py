@@ -225,17 +225,9 @@ std::testing::NullResource(name="b", agentname="agent1", requires=a)
 """
 
 
-class DeltaExportTest(unittest.TestCase):
+class DeltaExportTest(sf.ServerTestCase):
     """`inmanta export` against a server: the second push is a delta, a refused delta falls back to the whole
     version, and a delta-pushed version reads as the same version pushed whole."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.s = sf.Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.stop()
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="inm-delta-")

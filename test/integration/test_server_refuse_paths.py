@@ -19,6 +19,7 @@ import unittest
 
 import server_fixture as sf
 from test_server_disk_full import fill, mount_tmpfs
+from test_server_framing import parse_answers
 
 ROUNDS = int(os.environ.get("INM_REFUSE_ROUNDS", "25"))
 MAX = 65536  # max_request_size of the servers here
@@ -57,17 +58,7 @@ def talk(port, data, pieces=1, close_after=None, reset=False, timeout=15):
 
 def statuses(raw):
     """The status codes of the Content-Length framed answers in `raw`."""
-    out = []
-    while raw:
-        head, sep, rest = raw.partition(b"\r\n\r\n")
-        if not sep:
-            break
-        lines = head.decode("latin-1").split("\r\n")
-        out.append(int(lines[0].split()[1]))
-        length = next((int(v) for k, _, v in (ln.partition(":") for ln in lines[1:])
-                       if k.strip().lower() == "content-length"), 0)
-        raw = rest[length:]
-    return out
+    return [status for status, _ in parse_answers(raw)]
 
 
 def request(method, path, body=b"", env=None, chunked=False, close=True, length=None):
