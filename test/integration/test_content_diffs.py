@@ -1,11 +1,13 @@
 """Content diffs (docs/cli.md "dryrun", docs/server.md): a file resource's content change shows as a unified
 text diff, with the hashes kept, in the dry-run report (API and `inmanta-cli dryrun request --wait|show`) and in
-the desired-state diff between two versions. Real server, scheduler and executor; the model is exported with
+the desired-state diff between two versions, and the deploy that changes the file logs the diff of what was on
+disk and what it wrote (its change log). Real server, scheduler and executor; the model is exported with
 `inmanta export` to an environment made with inmanta-cli."""
 import json
 import os
 import re
 import unittest
+import urllib.parse
 
 import harness
 from test_client_server import ServerCliMixin
@@ -62,6 +64,20 @@ class ContentDiffTest(ServerCliMixin, unittest.TestCase):
         (entry,) = [d for d in body["data"] if d["resource_id"] == rid]
         self.assertEqual(entry["attributes"]["hash"]["diff"],
                          f"--- version {v1}\n+++ version {v2}\n@@ -1,3 +1,4 @@\n alpha\n beta\n gamma\n+delta\n")
+        # Version 2 deploys over the drifted file: the deploy's change log carries the diff of what was on disk
+        # and what it wrote.
+        harness.wait_for(lambda: open(self.target).read() == "alpha\nbeta\ngamma\ndelta\n", timeout=60,
+                         what="version 2 deployed")
+
+        def change_log():
+            st, body, _ = harness.http("GET", f"http://127.0.0.1:{self.port}/api/v2/resource/"
+                                              f"{urllib.parse.quote(rid, safe='')}/logs?limit=50",
+                                       headers={"X-Inmanta-tid": env})
+            self.assertEqual(st, 200, body)
+            return [m["msg"] for m in body["data"] if m["msg"].startswith("Updated the content of")]
+        logged = harness.wait_for(change_log, timeout=30, what="the deploy's content change log line")
+        self.assertEqual(logged[0], f"Updated the content of {self.target}:\n--- previous\n+++ deployed\n"
+                                    "@@ -1,3 +1,4 @@\n alpha\n-BETA\n+beta\n gamma\n+delta\n")
 
 
 if __name__ == "__main__":

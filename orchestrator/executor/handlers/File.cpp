@@ -2,9 +2,13 @@
 // is fetched through the host's FileSource, verified, and written through the agent's HostIo (the executor's
 // host or an ssh:// host), which replaces the file atomically (temp file in the same directory, renamed
 // over the path), so a reader sees the old file or the new one, never a half-written one. Attributes that
-// are null in the desired state (owner, group, permissions) are not managed.
+// are null in the desired state (owner, group, permissions) are not managed. A content change is logged on
+// the deploy action with the unified diff of the old and new content (the deploy's change log).
 #include "Posix.h"
 #include "StdHandlers.h"
+#include "support/TextDiff.h"
+
+#include <optional>
 
 namespace inm::executor::handlers {
 
@@ -28,6 +32,7 @@ class FileHandler : public CRUDHandler {
       throw std::runtime_error("path '" + path + "' is not an absolute path");
     // One describePath: type, mode, owner, group and the content's sha1 (one round trip over ssh).
     bool wantHash = !current.get("hash").is_null();
+    currentContent_.reset();
     PathInfo info = io().describePath(path, wantHash);
     if (!info.exists()) throw ResourcePurged();
     if (info.type != PathInfo::Type::File)
@@ -42,6 +47,7 @@ class FileHandler : public CRUDHandler {
           services().files) {
         std::string content = io().readFile(path);
         services().files->putFile(sha1Hex(content), content);
+        currentContent_ = std::move(content); // for the change log's diff if this run updates it
       }
       current.attributes["hash"] = info.sha1;
     }
@@ -70,9 +76,15 @@ class FileHandler : public CRUDHandler {
       };
       const Json& curPerms = ctx.get("current_permissions");
       int perms = desiredPermissions(desired, curPerms.is_number_integer() ? curPerms.get<int>() : 644);
-      io().writeFile(path, getFile(optString(desired, "hash")), perms,
-                     owner.empty() ? currentText("current_owner") : owner,
+      std::string content = getFile(optString(desired, "hash"));
+      io().writeFile(path, content, perms, owner.empty() ? currentText("current_owner") : owner,
                      group.empty() ? currentText("current_group") : group);
+      // The change log: what the content was and is now (binary or huge content: a one-line summary; a
+      // current content over kMaxUploadBytes was not read, so only the hashes are in the changes).
+      if (currentContent_)
+        ctx.info(
+            "Updated the content of %(path)s:\n%(diff)s",
+            Json{{"path", path}, {"diff", contentDiff(*currentContent_, content, "previous", "deployed")}});
     } else {
       if (changes.contains("permissions")) io().chmod(path, desiredPermissions(desired, 644));
       if (changes.contains("owner") || changes.contains("group"))
@@ -85,6 +97,9 @@ class FileHandler : public CRUDHandler {
     io().unlink(optString(desired, "path"));
     ctx.setPurged();
   }
+
+ private:
+  std::optional<std::string> currentContent_; ///< the content readResource found, when it differed
 };
 
 } // namespace
