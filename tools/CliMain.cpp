@@ -328,8 +328,23 @@ int version(Cli& cli, const std::string& verb, Args& a) {
         Cli::key(cli.call("GET", "/api/v1/version", nullptr, {}, env), "versions", "list versions");
     if (cli.printedJson(versions)) return 0;
     std::vector<std::vector<std::string>> rows;
-    for (const json& x : versions) rows.push_back(versionRow(x));
+    int64_t newestReleased = 0;
+    size_t retired = 0;
+    for (const json& x : versions) {
+      rows.push_back(versionRow(x));
+      if (x.value("released", false) && x.value("version", json()).is_number_integer())
+        newestReleased = std::max(newestReleased, x["version"].get<int64_t>());
+    }
+    for (const json& x : versions)
+      retired += x.value("released", false) && x.value("version", json()).is_number_integer() &&
+                 x["version"].get<int64_t>() < newestReleased;
     printTable(kVersionHeader, rows);
+    // A superseded version has no deploy state of its own: say so rather than let its counts look stale or
+    // wrong when they move.
+    if (retired)
+      llvm::outs() << "\nVersions released before version " << newestReleased
+                   << " are retired: their # Done, Deployed and State follow the current state of their "
+                      "resources (as later versions deploy them), so they can still change.\n";
     return 0;
   }
   if (verb == "release") {

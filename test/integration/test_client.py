@@ -123,7 +123,8 @@ class FakeOrchestrator:
         if m == "POST" and p.startswith("/api/v1/version/"):
             return 200, {"model": dict(model, version=int(p.rsplit("/", 1)[1]))}
         if (m, p) == ("GET", "/api/v1/version"):
-            return 200, {"versions": [model, dict(model, version=self.version - 1, released=False, result="pending")]}
+            return 200, {"versions": [model, dict(model, version=self.version - 1, released=False, result="pending"),
+                                      dict(model, version=self.version - 2, released=True, result="success")]}
         if m == "GET" and p.startswith("/api/v1/version/"):
             return 200, {"model": model, "resources": []}
         if (m, p) == ("GET", "/api/v1/project"):
@@ -460,6 +461,7 @@ class CliTest(ClientTestBase):
         self.assertEqual(c.returncode, 2)
         c = cli(self.base() + ["version", "list", "-e", "dev"])
         self.assertRegex(c.stdout, r"\| 7 +\| True ")
+        self.assertIn("Versions released before version 7 are retired", c.stdout)  # version 5 is one
         c = cli(self.base() + ["version", "release", "-e", "dev", "--push", "--full", "6"])
         self.assertEqual(self.rec.requests[-1]["body"],
                          {"id": "6", "push": True, "agent_trigger_method": "push_full_deploy"})
