@@ -198,5 +198,9 @@ inline void printIndented(const std::string& text, const char* indent) {
 int compile(Cli& cli, const std::string& verb, Args& a);
 /// `inmanta-cli dryrun request|list|show` (tools/CliDryrun.cpp).
 int dryrun(Cli& cli, const std::string& verb, Args& a);
+/// Prints a list of resource diffs (a dry-run report's `diff`, a desired-state compare's `data`): each
+/// resource that is not unmodified, each attribute `from -> to`, and a file's unified content diff; returns
+/// how many were printed (tools/CliDryrun.cpp).
+size_t printResourceDiffs(const json& diffs);
 
 } // namespace inm::tools::cli

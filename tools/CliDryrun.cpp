@@ -23,8 +23,13 @@ json member(const json& obj, const char* key) {
 void printReport(const json& report) {
   llvm::outs() << "Dry run " << field(report, "id") << " of version " << field(report, "model") << ": "
                << field(report, "total") << " resources, " << field(report, "todo") << " not answered yet\n";
+  if (!printResourceDiffs(member(report, "diff"))) llvm::outs() << "No changes.\n";
+}
+
+} // namespace
+
+size_t printResourceDiffs(const json& diffs) {
   size_t changed = 0;
-  json diffs = member(report, "diff");
   for (const json& d : diffs.is_array() ? diffs : json::array()) {
     std::string status = field(d, "status");
     if (status == "unmodified") continue;
@@ -37,10 +42,8 @@ void printReport(const json& report) {
       if (json diff = member(a, "diff"); diff.is_string()) printIndented(diff.get<std::string>(), "    ");
     }
   }
-  if (!changed) llvm::outs() << "No changes.\n";
+  return changed;
 }
-
-} // namespace
 
 int dryrun(Cli& cli, const std::string& verb, Args& a) {
   std::string env = cli.environmentId(a.required({"--environment", "-e"}));

@@ -88,6 +88,10 @@ const CliCommand kCommands[] = {
      "  --agent NAME           the agent\n"
      "  --all                  every agent of the environment\n"},
     {"version", "list", "-e ENV", "List the versions of an environment.", kEnv},
+    {"version", "compare", "-e ENV FROM TO",
+     "Show what changed from one version to another: resources added, deleted and modified, each changed "
+     "attribute, and file contents as a unified diff.",
+     kEnv},
     {"version", "release", "-e ENV [-p [--full]] VERSION", "Release a version.",
      "  -e, --environment ENV  the environment (id or name)\n"
      "  -p, --push             deploy it now (an incremental deploy)\n"

@@ -347,6 +347,16 @@ int version(Cli& cli, const std::string& verb, Args& a) {
                       "resources (as later versions deploy them), so they can still change.\n";
     return 0;
   }
+  if (verb == "compare") {
+    std::vector<std::string> pos = a.positionals(2, "two versions: FROM TO");
+    json diffs = Cli::key(
+        cli.call("GET", "/api/v2/desiredstate/diff/" + seg(pos[0]) + "/" + seg(pos[1]), nullptr, {}, env),
+        "data", "compare versions");
+    if (cli.printedJson(diffs)) return 0;
+    llvm::outs() << "Version " << pos[0] << " -> " << pos[1] << ":\n";
+    if (!printResourceDiffs(diffs)) llvm::outs() << "No differences.\n";
+    return 0;
+  }
   if (verb == "release") {
     bool push = a.flag({"--push", "-p"});
     bool full = a.flag({"--full"});
@@ -562,7 +572,8 @@ const char* kHelp =
     "  agent list|pause|unpause -e ENV [--agent NAME | --all]\n"
     "  compile list -e ENV [-l N] | show -e ENV ID\n"
     "  dryrun request -e ENV [--wait] VERSION | list -e ENV [VERSION] | show -e ENV VERSION ID\n"
-    "  version list -e ENV | release -e ENV [--push [--full]] VERSION | report -e ENV -i VERSION [-l]\n"
+    "  version list -e ENV | compare -e ENV FROM TO | release -e ENV [--push [--full]] VERSION |\n"
+    "    report -e ENV -i VERSION [-l]\n"
     "  param list -e ENV | get -e ENV --name N [--resource R] | set -e ENV --name N --value V\n"
     "  token create -e ENV [--api] [--compiler] [--agent] | bootstrap\n"
     "  monitor -e ENV\n"

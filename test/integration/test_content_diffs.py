@@ -64,6 +64,11 @@ class ContentDiffTest(ServerCliMixin, unittest.TestCase):
         (entry,) = [d for d in body["data"] if d["resource_id"] == rid]
         self.assertEqual(entry["attributes"]["hash"]["diff"],
                          f"--- version {v1}\n+++ version {v2}\n@@ -1,3 +1,4 @@\n alpha\n beta\n gamma\n+delta\n")
+        # The same compare from the CLI.
+        out = self.cli(["version", "compare", "-e", "dev", str(v1), str(v2)]).stdout
+        self.assertIn(f"modified {rid}", out)
+        self.assertIn(f"    --- version {v1}\n    +++ version {v2}\n    @@ -1,3 +1,4 @@\n     alpha\n     beta\n"
+                      "     gamma\n    +delta\n", out)
         # Version 2 deploys over the drifted file: the deploy's change log carries the diff of what was on disk
         # and what it wrote.
         harness.wait_for(lambda: open(self.target).read() == "alpha\nbeta\ngamma\ndelta\n", timeout=60,
