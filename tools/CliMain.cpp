@@ -276,8 +276,25 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
     a.done();
     json agents = Cli::key(cli.call("GET", "/api/v1/agent", nullptr, {}, env), "agents", "list agents");
     if (cli.printedJson(agents)) return 0;
-    // Ours after the reference's four columns: state, and for external agents the primary process and the
-    // standbys in promotion order (docs/deploy.md "Failover").
+    // Where each agent runs: an autostarted agent's entry of autostart_agent_map (local: when it has none),
+    // an external agent's connection (the holder's peer address).
+    json map = Cli::key(Cli::key(Cli::key(cli.call("GET", "/api/v2/environment_settings/autostart_agent_map",
+                                                   nullptr, {}, env),
+                                          "data", "read autostart_agent_map"),
+                                 "settings", "read autostart_agent_map"),
+                        "autostart_agent_map", "read autostart_agent_map");
+    auto uriOf = [&](const json& ag, bool external) -> std::string {
+      if (external) {
+        std::string holder = field(ag, "process_name");
+        size_t via = holder.rfind(" via ");
+        return via == std::string::npos ? "remote" : "remote: " + holder.substr(via + 5);
+      }
+      std::string name = field(ag, "name");
+      return map.is_object() && map.contains(name) && map[name].is_string() ? map[name].get<std::string>()
+                                                                            : "local:";
+    };
+    // Ours after the reference's four columns: state, URI, and for external agents the primary process and
+    // the standbys in promotion order (docs/deploy.md "Failover").
     std::vector<std::vector<std::string>> rows;
     for (const json& ag : agents) {
       bool external = ag.value("external", false);
@@ -288,9 +305,11 @@ int agent(Cli& cli, const std::string& verb, Args& a) {
           if (s.is_string()) standbys += (standbys.empty() ? "" : "; ") + s.get<std::string>();
       if (!standbys.empty()) standbys = std::to_string(ag["standbys"].size()) + ": " + standbys;
       rows.push_back({field(ag, "name"), field(ag, "environment"), field(ag, "paused"),
-                      field(ag, "last_failover"), field(ag, "status"), primary, standbys});
+                      field(ag, "last_failover"), field(ag, "status"), uriOf(ag, external), primary,
+                      standbys});
     }
-    printTable({"Agent", "Environment", "Paused", "Last fail over", "State", "Primary", "Standbys"}, rows);
+    printTable({"Agent", "Environment", "Paused", "Last fail over", "State", "URI", "Primary", "Standbys"},
+               rows);
     return 0;
   }
   if (verb == "pause" || verb == "unpause") {

@@ -80,6 +80,7 @@ class AgentFailoverTest(stop.ExternalAgentStopTest):
         self.assertIn(f"pid {primary.pid}", out)
         self.assertIn("1: ", out)
         self.assertIn(f"pid {standby.pid}", out)
+        self.assertIn("remote: 127.0.0.1", out)  # the URI column of an external agent: where it connected from
 
         killed = time.monotonic()
         os.killpg(primary.pid, signal.SIGKILL)

@@ -172,6 +172,12 @@ class ClientServerTest(ServerCliMixin, unittest.TestCase):
         workers = [a for a in agents if a["name"] != "$__scheduler"]
         self.assertTrue(workers and all(a["paused"] for a in workers), [a["name"] for a in agents if not a["paused"]])
         self.assertIn("$__scheduler", [a["name"] for a in agents])
+        # The URI column: an agent's autostart_agent_map entry (the paused web1 deploys nothing), else local:.
+        self.cli(["environment", "setting", "set", "-e", "dev", "-k", "autostart_agent_map", "-o",
+                  json.dumps({"internal": "local:", "web1": "ssh://deploy@web1.example.com:2222"})])
+        table = self.cli(["agent", "list", "-e", "dev"]).stdout
+        self.assertRegex(table, r"\| web1 +\|.*\| ssh://deploy@web1\.example\.com:2222 +\|")
+        self.assertRegex(table, r"\| web2 +\|.*\| local: +\|")
         self.assertNotEqual(other, env)
 
     def test_tokens(self):
