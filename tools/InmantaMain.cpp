@@ -652,27 +652,19 @@ static int driverMain(int argc, char** argv) {
     }
     if (a == "--no-cache" || a == "-X" || a == "--experimental-data-trace") continue;
     // Plain switches.
-    const std::pair<const char*, bool*> switches[] = {{"--syntax-only", &opts.syntaxOnly},
-                                                      {"--builtin-std", &opts.builtinStd},
-                                                      {"--dump-ast", &opts.dumpAst},
-                                                      {"--dump-ir", &opts.dumpIr},
-                                                      {"--dump-model", &opts.dumpModel}};
+    const std::pair<const char*, bool*> switches[] = {
+        {"--syntax-only", &opts.syntaxOnly},     {"--builtin-std", &opts.builtinStd},
+        {"--dump-ast", &opts.dumpAst},           {"--dump-ir", &opts.dumpIr},
+        {"--dump-model", &opts.dumpModel},       {"--diagnostics-format=json", &opts.json},
+        {"--warnings=ignore", &opts.warningsOff}};
     auto sw =
         std::find_if(std::begin(switches), std::end(switches), [&](const auto& e) { return a == e.first; });
     if (sw != std::end(switches)) {
       *sw->second = true;
       continue;
     }
-    if (a == "--diagnostics-format=json") {
-      opts.json = true;
-      continue;
-    }
     if (a == "--diagnostics-format=text") {
       opts.json = false;
-      continue;
-    }
-    if (a == "--warnings=ignore") {
-      opts.warningsOff = true;
       continue;
     }
     if (a.rfind("--warnings=", 0) == 0) continue;
