@@ -244,7 +244,13 @@ asio::awaitable<llvm::Error> CompileService::refreshCron(const std::string& envI
   std::string env = envIn;
   auto info = co_await onPool<EnvInfo>(blocking_, [&] { return store_->envInfo(env); });
   if (!info) co_return info.takeError();
-  std::string expr = model::decodeEnvironmentSettings(info->settings).settings.autoFullCompile;
+  model::DecodedSettings decoded = model::decodeEnvironmentSettings(info->settings);
+  // A stored value that is not a cron expression decodes to the default (off): report it, as before the
+  // settings were validated when set (a value written by an older server or by hand).
+  for (const std::string& e : decoded.errors)
+    if (e.find("'auto_full_compile'") != std::string::npos)
+      co_return makeError("environment " + env + ": " + e);
+  std::string expr = decoded.settings.autoFullCompile;
   if (!expr.empty()) {
     auto parsed = cron::CronSpec::parse(expr);
     if (!parsed)

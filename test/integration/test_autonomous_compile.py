@@ -224,8 +224,8 @@ class AutonomousCompileTest(unittest.TestCase):
         self.db.psql(f"UPDATE environment SET settings = '{{\"auto_full_compile\": \"every day\"}}' WHERE id = '{self.env}'")
         rc, out = run_service(self.db, self.state)
         self.assertEqual(rc, 0, out)
-        self.assertIn(f"warning: environment {self.env}: auto_full_compile: cron expression 'every day' has 2 fields",
-                      out)
+        self.assertIn(f"warning: environment {self.env}: invalid value for setting 'auto_full_compile'", out)
+        self.assertIn("cron expression 'every day' has 2 fields", out)
         self.assertEqual(self.db.compiles(self.env), [])
 
     # --- failures end with a report; the next request still runs ---------------------------------------------
