@@ -8,6 +8,7 @@
 #include "client/ArtifactText.h"
 #include "client/DeltaState.h"
 #include "model/Ids.h"
+#include "model/Vocabulary.h"
 
 #include <algorithm>
 #include <cctype>
@@ -413,7 +414,8 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     deltaTail["resource_sets"] = nlohmann::json::object();
     for (size_t i : delta->changed) {
       const detail::ResourceEntry& e = parts->entries[i];
-      if (e.undefined) deltaTail["resource_state"][e.id] = "undefined";
+      if (e.undefined)
+        deltaTail["resource_state"][e.id] = std::string(model::spelling(model::DeployStatus::Undefined));
       if (auto set = setOf.find(e.id); set != setOf.end()) deltaTail["resource_sets"][e.id] = *set;
     }
     deltaTail["base_version"] = base->version;
