@@ -9,6 +9,7 @@
 // the same meaning, any other Python exception an executor::HandlerException carrying its type name, message
 // and the Python traceback.
 #include "Bridge.h"
+#include "artifact/ArtifactScan.h"
 #include "pybridge/PyHandlers.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -16,6 +17,7 @@
 #include <llvm/Support/Path.h>
 
 #include <fstream>
+#include <map>
 
 namespace inm::pybridge {
 
@@ -459,28 +461,56 @@ llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& art
                                                           const std::string& dir) {
   auto buf = llvm::MemoryBuffer::getFile(artifactPath);
   if (!buf) return makeError("cannot read " + artifactPath + ": " + buf.getError().message());
+  // The streaming reader keeps the two members needed as text (resources, if any, are skipped), and of
+  // `files` only the entries python_code names are parsed.
+  std::string_view codeText, filesText;
+  llvm::Error scanned = artifact::forEachMember(
+      std::string_view((*buf)->getBufferStart(), (*buf)->getBufferSize()), "the export artifact",
+      [&](std::string_view key, std::string_view raw) -> llvm::Error {
+        if (key == "python_code") codeText = raw;
+        if (key == "files") filesText = raw;
+        return llvm::Error::success();
+      });
+  if (scanned)
+    return makeError("malformed artifact " + artifactPath + ": " + llvm::toString(std::move(scanned)));
+  if (codeText.empty()) return std::vector<PythonModule>{};
   try {
-    Json art = Json::parse((*buf)->getBuffer().begin(), (*buf)->getBuffer().end());
-    if (!art.contains("python_code")) return std::vector<PythonModule>{};
-    const Json& files = art.at("files");
-    for (const Json& m : art.at("python_code")) {
+    Json code = Json::parse(codeText);
+    std::map<std::string, std::vector<std::string>> wanted; // sha1 -> destination paths
+    for (const Json& m : code) {
       std::string module = m.at("module").get<std::string>();
       if (module.empty() || module.find('/') != std::string::npos || module[0] == '.')
         return makeError("python_code of " + artifactPath + " names an invalid module '" + module + "'");
       for (auto& [path, sha] : m.at("files").items()) {
         if (path.find("..") != std::string::npos || path.empty() || path[0] == '/')
           return makeError("python_code of module " + module + " has an invalid path '" + path + "'");
-        std::string hash = sha.get<std::string>();
-        if (!files.contains(hash))
-          return makeError("python_code file " + module + "/" + path + " (" + hash +
-                           ") is not in the artifact's files");
-        const Json& content = files.at(hash);
-        if (!content.is_string())
-          return makeError("python_code file " + module + "/" + path + " is not UTF-8 text");
-        if (!writeFile(dir + "/" + module + "/" + path, content.get<std::string>()))
-          return makeError("cannot write " + dir + "/" + module + "/" + path);
+        wanted[sha.get<std::string>()].push_back(module + "/" + path);
       }
     }
+    std::string failure;
+    if (!filesText.empty())
+      if (llvm::Error e =
+              artifact::forEachMember(filesText, "the artifact's files",
+                                      [&](std::string_view key, std::string_view raw) -> llvm::Error {
+                                        auto it = wanted.find(std::string(key));
+                                        if (it == wanted.end()) return llvm::Error::success();
+                                        Json content = Json::parse(raw);
+                                        for (const std::string& dest : it->second) {
+                                          if (!content.is_string())
+                                            failure = "python_code file " + dest + " is not UTF-8 text";
+                                          else if (!writeFile(dir + "/" + dest, content.get<std::string>()))
+                                            failure = "cannot write " + dir + "/" + dest;
+                                          if (!failure.empty()) return makeError(failure);
+                                        }
+                                        wanted.erase(it);
+                                        return llvm::Error::success();
+                                      }))
+        return makeError(failure.empty()
+                             ? "malformed artifact " + artifactPath + ": " + llvm::toString(std::move(e))
+                             : (llvm::consumeError(std::move(e)), failure));
+    if (!wanted.empty())
+      return makeError("python_code file " + wanted.begin()->second.front() + " (" + wanted.begin()->first +
+                       ") is not in the artifact's files");
   } catch (const Json::exception& e) {
     return makeError("malformed artifact " + artifactPath + ": " + e.what());
   }

@@ -1,11 +1,11 @@
 // The export push sequence (see include/client/Push.h). The artifact text is rewritten in one pass
-// (ArtifactText.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix
+// (artifact/PutVersion.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix
 // the 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed into a
 // tree.
 // TODO(#10): read the artifact through the shared artifact/ library once it lands on main.
 #include "client/Push.h"
 
-#include "client/ArtifactText.h"
+#include "artifact/PutVersion.h"
 #include "client/DeltaState.h"
 #include "model/Ids.h"
 #include "model/Vocabulary.h"
@@ -164,7 +164,7 @@ llvm::Error uploadFiles(Client& client, const std::vector<std::pair<std::string,
 llvm::Error pushFiles(const Endpoint& endpoint, const std::string& artifact, const PushOptions& options,
                       uint64_t batchLimit, const std::unordered_set<std::string>* known,
                       std::vector<std::string>& hashes, PushResult& result) {
-  auto parsed = detail::artifactFiles(artifact);
+  auto parsed = artifact::artifactFiles(artifact);
   if (!parsed) return parsed.takeError();
   const nlohmann::json& files = *parsed;
   for (auto it = files.begin(); it != files.end(); ++it) hashes.push_back(it.key());
@@ -265,11 +265,11 @@ struct Delta {
   std::vector<std::string> removed;
 };
 
-Delta computeDelta(const detail::ArtifactParts& parts, const nlohmann::json& setOf, const DeltaState& base) {
+Delta computeDelta(const artifact::PutVersionParts& parts, const nlohmann::json& setOf, const DeltaState& base) {
   Delta d;
   size_t matched = 0;
   for (size_t i = 0; i < parts.entries.size(); ++i) {
-    const detail::ResourceEntry& e = parts.entries[i];
+    const artifact::PutVersionEntry& e = parts.entries[i];
     auto set = setOf.find(e.id);
     std::string setName = set != setOf.end() ? set->get<std::string>() : std::string();
     auto it = base.resources.find(e.id);
@@ -290,7 +290,7 @@ Delta computeDelta(const detail::ArtifactParts& parts, const nlohmann::json& set
 }
 
 /// The state to remember after `version` was stored whole or as a delta.
-DeltaState nextState(Client& client, const detail::ArtifactParts& parts, const nlohmann::json& setOf,
+DeltaState nextState(Client& client, const artifact::PutVersionParts& parts, const nlohmann::json& setOf,
                      int64_t version, std::string token, std::vector<std::string>& files) {
   DeltaState st;
   st.server = client.endpoint().address();
@@ -335,7 +335,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     filesSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   });
   Joiner joinUploader{uploader};
-  auto parts = detail::rewriteArtifact(artifact, version, /*withFiles=*/false);
+  auto parts = artifact::toPutVersionBody(artifact, version, /*withFiles=*/false);
   if (!parts) {
     uploader.join();
     if (filesError) llvm::consumeError(std::move(*filesError));
@@ -413,7 +413,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     deltaTail["resource_state"] = nlohmann::json::object();
     deltaTail["resource_sets"] = nlohmann::json::object();
     for (size_t i : delta->changed) {
-      const detail::ResourceEntry& e = parts->entries[i];
+      const artifact::PutVersionEntry& e = parts->entries[i];
       if (e.undefined)
         deltaTail["resource_state"][e.id] = std::string(model::spelling(model::DeployStatus::Undefined));
       if (auto set = setOf.find(e.id); set != setOf.end()) deltaTail["resource_sets"][e.id] = *set;
@@ -424,7 +424,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
     std::string& b = deltaPut.body;
     b = "{\"version\": " + std::to_string(version) + ", \"resources\": [";
     for (size_t k = 0; k < delta->changed.size(); ++k) {
-      const detail::ResourceEntry& e = parts->entries[delta->changed[k]];
+      const artifact::PutVersionEntry& e = parts->entries[delta->changed[k]];
       if (k) b += ",\n";
       b.append(parts->resourcesJson, e.begin, e.end - e.begin);
     }
@@ -464,7 +464,7 @@ llvm::Expected<PushResult> pushArtifact(Client& client, const std::string& artif
   // get empty sources so a server that insists on code for the version (11.5.5 aborts on a non-200 here) has
   // its rows.
   if (!options.partial) {
-    nlohmann::json sources = detail::codeSources(parts->pythonCode);
+    nlohmann::json sources = artifact::codeSources(parts->pythonCode);
     nlohmann::json code = {{"id", version}, {"resources", nlohmann::json::object()}};
     for (const std::string& t : types) code["resources"][t] = sources;
     auto res = client.call("PUT", "/api/v1/codebatched/" + std::to_string(version), &code);

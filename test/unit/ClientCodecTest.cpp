@@ -1,6 +1,6 @@
 // The client library's pure parts: percent-encoding, gzip, base64, base64url, HS256 tokens, and the artifact
 // rewrite that feeds put_version (undefined -> resource_state, requires get ",v=N", nothing else changes).
-#include "client/ArtifactText.h"
+#include "artifact/PutVersion.h"
 #include "client/Client.h"
 #include "client/Token.h"
 #include "jwt/Jwt.h"
@@ -85,7 +85,7 @@ TEST(ClientArtifact, RewriteForPutVersion) {
   "resource_sets": {"s1": ["std::testing::NullResource[h,name=n]"]},
   "files": {"abc": "hello"}
 })";
-  auto parts = detail::rewriteArtifact(art, 4);
+  auto parts = inm::artifact::toPutVersionBody(art, 4);
   ASSERT_TRUE(bool(parts)) << llvm::toString(parts.takeError());
   EXPECT_EQ(parts->resources, 2u);
   auto res = nlohmann::json::parse(parts->resourcesJson);
@@ -106,21 +106,21 @@ TEST(ClientArtifact, PythonCodeBecomesCodebatchedSources) {
   "python_code": [{"files": {"plugins/__init__.py": "s1", "plugins/sub/__init__.py": "s2", "plugins/sub/x.py": "s3"},
                    "module": "m", "requirements": ["jinja2>=3"]}],
   "files": {"s1": "", "s2": "", "s3": ""}})";
-  auto parts = detail::rewriteArtifact(art, 1);
+  auto parts = inm::artifact::toPutVersionBody(art, 1);
   ASSERT_TRUE(bool(parts)) << llvm::toString(parts.takeError());
-  nlohmann::json sources = detail::codeSources(parts->pythonCode);
+  nlohmann::json sources = inm::artifact::codeSources(parts->pythonCode);
   EXPECT_EQ(sources, nlohmann::json::parse(R"({
     "s1": ["plugins/__init__.py", "inmanta_plugins.m", ["jinja2>=3"]],
     "s2": ["plugins/sub/__init__.py", "inmanta_plugins.m.sub", ["jinja2>=3"]],
     "s3": ["plugins/sub/x.py", "inmanta_plugins.m.sub.x", ["jinja2>=3"]]})"));
-  EXPECT_EQ(detail::codeSources(nlohmann::json::array()), nlohmann::json::object());
+  EXPECT_EQ(inm::artifact::codeSources(nlohmann::json::array()), nlohmann::json::object());
 }
 
 TEST(ClientArtifact, RejectsMalformedAndUnknownFormat) {
-  auto bad = detail::rewriteArtifact(R"({"format_version": 1, "resources": [{"id": "x")", 1);
+  auto bad = inm::artifact::toPutVersionBody(R"({"format_version": 1, "resources": [{"id": "x")", 1);
   ASSERT_FALSE(bool(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("malformed"), std::string::npos);
-  auto v2 = detail::rewriteArtifact(
+  auto v2 = inm::artifact::toPutVersionBody(
       R"({"format_version": 2, "resources": [], "files": {}, "resource_sets": {}})", 1);
   ASSERT_FALSE(bool(v2));
   EXPECT_NE(llvm::toString(v2.takeError()).find("format_version 2"), std::string::npos);

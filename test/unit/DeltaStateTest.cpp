@@ -4,7 +4,7 @@
 // foreign.
 #include "client/DeltaState.h"
 
-#include "client/ArtifactText.h"
+#include "artifact/PutVersion.h"
 
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
@@ -32,9 +32,9 @@ std::string artifact(int version, const std::string& b) {
 } // namespace
 
 TEST(DeltaFingerprint, IgnoresTheVersionSeesEveryOtherMember) {
-  auto v1 = detail::rewriteArtifact(artifact(1, "b"), 1, false);
-  auto v2 = detail::rewriteArtifact(artifact(2, "b"), 2, false);
-  auto v3 = detail::rewriteArtifact(artifact(3, "B"), 3, false);
+  auto v1 = inm::artifact::toPutVersionBody(artifact(1, "b"), 1, false);
+  auto v2 = inm::artifact::toPutVersionBody(artifact(2, "b"), 2, false);
+  auto v3 = inm::artifact::toPutVersionBody(artifact(3, "B"), 3, false);
   ASSERT_TRUE(v1 && v2 && v3);
   ASSERT_EQ(v1->entries.size(), 2u);
   EXPECT_EQ(v1->entries[0].id, "std::testing::NullResource[h,name=a]");
@@ -48,7 +48,7 @@ TEST(DeltaFingerprint, IgnoresTheVersionSeesEveryOtherMember) {
   EXPECT_NE(v1->entries[1].fingerprint[0], v3->entries[1].fingerprint[0]);
   EXPECT_NE(v1->entries[1].fingerprint[1], v3->entries[1].fingerprint[1]);
   // Each entry's range is its rewritten object, requires versioned.
-  const detail::ResourceEntry& b = v2->entries[1];
+  const inm::artifact::PutVersionEntry& b = v2->entries[1];
   auto obj = nlohmann::json::parse(v2->resourcesJson.substr(b.begin, b.end - b.begin));
   EXPECT_EQ(obj["id"], "std::testing::NullResource[h,name=b],v=2");
   EXPECT_EQ(obj["requires"][0], "std::testing::NullResource[h,name=a],v=2");
