@@ -28,8 +28,8 @@ llvm::Error rewriteResource(std::string_view obj, std::string_view suffix, PutVe
   PutVersionEntry entry;
   entry.begin = out.size() - 1; // at the object's opening brace
   fp.clear();                   // the members but id and version, for the fingerprint
-  if (llvm::Error e =
-          forEachMember(obj, "its object", [&](std::string_view key, std::string_view val) -> llvm::Error {
+  if (llvm::Error e = support::forEachMember(
+          obj, "its object", [&](std::string_view key, std::string_view val) -> llvm::Error {
             if (key != "id" && key != "version") {
               fp += '"'; // the key as JSON text: fingerprints stored by earlier exports stay valid
               fp.append(key);
@@ -54,15 +54,16 @@ llvm::Error rewriteResource(std::string_view obj, std::string_view suffix, PutVe
             }
             // Each element is a string: insert the suffix before its closing quote.
             out += '[';
-            if (llvm::Error e =
-                    forEachElement(val, "requires", [&](size_t i, std::string_view dep) -> llvm::Error {
-                      if (dep.size() < 2 || dep.front() != '"') return error("requires holds a non-string");
-                      if (i) out += ", ";
-                      out.append(dep.data(), dep.size() - 1);
-                      out += suffix;
-                      out += '"';
-                      return llvm::Error::success();
-                    }))
+            if (llvm::Error e = support::forEachElement(val, "requires",
+                                                        [&](size_t i, std::string_view dep) -> llvm::Error {
+                                                          if (dep.size() < 2 || dep.front() != '"')
+                                                            return error("requires holds a non-string");
+                                                          if (i) out += ", ";
+                                                          out.append(dep.data(), dep.size() - 1);
+                                                          out += suffix;
+                                                          out += '"';
+                                                          return llvm::Error::success();
+                                                        }))
               return e;
             out += ']';
             return llvm::Error::success();
@@ -70,7 +71,7 @@ llvm::Error rewriteResource(std::string_view obj, std::string_view suffix, PutVe
     return e;
   out += '}';
   if (id.size() < 2 || id.front() != '"') return error("a resource without a string `id`");
-  llvm::Expected<std::string> full = decodeString(id);
+  llvm::Expected<std::string> full = support::decodeString(id);
   if (!full) return full.takeError();
   parts.types.insert(full->substr(0, full->find('[')));
   entry.id = stripVersion(*full).str();

@@ -9,8 +9,8 @@
 // the same meaning, any other Python exception an executor::HandlerException carrying its type name, message
 // and the Python traceback.
 #include "Bridge.h"
-#include "artifact/ArtifactScan.h"
 #include "pybridge/PyHandlers.h"
+#include "support/JsonScan.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -464,7 +464,7 @@ llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& art
   // The streaming reader keeps the two members needed as text (resources, if any, are skipped), and of
   // `files` only the entries python_code names are parsed.
   std::string_view codeText, filesText;
-  llvm::Error scanned = artifact::forEachMember(
+  llvm::Error scanned = support::forEachMember(
       std::string_view((*buf)->getBufferStart(), (*buf)->getBufferSize()), "the export artifact",
       [&](std::string_view key, std::string_view raw) -> llvm::Error {
         if (key == "python_code") codeText = raw;
@@ -490,21 +490,21 @@ llvm::Expected<std::vector<PythonModule>> materializeCode(const std::string& art
     std::string failure;
     if (!filesText.empty())
       if (llvm::Error e =
-              artifact::forEachMember(filesText, "the artifact's files",
-                                      [&](std::string_view key, std::string_view raw) -> llvm::Error {
-                                        auto it = wanted.find(std::string(key));
-                                        if (it == wanted.end()) return llvm::Error::success();
-                                        Json content = Json::parse(raw);
-                                        for (const std::string& dest : it->second) {
-                                          if (!content.is_string())
-                                            failure = "python_code file " + dest + " is not UTF-8 text";
-                                          else if (!writeFile(dir + "/" + dest, content.get<std::string>()))
-                                            failure = "cannot write " + dir + "/" + dest;
-                                          if (!failure.empty()) return makeError(failure);
-                                        }
-                                        wanted.erase(it);
-                                        return llvm::Error::success();
-                                      }))
+              support::forEachMember(filesText, "the artifact's files",
+                                     [&](std::string_view key, std::string_view raw) -> llvm::Error {
+                                       auto it = wanted.find(std::string(key));
+                                       if (it == wanted.end()) return llvm::Error::success();
+                                       Json content = Json::parse(raw);
+                                       for (const std::string& dest : it->second) {
+                                         if (!content.is_string())
+                                           failure = "python_code file " + dest + " is not UTF-8 text";
+                                         else if (!writeFile(dir + "/" + dest, content.get<std::string>()))
+                                           failure = "cannot write " + dir + "/" + dest;
+                                         if (!failure.empty()) return makeError(failure);
+                                       }
+                                       wanted.erase(it);
+                                       return llvm::Error::success();
+                                     }))
         return makeError(failure.empty()
                              ? "malformed artifact " + artifactPath + ": " + llvm::toString(std::move(e))
                              : (llvm::consumeError(std::move(e)), failure));

@@ -2,6 +2,7 @@
 #include "executor/Protocol.h"
 
 #include "support/Base64.h"
+#include "support/JsonScan.h"
 
 #include <algorithm>
 #include <iterator>
@@ -30,39 +31,14 @@ std::string encodeFrameBody(const std::string& body) {
 }
 
 namespace {
-/// The end of the JSON value starting at `i` (no validation: the caller validates what it keeps), or npos.
+/// The end of the JSON value starting at `i` (no validation: the caller validates what it keeps), or npos;
+/// the walking is support/JsonScan.h's.
 size_t skipValue(std::string_view s, size_t i) {
-  auto skipString = [&](size_t j) -> size_t { // j at the opening quote
-    for (++j; j < s.size(); ++j) {
-      if (s[j] == '\\')
-        ++j;
-      else if (s[j] == '"')
-        return j + 1;
-    }
-    return std::string_view::npos;
-  };
   if (i >= s.size()) return std::string_view::npos;
-  if (s[i] == '"') return skipString(i);
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    for (size_t j = i; j < s.size();) {
-      char c = s[j];
-      if (c == '"') {
-        j = skipString(j);
-        if (j == std::string_view::npos) return j;
-        continue;
-      }
-      if (c == '{' || c == '[') ++depth;
-      if ((c == '}' || c == ']') && --depth == 0) return j + 1;
-      ++j;
-    }
-    return std::string_view::npos;
-  }
-  size_t j = i;
-  while (j < s.size() && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\n' &&
-         s[j] != '\t' && s[j] != '\r')
-    ++j;
-  return j;
+  support::JsonCursor c(s.substr(i));
+  std::string_view raw;
+  if (!c.value(raw)) return std::string_view::npos;
+  return i + raw.size();
 }
 
 /// The span [begin, end) of the array value of the top-level member `key` of the object `s`, if there is one.

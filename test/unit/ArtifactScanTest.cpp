@@ -73,21 +73,21 @@ TEST(ArtifactScan, ACallbacksErrorStopsTheScan) {
 
 TEST(ArtifactScan, MembersElementsAndStrings) {
   std::vector<std::string> keys;
-  ASSERT_EQ(errorOf(forEachMember(R"( {"a": 1, "b": {"c": [2]}} )", "obj",
-                                  [&](std::string_view k, std::string_view) -> llvm::Error {
-                                    keys.emplace_back(k);
-                                    return llvm::Error::success();
-                                  })),
+  ASSERT_EQ(errorOf(inm::support::forEachMember(R"( {"a": 1, "b": {"c": [2]}} )", "obj",
+                                                [&](std::string_view k, std::string_view) -> llvm::Error {
+                                                  keys.emplace_back(k);
+                                                  return llvm::Error::success();
+                                                })),
             "");
   EXPECT_EQ(keys, (std::vector<std::string>{"a", "b"}));
-  EXPECT_NE(
-      errorOf(forEachElement(R"([1, 2)", "list",
-                             [](size_t, std::string_view) -> llvm::Error { return llvm::Error::success(); }))
-          .find("list is malformed"),
-      std::string::npos);
-  EXPECT_EQ(*decodeString(R"("a\"b\\c")"), "a\"b\\c");
-  EXPECT_EQ(*decodeString(R"("plain")"), "plain");
-  auto bad = decodeString("plain");
+  EXPECT_NE(errorOf(inm::support::forEachElement(
+                        R"([1, 2)", "list",
+                        [](size_t, std::string_view) -> llvm::Error { return llvm::Error::success(); }))
+                .find("list is malformed"),
+            std::string::npos);
+  EXPECT_EQ(*inm::support::decodeString(R"("a\"b\\c")"), "a\"b\\c");
+  EXPECT_EQ(*inm::support::decodeString(R"("plain")"), "plain");
+  auto bad = inm::support::decodeString("plain");
   EXPECT_FALSE(bool(bad));
   llvm::consumeError(bad.takeError());
 }
