@@ -163,14 +163,15 @@ PyObject* handlerAgent(PyObject*, PyObject* args) {
   return PyUnicode_FromString(h->services().agent.c_str());
 }
 
-/// handler_io(capsule) -> None for an agent on this host, or the URI of its ssh:// host (nothing connects).
+/// handler_io(capsule) -> None for an agent on this host, or the URI of its ssh:// host with its options
+/// (run_as, known_hosts, …; nothing connects).
 PyObject* handlerIo(PyObject*, PyObject* args) {
   PyObject* cap;
   if (!PyArg_ParseTuple(args, "O", &cap)) return nullptr;
   executor::HandlerAPI* h = handlerOf(cap);
   if (!h) return nullptr;
   if (!h->io().remote()) Py_RETURN_NONE;
-  return PyUnicode_FromString(h->io().describe().c_str());
+  return PyUnicode_FromString(h->io().uri().c_str());
 }
 
 /// handler_ssh(capsule) -> [argv prefix] that runs one command string on the agent's ssh:// host over its

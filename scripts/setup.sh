@@ -14,7 +14,7 @@ PACKAGES=(build-essential cmake ninja-build ccache g++ python3 antlr4 libantlr4-
   default-jre-headless llvm-14-dev llvm-14-tools libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
   libgit2-dev libpqxx-dev libboost-dev libssl-dev libgtest-dev googletest clang-14 libclang-rt-14-dev
   postgresql-15 python3-dev libre2-dev zlib1g-dev chromium clang-format-14 clang-tidy-14 libtcmalloc-minimal4
-  openssh-server openssh-client
+  openssh-server openssh-client sudo
   python3-jinja2 python3-pydantic) # the public std module's Python (docs/pybridge.md "The project's own std")
 # The web console (console/) builds with npm; Debian's nodejs/npm only where no npm is installed already.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)

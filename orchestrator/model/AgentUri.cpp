@@ -140,6 +140,7 @@ llvm::Expected<AgentUri> parseAgentUri(const std::string& text) {
     if (key.empty()) return bad(text, "an option has no name ('" + pair + "')");
     if (eq == std::string::npos)
       return bad(text, "option '" + key + "' has no value (expected " + key + "=…)");
+    if (key == "run_as" && !userChars(value)) return bad(text, "run_as '" + value + "' is not a user name");
     uri.options[key] = value;
   }
   return uri;

@@ -5,11 +5,10 @@ loopback port; stopped by PID) and the executor's multiplexed OpenSSH master. Ch
 disk (content, mode, owner), that a changed map takes effect at the agent's next deploy, that drift made there is
 repaired, that a dry run reports without touching, and that an unreachable port, a wrong host key and a refused
 key end `unavailable` with ssh's reason naming host and port; a Python handler writes through `self._io` and
-std::AgentConfig sets the map. Runs as root (it creates the test user with useradd and
-removes it afterwards)."""
+std::AgentConfig sets the map. Runs as root (sshd_fixture.py creates the test user with useradd and removes it
+afterwards)."""
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import tempfile
@@ -19,9 +18,9 @@ import uuid
 import harness
 import pyfixtures
 import server_fixture as sf
+import sshd_fixture
 from deploy_support import DeployEnv, std_file
 
-SSHD = "/usr/sbin/sshd"
 USER = "inmsshtest"
 
 
@@ -61,10 +60,6 @@ class NoteHandler(CRUDHandler):
 '''
 
 
-def keygen(path):
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path], check=True, capture_output=True)
-
-
 def std_dir(path, agent, perms=755):
     attrs = {"path": path, "owner": None, "group": None, "permissions": perms, "purged": False,
              "purge_on_delete": False, "reload": False, "send_event": True, "receive_events": True,
@@ -93,73 +88,25 @@ def remote_file(path, content_hash, agent, perms=640):
     return r
 
 
-@unittest.skipUnless(os.path.exists(SSHD), "no OpenSSH server (apt-get install openssh-server)")
-@unittest.skipUnless(os.geteuid() == 0, "needs root (creates a test user)")
+@unittest.skipUnless(sshd_fixture.available(), "needs root and an OpenSSH server (apt-get install openssh-server)")
 class AgentlessSshTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="inm-agentless-")
-        t = cls.tmp
-        cls.created_user = False
-        try:
-            pwd.getpwnam(USER)
-        except KeyError:
-            subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], check=True, capture_output=True)
-            cls.created_user = True
-        # Without PAM, sshd refuses a locked account ("!" password) even for keys: '*' = no password, not locked.
-        subprocess.run(["usermod", "-p", "*", USER], check=True, capture_output=True)
-        cls.pw = pwd.getpwnam(USER)
-        cls.home = cls.pw.pw_dir
-        keygen(os.path.join(t, "hostkey"))
-        keygen(os.path.join(t, "client"))
-        keygen(os.path.join(t, "stranger"))
-        ssh_dir = os.path.join(cls.home, ".ssh")
-        os.makedirs(ssh_dir, exist_ok=True)
-        with open(os.path.join(ssh_dir, "authorized_keys"), "w") as f:
-            f.write(open(os.path.join(t, "client.pub")).read())
-        for p in (ssh_dir, os.path.join(ssh_dir, "authorized_keys")):
-            os.chown(p, cls.pw.pw_uid, cls.pw.pw_gid)
-            os.chmod(p, 0o700 if p == ssh_dir else 0o600)
-        cls.port = harness.free_port()
-        with open(os.path.join(t, "sshd_config"), "w") as f:
-            f.write(f"Port {cls.port}\nListenAddress 127.0.0.1\nHostKey {t}/hostkey\nPidFile {t}/sshd.pid\n"
-                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-                    f"AllowUsers {USER}\nMaxSessions 50\nMaxStartups 50\n")
-        os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-        cls.sshd = harness.Process([SSHD, "-D", "-f", os.path.join(t, "sshd_config"), "-E",
-                                    os.path.join(t, "sshd.log")])
-        harness.wait_for(lambda: harness.listening(cls.port), timeout=10, what="sshd listening")
-        host_pub = open(os.path.join(t, "hostkey.pub")).read().split()
-        cls.known = os.path.join(t, "known_hosts")
-        with open(cls.known, "w") as f:
-            f.write(f"[127.0.0.1]:{cls.port} {host_pub[0]} {host_pub[1]}\n")
-        other = open(os.path.join(t, "stranger.pub")).read().split()
-        cls.wrong_known = os.path.join(t, "wrong_known_hosts")
-        with open(cls.wrong_known, "w") as f:
-            f.write(f"[127.0.0.1]:{cls.port} {other[0]} {other[1]}\n")
-        # The scheduler's executors find the key and known_hosts through [agent] ssh-*-file.
-        cls.env = {"INMANTA_AGENT_SSH_KNOWN_HOSTS_FILE": cls.known,
-                   "INMANTA_AGENT_SSH_IDENTITY_FILE": os.path.join(t, "client")}
+        cls.sshd = sshd_fixture.Sshd(USER).start()
+        cls.tmp, cls.port, cls.pw, cls.home = cls.sshd.tmp, cls.sshd.port, cls.sshd.pw, cls.sshd.home
+        cls.known, cls.wrong_known, cls.env = cls.sshd.known, cls.sshd.wrong_known, cls.sshd.env
 
     @classmethod
     def tearDownClass(cls):
-        cls.sshd.stop()
         # The executors asked their ssh masters to exit when the scheduler stopped (each test's cleanup).
-        if cls.created_user:
-            subprocess.run(["userdel", "-f", "-r", USER], capture_output=True)
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.sshd.stop()
 
     def uri(self, **options):
-        q = "&".join(f"{k}={v}" for k, v in options.items())
-        return f"ssh://{USER}@127.0.0.1:{self.port}" + (f"?{q}" if q else "")
+        return self.sshd.uri(**options)
 
     def scratch(self):
         """A fresh directory in the test user's home, owned by them."""
-        d = os.path.join(self.home, "t-" + uuid.uuid4().hex[:8])
-        os.mkdir(d)
-        os.chown(d, self.pw.pw_uid, self.pw.pw_gid)
-        self.addCleanup(shutil.rmtree, d, True)
-        return d
+        return self.sshd.scratch(self)
 
     def messages(self, d, resource_id):
         return " ".join(m["msg"] + " " + json.dumps(m.get("kwargs", {})) for a in d.actions(resource_id)

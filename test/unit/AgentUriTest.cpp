@@ -74,6 +74,9 @@ TEST(AgentUri, Malformed) {
   EXPECT_NE(err("ssh://h?x=%zz").find("broken %-escape"), std::string::npos);
   EXPECT_NE(err("ssh://[::1").find("unterminated '['"), std::string::npos);
   EXPECT_NE(err("ssh://host:22x").find("agent uri 'ssh://host:22x' is not valid"), std::string::npos);
+  EXPECT_NE(err("ssh://u@h?run_as=-u%20x").find("run_as '-u x' is not a user name"), std::string::npos)
+      << err("ssh://u@h?run_as=-u%20x");
+  EXPECT_EQ(ok("ssh://u@h?run_as=root").options.at("run_as"), "root");
 }
 
 TEST(AgentUri, AutostartAgentMapSettingIsValidated) {

@@ -70,6 +70,7 @@ class FakeSsh : public ::testing::Test {
                                    "echo >> \"$(dirname \"$0\")/calls\"\n"
                                    "for a in \"$@\"; do case \"$a\" in -M|-O) exit 0;; esac; done\n"
                                    "for a in \"$@\"; do last=\"$a\"; done\n"
+                                   "[ -z \"$FAKE_REMOTE_PATH\" ] || PATH=$FAKE_REMOTE_PATH\n"
                                    "exec sh -c \"$last\"\n";
     chmod((dir + "/ssh").c_str(), 0755);
     oldPath = std::getenv("PATH");
@@ -339,4 +340,64 @@ TEST_F(FakeSsh, ABrokenSessionIsReplaced) {
   io->writeFile(f, "still works", 644, "", "");
   EXPECT_EQ(io->readFile(f), "still works");
   EXPECT_EQ(sessionsStarted(dir), 2);
+}
+
+/// URI option run_as: every session runs under `sudo -n -u USER` (a fake sudo on PATH records its arguments
+/// and runs the rest); a sudo asking for a password and a host without sudo fail (std::runtime_error, so
+/// `failed`, not `unavailable`) with messages naming the user and the host, at once (one session start).
+TEST_F(FakeSsh, RunAsGoesThroughSudo) {
+  std::ofstream(dir + "/sudo") << "#!/bin/sh\n"
+                                  "printf '%s %s %s %s %s %s\\n' \"$1\" \"$2\" \"$3\" \"$4\" \"$5\" \"$6\" "
+                                  ">> \"$(dirname \"$0\")/sudo-calls\"\n"
+                                  "if [ -e \"$(dirname \"$0\")/sudo-wants-password\" ]; then\n"
+                                  "  echo 'sudo: a password is required' >&2; exit 1; fi\n"
+                                  "[ \"$1\" = -n ] && [ \"$2\" = -u ] && [ \"$4\" = -- ] || exit 99\n"
+                                  "shift 4; exec \"$@\"\n";
+  chmod((dir + "/sudo").c_str(), 0755);
+  auto uri = inm::model::parseAgentUri("ssh://me@example.invalid:2222?run_as=root");
+  ASSERT_TRUE(static_cast<bool>(uri));
+  std::unique_ptr<HostIo> sudoIo = makeSshIo(*uri, {});
+  EXPECT_EQ(sudoIo->runAs(), "root");
+  EXPECT_EQ(sudoIo->uri(), "ssh://me@example.invalid:2222?run_as=root");
+  std::string f = dir + "/through sudo";
+  sudoIo->writeFile(f, "as root", 600, "", "");
+  EXPECT_EQ(sudoIo->readFile(f), "as root");
+  std::ifstream calls(dir + "/sudo-calls");
+  std::string line;
+  ASSERT_TRUE(static_cast<bool>(std::getline(calls, line)));
+  EXPECT_EQ(line, "-n -u root -- sh -c");
+  EXPECT_FALSE(std::getline(calls, line)) << "more than one sudo for one session: " << line;
+  // run_as the login user itself: no sudo at all.
+  auto same = inm::model::parseAgentUri("ssh://me@example.invalid:2222?run_as=me");
+  ASSERT_TRUE(static_cast<bool>(same));
+  EXPECT_EQ(makeSshIo(*same, {})->runAs(), "");
+
+  std::ofstream(dir + "/sudo-wants-password") << "";
+  std::unique_ptr<HostIo> needsPassword = makeSshIo(*uri, {});
+  try {
+    needsPassword->lstat(f);
+    ADD_FAILURE() << "a sudo that wants a password was accepted";
+  } catch (const HostUnavailable& e) {
+    ADD_FAILURE() << "unavailable instead of failed: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "sudo needs a password for me on ssh://me@example.invalid:2222 (configure NOPASSWD)");
+  }
+
+  std::string bare = dir + "/bare";
+  ASSERT_EQ(::mkdir(bare.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("/bin/sh", (bare + "/sh").c_str()), 0);
+  setenv("FAKE_REMOTE_PATH", bare.c_str(), 1);
+  std::unique_ptr<HostIo> noSudo = makeSshIo(*uri, {});
+  try {
+    noSudo->lstat(f);
+    ADD_FAILURE() << "a host without sudo was accepted";
+  } catch (const HostUnavailable& e) {
+    ADD_FAILURE() << "unavailable instead of failed: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "sudo is not installed on ssh://me@example.invalid:2222");
+  }
+  unsetenv("FAKE_REMOTE_PATH");
+  noSudo.reset();
+  needsPassword.reset();
 }

@@ -11,10 +11,13 @@
 // never scans the payload, so binary content and look-alike marker text pass through. The marker is random
 // per session and the driver exits on a header without it, so a desynchronised stream never runs content as
 // a script. Nothing but a POSIX shell and coreutils (head -c, stat, sha1sum, mktemp, mv -T, wc) is needed
-// on the remote side. Invariants: a session runs one request at a time; a session that cannot be started or
-// dies twice in an operation is a HostUnavailable naming host, port and ssh's message; a remote command's own
-// exit status passes through; sessions and the master are ended and the socket directory removed when the
-// SshIo is destroyed (ControlPersist bounds the master's life if the executor is killed).
+// on the remote side, and sudo for URI option `run_as=USER`: then each session's driver runs under `sudo -n
+// -u USER` (one sudo per session, not per operation), and a missing sudo or one that wants a password is a
+// plain failure (`failed`) naming the host. Invariants: a session runs one request at a time; a session that
+// cannot be started or dies three times in an operation is a HostUnavailable naming host, port and ssh's
+// message; a remote command's own exit status passes through; sessions and the master are ended and the
+// socket directory removed when the SshIo is destroyed (ControlPersist bounds the master's life if the
+// executor is killed).
 #include "Posix.h"
 #include "executor/HostIo.h"
 
@@ -113,6 +116,14 @@ while IFS=' ' read -r m n il k; do
   fi
 done)SH";
 
+/// What the sudo wrapper writes when the host has no sudo.
+constexpr const char* kNoSudo = "inmanta-io: sudo is not installed";
+
+/// run_as: `$1` the user, then the command's argv; the sudo check costs nothing but the `command` builtin.
+constexpr const char* kSudoWrapper =
+    "command -v sudo >/dev/null 2>&1 || { echo 'inmanta-io: sudo is not installed' >&2; exit 97; }\n"
+    "u=$1; shift; exec sudo -n -u \"$u\" -- \"$@\"";
+
 /// File content up to this size without NUL bytes is sent inside the request's script.
 constexpr size_t kInlineContentBytes = 4096;
 
@@ -150,6 +161,9 @@ class SshIo : public HostIo {
         settings_.maxSessions = n;
     }
     settings_.maxSessions = std::max(1, settings_.maxSessions);
+    // run_as (the reference's option): act as that user through `sudo -n`; as the login user itself, no sudo.
+    if (auto it = uri_.options.find("run_as"); it != uri_.options.end() && it->second != uri_.user)
+      runAs_ = it->second;
   }
   ~SshIo() override {
     {
@@ -164,6 +178,8 @@ class SshIo : public HostIo {
   }
 
   std::string describe() const override { return "ssh://" + uri_.target(); }
+  std::string uri() const override { return uri_.str(); }
+  std::string runAs() const override { return runAs_; }
   bool remote() const override { return true; }
 
   PathInfo lstat(const std::string& path) override { return describePath(path, false); }
@@ -269,6 +285,31 @@ class SshIo : public HostIo {
     return owner + (group.empty() ? "" : ":" + group);
   }
 
+  /// The command line the login shell runs for `argv`: argv itself, or with run_as, a POSIX-sh wrapper that
+  /// says so when sudo is missing and otherwise execs `sudo -n -u USER -- argv…` (-n: never prompt; a needed
+  /// password fails at once instead of hanging the session).
+  std::string remoteCommand(const std::vector<std::string>& argv) const {
+    std::string line;
+    if (!runAs_.empty()) line = "sh -c " + shellQuote(kSudoWrapper) + " inmanta-sudo " + shellQuote(runAs_);
+    for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellQuote(a);
+    return line;
+  }
+
+  /// The failure message when a session under run_as ended because of sudo (its stderr `err`), else "".
+  std::string sudoProblem(const std::string& err) const {
+    if (err.find(kNoSudo) != std::string::npos) return "sudo is not installed on " + describe();
+    std::string login = uri_.user.empty() ? "the login user" : uri_.user;
+    if (err.find("password is required") != std::string::npos ||
+        err.find("a terminal is required") != std::string::npos)
+      return "sudo needs a password for " + login + " on " + describe() + " (configure NOPASSWD)";
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("sudo: ", 0) == 0 || line.find("is not allowed to execute") != std::string::npos ||
+          line.find("is not in the sudoers file") != std::string::npos)
+        return "sudo refused to run the operations of " + describe() + " as " + runAs_ + ": " + trimmed(line);
+    return "";
+  }
+
   /// `set -- 'arg'…` then the body: a script of whole lines for the driver.
   static std::string withArgs(const std::string& body, const std::vector<std::string>& args) {
     std::string script = "set --";
@@ -287,7 +328,8 @@ class SshIo : public HostIo {
              const std::string& group, bool exclusive) {
     unsigned mode = modeOf(permissions);
     std::string chmodArg = (mode & ~0666u) ? std::to_string(permissions) : "";
-    std::string spec = (owner == uri_.user && group.empty()) ? "" : ownerSpec(owner, group);
+    const std::string& actingUser = runAs_.empty() ? uri_.user : runAs_;
+    std::string spec = (owner == actingUser && group.empty()) ? "" : ownerSpec(owner, group);
     std::vector<std::string> args = {path, octal(~mode & 0777u), chmodArg, spec, exclusive ? "1" : ""};
     // Small text travels in the script (no `head` process); the driver's `read` takes it a byte at a time,
     // hence the bound.
@@ -331,8 +373,10 @@ class SshIo : public HostIo {
     std::unique_ptr<Session> session_;
   };
 
-  /// Runs one request on a session of the pool; a session that dies is replaced once (with the master when
-  /// the session ran over the current one), a second death is a HostUnavailable with ssh's message.
+  /// Runs one request on a session of the pool. A session that dies is replaced; the master is restarted with
+  /// it only when `ssh -O check` finds it gone or a replacement died too (so one killed session does not end
+  /// the others running over a healthy master); the third death in one operation is a HostUnavailable with
+  /// ssh's message.
   RunResult remote(char kind, const std::string& script, const std::string& input) {
     if (!configError_.empty()) throw std::runtime_error(configError_);
     for (int attempt = 0;; ++attempt) {
@@ -342,12 +386,26 @@ class SshIo : public HostIo {
       RunResult r;
       if (exchange(s, kind, script, input, r)) return r;
       std::string why = stopSession(s);
-      if (attempt > 0) throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(why));
+      // sudo refusing is the same on every attempt and no fault of the connection: `failed`, at once.
+      if (!runAs_.empty())
+        if (std::string problem = sudoProblem(why); !problem.empty()) throw std::runtime_error(problem);
+      if (attempt >= 2) throw HostUnavailable("cannot reach " + describe() + " over ssh: " + sshReason(why));
       // The master may have died (sshd restarted, network drop): restart it too, once per generation, so
       // sessions failing together do not stop the master another one just started.
       std::lock_guard<std::mutex> lock(mutex_);
-      stopMaster(s.masterGeneration);
+      if (attempt > 0 || !masterAlive(s.masterGeneration)) stopMaster(s.masterGeneration);
     }
+  }
+
+  /// Whether the master of `generation` is still the current one and answers `ssh -O check` (caller holds
+  /// mutex_).
+  bool masterAlive(uint64_t generation) {
+    if (!masterUp_ || generation != masterGeneration_) return false;
+    std::vector<std::string> argv = {"ssh", "-S", socket_, "-O", "check"};
+    addTarget(argv);
+    posix::CommandResult r = posix::runCommand(argv, nullptr, dir_ + "/check.log");
+    ::unlink((dir_ + "/check.log").c_str());
+    return r.exitCode == 0;
   }
 
   /// Starts `ssh -S <socket> … sh -c '<driver>' inmanta-io <marker>` with stdin a socket (writes never raise
@@ -362,7 +420,7 @@ class SshIo : public HostIo {
     m << "inm-end-" << std::hex << rd() << rd() << rd();
     s.marker = m.str();
     s.masterGeneration = generation;
-    argv.push_back("sh -c " + shellQuote(kDriver) + " inmanta-io " + s.marker);
+    argv.push_back(remoteCommand({"sh", "-c", kDriver, "inmanta-io", s.marker}));
     int in[2], out[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0)
       posix::throwErrno("cannot create the ssh session's stdin for", describe());
@@ -534,6 +592,7 @@ class SshIo : public HostIo {
   model::AgentUri uri_;
   SshSettings settings_;
   std::string configError_; ///< a bad URI option: every operation fails with it
+  std::string runAs_;       ///< the run_as user when it is not the login user: sessions run under sudo
   std::mutex mutex_;        ///< guards the master
   bool masterUp_ = false;
   uint64_t masterGeneration_ = 0; ///< counts master restarts

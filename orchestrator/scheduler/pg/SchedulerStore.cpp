@@ -374,9 +374,24 @@ llvm::Expected<std::unordered_map<std::string, PersistedState>>
 SchedulerStore::loadPersistedAndClearDeploying() {
   try {
     pqxx::work tx{*impl_->conn};
-    tx.exec_params("UPDATE resource_persistent_state SET is_deploying = false WHERE environment = $1::uuid "
-                   "AND is_deploying",
-                   impl_->env);
+    // A deploy action still open belongs to a scheduler that died or stopped before its result came in (this
+    // one holds the environment's lock, so that scheduler and its executors are gone): it ends `unavailable`,
+    // saying why, and its resource is deployed again like any other not up to date. Such actions are those
+    // of the resources still marked deploying (the start and the mark are written in one transaction).
+    tx.exec_params(
+        "WITH d AS (UPDATE resource_persistent_state SET is_deploying = false WHERE environment = $1::uuid "
+        "AND is_deploying RETURNING resource_id) "
+        "UPDATE resourceaction a SET finished = now(), status = 'unavailable', messages = (a.messages::jsonb "
+        "|| "
+        "jsonb_build_array(jsonb_build_object('level', 'WARNING', 'msg', 'the scheduler that ran this deploy "
+        "stopped before this deploy finished (a server restart or a killed scheduler); the resource is "
+        "deployed again', 'args', '[]'::jsonb, 'kwargs', '{}'::jsonb, 'timestamp', to_char(now() AT TIME "
+        "ZONE "
+        "'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'))))::json "
+        "FROM resourceaction_resource x JOIN d ON d.resource_id = x.resource_id "
+        "WHERE x.environment = $1::uuid AND a.action_id = x.resource_action_id AND a.environment = $1::uuid "
+        "AND a.action = 'deploy' AND a.finished IS NULL",
+        impl_->env);
     std::unordered_map<std::string, PersistedState> out;
     auto r = tx.exec_params("SELECT resource_id, last_handler_run, last_handler_run_compliant, blocked, "
                             "last_deployed_attribute_hash, "

@@ -55,6 +55,11 @@ class HostIo {
   /// "this host" or "ssh://user@host:port" (for messages).
   virtual std::string describe() const = 0;
   virtual bool remote() const = 0;
+  /// The agent URI in canonical form, options included ("local:" for this host).
+  virtual std::string uri() const { return "local:"; }
+  /// The user the operations act as when it is not the login user (URI option `run_as`: through `sudo -n`);
+  /// "" = the login user.
+  virtual std::string runAs() const { return ""; }
 
   /// lstat (a final symlink is not followed); Missing when the path does not exist.
   virtual PathInfo lstat(const std::string& path) = 0;

@@ -5,12 +5,20 @@ the agent's multiplexed OpenSSH master (the prefix comes from the executor, whic
 use); `get_io` outside an executor opens plain ssh connections with the same host-key rules (BatchMode,
 StrictHostKeyChecking=yes, the URI's `known_hosts`/`identity_file` options). Method names and results are
 LocalIO's. An ssh failure (exit 255 and no live master: unreachable, refused key, wrong host key) raises
-ConnectionError naming the host; a failed operation raises OSError naming the path and the host."""
+ConnectionError naming the host; a failed operation raises OSError naming the path and the host. With the URI
+option `run_as=USER` (not the login user) every command runs through `sudo -n -u USER` on the remote host, as
+the executor's own operations do; no sudo there, or a sudo that wants a password, raises PermissionError with
+a message naming the host (and the login user)."""
 
 import shlex
 import subprocess
 
 from inmanta.agent.io.local import IOBase
+
+_NO_SUDO = "inmanta-io: sudo is not installed"
+# $1 the user, $2 the command line; the same check as the executor's sessions (SshIo.cpp kSudoWrapper).
+_SUDO_WRAPPER = ("command -v sudo >/dev/null 2>&1 || { echo '%s' >&2; exit 97; }\n"
+                 'u=$1; shift; exec sudo -n -u "$u" -- sh -c "$1"' % _NO_SUDO)
 
 
 class SshIO(IOBase):
@@ -21,6 +29,8 @@ class SshIO(IOBase):
         super().__init__(uri, config if config is not None else {})
         self._prefix_fn = prefix
         self._prefix = None
+        run_as = self.config.get("run_as")
+        self._run_as = run_as if run_as and run_as != self.config.get("user") else None
 
     def is_remote(self):
         return True
@@ -47,13 +57,26 @@ class SshIO(IOBase):
         return self._prefix
 
     def _exec(self, command, data=None, timeout=None):
+        if self._run_as:
+            command = "sh -c %s inmanta-sudo %s %s" % (shlex.quote(_SUDO_WRAPPER), shlex.quote(self._run_as),
+                                                       shlex.quote(command))
         proc = subprocess.run(self._argv() + [command], input=data if data is not None else b"",
                               capture_output=True, timeout=timeout)
         if proc.returncode == 255 and not self._master_alive():
             raise ConnectionError("cannot reach ssh://%s over ssh: %s" % (
                 self._target(), " ".join(l for l in proc.stderr.decode(errors="replace").splitlines()
                                          if l.strip() and not l.startswith("@"))))
+        if self._run_as and proc.returncode in (1, 97):
+            self._check_sudo(proc.stderr.decode(errors="replace"))
         return proc
+
+    def _check_sudo(self, err):
+        """Raises PermissionError when `err` says sudo itself refused (not the command run through it)."""
+        if _NO_SUDO in err:
+            raise PermissionError("sudo is not installed on ssh://%s" % self._target())
+        if err.startswith("sudo: ") and ("password is required" in err or "a terminal is required" in err):
+            raise PermissionError("sudo needs a password for %s on ssh://%s (configure NOPASSWD)" % (
+                self.config.get("user") or "the login user", self._target()))
 
     def _master_alive(self):
         """Over the executor's master, 255 may be the remote command's own status: true when the master is up."""

@@ -67,7 +67,8 @@ class SchedulerStore {
   /// The released versions newer than `after`, ascending; only the newest carries full content, the others
   /// only resource ids (enough for plan::foldVersions).
   llvm::Expected<std::vector<plan::VersionSnapshot>> releasedVersionsAfter(int after);
-  /// The rps rows (orphans excluded) after clearing is_deploying (§6.10: a restart clears it).
+  /// The rps rows (orphans excluded) after clearing is_deploying (§6.10: a restart clears it); the deploy
+  /// actions of those resources still open (a previous scheduler stopped or died first) end `unavailable`.
   llvm::Expected<std::unordered_map<std::string, PersistedState>> loadPersistedAndClearDeploying();
   /// Takes (deletes and returns) this environment's pending requests in id order. When the connection dies
   /// around the COMMIT, it asks a fresh connection whether the rows are gone (only this process deletes them)
