@@ -29,7 +29,8 @@ KEYWORDS = ["entity", "end", "implementation", "implement", "using", "for", "in"
             "true", "false", "null", "extends", "dict", "list", "string", "int", "bool", "number", "parents"]
 # Words of the implementation that a user's error message must not show.
 INTERNAL = re.compile(r"std::(vector|string|map|unordered|bad_|out_of_range|runtime_error|logic_error|"
-                      r"invalid_argument|length_error|__|basic_|optional|variant)|llvm::|inm::[a-z]+::|nlohmann|terminate called|what\(\)|Assertion `|"
+                      r"invalid_argument|length_error|__|basic_|optional|variant)|llvm::|inm::[a-z]+::|"
+                      r"nlohmann|terminate called|what\(\)|Assertion `|"
                       r"nullptr|bad_alloc|bad_variant|out_of_range|vector::|basic_string|Traceback \(most|"
                       r"[Ii]nternal error|UNREACHABLE")
 CRASH = re.compile(r"AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:|"
@@ -95,7 +96,7 @@ def mutate(rng, text):
         pos = rng.randrange(len(text) + 1)
         ins = {"quote": rng.choice([b'"', b"'", b'"""', b"r'", b"f\""]),
                "bracket": rng.choice([b"(", b")", b"[", b"]", b"{", b"}", b"[[[", b")))"]),
-               "stray_byte": bytes([rng.choice([1, 7, 27, 127, 0x85, 0xa0]) ]),
+               "stray_byte": bytes([rng.choice([1, 7, 27, 127, 0x85, 0xa0])]),
                "nul": b"\0",
                "bad_utf8": rng.choice([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"])}[op]
         return op, text[:pos] + ins + text[pos:]
