@@ -3,8 +3,8 @@ a session lock, so a restart drops it. A server keeps working once the database 
 and when a second server starts on the same database right after the restart, at no moment do both accept
 writes: either the first re-takes the lock and the second refuses to start, or the first exits 3 logging
 `server_lock_lost` and the second serves. By construction (the owner row fence, migration 012): a write of the
-first either commits before the second claims the database or fails with 503. Each test runs its own private cluster (it is restarted); every
-process is stopped by PID."""
+first either commits before the second claims the database or fails with 503. Each test runs its own private
+cluster (it is restarted); every process is stopped by PID."""
 import time
 import unittest
 import uuid
