@@ -95,6 +95,8 @@ if [[ -x build-asan/bin/inmanta ]]; then
   robust_asan=$(python3 test/robust/run.py --build build-asan --asan 2>&1) || robust_rc=1
   echo "$robust_asan" | grep -v '^PASS: '
 fi
+# Seeded mutations of the lit and conformance models (test/robust/mutate.py): no crash, hang or unclear message.
+python3 test/robust/mutate.py --build "$BUILD_DIR" --seed 25 --budget 50 || robust_rc=1
 ((robust_rc == 0)) || fail=1
 phase_done robust
 

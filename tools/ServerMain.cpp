@@ -287,6 +287,9 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   if (!*locked)
     return fail("another inmanta server is already running on database '" + db.name + "' at " + db.host +
                 ":" + std::to_string(db.port) + "; refusing to start a second one");
+  // Every store transaction of this server is fenced on the owner row the lock claimed (migration 012): once
+  // another server claims it, a transaction of this one either committed before that claim or fails (503).
+  store::setServerFence(lock->owner());
   // Every store connection opened from here on (the pool's first ones, and each one after a database restart)
   // waits until this server holds the lock again: if another server took it while the database restarted,
   // the statement is refused (503) and the lock check below stops this server. So no write of this server
@@ -499,6 +502,7 @@ int serverMain(const std::vector<std::string>& args, int verbose) {
   compilePool.join();
   pool.join();
   store::setConnectionGate(nullptr);
+  store::setServerFence("");
   logLine("info", "server_stopped", {{"status", std::to_string(exitStatus)}});
   (void)verbose;
   return exitStatus;

@@ -7,7 +7,8 @@ namespace inm::store {
 
 namespace {
 thread_local std::unique_ptr<pqxx::connection> tlsConnection;
-ConnectionGate gate; // set once before any store call (setConnectionGate)
+ConnectionGate gate;    // set once before any store call (setConnectionGate)
+std::string fenceOwner; // set once, after the server lock is claimed (setServerFence)
 
 std::string quote(const std::string& v) {
   std::string out = "'";
@@ -43,6 +44,17 @@ pqxx::connection& threadConnection(const DbSettings& db) {
 }
 
 void setConnectionGate(ConnectionGate g) { gate = std::move(g); }
+
+void setServerFence(std::string owner) { fenceOwner = std::move(owner); }
+
+void enterFence(pqxx::work& tx, const DbSettings& db) {
+  if (fenceOwner.empty()) return;
+  // Shared fence lock + owner check (migration 012): a server that claimed the database after us waited for
+  // this transaction, or this one sees its claim and writes nothing.
+  if (!tx.exec_params("SELECT inm_server_fence($1)", fenceOwner)[0][0].as<bool>())
+    throw StoreFailure{model::ErrorCode::Unavailable, "another inmanta server took database '" + db.name +
+                                                          "' while it restarted; this server stops"};
+}
 
 void dropThreadConnection() { tlsConnection.reset(); }
 

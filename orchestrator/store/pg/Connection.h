@@ -1,8 +1,8 @@
 // Private to store/: one libpqxx connection per calling thread and the transaction wrapper every store method
-// uses. A method body runs inside withTx(); libpqxx exceptions are caught here and become model::Failure
-// values (broken connection -> Unavailable, and the thread's connection is dropped so the next call
-// reconnects); store code signals its own outcomes by throwing StoreFailure, caught here too. Nothing thrown
-// escapes.
+// uses. A method body runs inside withTx(), the one place a store transaction begins, and so behind the
+// server fence (enterFence); libpqxx exceptions are caught here and become model::Failure values (broken
+// connection -> Unavailable, and the thread's connection is dropped so the next call reconnects); store code
+// signals its own outcomes by throwing StoreFailure, caught here too. Nothing thrown escapes.
 #pragma once
 
 #include "model/Failure.h"
@@ -26,7 +26,11 @@ pqxx::connection& threadConnection(const DbSettings& db);
 /// Forgets this thread's connection (after a failure).
 void dropThreadConnection();
 
-/// Runs `body` in one transaction on this thread's connection; commits when it returns.
+/// The first statement of every transaction (withTx): when this process is a server (setServerFence), fails
+/// the transaction as Unavailable unless the database's owner row still names this server.
+void enterFence(pqxx::work& tx, const DbSettings& db);
+
+/// Runs `body` in one transaction on this thread's connection, fenced (enterFence); commits when it returns.
 template <typename T>
 llvm::Expected<T> withTx(const DbSettings& db, const char* what, const std::function<T(pqxx::work&)>& body);
 llvm::Error withTxVoid(const DbSettings& db, const char* what, const std::function<void(pqxx::work&)>& body);
@@ -53,6 +57,7 @@ llvm::Expected<T> withTx(const DbSettings& db, const char* what, const std::func
       return translateCurrentException(what);
     }
     try {
+      enterFence(*tx, db);
       T out = body(*tx);
       tx->commit();
       return out;

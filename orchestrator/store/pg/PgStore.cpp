@@ -3,6 +3,9 @@
 #include "PgStore.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
+#include <unistd.h>
 
 namespace inm::store {
 
@@ -385,13 +388,29 @@ namespace {
 
 class PgServerLock final : public ServerLock {
  public:
-  explicit PgServerLock(DbSettings db) : db_(std::move(db)) {}
+  explicit PgServerLock(DbSettings db) : db_(std::move(db)), owner_(randomOwner()) {}
   llvm::Expected<bool> acquire() override {
+    if (lost_) return false;
     try {
       if (!conn_ || !conn_->is_open()) conn_ = std::make_unique<pqxx::connection>(db_.connectionString());
-      pqxx::nontransaction tx{*conn_};
-      held_ = tx.exec_params("SELECT pg_try_advisory_lock($1)", kKey)[0][0].as<bool>();
-      return held_;
+      held_ = false;
+      {
+        pqxx::nontransaction tx{*conn_};
+        if (!tx.exec_params("SELECT pg_try_advisory_lock($1)", kKey)[0][0].as<bool>()) return false;
+      }
+      // Claim the owner row before anything is served; it waits for the transactions of a previous owner
+      // still in flight (migration 012). A re-take after a restart fails if another server claimed it.
+      pqxx::work tx{*conn_};
+      bool claimed = tx.exec_params("SELECT inm_server_claim($1, $2)", owner_, claimedOnce_)[0][0].as<bool>();
+      tx.commit();
+      if (!claimed) {
+        lost_ = true;
+        pqxx::nontransaction unlock{*conn_};
+        unlock.exec_params("SELECT pg_advisory_unlock($1)", kKey);
+        return false;
+      }
+      claimedOnce_ = held_ = true;
+      return true;
     } catch (...) {
       conn_.reset();
       held_ = false;
@@ -411,12 +430,22 @@ class PgServerLock final : public ServerLock {
     }
     return acquire();
   }
+  const std::string& owner() const override { return owner_; }
 
  private:
+  static std::string randomOwner() {
+    std::random_device rd;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%08x%08x%08x%08x-%d", rd(), rd(), rd(), rd(), int(::getpid()));
+    return buf;
+  }
   static constexpr int64_t kKey = 0x696e6d616e746132; // "inmanta2"
   DbSettings db_;
+  std::string owner_;
   std::unique_ptr<pqxx::connection> conn_;
   bool held_ = false;
+  bool claimedOnce_ = false; // a later acquire() is a re-take
+  bool lost_ = false;        // another server claimed the database: never serve again
 };
 
 } // namespace

@@ -297,14 +297,18 @@ class Store {
 /// after a failure, so the number of connections is bounded by the calling thread pool.
 std::unique_ptr<Store> openPgStore(const DbSettings& db);
 
-/// Holds a session-level advisory lock that marks "a server owns this database". acquire() is false when
-/// another server holds it. check() reconnects and re-acquires after a database restart. Not thread-safe:
-/// call from one coroutine at a time.
+/// Holds a session-level advisory lock that marks "a server owns this database", and claims the database's
+/// owner row (migration 012) for owner() each time it takes that lock, before returning true. acquire() is
+/// false when another server holds the lock. check() reconnects and re-acquires after a database restart; a
+/// re-take is false (for good) when another server claimed the row meanwhile. Not thread-safe: call from one
+/// coroutine at a time.
 class ServerLock {
  public:
   virtual ~ServerLock() = default;
   virtual llvm::Expected<bool> acquire() = 0;
   virtual llvm::Expected<bool> check() = 0;
+  /// This server's identity in the owner row (random per lock object).
+  virtual const std::string& owner() const = 0;
 };
 std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db);
 
@@ -313,5 +317,11 @@ std::unique_ptr<ServerLock> makeServerLock(const DbSettings& db);
 /// statement after a database restart until its lock is re-taken. Set once, before any store call.
 using ConnectionGate = std::function<std::optional<std::string>()>;
 void setConnectionGate(ConnectionGate gate);
+
+/// Fences every store transaction of this process (withTx) on the owner row: once set (to the claimed
+/// ServerLock::owner()), a transaction fails as Unavailable unless the row still names `owner`, and a new
+/// claim waits for the transactions in flight. Set after the first acquire(), before serving; "" turns it
+/// off.
+void setServerFence(std::string owner);
 
 } // namespace inm::store
