@@ -14,15 +14,15 @@ namespace inm::agent {
 
 /// Everything one agent process needs, already checked by the caller.
 struct AgentOptions {
-  std::string host = "localhost";
-  int port = 8888;
-  std::string environment;
-  std::vector<std::string> agents;
-  std::string token;
-  bool ssl = false;
-  std::string caCert;
-  int threads = 4;
-  std::string codeDir;                            ///< <state dir>/agent-code
+  std::string host = "localhost";  ///< the server
+  int port = 8888;                 ///< its port (1-65535)
+  std::string environment;         ///< the environment id the agents belong to
+  std::vector<std::string> agents; ///< the agent names this process claims (no commas)
+  std::string token;               ///< bearer token, "" for none
+  bool ssl = false;                ///< TLS to the server, verified against caCert or the system's CAs
+  std::string caCert;              ///< CA file, "" for the system's
+  int threads = 4;                 ///< handler threads per executor child
+  std::string codeDir;             ///< <state dir>/agent-code
   std::chrono::milliseconds shutdownGrace{30000}; ///< on SIGTERM: how long running actions may finish
 };
 

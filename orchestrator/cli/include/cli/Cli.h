@@ -20,19 +20,24 @@ namespace inm::cli {
 
 using nlohmann::json;
 
-/// A usage mistake (exit 2) or a failure (exit 1), thrown inside the CLI only and caught in cliMain.
+/// A usage mistake (exit 2) or a failure (exit 1), thrown inside the CLI only and caught once by the program
+/// entry (tools/CliMain.cpp).
 struct CliError {
-  std::string message;
-  int code = 1;
+  std::string message; ///< the text after `Error: ` / `Usage error: `
+  int code = 1;        ///< the exit code: 2 usage, 1 failure
 };
 
+/// Throws a usage mistake (exit 2).
 [[noreturn]] inline void usageError(const std::string& msg) { throw CliError{msg, 2}; }
+/// Throws a failure (exit 1).
 [[noreturn]] inline void failure(const std::string& msg) { throw CliError{msg, 1}; }
 
 /// The arguments of one verb: flags and options by name (several spellings), then positionals.
 class Args {
  public:
+  /// The words after the command, in order.
   explicit Args(std::vector<std::string> a) : args_(std::move(a)) {}
+  /// Whether one of the spellings `names` is given; consumes it.
   bool flag(std::initializer_list<const char*> names) {
     for (size_t i = 0; i < args_.size(); ++i)
       for (const char* n : names)
@@ -42,6 +47,8 @@ class Args {
         }
     return false;
   }
+  /// The value of `--name VALUE` or `--name=VALUE` for one of the spellings `names`; consumes both; a missing
+  /// value is a usage error.
   std::optional<std::string> option(std::initializer_list<const char*> names) {
     for (size_t i = 0; i < args_.size(); ++i)
       for (const char* n : names) {
@@ -60,6 +67,7 @@ class Args {
       }
     return std::nullopt;
   }
+  /// Like option(), but an absent option is a usage error naming its first spelling.
   std::string required(std::initializer_list<const char*> names) {
     auto v = option(names);
     if (!v) usageError(std::string("missing option ") + *names.begin());
@@ -72,6 +80,7 @@ class Args {
     if (args_.size() != want) usageError(std::string("expected ") + what);
     return args_;
   }
+  /// No argument may be left.
   void done() { positionals(0, "no further arguments"); }
   /// Whatever was not consumed, in order.
   std::vector<std::string> rest() const { return args_; }
@@ -82,9 +91,9 @@ class Args {
 
 /// The state shared by all commands: the client, output mode, configuration.
 struct Cli {
-  std::unique_ptr<client::Client> client;
-  config::Config cfg;
-  bool jsonOutput = false;
+  std::unique_ptr<client::Client> client; ///< connected to [cmdline_rest_transport] and the flags
+  config::Config cfg;                     ///< the configuration read (token bootstrap reads its keys)
+  bool jsonOutput = false;                ///< --json: print the fetched data instead of tables
 
   /// A call that must succeed; its JSON answer. `tenant` = the environment to send as X-Inmanta-tid.
   json call(const std::string& method, const std::string& path, const json* body = nullptr,
