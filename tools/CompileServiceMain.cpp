@@ -1,16 +1,11 @@
 // `inmanta compile-service-run`: runs the compile service (orchestrator/compile) without the HTTP server, for
-// integration tests, benchmarks and operators who want to drain a queue by hand. It recovers unfinished runs,
-// optionally queues one request, keeps the auto_full_compile crons running for --serve seconds, and exits
-// once every queue is idle. Invariant: it never leaves a run claimed: it waits for runs in progress before
-// exiting.
+// integration tests, benchmarks and operators who want to drain a queue by hand. This entry parses the flags;
+// compile::drainQueues (compile/QueueDrain.h) recovers unfinished runs, optionally queues one request, keeps
+// the auto_full_compile crons running for --serve seconds, and returns once every queue is idle. Invariant:
+// a usage mistake exits 2 before anything connects.
 #include "Verbs.h"
-#include "compile/CompileService.h"
+#include "compile/QueueDrain.h"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -18,8 +13,6 @@
 
 namespace inm::tools {
 namespace {
-
-namespace asio = boost::asio;
 
 const char* kUsage =
     "usage: inmanta compile-service-run --db CONNINFO --state-dir DIR [-e ENV --request [--update] "
@@ -47,8 +40,7 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
   opts.compilerBinary = selfPath();
   compile::CompileRequest req;
   bool doRequest = false;
-  double serveSeconds = 0;
-  long retention = -1;
+  compile::DrainOptions drain;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& out) {
@@ -102,11 +94,11 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
       double n = std::strtod(v.c_str(), &end);
       if (!end || *end || n < 0) return usageError(a + ": not a number: " + v);
       if (a == "--serve")
-        serveSeconds = n;
+        drain.serveSeconds = n;
       else if (a == "--timeout")
         opts.compileTimeout = std::chrono::seconds(long(n));
       else if (a == "--retention")
-        retention = long(n);
+        drain.retention = long(n);
       else
         opts.serverPort = int(n);
       continue;
@@ -150,58 +142,8 @@ int compileServiceRunMain(const std::vector<std::string>& args, int verbose) {
   if (req.metadata.empty())
     req.metadata = {{"type", "api"}, {"message", "Recompile trigger through compile-service-run"}};
 
-  opts.warn = [](const std::string& msg) {
-    llvm::errs() << "inmanta compile-service-run: warning: " << msg << "\n";
-  };
-  asio::io_context ioc;
-  asio::thread_pool pool(2);
-  compile::CompileService service(ioc.get_executor(), pool, opts);
-  int rc = 0;
-  asio::co_spawn(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-        auto failed = co_await service.start();
-        if (!failed) {
-          llvm::errs() << "inmanta compile-service-run: " << llvm::toString(failed.takeError()) << "\n";
-          rc = 1;
-          service.stop();
-          ioc.stop();
-          co_return;
-        }
-        if (*failed) llvm::outs() << "marked " << *failed << " unfinished compile(s) as failed\n";
-        if (retention >= 0) {
-          auto purged = co_await service.purgeReports(std::chrono::seconds(retention));
-          if (!purged)
-            llvm::errs() << "inmanta compile-service-run: " << llvm::toString(purged.takeError()) << "\n";
-          else
-            llvm::outs() << "purged " << *purged << " compile(s) past retention\n";
-        }
-        if (doRequest) {
-          auto id = co_await service.request(req);
-          if (!id) {
-            llvm::errs() << "inmanta compile-service-run: " << llvm::toString(id.takeError()) << "\n";
-            rc = 1;
-          } else {
-            llvm::outs() << "queued compile " << *id << "\n";
-          }
-        }
-        llvm::outs().flush();
-        asio::steady_timer t(ioc);
-        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(long(serveSeconds * 1000));
-        for (;;) {
-          t.expires_after(std::chrono::milliseconds(50));
-          co_await t.async_wait(asio::use_awaitable);
-          if (std::chrono::steady_clock::now() >= until && co_await service.activeQueues() == 0) break;
-        }
-        service.stop();
-        llvm::outs() << "idle\n";
-        llvm::outs().flush();
-        ioc.stop();
-      },
-      asio::detached);
-  ioc.run();
-  pool.join();
-  return rc;
+  if (doRequest) drain.request = req;
+  return compile::drainQueues(std::move(opts), drain);
 }
 
 } // namespace inm::tools

@@ -4,11 +4,11 @@
 // Output contract: std::print output on stdout; diagnostics on stderr in compiler style, followed by the
 // reference-style summary (`= COMPILATION FAILURE =`, `Error: … caused by: …`); exit 0 on success, 1 on
 // any model error, 2 on bad usage.
-#include "CliHelp.h"
 #include "ExportPush.h"
 #include "PhaseStats.h"
 #include "StartUp.h"
 #include "Verbs.h"
+#include "cli/CliHelp.h"
 #include "exporter/Exporter.h"
 #include "frontend/Frontend.h"
 #include "frontend/Project.h"
@@ -200,7 +200,7 @@ int finish(const DiagnosticEngine& diags, const Options& opts, const char* banne
 void reportCallFailure(DiagnosticEngine& diags, DiagKind kind, const std::string& server, llvm::Error err) {
   client::Failure f = client::takeFailure(std::move(err));
   Diagnostic& d = diags.error(kind, SourceRange{}, server, f.text);
-  if (std::string hint = tools::tokenHint(f.status, "compiler_rest_transport"); !hint.empty())
+  if (std::string hint = cli::tokenHint(f.status, "compiler_rest_transport"); !hint.empty())
     d.note(makeDiag(DiagKind::NoteText, SourceRange{}, hint));
 }
 

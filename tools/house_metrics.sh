@@ -25,3 +25,18 @@ report 'deploy status literals' "(==|!=|return|=|\\(|,|\\{) *$status"
 report 'change literals' '"(nochange|created|updated|purged)" *[,;)}]|[=!]= *"(nochange|created|updated|purged)"'
 report 'scheduler request kind literals' '"(read_version|agents_changed|get_fact|settings_changed|halt|resume)"|(kind *==|SchedulerRequest\(tx, [a-z]+,|requestScheduler\([^,]+\),) *"(deploy|dryrun)"'
 report 'action kind literals' '"(store|push|pull|getfact|other)" *[,}]|field\("deploy"\)|"dryrun", "getfact"'
+
+# Thin mains (issue #26): the lines of each verb's entry file in tools/ (goal: at most 150, wiring only —
+# parse options, call a library, return the exit code; the logic lives in the libraries named in
+# docs/architecture.md "Thin mains"). Files over the goal are marked.
+thin_mains() {
+  local f n total=0 over=0
+  for f in tools/*Main.cpp; do
+    n=$(wc -l <"$f")
+    total=$((total + n))
+    if ((n > 150)); then over=$((over + 1)); fi
+    printf '%-34s %4d lines%s\n' "main ${f#tools/}" "$n" "$( ((n > 150)) && echo '  (over 150)' || true)"
+  done
+  printf '%-34s %4d lines, %d over 150\n' 'mains in total' "$total" "$over"
+}
+thin_mains

@@ -1,8 +1,8 @@
 """Per-command help and "did you mean" of the command lines (docs/cli.md "Help"): `inmanta VERB --help` for every
 row of the verb table (tools/Verbs.cpp, enumerated with the hidden `--list-verbs`) and `inmanta-cli GROUP VERB
---help` for every command of tools/CliHelp.cpp print that command's own usage and options and exit 0; every
-command tools/CliMain.cpp dispatches has a help row (checked from the dispatch code); misspelt commands suggest
-the nearest; a 401 answer tells how to pass a token. Needs no PostgreSQL: the 401 comes from a tiny loopback
+--help` for every command of orchestrator/cli/CliHelp.cpp print that command's own usage and options and exit 0;
+every command orchestrator/cli/CliCommands.cpp dispatches has a help row (checked from the dispatch code); misspelt
+commands suggest the nearest; a 401 answer tells how to pass a token. Needs no PostgreSQL: the 401 comes from a tiny loopback
 server.
 """
 import os
@@ -126,10 +126,11 @@ class InmantaCliHelp(unittest.TestCase):
         self.assertIn("-o, --value VALUE", r.stdout)
 
     def test_dispatched_commands_have_help(self):
-        """Every `verb == "x"` of a group function that run() dispatches to (tools/Cli*.cpp) is a command of
-        --list-verbs."""
-        src = "".join(open(os.path.join(ROOT, "tools", f), encoding="utf-8").read() + "\n"
-                      for f in sorted(os.listdir(os.path.join(ROOT, "tools")))
+        """Every `verb == "x"` of a group function that runCommand() dispatches to (orchestrator/cli/Cli*.cpp)
+        is a command of --list-verbs."""
+        cli_dir = os.path.join(ROOT, "orchestrator", "cli")
+        src = "".join(open(os.path.join(cli_dir, f), encoding="utf-8").read() + "\n"
+                      for f in sorted(os.listdir(cli_dir))
                       if f.startswith("Cli") and f.endswith(".cpp"))
         groups = dict((fn, g) for g, fn in re.findall(r'if \(group == "([\w-]+)"\) return (\w+)\(', src))
         groups["setting"] = "environment setting"
@@ -140,7 +141,8 @@ class InmantaCliHelp(unittest.TestCase):
             self.assertTrue(m, f"no dispatch function {fn} for group {group}")
             for verb in re.findall(r'verb == "([\w-]+)"', m.group(1)):
                 found += 1
-                self.assertIn(f"{group} {verb}", listed, f"inmanta-cli {group} {verb} has no row in tools/CliHelp.cpp")
+                self.assertIn(f"{group} {verb}", listed,
+                              f"inmanta-cli {group} {verb} has no row in orchestrator/cli/CliHelp.cpp")
         self.assertGreater(found, 25)
         self.assertIn("monitor", listed)
 

@@ -1,7 +1,8 @@
-// The router of an external agent's session (tools/AgentRouter.h). Frames from the scheduler are decoded on
-// the io_context thread: `hello`/`heartbeat` are answered at once, `deploy`/`facts` requests are grouped by
-// (version, agent) and handed to the pool once that pair's blueprint is known, `file`/`code` answers wake the
-// coroutine or executor that asked. Results of the children go back as `result`/`facts_result` frames.
+// The router of an external agent's session (orchestrator/agent/AgentRouter.h). Frames from the scheduler are
+// decoded on the io_context thread: `hello`/`heartbeat` are answered at once, `deploy`/`facts` requests are
+// grouped by (version, agent) and handed to the pool once that pair's blueprint is known, `file`/`code`
+// answers wake the coroutine or executor that asked. Results of the children go back as
+// `result`/`facts_result` frames.
 #include "AgentRouter.h"
 
 // clang-format off
@@ -21,7 +22,7 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace inm::tools {
+namespace inm::agent {
 
 namespace asio = boost::asio;
 using executor::ActionResult;
@@ -415,4 +416,4 @@ asio::awaitable<AgentRouter::Blueprint> AgentRouter::resolve(int version, std::s
   co_return Blueprint(std::in_place_index<0>, key);
 }
 
-} // namespace inm::tools
+} // namespace inm::agent

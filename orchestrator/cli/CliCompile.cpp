@@ -1,10 +1,10 @@
 // `inmanta-cli compile list|show`: the environment's compile reports (GET /api/v2/compilereport) as a table,
 // newest first, and one report with each stage's command, exit code and output (GET
 // /api/v2/compilereport/<id>). A compile id may be abbreviated to a unique prefix of the listed ones. Part of
-// inmanta-cli (tools/CliCore.h).
+// inmanta-cli (orchestrator/cli/CliCore.h).
 #include "CliCore.h"
 
-namespace inm::tools::cli {
+namespace inm::cli {
 namespace {
 
 std::string result(const json& c) {
@@ -82,4 +82,4 @@ int compile(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: compile " + verb + " (list, show)");
 }
 
-} // namespace inm::tools::cli
+} // namespace inm::cli

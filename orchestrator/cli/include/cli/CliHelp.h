@@ -1,6 +1,6 @@
-// The help of `inmanta-cli` commands, their list and "did you mean" for unknown ones (tools/CliHelp.cpp), and
-// the hint a 401 answer gets in `inmanta-cli` and `inmanta export`. Invariant: the command table in
-// CliHelp.cpp names every command tools/CliMain.cpp dispatches.
+// The help of `inmanta-cli` commands, their list and "did you mean" for unknown ones
+// (orchestrator/cli/CliHelp.cpp), and the hint a 401 answer gets in `inmanta-cli` and `inmanta export`.
+// Invariant: the command table in CliHelp.cpp names every command CliCommands.cpp dispatches.
 #pragma once
 
 #include <llvm/Support/raw_ostream.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace inm::tools {
+namespace inm::cli {
 
 /// Prints the help of the command named by the words starting `args` (group, verb[, sub-verb]) or, for a
 /// group alone, its commands; false when the words name nothing known (the caller prints the global help).
@@ -26,4 +26,4 @@ std::string withTokenHint(const std::string& text, unsigned status, const char* 
 /// ("cmdline_rest_transport" for inmanta-cli, "compiler_rest_transport" for export); "" for other statuses.
 std::string tokenHint(unsigned status, const char* section);
 
-} // namespace inm::tools
+} // namespace inm::cli

@@ -2,13 +2,13 @@
 // changing it (POST /api/v2/dryrun/<version>), list the dry runs (GET /api/v1/dryrun), and print one report
 // (GET /api/v2/dryrun/<version>/<id>): each resource that would change, each changed attribute as
 // `current -> desired`, and for file contents the unified diff the server adds. Part of inmanta-cli
-// (tools/CliCore.h).
+// (orchestrator/cli/CliCore.h).
 #include "CliCore.h"
 
 #include <chrono>
 #include <thread>
 
-namespace inm::tools::cli {
+namespace inm::cli {
 namespace {
 
 std::string compact(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -106,4 +106,4 @@ int dryrun(Cli& cli, const std::string& verb, Args& a) {
   usageError("unknown command: dryrun " + verb + " (request, list, show)");
 }
 
-} // namespace inm::tools::cli
+} // namespace inm::cli

@@ -1,9 +1,9 @@
-// The per-command help of `inmanta-cli` (tools/CliMain.cpp): one row per command (group, verb) with its
+// The per-command help of `inmanta-cli` (orchestrator/cli): one row per command (group, verb) with its
 // synopsis, what it does and its options, printed by `inmanta-cli GROUP [VERB] --help`; `--list-verbs` prints
 // every command; unknown groups and verbs get the nearest command as a suggestion; a 401 answer gets a hint
-// on passing a token. Invariant: every command CliMain.cpp dispatches has exactly one row here (the
+// on passing a token. Invariant: every command CliCommands.cpp dispatches has exactly one row here (the
 // integration test test_cli_help.py checks the dispatch code against `--list-verbs`).
-#include "CliHelp.h"
+#include "cli/CliHelp.h"
 
 #include "support/Suggest.h"
 
@@ -11,7 +11,7 @@
 
 #include <set>
 
-namespace inm::tools {
+namespace inm::cli {
 
 namespace {
 
@@ -245,4 +245,4 @@ std::string tokenHint(unsigned status, const char* section) {
          "signs one";
 }
 
-} // namespace inm::tools
+} // namespace inm::cli

@@ -1,4 +1,4 @@
-// The executor side of an external agent's session (`inmanta agent`, tools/AgentMain.cpp; docs/deploy.md
+// The executor side of an external agent's session (`inmanta agent`, orchestrator/agent; docs/deploy.md
 // "External agents and Python code"). The scheduler speaks the executor protocol to the agent as to a local
 // executor; the router answers `hello` and `heartbeat` itself and runs the work in `inmanta executor` child
 // processes of its own (executor::ExecutorPool), one per code blueprint, exactly as the scheduler's local
@@ -25,7 +25,7 @@
 #include <variant>
 #include <vector>
 
-namespace inm::tools {
+namespace inm::agent {
 
 class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
  public:
@@ -105,4 +105,4 @@ class AgentRouter : public std::enable_shared_from_this<AgentRouter> {
   std::unique_ptr<boost::asio::steady_timer> graceTimer_;
 };
 
-} // namespace inm::tools
+} // namespace inm::agent
