@@ -2,10 +2,9 @@
 #include "SchedulerSupervisor.h"
 
 #include "service/Log.h"
+#include "support/Spawn.h"
 
 #include <boost/asio/post.hpp>
-#include <linux/close_range.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -26,7 +25,7 @@ void SchedulerSupervisor::waitForChildren() {
     if (ec) return;
     for (;;) {
       int status = 0;
-      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      pid_t pid = ::waitpid(-1, &status, WNOHANG); // any child: only schedulers are started here
       if (pid <= 0) break;
       onExit(pid, status);
     }
@@ -49,34 +48,29 @@ void SchedulerSupervisor::spawn(const std::string& env) {
     argv.push_back("-c");
     argv.push_back(f);
   }
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::string port = std::to_string(options_.db.port);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    logLine("error", "scheduler_spawn_failed", {{"environment", env}, {"error", std::strerror(errno)}});
+  // Die with the server, get the server's effective database settings, no blocked signal. Nothing of the
+  // server survives the exec (support::spawn closes every other descriptor): not its listening socket (Asio
+  // opens it without SOCK_CLOEXEC), accepted connections or libpq sockets. A killed server frees its port at
+  // once.
+  support::SpawnOptions so;
+  so.argv = std::move(argv);
+  so.in = support::Stream::inherit();
+  so.parentDeathSignal = SIGTERM;
+  so.clearSignalMask = true;
+  so.setEnv = {{"INMANTA_DATABASE_HOST", options_.db.host},
+               {"INMANTA_DATABASE_PORT", std::to_string(options_.db.port)},
+               {"INMANTA_DATABASE_NAME", options_.db.name},
+               {"INMANTA_DATABASE_USERNAME", options_.db.username},
+               {"INMANTA_DATABASE_PASSWORD", options_.db.password}};
+  auto child = support::spawn(so);
+  if (!child) {
+    // Retried like a scheduler that exited at once (a failed exec used to be exit status 127).
+    logLine("error", "scheduler_spawn_failed",
+            {{"environment", env}, {"error", llvm::toString(child.takeError())}});
+    scheduleRestart(env, std::chrono::seconds(std::min(60, 1 << std::min(c.failures++, 6))));
     return;
   }
-  if (pid == 0) {
-    // Child: die with the server, get the server's effective database settings, exec the scheduler verb.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(1);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::setenv("INMANTA_DATABASE_HOST", options_.db.host.c_str(), 1);
-    ::setenv("INMANTA_DATABASE_PORT", port.c_str(), 1);
-    ::setenv("INMANTA_DATABASE_NAME", options_.db.name.c_str(), 1);
-    ::setenv("INMANTA_DATABASE_USERNAME", options_.db.username.c_str(), 1);
-    ::setenv("INMANTA_DATABASE_PASSWORD", options_.db.password.c_str(), 1);
-    // Nothing of the server survives the exec: not its listening socket (Asio opens it without
-    // SOCK_CLOEXEC), accepted connections or libpq sockets. A killed server frees its port at once.
-    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    ::execv(options_.executable.c_str(), cargv.data());
-    ::_exit(127);
-  }
+  pid_t pid = child->pid;
   c.pid = pid;
   c.started = std::chrono::steady_clock::now();
   logLine("info", "scheduler_started", {{"environment", env}, {"pid", std::to_string(pid)}});
@@ -111,17 +105,21 @@ void SchedulerSupervisor::onExit(pid_t pid, int status) {
                {"restart_in_s", std::to_string(delay.count())}});
     }
     ++c.failures;
-    c.timer = std::make_unique<boost::asio::steady_timer>(io_, delay);
-    std::string e = env;
-    c.timer->async_wait([this, e](const boost::system::error_code& ec) {
-      if (ec) return;
-      auto it = children_.find(e);
-      if (it == children_.end()) return;
-      it->second.timer.reset();
-      spawn(e);
-    });
+    scheduleRestart(env, delay);
     return;
   }
+}
+
+void SchedulerSupervisor::scheduleRestart(const std::string& env, std::chrono::seconds delay) {
+  Child& c = children_[env];
+  c.timer = std::make_unique<boost::asio::steady_timer>(io_, delay);
+  c.timer->async_wait([this, env](const boost::system::error_code& ec) {
+    if (ec) return;
+    auto it = children_.find(env);
+    if (it == children_.end()) return;
+    it->second.timer.reset();
+    spawn(env);
+  });
 }
 
 void SchedulerSupervisor::terminate(const std::string& env, Child& c) {

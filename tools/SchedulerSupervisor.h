@@ -5,9 +5,10 @@
 // binary) is logged once and retried only every 60 s. stop() sends SIGTERM then SIGKILL after the stop grace
 // (the scheduler's own [scheduler] stop_grace, in which it finishes its running deploys and flushes, plus a
 // margin for the flush); every child is reaped (SIGCHLD on the io_context), and stopAll() reports when the
-// last one is gone so the server exits only then (docs/server.md "Life cycle"). Children are forked with
-// every descriptor above stderr closed on exec: a scheduler never holds the server's listening socket or its
-// database connections. Invariant: all state is touched on the io_context thread only.
+// last one is gone so the server exits only then (docs/server.md "Life cycle"). Children are started by
+// support::spawn with every descriptor above stderr closed on exec: a scheduler never holds the server's
+// listening socket or its database connections. Invariant: all state is touched on the io_context thread
+// only.
 #pragma once
 
 #include "service/Service.h"
@@ -59,6 +60,8 @@ class SchedulerSupervisor final : public service::SchedulerControl {
   void spawn(const std::string& env);
   void waitForChildren();
   void onExit(pid_t pid, int status);
+  /// spawn(env) again after `delay` (a restart after an exit or a failed start).
+  void scheduleRestart(const std::string& env, std::chrono::seconds delay);
   void terminate(const std::string& env, Child& c);
   void reportIfAllGone();
 

@@ -1,7 +1,8 @@
-// posix_spawn-based child runner (see ChildProcess.h). posix_spawn instead of fork: the server is
-// multithreaded, and spawn with a chdir file action and POSIX_SPAWN_SETPGROUP needs no code between fork and
-// exec.
+// The compile service's child runner (see ChildProcess.h): started by support::spawn (its own process group,
+// output on pipes), drained with poll() under a deadline, reaped on every path.
 #include "ChildProcess.h"
+
+#include "support/Spawn.h"
 
 #include <sys/wait.h>
 
@@ -10,10 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace inm::compile {
 namespace {
@@ -51,62 +49,27 @@ ChildResult runChild(const std::vector<std::string>& argv, const std::string& cw
                      const std::map<std::string, std::string>& extraEnv, std::chrono::seconds timeout,
                      const std::atomic<bool>* cancel) {
   ChildResult r;
-  int outPipe[2], errPipe[2];
-  if (pipe2(outPipe, O_CLOEXEC) != 0) {
-    r.spawnError = std::strerror(errno);
+  // Our environment with extraEnv overriding; stdin /dev/null; stdout/stderr captured; a process group of its
+  // own (a timeout kills the compiler and what it started); no blocked or ignored signal of the server.
+  // Nothing of the server leaks into a compile (support::spawn closes every other descriptor on exec): its
+  // listening socket and connections (opened without close-on-exec by Asio), database sockets, spooled
+  // request files.
+  support::SpawnOptions so;
+  so.argv = argv;
+  so.cwd = cwd;
+  for (const auto& [k, v] : extraEnv) so.setEnv.emplace_back(k, v);
+  so.out = support::Stream::pipe();
+  so.err = support::Stream::pipe();
+  so.newProcessGroup = true;
+  so.clearSignalMask = true;
+  so.defaultSignals = true;
+  auto child = support::spawn(so);
+  if (!child) {
+    r.spawnError = llvm::toString(child.takeError());
     return r;
   }
-  if (pipe2(errPipe, O_CLOEXEC) != 0) {
-    r.spawnError = std::strerror(errno);
-    close(outPipe[0]), close(outPipe[1]);
-    return r;
-  }
-  // Environment: ours, with extraEnv overriding.
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : extraEnv) env[k] = v;
-  std::vector<std::string> envStrings;
-  for (const auto& [k, v] : env) envStrings.push_back(k + "=" + v);
-  std::vector<char*> envp, args;
-  for (std::string& s : envStrings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argvCopy = argv;
-  for (std::string& s : argvCopy) args.push_back(s.data());
-  args.push_back(nullptr);
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, outPipe[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, errPipe[1], 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  // Nothing of the server leaks into a compile: its listening socket and connections (opened without
-  // close-on-exec by Asio), database sockets, spooled request files.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &fa, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(outPipe[1]);
-  close(errPipe[1]);
-  if (rc != 0) {
-    r.spawnError = "cannot start " + argv[0] + ": " + std::strerror(rc);
-    close(outPipe[0]), close(errPipe[0]);
-    return r;
-  }
+  const pid_t pid = child->pid;
+  int outPipe[2] = {child->stdoutFd, -1}, errPipe[2] = {child->stderrFd, -1};
 
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool outOpen = true, errOpen = true, truncOut = false, truncErr = false;

@@ -1,16 +1,16 @@
-// ExecutorProcess / ExecutorPool (include/executor/ExecutorClient.h). The child is started with fork+exec
-// (the child sets PR_SET_PDEATHSIG first and exits if its parent is already gone); its stdin/stdout pipes are
+// ExecutorProcess / ExecutorPool (include/executor/ExecutorClient.h). The child is started by support::spawn
+// with a parent-death SIGKILL (it exits at once if its parent is already gone); its stdin/stdout pipes are
 // asio stream descriptors read and written on one strand. Death is detected by EOF on the child's stdout,
 // hangs by the heartbeat timer (which then SIGKILLs, so the EOF path is the single place that fails in-flight
 // requests).
 #include "executor/ExecutorClient.h"
 
 #include "executor/Handler.h"
+#include "support/Spawn.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -65,45 +65,21 @@ std::shared_ptr<ExecutorProcess> ExecutorProcess::start(asio::any_io_executor ex
   args.insert(args.end(), options.arguments.begin(), options.arguments.end());
   args.push_back("--threads");
   args.push_back(std::to_string(options.threads));
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  int toChild[2], fromChild[2];
-  if (pipe2(toChild, O_CLOEXEC) != 0) {
-    if (error) *error = std::string("cannot create a pipe for the executor: ") + std::strerror(errno);
+  // stdin/stdout are the protocol's pipes; the child dies with us (and exits at once if we are already gone);
+  // no scheduler socket or file leaks into the executor (support::spawn closes every other descriptor on
+  // exec).
+  support::SpawnOptions so;
+  so.argv = std::move(args);
+  so.in = support::Stream::pipe();
+  so.out = support::Stream::pipe();
+  so.parentDeathSignal = SIGKILL;
+  auto child = support::spawn(so);
+  if (!child) {
+    if (error) *error = "cannot start the executor: " + llvm::toString(child.takeError());
     return nullptr;
   }
-  if (pipe2(fromChild, O_CLOEXEC) != 0) {
-    if (error) *error = std::string("cannot create a pipe for the executor: ") + std::strerror(errno);
-    close(toChild[0]);
-    close(toChild[1]);
-    return nullptr;
-  }
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    dup2(toChild[0], 0);
-    dup2(fromChild[1], 1);
-    close_range(3, ~0U, 0); // no scheduler socket or file leaks into the executor
-    execv(argv[0], argv.data());
-    const char msg[] = "inmanta executor: exec failed\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(127);
-  }
-  close(toChild[0]);
-  close(fromChild[1]);
-  if (pid < 0) {
-    if (error) *error = std::string("cannot fork the executor: ") + std::strerror(errno);
-    close(toChild[1]);
-    close(fromChild[0]);
-    return nullptr;
-  }
-  p->pid_ = pid;
-  p->begin(toChild[1], fromChild[0]);
+  p->pid_ = child->pid;
+  p->begin(child->stdinFd, child->stdoutFd);
   return p;
 }
 

@@ -1,4 +1,4 @@
-"""A scheduler the system refuses threads (scheduler/WorkerPool.h, tools/SchedulerMain.cpp): the refusal is real,
+"""A scheduler the system refuses threads (scheduler/WorkerPool.h, orchestrator/schedhost/SchedulerHost.cpp): the refusal is real,
 a copy of the binary run as an otherwise unused uid under RLIMIT_NPROC (root is exempt from the limit, so these
 tests need root). With no thread at all it exits 1 with an error naming the cause (it aborted on an uncaught
 std::system_error before); with two of its four database threads it warns and still deploys (it hung joining the

@@ -1,8 +1,8 @@
 // std::AgentConfig (std.md §4) where no scheduler applies it: `inmanta scheduler` writes the agent's entry of
-// `autostart_agent_map` itself (tools/SchedulerExecutors.cpp, docs/deploy.md "Agentless over SSH") and never
-// sends this resource to an executor; an executor that gets one anyway (embedded `inmanta deploy`, an
-// external agent) cannot reach the environment's settings, so it does nothing and reports deployed (dry in a
-// dry run).
+// `autostart_agent_map` itself (orchestrator/schedhost/SchedulerExecutors.cpp, docs/deploy.md "Agentless over
+// SSH") and never sends this resource to an executor; an executor that gets one anyway (embedded `inmanta
+// deploy`, an external agent) cannot reach the environment's settings, so it does nothing and reports
+// deployed (dry in a dry run).
 #include "StdHandlers.h"
 
 namespace inm::executor::handlers {

@@ -1,8 +1,10 @@
-// POSIX helpers for the std handlers (handlers/Posix.h). runCommand forks and execs without a shell, so no
-// argument is ever interpreted; stdin is fed and both output pipes are drained in one poll() loop to avoid a
-// full-pipe deadlock. SIGPIPE on the stdin pipe is avoided by the executor ignoring SIGPIPE (a closed reader
-// then shows as EPIPE and ends the feeding).
+// POSIX helpers for the std handlers (handlers/Posix.h). runCommand starts the program (support::spawn)
+// without a shell, so no argument is ever interpreted; stdin is fed and both output pipes are drained in one
+// poll() loop to avoid a full-pipe deadlock. SIGPIPE on the stdin pipe is avoided by the executor ignoring
+// SIGPIPE (a closed reader then shows as EPIPE and ends the feeding).
 #include "Posix.h"
+
+#include "support/Spawn.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -82,19 +84,7 @@ void chownNames(const std::string& path, const std::string& owner, const std::st
   if (lchown(path.c_str(), uid, gid) != 0) throwErrno("cannot change owner/group of", path);
 }
 
-namespace {
-/// The full path of an executable found on PATH, "" when absent. Resolved before fork so the child only
-/// execs.
-std::string findOnPath(const std::string& name) {
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : std::string();
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
-  std::string dir;
-  while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-  return std::string();
-}
-} // namespace
+using support::findOnPath;
 
 bool onPath(const std::string& name) { return !findOnPath(name).empty(); }
 
@@ -109,53 +99,34 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
     result.err = argv[0] + ": command not found";
     return result;
   }
-  int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, inPipe[2] = {-1, -1}, fileFd = -1;
-  auto closeAll = [&] {
-    for (int* p : {outPipe, errPipe, inPipe})
-      for (int i = 0; i < 2; ++i)
-        if (p[i] >= 0) close(p[i]), p[i] = -1;
-    if (fileFd >= 0) close(fileFd), fileFd = -1;
-  };
-  bool ok = true;
+  int fileFd = -1;
   if (!outputFile.empty()) {
     fileFd = open(outputFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ok = fileFd >= 0;
-  } else {
-    ok = pipe2(outPipe, O_CLOEXEC) == 0 && pipe2(errPipe, O_CLOEXEC) == 0;
-  }
-  if (ok && input) ok = pipe2(inPipe, O_CLOEXEC) == 0;
-  if (!ok) {
-    result.err = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno);
-    closeAll();
-    return result;
-  }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (inPipe[0] >= 0) {
-      dup2(inPipe[0], 0);
-    } else {
-      int devnull = open("/dev/null", O_RDONLY);
-      if (devnull >= 0) dup2(devnull, 0);
+    if (fileFd < 0) {
+      result.err = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno);
+      return result;
     }
-    dup2(fileFd >= 0 ? fileFd : outPipe[1], 1);
-    dup2(fileFd >= 0 ? fileFd : errPipe[1], 2);
-    close_range(3, ~0U, 0); // the command inherits only stdin/stdout/stderr
-    execv(exe.c_str(), args.data());
-    _exit(127);
   }
-  for (int* fd : {&outPipe[1], &errPipe[1], &inPipe[0], &fileFd})
-    if (*fd >= 0) close(*fd), *fd = -1;
-  if (pid < 0) {
-    result.err = std::string("fork failed: ") + std::strerror(errno);
-    closeAll();
+  // The command inherits only stdin/stdout/stderr: pipes (or the output file for both outputs), /dev/null as
+  // stdin when there is no input.
+  support::SpawnOptions so;
+  so.argv = argv;
+  so.argv[0] = exe;
+  so.in = input ? support::Stream::pipe() : support::Stream::null();
+  so.out = fileFd >= 0 ? support::Stream::to(fileFd) : support::Stream::pipe();
+  so.err = fileFd >= 0 ? support::Stream::to(fileFd) : support::Stream::pipe();
+  auto child = support::spawn(so);
+  if (fileFd >= 0) close(fileFd);
+  if (!child) {
+    // Started but not executed (a vanished or unreadable program): the shell's "cannot execute" status.
+    result.exitCode = 127;
+    result.err = llvm::toString(child.takeError());
     return result;
   }
+  pid_t pid = child->pid;
   // fds[0] stdout, fds[1] stderr, fds[2] stdin (written while the outputs drain: no full-pipe deadlock).
-  struct pollfd fds[3] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}, {inPipe[1], POLLOUT, 0}};
-  outPipe[0] = errPipe[0] = inPipe[1] = -1; // owned by fds now
+  struct pollfd fds[3] = {
+      {child->stdoutFd, POLLIN, 0}, {child->stderrFd, POLLIN, 0}, {child->stdinFd, POLLOUT, 0}};
   size_t written = 0;
   if (fds[2].fd >= 0 && input->empty()) close(fds[2].fd), fds[2].fd = -1;
   char buf[4096];
@@ -187,9 +158,7 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
   }
   for (auto& f : fds)
     if (f.fd >= 0) close(f.fd);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = support::waitExit(pid);
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (!outputFile.empty()) {
     std::ifstream in(outputFile, std::ios::binary);

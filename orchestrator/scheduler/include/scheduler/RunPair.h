@@ -1,6 +1,7 @@
 // Two jobs side by side when the system gives a thread, one after the other when it does not: the scheduler's
-// writer commits a batch over two connections at once (tools/SchedulerMain.cpp), and a refused thread
-// (EAGAIN under a process or thread limit) must not abort the scheduler with std::system_error.
+// writer commits a batch over two connections at once (orchestrator/schedhost/SchedulerHost.cpp), and a
+// refused thread (EAGAIN under a process or thread limit) must not abort the scheduler with
+// std::system_error.
 #pragma once
 
 #include <functional>

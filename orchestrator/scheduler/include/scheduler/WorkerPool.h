@@ -1,10 +1,10 @@
-// The scheduler process's bounded pool for blocking database work (tools/SchedulerMain.cpp): an io_context
-// run by up to N threads that the system may refuse. asio::thread_pool throws when a thread is refused
-// (EAGAIN under a process or thread limit): uncaught, the scheduler aborts; caught, the pool's unwinding
-// joins the threads already started while they still wait for work, and hangs. This pool keeps the threads it
-// got and says why it got no more, so the caller decides (too few: a clear error and a non-zero exit; fewer:
-// a warning). Invariant: every thread started is joined, on every path out (join(), or the destructor, which
-// stops the context first).
+// The scheduler process's bounded pool for blocking database work (orchestrator/schedhost/SchedulerHost.cpp):
+// an io_context run by up to N threads that the system may refuse. asio::thread_pool throws when a thread is
+// refused (EAGAIN under a process or thread limit): uncaught, the scheduler aborts; caught, the pool's
+// unwinding joins the threads already started while they still wait for work, and hangs. This pool keeps the
+// threads it got and says why it got no more, so the caller decides (too few: a clear error and a non-zero
+// exit; fewer: a warning). Invariant: every thread started is joined, on every path out (join(), or the
+// destructor, which stops the context first).
 #pragma once
 
 #include <boost/asio/executor_work_guard.hpp>

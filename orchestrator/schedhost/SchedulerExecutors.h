@@ -1,7 +1,7 @@
-// The scheduler::Executor implementations of `inmanta scheduler` (tools/SchedulerMain.cpp): the real one,
+// The scheduler::Executor implementations of the scheduler host (SchedulerHost.cpp): the real one,
 // which sends work to `inmanta executor` child processes (one per code blueprint) or to external agents'
 // sessions, and the in-process NullResource test double (`--executor null`). Both deliver results on the
-// scheduler's io_context thread, never from another thread. Private to tools/.
+// scheduler's io_context thread, never from another thread. Private to schedhost/.
 #pragma once
 
 #include "ExternalAgents.h"
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace inm::tools {
+namespace inm::schedhost {
 
 /// TEST DOUBLE, not a real executor (`--executor null`): runs std::testing::NullResource in-process (the
 /// dependency gate, then `fail`), answers `unavailable` for any other type. Used by tests that need exact
@@ -130,4 +130,4 @@ class ExecutorRef : public scheduler::Executor {
   void submit(std::vector<scheduler::WorkItem> batch) override { target->submit(std::move(batch)); }
 };
 
-} // namespace inm::tools
+} // namespace inm::schedhost

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "executor/ExecutorClient.h"
+#include "scheduler/pg/ExternalAgentRows.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -24,26 +25,9 @@
 #include <string>
 #include <vector>
 
-namespace inm::tools {
+namespace inm::schedhost {
 
-/// What the scheduler knows of one external agent: its primary (the last one when disconnected) and its
-/// standbys in promotion order (holders: "<host> pid <pid> via <peer>").
-struct ExternalAgentRecord {
-  std::string name;
-  std::string holder;
-  bool connected = false;
-  std::vector<std::string> standbys;
-  bool failover = false; ///< this record is a standby's promotion (sets agent.last_failover)
-};
-
-/// The `external_agent` rows of `env` (blocking libpqxx calls; run them on a DB thread).
-/// `resetExternalAgents` marks every row disconnected without standbys (a scheduler starts without sessions)
-/// and returns the names; `recordExternalAgents` writes records (a disconnected record keeps the stored
-/// holder). Both return their error as text ("" = done).
-std::string resetExternalAgents(const std::string& connString, const std::string& env,
-                                std::vector<std::string>& names);
-std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<ExternalAgentRecord>& records);
+using scheduler::pg::ExternalAgentRecord;
 
 class ExternalAgents {
  public:
@@ -108,4 +92,4 @@ class ExternalAgents {
   uint64_t nextSession_ = 1;
 };
 
-} // namespace inm::tools
+} // namespace inm::schedhost

@@ -18,7 +18,7 @@
 
 namespace asio = boost::asio;
 
-namespace inm::tools {
+namespace inm::schedhost {
 
 using namespace inm::scheduler;
 
@@ -345,4 +345,4 @@ ProcessExecutor::materialise(const std::string& key, const std::vector<pg::Sched
   return target.string();
 }
 
-} // namespace inm::tools
+} // namespace inm::schedhost

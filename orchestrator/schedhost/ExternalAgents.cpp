@@ -7,7 +7,6 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <pqxx/pqxx>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,60 +16,7 @@
 namespace asio = boost::asio;
 using local = asio::local::stream_protocol;
 
-namespace inm::tools {
-
-std::string resetExternalAgents(const std::string& connString, const std::string& env,
-                                std::vector<std::string>& names) {
-  try {
-    pqxx::connection c(connString);
-    pqxx::work tx(c);
-    tx.exec_params("UPDATE external_agent SET connected = false, disconnected_at = now() "
-                   "WHERE environment = $1 AND connected",
-                   env);
-    tx.exec_params("UPDATE external_agent SET standbys = '[]' WHERE environment = $1 AND standbys <> '[]'",
-                   env);
-    for (const auto& row :
-         tx.exec_params("SELECT name FROM external_agent WHERE environment = $1 ORDER BY name", env))
-      names.push_back(row[0].as<std::string>());
-    tx.commit();
-    return "";
-  } catch (const std::exception& e) {
-    return std::string("cannot read the external agents: ") + e.what();
-  }
-}
-
-std::string recordExternalAgents(const std::string& connString, const std::string& env,
-                                 const std::vector<ExternalAgentRecord>& records) {
-  try {
-    pqxx::connection c(connString);
-    pqxx::work tx(c);
-    for (const auto& r : records) {
-      std::string standbys = executor::Json(r.standbys).dump();
-      if (r.connected)
-        tx.exec_params(
-            "INSERT INTO external_agent (environment, name, holder, connected, claimed_at, standbys) "
-            "VALUES ($1, $2, $3, true, now(), $4::jsonb) ON CONFLICT (environment, name) DO UPDATE "
-            "SET holder = EXCLUDED.holder, connected = true, standbys = EXCLUDED.standbys, "
-            "claimed_at = CASE WHEN external_agent.connected AND external_agent.holder = "
-            "EXCLUDED.holder THEN external_agent.claimed_at ELSE now() END",
-            env, r.name, r.holder, standbys);
-      else
-        tx.exec_params(
-            "INSERT INTO external_agent (environment, name, holder, connected, standbys) "
-            "VALUES ($1, $2, '', false, $3::jsonb) ON CONFLICT (environment, name) DO UPDATE "
-            "SET standbys = EXCLUDED.standbys, disconnected_at = CASE WHEN external_agent.connected "
-            "THEN now() ELSE external_agent.disconnected_at END, connected = false",
-            env, r.name, standbys);
-      if (r.failover)
-        tx.exec_params("UPDATE agent SET last_failover = now() WHERE environment = $1 AND name = $2", env,
-                       r.name);
-    }
-    tx.commit();
-    return "";
-  } catch (const std::exception& e) {
-    return std::string("cannot record the external agents: ") + e.what();
-  }
-}
+namespace inm::schedhost {
 
 namespace {
 std::string joined(const std::vector<std::string>& names) {
@@ -372,4 +318,4 @@ void ExternalAgents::shutdown(std::function<void()> done) {
     });
 }
 
-} // namespace inm::tools
+} // namespace inm::schedhost
