@@ -88,126 +88,91 @@ asio::awaitable<Result> Service::listResources(std::string env, model::QueryPair
   } catch (const model::ParamError& e) {
     co_return Result::error(ErrorCode::BadRequest, e.message);
   }
-  auto rows = co_await blocking([&] { return store_.latestResources(env, false); });
-  if (!rows) co_return Result::error(rows.takeError());
+  // The database filters, orders, counts and cuts the page (keyset paging on (sort value, resource id)); only
+  // the page's rows come back.
+  store::ResourcePageQuery pq;
+  pq.sortField = sort.field;
+  pq.ascending = sort.ascending;
+  pq.limit = limit;
+  pq.deploySummary = deploySummary;
   // Status filters: any positive value matches (a list is an OR), every negated one must not.
-  std::vector<std::string> statusIn, statusOut;
-  if (auto f = filters.find("status"); f != filters.end())
-    for (const std::string& v : f->second)
-      (v[0] == '!' ? statusOut : statusIn).push_back(v.substr(v[0] == '!'));
-  std::vector<const nlohmann::json*> kept;
-  for (const auto& r : *rows) {
-    const std::string& status = r["status"].get_ref<const std::string&>();
-    bool ok = statusIn.empty() || std::find(statusIn.begin(), statusIn.end(), status) != statusIn.end();
-    ok = ok && std::find(statusOut.begin(), statusOut.end(), status) == statusOut.end();
-    for (const auto& [field, values] : filters) {
-      if (field == "status") continue;
-      // Substring match; several values of one filter: any of them.
-      const std::string& have = r[field].get_ref<const std::string&>();
-      ok = ok && std::any_of(values.begin(), values.end(),
-                             [&](const std::string& v) { return have.find(v) != std::string::npos; });
+  for (const auto& [field, values] : filters) {
+    if (field != "status") {
+      pq.substrings.emplace_back(field, values); // substring match; several values of one filter: any of them
+      continue;
     }
-    // Orphans are hidden unless asked for by status.
-    if (ok && model::is(status, model::DeployStatus::Orphaned) && statusIn.empty()) ok = false;
-    if (ok) kept.push_back(&r);
+    for (const std::string& v : values)
+      (v[0] == '!' ? pq.statusOut : pq.statusIn).push_back(v.substr(v[0] == '!'));
   }
-  const std::string& sortField = sort.field;
-  auto keyOf = [&](const nlohmann::json* r) {
-    return std::make_pair(std::cref((*r)[sortField].get_ref<const std::string&>()),
-                          std::cref((*r)["resource_id"].get_ref<const std::string&>()));
-  };
-  // Order: the sort column in the asked direction, ties by resource id ascending; `before(value, id, r)`
-  // says whether the cursor position (value, id) comes before row r in that order.
-  auto less = [&](const std::string& xv, const std::string& xid, const std::string& yv,
-                  const std::string& yid) {
-    if (xv != yv) return sort.ascending ? xv < yv : xv > yv;
-    return xid < yid;
-  };
-  std::stable_sort(kept.begin(), kept.end(), [&](const nlohmann::json* a, const nlohmann::json* b) {
-    auto [av, aid] = keyOf(a);
-    auto [bv, bid] = keyOf(b);
-    return less(av, aid, bv, bid);
-  });
-  // The cursor's sort value: `start`/`end` when given, else the cursor resource's own value (read from the
-  // listing, or from the id itself for the columns the id holds). status cannot be read from an id.
-  auto cursorValue = [&](const std::optional<std::string>& given,
-                         const std::optional<std::string>& id) -> std::optional<std::string> {
-    if (given) return given;
-    if (!id) return std::nullopt;
-    for (const nlohmann::json* r : kept)
-      if ((*r)["resource_id"] == *id) return (*r)[sortField].get<std::string>();
-    llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(*id);
-    if (!parsed) {
-      llvm::consumeError(parsed.takeError());
-      return std::nullopt;
+  // The cursor's sort value: `start`/`end` when given, else the cursor resource's own value (the columns an
+  // id holds are read from it; status from the listing, by the database).
+  const std::optional<std::string>& cursorId = cursor.forward() ? cursor.lastId : cursor.firstId;
+  if (cursor.forward() || cursor.backward()) {
+    pq.direction = cursor.forward() ? 1 : -1;
+    pq.cursorId = cursorId;
+    pq.cursorValue = cursor.forward() ? cursor.start : cursor.end;
+    if (!pq.cursorValue && sort.field != "status") {
+      llvm::Expected<artifact::ResourceId> parsed = artifact::parseResourceId(*cursorId);
+      if (!parsed) co_return Result::error(parsed.takeError()); // checked above: unreachable
+      pq.cursorValue = sort.field == "resource_type" ? parsed->type
+                       : sort.field == "agent"       ? parsed->agent
+                                                     : parsed->value;
     }
-    if (sortField == "resource_type") return parsed->type;
-    if (sortField == "agent") return parsed->agent;
-    if (sortField == "resource_id_value") return parsed->value;
-    return std::nullopt;
-  };
-  size_t begin = 0, end = kept.size();
-  if (cursor.forward()) {
-    std::optional<std::string> value = cursorValue(cursor.start, cursor.lastId);
-    if (!value)
-      co_return Result::error(ErrorCode::BadRequest, "'last_id' " + *cursor.lastId +
-                                                         " is not in this listing and sort on " + sortField +
-                                                         " needs its value: give 'start' with it");
-    std::string id = cursor.lastId.value_or("");
-    // First row after the cursor (with only `start`: the first row whose value is past it).
-    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) {
-      auto [rv, rid] = keyOf(r);
-      if (!cursor.lastId) return rv != *value && less(*value, "", rv, rid);
-      return less(*value, id, rv, rid);
-    });
-    begin = size_t(pos - kept.begin());
-    end = std::min(kept.size(), begin + size_t(limit));
-  } else if (cursor.backward()) {
-    std::optional<std::string> value = cursorValue(cursor.end, cursor.firstId);
-    if (!value)
-      co_return Result::error(ErrorCode::BadRequest, "'first_id' " + *cursor.firstId +
-                                                         " is not in this listing and sort on " + sortField +
-                                                         " needs its value: give 'end' with it");
-    std::string id = cursor.firstId.value_or("");
-    // The rows before the cursor; the page is the last `limit` of them.
-    auto pos = std::find_if(kept.begin(), kept.end(), [&](const nlohmann::json* r) {
-      auto [rv, rid] = keyOf(r);
-      if (!cursor.firstId) return rv == *value || less(*value, "", rv, rid);
-      return !less(rv, rid, *value, id);
-    });
-    end = size_t(pos - kept.begin());
-    begin = end > size_t(limit) ? end - size_t(limit) : 0;
-  } else {
-    end = std::min(kept.size(), size_t(limit));
+  }
+  auto page = co_await blocking([&] { return store_.resourcePage(env, pq); });
+  if (!page) co_return Result::error(page.takeError());
+  const std::string& sortField = sort.field;
+  if (pq.direction != 0 && !(*page)["cursor_known"].get<bool>()) {
+    const char* name = pq.direction > 0 ? "'last_id'" : "'first_id'";
+    co_return Result::error(ErrorCode::BadRequest, std::string(name) + " " + *cursorId +
+                                                       " is not in this listing and sort on " + sortField +
+                                                       " needs its value: give '" +
+                                                       (pq.direction > 0 ? "start" : "end") + "' with it");
+  }
+  const nlohmann::json& rows = (*page)["rows"];
+  size_t total = (*page)["total"].get<size_t>(), past = (*page)["past"].get<size_t>();
+  size_t begin = 0, end = rows.size();
+  if (pq.direction > 0) {
+    begin = total - past; // the rows after the cursor are the last `past` of the listing
+    end = begin + rows.size();
+  } else if (pq.direction < 0) {
+    end = past; // the rows before the cursor; the page is the last `limit` of them (in reverse order here)
+    begin = end - rows.size();
   }
   nlohmann::json data = nlohmann::json::array();
-  for (size_t i = begin; i < end; ++i) data.push_back(listItem(*kept[i]));
+  for (size_t i = 0; i < rows.size(); ++i)
+    data.push_back(listItem(rows[pq.direction < 0 ? rows.size() - 1 - i : i]));
+  auto keyOf = [&](const nlohmann::json& item) {
+    const nlohmann::json& details = item["id_details"];
+    const std::string& v = sortField == "status" ? item["status"].get_ref<const std::string&>()
+                                                 : details[sortField].get_ref<const std::string&>();
+    return std::make_pair(v, item["resource_id"].get<std::string>());
+  };
   std::string base = "/api/v2/resource?limit=" + std::to_string(limit) + "&sort=" + sortField + "." +
                      (sort.ascending ? "asc" : "desc");
   for (const auto& [field, values] : filters)
     for (const auto& v : values) base += "&filter." + field + "=" + urlEncode(v);
   if (deploySummary) base += "&deploy_summary=true";
   nlohmann::json links = {{"self", base}};
-  if (end > 0 && end < kept.size()) { // end > begin here: limit >= 1
-    auto [v, id] = keyOf(kept[end - 1]);
+  if (end > 0 && end < total) { // end > begin here: limit >= 1
+    auto [v, id] = keyOf(data.back());
     links["next"] = base + "&start=" + urlEncode(v) + "&last_id=" + urlEncode(id);
   }
-  if (begin > 0 && begin < kept.size()) {
-    auto [v, id] = keyOf(kept[begin]);
+  if (begin > 0 && begin < total) {
+    auto [v, id] = keyOf(data.front());
     links["prev"] = base + "&end=" + urlEncode(v) + "&first_id=" + urlEncode(id);
   }
   nlohmann::json metadata = {
-      {"total", kept.size()}, {"before", begin}, {"after", kept.size() - end}, {"page_size", limit}};
+      {"total", total}, {"before", begin}, {"after", total - end}, {"page_size", limit}};
   if (deploySummary) {
     nlohmann::json byState = nlohmann::json::object();
     for (const std::string& s : model::referenceStatusSpellings()) byState[s] = 0;
-    size_t total = 0;
-    for (const auto& r : *rows) {
-      if (model::is(r["status"].get_ref<const std::string&>(), model::DeployStatus::Orphaned)) continue;
-      byState[r["status"].get<std::string>()] = byState[r["status"].get<std::string>()].get<int64_t>() + 1;
-      ++total;
+    int64_t summed = 0;
+    for (const auto& [status, n] : (*page)["summary"].items()) {
+      byState[status] = n;
+      summed += n.get<int64_t>();
     }
-    metadata["deploy_summary"] = {{"by_state", byState}, {"total", total}};
+    metadata["deploy_summary"] = {{"by_state", byState}, {"total", summed}};
   }
   co_return Result::of(nlohmann::json{{"data", data}, {"links", links}, {"metadata", metadata}});
 }

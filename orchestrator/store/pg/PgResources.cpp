@@ -5,6 +5,8 @@
 #include "PgStore.h"
 #include "model/Ids.h"
 
+#include <llvm/Support/ConvertUTF.h>
+
 namespace inm::store {
 
 using model::ErrorCode;
@@ -28,10 +30,165 @@ std::string latestSql(bool withAttributes, const char* extraWhere) {
 
 } // namespace
 
-llvm::Expected<nlohmann::json> PgStore::latestResources(const std::string& env, bool withAttributes) {
+namespace {
+
+/// Bound parameters of one statement, numbered as they are added.
+struct Params {
+  std::vector<std::string> values;
+  std::string add(std::string v) {
+    values.push_back(std::move(v));
+    return "$" + std::to_string(values.size());
+  }
+};
+
+/// Whether `s` can be a bound text parameter as it is: valid UTF-8 without NUL (else PostgreSQL refuses it or
+/// libpq cuts it at the NUL).
+bool plainText(const std::string& s) {
+  if (s.find('\0') != std::string::npos) return false;
+  const auto* begin = reinterpret_cast<const llvm::UTF8*>(s.data());
+  return llvm::isLegalUTF8String(&begin, begin + s.size());
+}
+
+/// `s` as the text of a bytea parameter (`\x` and hex digits).
+std::string byteaText(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\\x";
+  for (unsigned char c : s) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+/// SQL for "`column` contains `needle`" with the byte semantics of std::string::find: strpos for plain text,
+/// a bytea search for a needle PostgreSQL text cannot hold.
+std::string containsSql(Params& p, const std::string& column, const std::string& needle) {
+  if (plainText(needle)) return "strpos(" + column + ", " + p.add(needle) + ") > 0";
+  return "position(" + p.add(byteaText(needle)) + "::bytea in convert_to(" + column + ", 'UTF8')) > 0";
+}
+
+/// A value compared in byte order with text columns: `text` is the operand for text, `bytes` for bytea (used
+/// when the value is not plain text).
+struct Operand {
+  bool plain = true;
+  std::string text;
+};
+
+Operand operand(Params& p, const std::string& v) {
+  if (plainText(v)) return {true, p.add(v) + "::text COLLATE \"C\""};
+  return {false, p.add(byteaText(v)) + "::bytea"};
+}
+
+/// `column op value` in byte order.
+std::string compareSql(const std::string& column, const char* op, const Operand& value) {
+  if (value.plain) return column + " COLLATE \"C\" " + op + " " + value.text;
+  return "convert_to(" + column + ", 'UTF8') " + op + " " + value.text;
+}
+
+} // namespace
+
+llvm::Expected<nlohmann::json> PgStore::resourcePage(const std::string& env, const ResourcePageQuery& q) {
   return withTx<nlohmann::json>(db_, "listing resources", [&](pqxx::work& tx) {
     requireEnvironment(tx, env);
-    return parseFirst(tx.exec_params(latestSql(withAttributes, ""), env));
+    // The join below hashes the latest released version's ids (100k: ~8 MB): in memory, not in batches on
+    // disk; and no JIT compilation, whose start-up costs more than this statement.
+    tx.exec("SET LOCAL work_mem = '64MB'");
+    tx.exec("SET LOCAL jit = off");
+    Params p;
+    const std::string e = p.add(env);
+    const std::string& sortField = q.sortField;
+    if (sortField != "resource_type" && sortField != "agent" && sortField != "resource_id_value" &&
+        sortField != "status")
+      throw StoreFailure{ErrorCode::BadRequest, "cannot sort resources on '" + sortField + "'"};
+    // Listed: the rps rows with a resource row in a released version. Most are in the latest released version
+    // (one hash join over its ids); only the others are looked up among the older released versions.
+    std::string base =
+        std::string("SELECT rps.resource_id, rps.resource_type, rps.agent, rps.resource_id_value, ") +
+        kStatusSql +
+        "::text AS status FROM resource_persistent_state rps LEFT JOIN resource l ON l.environment = "
+        "rps.environment AND l.model = (SELECT max(version) FROM configurationmodel WHERE environment = " +
+        e + " AND released) AND l.resource_id = rps.resource_id WHERE rps.environment = " + e +
+        " AND (l.resource_id IS NOT NULL OR EXISTS (SELECT 1 FROM resource r JOIN configurationmodel cm ON "
+        "cm.environment = r.environment AND cm.version = r.model AND cm.released WHERE r.environment = " +
+        e + " AND r.resource_id = rps.resource_id))";
+    std::vector<std::string> where;
+    for (const auto& [field, values] : q.substrings) {
+      if (field != "resource_type" && field != "agent" && field != "resource_id_value")
+        throw StoreFailure{ErrorCode::BadRequest, "cannot filter resources on '" + field + "'"};
+      std::string any;
+      for (const auto& v : values) any += (any.empty() ? "" : " OR ") + containsSql(p, "b." + field, v);
+      where.push_back("(" + (any.empty() ? std::string("false") : any) + ")");
+    }
+    if (!q.statusIn.empty()) {
+      std::string any;
+      for (const auto& v : q.statusIn)
+        any += (any.empty() ? "" : " OR ") + (plainText(v) ? "b.status = " + p.add(v) : std::string("false"));
+      where.push_back("(" + any + ")");
+    } else {
+      where.push_back("b.status <> 'orphaned'"); // orphans only when asked for by status
+    }
+    for (const auto& v : q.statusOut)
+      if (plainText(v)) where.push_back("b.status <> " + p.add(v));
+    std::string filtered = "SELECT b.resource_id AS id, b." + sortField + " AS v FROM (" + base + ") b";
+    for (size_t i = 0; i < where.size(); ++i) filtered += (i ? " AND " : " WHERE ") + where[i];
+
+    // The cursor: rows strictly past (value, id) in the listing's order (forward), or strictly before it.
+    const bool asc = q.ascending;
+    std::string known = "true", past = "true", cursorCte;
+    if (q.direction != 0) {
+      const char* op = (q.direction > 0) == asc ? ">" : "<";
+      const char* idOp = q.direction > 0 ? ">" : "<";
+      std::optional<Operand> cid;
+      if (q.cursorId) cid = operand(p, *q.cursorId);
+      std::optional<Operand> given;
+      if (q.cursorValue) given = operand(p, *q.cursorValue);
+      if (given && !given->plain) {
+        // A value PostgreSQL text cannot hold never equals a stored one: the bytes alone decide.
+        past = compareSql("f.v", op, *given);
+        cursorCte = ", c AS (SELECT NULL::text AS v)";
+      } else {
+        if (!given && !cid)
+          throw StoreFailure{ErrorCode::BadRequest, "a cursor needs a value or a resource id"};
+        // Without a value, the cursor row's own, from the listing itself (status cannot be read from an id).
+        std::string value =
+            given ? given->text : "(SELECT v FROM f WHERE " + compareSql("id", "=", *cid) + ")";
+        cursorCte = ", c AS (SELECT " + value + " AS v)";
+        known = "(SELECT v IS NOT NULL FROM c)";
+        past = "f.v COLLATE \"C\" " + std::string(op) + " c.v COLLATE \"C\"";
+        if (cid) past = "(" + past + " OR (f.v = c.v AND " + compareSql("f.id", idOp, *cid) + "))";
+      }
+    }
+    const char* dir = asc ? "ASC" : "DESC";
+    const char* rdir = asc ? "DESC" : "ASC";
+    bool backward = q.direction < 0;
+    std::string order = backward ? std::string("f.v COLLATE \"C\" ") + rdir + ", f.id COLLATE \"C\" DESC"
+                                 : std::string("f.v COLLATE \"C\" ") + dir + ", f.id COLLATE \"C\" ASC";
+    std::string from = q.direction != 0 ? "f, c WHERE " + past : std::string("f");
+    std::string limit = p.add(std::to_string(q.limit));
+    std::string sql =
+        "WITH f AS MATERIALIZED (" + filtered + ")" + cursorCte +
+        " SELECT json_build_object('total', (SELECT count(*) FROM f), 'past', (SELECT count(*) FROM " + from +
+        "), 'cursor_known', " + known +
+        ", 'rows', (SELECT coalesce(json_agg(json_build_object('resource_id', rps.resource_id, "
+        "'resource_type', "
+        "rps.resource_type, 'agent', rps.agent, 'resource_id_value', rps.resource_id_value, 'status', " +
+        kStatusSql +
+        ", 'model', x.model, 'requires', x.requires) ORDER BY pg.n), '[]') FROM (SELECT f.id, "
+        "row_number() OVER () AS n FROM (SELECT f.id FROM " +
+        from + " ORDER BY " + order + " LIMIT " + limit +
+        "::bigint) f) pg JOIN resource_persistent_state rps ON rps.environment = " + e +
+        " AND rps.resource_id = pg.id CROSS JOIN LATERAL (SELECT r.model, coalesce(r.attributes->'requires', "
+        "'[]'::jsonb) AS requires FROM resource r JOIN configurationmodel cm ON cm.environment = "
+        "r.environment "
+        "AND cm.version = r.model AND cm.released WHERE r.environment = " +
+        e + " AND r.resource_id = pg.id ORDER BY r.model DESC LIMIT 1) x)";
+    if (q.deploySummary)
+      sql += ", 'summary', (SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT b.status, "
+             "count(*) AS "
+             "n FROM (" +
+             base + ") b WHERE b.status <> 'orphaned' GROUP BY b.status) s)";
+    sql += ")::text";
+    return parseFirst(tx.exec_params(sql, pqxx::prepare::make_dynamic_params(p.values)));
   });
 }
 

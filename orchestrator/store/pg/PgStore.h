@@ -86,7 +86,7 @@ class PgStore final : public Store {
   llvm::Error putFiles(const std::vector<std::pair<std::string, std::string>>& files) override;
   llvm::Expected<std::optional<std::string>> getFile(const std::string& hash) override;
   llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) override;
-  llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) override;
+  llvm::Expected<nlohmann::json> resourcePage(const std::string& env, const ResourcePageQuery& q) override;
   llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) override;
   llvm::Expected<nlohmann::json> resourceHistory(const std::string& env, const std::string& rid) override;
   llvm::Expected<nlohmann::json> resourceActions(const std::string& env, const std::string& rid) override;

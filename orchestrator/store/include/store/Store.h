@@ -123,6 +123,22 @@ struct DeltaVersionInput {
 /// given content token (deleted, replaced, never stored): the exporter then pushes the whole version.
 inline constexpr const char* kDeltaBaseRefused = "the delta's base version";
 
+/// What GET /api/v2/resource asks of the store (the service has checked every value): the listed resources
+/// are the environment's resource_persistent_state rows with a resource row in a released version, orphans
+/// only when `statusIn` is not empty; ordered by the sort field in byte order, ties by resource id ascending.
+struct ResourcePageQuery {
+  std::string sortField = "resource_type"; ///< resource_type, agent, resource_id_value or status
+  bool ascending = false;
+  /// field (resource_type, agent, resource_id_value) -> substrings, any of which must occur in it
+  std::vector<std::pair<std::string, std::vector<std::string>>> substrings;
+  std::vector<std::string> statusIn, statusOut; ///< any of statusIn (when not empty), none of statusOut
+  int direction = 0;                            ///< 0: the first page; 1: after the cursor; -1: before it
+  std::optional<std::string> cursorValue;       ///< the sort value at the cursor; none: the cursor row's own
+  std::optional<std::string> cursorId;          ///< last_id / first_id
+  int64_t limit = 1000;
+  bool deploySummary = false;
+};
+
 /// The whole store (implemented in pg/ on libpqxx).
 class Store {
  public:
@@ -220,9 +236,12 @@ class Store {
   virtual llvm::Error putCode(const std::string& env, int64_t cmVersion, const nlohmann::json& modules) = 0;
 
   // Resources (orchestrator.md §5.2, §13): the state of every resource the environment has released.
-  /// [{resource_id, resource_type, agent, resource_id_value, requires, status, model, attributes?}] sorted by
-  /// id; attributes only when `withAttributes`.
-  virtual llvm::Expected<nlohmann::json> latestResources(const std::string& env, bool withAttributes) = 0;
+  /// One page of GET /api/v2/resource, filtered, ordered, counted and cut by the database (keyset paging, no
+  /// row outside the page leaves it): {total, past, cursor, rows: [{resource_id, resource_type, agent,
+  /// resource_id_value, status, model, requires}], summary?}. `past` counts the listed rows after the cursor
+  /// (forward) or before it (backward); `cursor` is the sort value used at the cursor (null when a cursor was
+  /// asked for and its value is unknown); `summary` ({status: count}, orphans left out) only when asked.
+  virtual llvm::Expected<nlohmann::json> resourcePage(const std::string& env, const ResourcePageQuery& q) = 0;
   /// {resource_id, resource_type, agent, id_attribute_value, status, attributes, model, last_deploy,
   ///  first_generated_version, first_generated_time, requires_status} (NotFound when never released).
   virtual llvm::Expected<nlohmann::json> resourceDetails(const std::string& env, const std::string& rid) = 0;
