@@ -789,12 +789,13 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
       return failDiag(std::move(d));
     }
-    if (!res.cause.empty()) {
-      Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
-      d.causedBy(diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
-      return failDiag(std::move(d));
-    }
-    return failDiag(diagAt(ctx.file, id.index, false, res.errorKind, res.message));
+    Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
+    // A broken typedef constraint: the typedef's own diagnostic (at the typedef), as the reference's.
+    bool atTypedef = pctx.typedefFailure && pctx.typedefFailure->message == res.cause;
+    if (!res.cause.empty())
+      d.causedBy(atTypedef ? *pctx.typedefFailure
+                           : diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
+    return failDiag(std::move(d));
   }
   out = res.value;
   memoPut(ctx, id.index, out);
