@@ -790,11 +790,10 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
       return failDiag(std::move(d));
     }
     Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
-    // A broken typedef constraint: the typedef's own diagnostic (at the typedef), as the reference's.
-    bool atTypedef = pctx.typedefFailure && pctx.typedefFailure->message == res.cause;
-    if (!res.cause.empty())
-      d.causedBy(atTypedef ? *pctx.typedefFailure
-                           : diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
+    if (pctx.typedefFailure && pctx.typedefFailure->message == res.cause) // at the typedef, as the reference
+      d.causedBy(*pctx.typedefFailure);
+    else if (!res.cause.empty())
+      d.causedBy(diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
     return failDiag(std::move(d));
   }
   out = res.value;
