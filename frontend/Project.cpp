@@ -508,7 +508,16 @@ void Loader::run() {
     return;
   }
 
-  auto mainFile = sm_.loadFile(mainPath);
+  // Locations name the main file as the reference does: the project directory as given joined with the
+  // file (`./main.cf` when compiling in the project, Project.get() finding "." there); module files stay
+  // absolute (the module path is made absolute). An explicit -f is taken from the cwd, so shown from it.
+  llvm::StringRef given = opts_.mainFile;
+  std::string display =
+      llvm::sys::path::is_absolute(given) ? given.str()
+      : explicitMain ? (given.startswith("./") || given.startswith("../") ? given.str() : "./" + given.str())
+      : opts_.projectDir == "." ? "./" + given.str()
+                                : joinPath(opts_.projectDir, given);
+  auto mainFile = sm_.loadFile(mainPath, display);
   if (!mainFile) {
     diags_.error(DiagKind::ProjectFileUnreadable, SourceRange{}, mainPath,
                  unreadableReason(mainFile.takeError(), mainPath));

@@ -252,6 +252,9 @@ class PyHandlerState {
       if (!made) throw std::runtime_error(takePythonError());
       try {
         checkTuple(made);
+      } catch (const executor::HandlerException& e) {
+        Py_DECREF(made);
+        throw executor::NoProviderException(e.type, e.what(), e.traceback);
       } catch (...) {
         Py_DECREF(made);
         throw;
@@ -403,7 +406,7 @@ class ChoiceHandler final : public executor::HandlerAPI {
       else
         inner_ = std::make_unique<PyResourceHandler>(index_, chosen);
     } else {
-      executor::HandlerException e(item(1), item(2), item(3));
+      executor::NoProviderException e(item(1), item(2), item(3));
       Py_DECREF(made);
       throw e;
     }

@@ -336,8 +336,10 @@ bool EvalPluginContext::checkTypedef(llvm::StringRef fullName, const Value& v, s
     if (ev_.prog_.typedefs[ir::TypedefId{i}].fullName != fullName) continue;
     Reporter::Capture none(ev_.report_, nullptr); // the caller reports the plugin error, not the constraint's
     DiagOr<void> valid = ev_.checkTypedef(ir::TypedefId{i}, v);
-    if (!valid) err = valid.error().message;
-    return valid.ok();
+    if (valid.ok()) return true;
+    err = valid.error().message;
+    typedefFailure = valid.error();
+    return false;
   }
   return true;
 }

@@ -200,6 +200,7 @@ class EvalPluginContext final : public PluginContext {
   bool checkTypedef(llvm::StringRef fullName, const Value& v, std::string& err) override;
   SlotId blockedOn;
   const std::vector<uint8_t>* given = nullptr; // per declared parameter: passed by the caller
+  std::optional<Diagnostic> typedefFailure;    // the last failed checkTypedef, placed at the typedef
 
  private:
   const Value* keep(const Value& v) {

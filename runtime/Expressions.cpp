@@ -789,12 +789,12 @@ Status Evaluator::evalCall(Ctx& ctx, const Expr& e, ExprId id, Value& out) {
         d.causedBy(makeDiag(DiagKind::NoteText, SourceRange{}, res.message));
       return failDiag(std::move(d));
     }
-    if (!res.cause.empty()) {
-      Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
+    Diagnostic d = diagAt(ctx.file, id.index, false, res.errorKind, res.message);
+    if (pctx.typedefFailure && pctx.typedefFailure->message == res.cause) // at the typedef, as the reference
+      d.causedBy(*pctx.typedefFailure);
+    else if (!res.cause.empty())
       d.causedBy(diagAt(ctx.file, id.index, false, DiagKind::NoteText, res.cause));
-      return failDiag(std::move(d));
-    }
-    return failDiag(diagAt(ctx.file, id.index, false, res.errorKind, res.message));
+    return failDiag(std::move(d));
   }
   out = res.value;
   memoPut(ctx, id.index, out);

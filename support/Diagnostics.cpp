@@ -1,6 +1,8 @@
 // Rendering of diagnostics in compiler style, reference-trace style and JSON; see Diagnostics.h.
 #include "support/Diagnostics.h"
 
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 #include <nlohmann/json.hpp>
 
@@ -137,7 +139,11 @@ static nlohmann::json toJsonValue(const DiagnosticEngine& eng, const Diagnostic&
   j["class"] = d.className();
   j["message"] = d.message;
   if (d.range.valid()) {
-    j["file"] = eng.sources().path(d.range.file).str();
+    // Absolute here (tools open it), while the text form keeps the reference's `./main.cf`.
+    llvm::SmallString<256> file(eng.sources().path(d.range.file));
+    llvm::sys::fs::make_absolute(file);
+    llvm::sys::path::remove_dots(file); // "./" only: ".." may cross a symlink
+    j["file"] = std::string(file.str());
     j["line"] = d.range.line;
     j["column"] = d.range.col;
     j["end_line"] = d.range.endLine;

@@ -38,7 +38,7 @@ llvm::Error tooBig(llvm::StringRef path, uint64_t size, uint64_t limit, bool atL
 
 } // namespace
 
-llvm::Expected<FileId> SourceManager::loadFile(llvm::StringRef path) {
+llvm::Expected<FileId> SourceManager::loadFile(llvm::StringRef path, llvm::StringRef display) {
   auto fail = [&](int err, const std::string& why) {
     return llvm::createStringError(std::error_code(err, std::generic_category()), "cannot read %s: %s",
                                    path.str().c_str(), why.c_str());
@@ -78,7 +78,7 @@ llvm::Expected<FileId> SourceManager::loadFile(llvm::StringRef path) {
     if (raw[i] == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n') continue;
     text.push_back(raw[i] == '\r' ? '\n' : raw[i]);
   }
-  return addBuffer(path.str(), std::move(text));
+  return addBuffer(display.empty() ? path.str() : display.str(), std::move(text));
 }
 
 FileId SourceManager::addBuffer(std::string name, std::string text) {

@@ -49,12 +49,18 @@ ActionResult runAction(const DeployRequest& request, const HandlerRegistry& regi
   if (request.dryRun) {
     try {
       handler->execute(ctx, resource, true);
+    } catch (const NoProviderException& e) {
+      ctx.setResourceState(ResourceState::Unavailable);
+      ctx.exception("Unable to find a handler for %(resource)s (exception: %(exception)s)", e.traceback,
+                    {{"resource", request.resourceId}, {"exception", e.type + "('" + e.what() + "')"}});
     } catch (const std::exception& e) {
       ctx.setResourceState(ResourceState::Failed);
       ctx.error("Dry run of %(resource)s failed: %(error)s",
                 {{"resource", request.resourceId}, {"error", e.what()}});
     }
-    if (ctx.status() == ResourceState::Failed) {
+    if (ctx.status() == ResourceState::Unavailable) {
+      ctx.addChange("handler", "Unable to find a handler", "FAILED"); // the reference's text for this case
+    } else if (ctx.status() == ResourceState::Failed) {
       // §6.11: a failing handler shows in the diff as the pseudo attribute "handler".
       std::string reason = "handler failed";
       for (auto it = ctx.logs().rbegin(); it != ctx.logs().rend(); ++it)

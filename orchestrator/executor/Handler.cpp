@@ -49,6 +49,10 @@ bool guarded(HandlerContext& ctx, const Resource& r, const std::string& step, Fn
     ctx.setResourceState(ResourceState::Unavailable);
     ctx.error("Resource %(resource_id)s is unavailable: %(reason)s",
               {{"resource_id", r.id}, {"reason", e.what()}});
+  } catch (const NoProviderException& e) {
+    ctx.setResourceState(ResourceState::Unavailable);
+    ctx.exception("Unable to find a handler for %(resource_id)s (exception: %(exception)s)", e.traceback,
+                  {{"resource_id", r.id}, {"exception", e.type + "('" + e.what() + "')"}});
   } catch (const HandlerException& e) {
     ctx.setResourceState(ResourceState::Failed);
     ctx.exception("An error occurred during deployment of %(resource_id)s (exception: %(exception)s)",

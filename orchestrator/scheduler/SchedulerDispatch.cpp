@@ -291,7 +291,9 @@ void SchedulerState::finishSide(Running& t, const WorkResult& wr) {
     d.version = t.version;
     d.changes = wr.changes.is_object() ? wr.changes : nlohmann::json::object();
     d.status = wr.status;
-    if (!is(wr.status, DeployStatus::Dry) && !is(wr.status, DeployStatus::Deployed)) {
+    // The executor's own "handler" entry (e.g. "Unable to find a handler") is kept.
+    if (!is(wr.status, DeployStatus::Dry) && !is(wr.status, DeployStatus::Deployed) &&
+        !d.changes.contains("handler")) {
       std::string why = wr.status;
       for (const auto& m : allMessages(wr))
         if (m.is_object() && (m.value("level", "") == "ERROR" || m.value("level", "") == "error"))

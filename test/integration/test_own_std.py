@@ -176,8 +176,8 @@ class OwnStdTest(unittest.TestCase):
         self.assertEqual((got["n1"]["status"], got["n1"]["change"]), ("deployed", "created"), got["n1"])
         with open(native) as f:
             self.assertEqual(f.read(), "x")
-        # Both available: a clear failure naming them, nothing written.
-        self.assertEqual(got["p1"]["status"], "failed", got["p1"])
+        # Both available: unavailable (the reference's get_provider failure), the log naming them, nothing written.
+        self.assertEqual(got["p1"]["status"], "unavailable", got["p1"])
         self.assertIn("More than one handler selected for resource std::File[localhost,path=%s],v=1 (available: "
                       "posix_file, conditional)" % python, json.dumps(got["p1"]["logs"]))
         self.assertFalse(os.path.exists(python))

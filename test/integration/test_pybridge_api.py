@@ -141,13 +141,20 @@ class PythonHandlerApiTest(unittest.TestCase):
             self.assertEqual(r["status"], "deployed", r)
             with open(p) as f:
                 self.assertEqual(f.read(), mode)
+        # No provider (none or several available): `unavailable`, as the reference's get_provider failure.
         r, p = choice("none", "n")
-        self.assertEqual(r["status"], "failed")
+        self.assertEqual(r["status"], "unavailable", r)
+        self.assertIn("Unable to find a handler for pyapi::Choice[agent1,name=none]", str(r["logs"]))
         self.assertIn("providers tried: alpha, beta; none is available", str(r["logs"]))
         r, p = choice("both", "b")
-        self.assertEqual(r["status"], "failed")
+        self.assertEqual(r["status"], "unavailable", r)
         self.assertIn("More than one handler selected", str(r["logs"]))
         self.assertFalse(os.path.exists(p))
+        # A dry run says so with the reference's pseudo attribute.
+        dry = self.act("pyapi::Choice[agent1,name=none]", {"name": "none", "mode": "none", "path": p},
+                       dry=True, aid="dn")
+        self.assertEqual(dry["changes"], {"handler": {"current": "FAILED", "desired": "Unable to find a handler"}})
+        self.assertIn("providers tried: alpha, beta; none is available", str(dry["logs"]))
 
     def test_io_client_agent_config(self):
         rid = "pyapi::Probe[agent7,name=p]"

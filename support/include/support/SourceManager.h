@@ -37,8 +37,9 @@ struct SourceRange {
 /// File buffers and their line tables.
 class SourceManager {
  public:
-  /// Reads a file from disk (normalising \r\n to \n). Errors name the path.
-  llvm::Expected<FileId> loadFile(llvm::StringRef path);
+  /// Reads a file from disk (normalising \r\n to \n). Errors name the path. `display`, when given, is the
+  /// name locations print instead of `path` (e.g. `./main.cf`); it must name the same file from the cwd.
+  llvm::Expected<FileId> loadFile(llvm::StringRef path, llvm::StringRef display = {});
   /// Adds an in-memory buffer under a display name (tests, fuzzing, stdin).
   FileId addBuffer(std::string name, std::string text);
 

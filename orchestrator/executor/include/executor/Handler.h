@@ -46,6 +46,14 @@ class HandlerException : public std::runtime_error {
   std::string traceback; ///< the foreign traceback text
 };
 
+/// No provider of the resource's type could be made for it (none or several `available`, or one failed while
+/// being made): as the reference's get_provider failure, the resource is `unavailable` and the log says
+/// "Unable to find a handler for <id>" with this exception.
+class NoProviderException : public HandlerException {
+ public:
+  using HandlerException::HandlerException;
+};
+
 /// Content addressed by sha1, provided by the executor host (the scheduler reads the `file` table).
 class FileSource {
  public:
