@@ -40,14 +40,9 @@ thin_mains() {
   printf '%-34s %4d lines, %d over 150\n' 'mains in total' "$total" "$over"
 }
 thin_mains
-# Thin mains, the scheduler half (issue #26; helper mainsched): lines of the scheduler, deploy and executor verbs'
-# files (goal <= 150 each), and the process-spawn calls left outside support/Spawn.cpp (goal: SshIo's only, until
-# it is converted; StartUp.cpp's re-exec of itself is not a spawn).
-sched_mains() {
-  local f
-  for f in tools/SchedulerMain.cpp tools/DeployMain.cpp tools/ExecutorMain.cpp; do
-    printf '%-34s %4d lines\n' "main $(basename "$f")" "$(wc -l <"$f")"
-  done
+# The process-spawn calls left outside support/Spawn.cpp (issue #26; goal: SshIo's only, until it is converted;
+# StartUp.cpp's re-exec of itself is not a spawn).
+spawn_sites() {
   local sites
   sites=$(grep -rnE --include=*.cpp '(^|[^a-z_])(fork|vfork|posix_spawnp?|execvp?e?)\(' orchestrator tools pybridge |
     grep -vE '^tools/StartUp.cpp' | grep -vE '^[^:]+:[0-9]+:\s*(//|\*)' || true)
@@ -55,4 +50,4 @@ sched_mains() {
     "$(cut -d: -f1 <<<"$sites" | grep . | sort -u | wc -l)"
   if ((verbose)) && [[ -n $sites ]]; then sed 's/^/    /' <<<"$sites" | cut -c1-160; fi
 }
-sched_mains
+spawn_sites
