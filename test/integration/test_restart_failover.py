@@ -40,10 +40,12 @@ class Note(PurgeableResource):
 
 
 def alive(pid):
+    """Running, not a zombie: a killed executor whose parent (the scheduler) died too is reparented, and a
+    reaper that is slow (or a container's PID 1 that never reaps) leaves it a zombie, which runs nothing."""
     try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
         return False
 
 
