@@ -87,7 +87,7 @@ void closeIf(int& fd) {
 
 llvm::Expected<Child> spawn(const SpawnOptions& o) {
   if (o.argv.empty()) return fail("cannot start a process without a program");
-  const std::string& program = o.argv[0];
+  const std::string& program = o.program.empty() ? o.argv[0] : o.program;
   std::vector<std::string> args = o.argv;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -154,7 +154,7 @@ llvm::Expected<Child> spawn(const SpawnOptions& o) {
     if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) childFail(errPipe[1], kChdir);
     if (o.runAs && (::setgid(o.runAs->second) != 0 || ::setuid(o.runAs->first) != 0))
       childFail(errPipe[1], kUser);
-    ::execve(argv[0], argv.data(), envp.data());
+    ::execve(program.c_str(), argv.data(), envp.data());
     childFail(errPipe[1], kExec);
   }
   if (pid < 0) {

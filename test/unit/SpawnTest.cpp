@@ -174,3 +174,14 @@ TEST(Spawn, StopProcessAndItsGroup) {
   int st = stopProcess(s->pid, SIGTERM, std::chrono::seconds(5));
   EXPECT_EQ(exitCode(st), 128 + SIGTERM);
 }
+
+// The program executed and the argv[0] it sees are separate: the handlers resolve "ssh" on PATH but start it
+// as "ssh" (what `ps`, and the tests that look for an ssh master by its argv, see).
+TEST(Spawn, ProgramIsExecutedUnderTheGivenArgvZero) {
+  SpawnOptions o;
+  o.argv = {"named-shell", "-c", "echo $0"};
+  o.program = "/bin/sh";
+  auto [out, code] = runCapture(o);
+  EXPECT_EQ(out, "named-shell\n");
+  EXPECT_EQ(code, 0);
+}

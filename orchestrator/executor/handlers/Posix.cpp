@@ -110,8 +110,8 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
   // The command inherits only stdin/stdout/stderr: pipes (or the output file for both outputs), /dev/null as
   // stdin when there is no input.
   support::SpawnOptions so;
-  so.argv = argv;
-  so.argv[0] = exe;
+  so.argv = argv; // argv[0] as the caller wrote it (e.g. "ssh"), the resolved path executed
+  so.program = exe;
   so.in = input ? support::Stream::pipe() : support::Stream::null();
   so.out = fileFd >= 0 ? support::Stream::to(fileFd) : support::Stream::pipe();
   so.err = fileFd >= 0 ? support::Stream::to(fileFd) : support::Stream::pipe();

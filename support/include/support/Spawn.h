@@ -40,7 +40,8 @@ struct Stream {
 /// Everything about a child to start.
 struct SpawnOptions {
   std::vector<std::string> argv; ///< argv[0] is the program's path (no PATH search: see findOnPath)
-  std::string cwd;               ///< the child's working directory; empty keeps ours
+  std::string program; ///< when set, the path executed instead of argv[0] (argv[0] is kept as given)
+  std::string cwd;     ///< the child's working directory; empty keeps ours
   /// Environment rules, applied in this order: start from our environment (or from nothing when
   /// `clearEnvironment`), remove the names in `unsetEnv`, then set every `setEnv` pair (overriding).
   bool clearEnvironment = false;
