@@ -1,7 +1,7 @@
 // The export push sequence (see include/client/Push.h). The artifact text is rewritten in one pass
-// (artifact/PutVersion.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>` suffix
-// the 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed into a
-// tree.
+// (artifact/PutVersion.h: our `undefined` key moves to `resource_state`, `requires` get the `,v=<version>`
+// suffix the 11.5.5 exporter sends) and spliced into the put_version body: the resources are never parsed
+// into a tree.
 // TODO(#10): read the artifact through the shared artifact/ library once it lands on main.
 #include "client/Push.h"
 
@@ -265,7 +265,8 @@ struct Delta {
   std::vector<std::string> removed;
 };
 
-Delta computeDelta(const artifact::PutVersionParts& parts, const nlohmann::json& setOf, const DeltaState& base) {
+Delta computeDelta(const artifact::PutVersionParts& parts, const nlohmann::json& setOf,
+                   const DeltaState& base) {
   Delta d;
   size_t matched = 0;
   for (size_t i = 0; i < parts.entries.size(); ++i) {
