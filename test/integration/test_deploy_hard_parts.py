@@ -116,7 +116,11 @@ class HardPartsTest(unittest.TestCase):
         d.wait_status(rid("b"), "deployed")
         acts = d.actions(rid("a"))
         self.assertEqual(len(acts), 2)
-        self.assertIsNone(acts[0][3], "the interrupted action row stays open")
+        # The restarted scheduler closes the interrupted action (docs/deploy.md, the restart rule): nothing is left
+        # `deploying`, and the message names the cause.
+        self.assertEqual(acts[0][1], "unavailable", acts[0])
+        self.assertIsNotNone(acts[0][3], "the interrupted action is closed by the restarted scheduler")
+        self.assertTrue(any("stopped before this deploy finished" in m["msg"] for m in acts[0][4]), acts[0][4])
         self.assertEqual(d.rps(rid("a"), "is_deploying"), "f")
 
     def test_17_6_executor_killed_mid_deploy(self):
