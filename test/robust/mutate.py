@@ -179,7 +179,7 @@ def main():
     args = ap.parse_args()
     if not os.path.isdir(args.conformance) and os.path.isdir("/work/shared/conformance/cases"):
         args.conformance = "/work/shared/conformance/cases"
-    compiler = os.path.join(args.build, "bin", "inmanta")
+    compiler = os.path.join(os.path.abspath(args.build), "bin", "inmanta")  # the cases compile in their own dirs
     if not os.access(compiler, os.X_OK):
         print("mutate: no compiler at %s (build it first)" % compiler, file=sys.stderr)
         return 1
