@@ -20,20 +20,6 @@ std::string selfExecutable() {
   return ec ? std::string("inmanta") : p.string();
 }
 
-namespace {
-
-/// libpq keyword=value quoting.
-std::string pqQuote(const std::string& v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "'";
-}
-
-} // namespace
-
 int fail(const std::string& msg) {
   llvm::errs() << "inmanta server: " << msg << "\n";
   return 1;
@@ -53,9 +39,7 @@ std::string defaultConsoleDir() {
 /// The compile service's options from the configuration (docs/autonomous.md, "Configuration").
 llvm::Error compileOptions(const config::Config& cfg, const store::DbSettings& db,
                            const api::HttpOptions& http, compile::CompileServiceOptions& co) {
-  co.dbConnection = "host=" + pqQuote(db.host) + " port=" + std::to_string(db.port) +
-                    " dbname=" + pqQuote(db.name) + " user=" + pqQuote(db.username) +
-                    (db.password.empty() ? "" : " password=" + pqQuote(db.password));
+  co.dbConnection = db.connectionString(); // the store's own quoting, timeout and application name
   co.dbConnections = 2;
   co.stateDir = cfg.getString("config", "state-dir", "/var/lib/inmanta");
   std::string bind =
