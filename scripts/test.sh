@@ -3,7 +3,8 @@
 # suites (test/lang), the conformance runner (report only, when ../shared/conformance exists) and, unless
 # skipped, the lit suites again under ASan+UBSan (build-asan/). The output ends with lit's and ctest's
 # summary lines; the exit status is non-zero if any unit or lit test failed (conformance never fails it).
-# Environment: BUILD_DIR (default build); INM_SKIP_ASAN=1 skips the sanitizer build; INM_SKIP_CONFORMANCE=1 skips conformance.
+# Environment: BUILD_DIR (default build); INM_SKIP_ASAN=1 skips the sanitizer build, which runs last within
+# INM_CI_BUDGET (below); INM_SKIP_CONFORMANCE=1 skips conformance.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -35,33 +36,6 @@ if [[ "${INM_SKIP_CONFORMANCE:-0}" != 1 && -f "$CONF/run.py" ]]; then
   phase_done conformance
 fi
 
-# Sanitizers + assertions (no NDEBUG in build-asan/): a second build, as long as the first (13-24 min on a loaded 2-core VM, cold ccache; see README).
-asan_summary=""
-# The sanitizer pass is skipped when the main build alone took most of CI's 40-minute budget (a cold cache on a
-# loaded machine); INM_ASAN_BUDGET (seconds elapsed before it starts, default 1200) tunes that.
-if [[ "${INM_SKIP_ASAN:-0}" != 1 ]] && ((SECONDS - T0 > ${INM_ASAN_BUDGET:-1200})); then
-  echo "== ASan+UBSan: skipped, $((SECONDS - T0)) s already spent (budget ${INM_ASAN_BUDGET:-1200} s) =="
-  INM_SKIP_ASAN=1
-fi
-if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
-  echo "== ASan+UBSan build (build-asan/) =="
-  # Only the driver: the lit run needs nothing else (unit tests + bench tool were 23 % of its compile time).
-  if BUILD_DIR=build-asan CMAKE_EXTRA="-DINM_SANITIZE=ON" TARGETS=inmanta INM_SKIP_DEPS=1 bash scripts/setup.sh; then
-    phase_done asan-build
-    asan_out=$(ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-      "${LIT[@]}" -s test/lang --param inmanta_build="$ROOT/build-asan" 2>&1)
-    asan_rc=$?
-    echo "$asan_out" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' | head -n 50
-    asan_summary=$(echo "$asan_out" | grep -E '^(  )?(Passed|Failed|Unsupported|Expectedly|Unresolved|Timed|Unexpectedly)' | sed 's/^/asan: /')
-    echo "$asan_summary"
-    ((asan_rc == 0)) || fail=1
-    phase_done asan-lit
-  else
-    echo "asan: build failed"
-    fail=1
-  fi
-fi
-
 echo "== unit tests (ctest) =="
 ctest_out=$(ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 2>&1)
 ctest_rc=$?
@@ -91,10 +65,6 @@ echo "== robustness (test/robust/run.py: generated big inputs, 8 MiB stack, time
 robust_out=$(python3 test/robust/run.py --build "$BUILD_DIR" 2>&1)
 robust_rc=$?
 echo "$robust_out" | grep -v '^PASS: '
-if [[ -x build-asan/bin/inmanta ]]; then
-  robust_asan=$(python3 test/robust/run.py --build build-asan --asan 2>&1) || robust_rc=1
-  echo "$robust_asan" | grep -v '^PASS: '
-fi
 # Seeded mutations of the lit and conformance models (test/robust/mutate.py): no crash, hang or unclear message.
 python3 test/robust/mutate.py --build "$BUILD_DIR" --seed 25 --budget 50 || robust_rc=1
 ((robust_rc == 0)) || fail=1
@@ -112,6 +82,42 @@ ex_rc=$?
 echo "$ex_out" | grep -E '^(FAIL|UNRESOLVED|XPASS|TIMEOUT):|^ *(Passed|Failed|Unresolved)' | sed 's/^/lit-module: /'
 ((ex_rc == 0)) || { echo "$ex_out" | tail -n 40; fail=1; }
 phase_done lit
+
+# Sanitizers + assertions (no NDEBUG in build-asan/): a second build of the driver, then the lit suites and the
+# robustness inputs on it. It runs last, within what is left of CI's 40 minutes: INM_CI_BUDGET (seconds for the
+# whole job, default 2280) minus the time spent so far. It is skipped when less than INM_ASAN_MIN (default 900 s:
+# a cold sanitizer build of the driver takes 700-800 s on 2 cores) is left; otherwise the lit run is shuffled and
+# capped (`lit --max-time`) at what remains after the build, so a slow machine checks a random part of the suite
+# (the rest is reported as skipped, never as passed) and a warm cache checks all of it.
+asan_summary=""
+BUDGET=${INM_CI_BUDGET:-2280}
+if [[ "${INM_SKIP_ASAN:-0}" != 1 ]] && ((BUDGET - (SECONDS - T0) < ${INM_ASAN_MIN:-900})); then
+  echo "== ASan+UBSan: skipped, $((SECONDS - T0)) s of the ${BUDGET} s budget spent (INM_ASAN_MIN ${INM_ASAN_MIN:-900} s) =="
+  INM_SKIP_ASAN=1
+fi
+if [[ "${INM_SKIP_ASAN:-0}" != 1 ]]; then
+  echo "== ASan+UBSan build (build-asan/) =="
+  # Only the driver: the lit run needs nothing else (unit tests + bench tool were 23 % of its compile time).
+  if BUILD_DIR=build-asan CMAKE_EXTRA="-DINM_SANITIZE=ON" TARGETS=inmanta INM_SKIP_DEPS=1 bash scripts/setup.sh; then
+    phase_done asan-build
+    left=$((BUDGET - (SECONDS - T0) - 60))
+    ((left < 120)) && left=120
+    asan_out=$(ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      "${LIT[@]}" -s --shuffle --max-time "$left" test/lang --param inmanta_build="$ROOT/build-asan" 2>&1)
+    asan_rc=$?
+    echo "$asan_out" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' | head -n 50
+    asan_summary=$(echo "$asan_out" | grep -E '^(  )?(Passed|Failed|Skipped|Unsupported|Expectedly|Unresolved|Timed|Unexpectedly)' | sed 's/^/asan: /')
+    echo "$asan_summary"
+    ((asan_rc == 0)) || fail=1
+    phase_done asan-lit
+    robust_asan=$(python3 test/robust/run.py --build build-asan --asan 2>&1) || fail=1
+    echo "$robust_asan" | grep -v '^PASS: '
+    phase_done asan-robust
+  else
+    echo "asan: build failed"
+    fail=1
+  fi
+fi
 
 echo "== summary (total $((SECONDS - T0)) s) =="
 # Last lines: lit's summary, then ctest's.

@@ -2,16 +2,37 @@
 """Runs the orchestrator integration tests (test/integration/test_*.py, unittest) against one private
 PostgreSQL cluster started here and destroyed afterwards, whatever happens. Prints unittest's report and a last
 line `integration: N passed, N failed[, N skipped]`; exit status 1 if any test failed or errored.
+Before that, the twelve slowest tests (`slowest: …`) and modules (`slowest modules: …`, set-up included).
 Usage: run.py [-k PATTERN] [--build DIR] [test_module ...]
 """
 import argparse
 import os
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
+
+
+class TimedResult(unittest.TextTestResult):
+    """unittest's text result that also records each test's wall time (the slowest are listed at the end)."""
+
+    def startTest(self, test):
+        self._t0 = time.monotonic()
+        module = test.id().split(".", 1)[0]
+        if module != getattr(self, "_module", None):  # class/module set-up counts in the module's time
+            self.modules_s = getattr(self, "modules_s", {})
+            self._module, self._module_t0 = module, getattr(self, "_last_stop", self._t0)
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.durations_s = getattr(self, "durations_s", [])
+        self._last_stop = time.monotonic()
+        self.durations_s.append((self._last_stop - self._t0, test.id()))
+        self.modules_s[self._module] = self._last_stop - self._module_t0
 
 
 def main():
@@ -37,7 +58,12 @@ def main():
                                        for m in args.modules)
         else:
             suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
-        result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+        result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout, resultclass=TimedResult).run(suite)
+        slow = sorted(getattr(result, "durations_s", []), reverse=True)[:12]
+        if slow:
+            print("slowest: " + ", ".join(f"{t.split('.', 1)[-1]} {d:.1f} s" for d, t in slow))
+            mods = sorted(((d, m) for m, d in result.modules_s.items()), reverse=True)[:12]
+            print("slowest modules: " + ", ".join(f"{m} {d:.0f} s" for d, m in mods))
     finally:
         cluster.destroy()
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
