@@ -83,7 +83,8 @@ def main():
 
         def deployed(side):
             bad = d.sql("SELECT count(*) FROM resource_persistent_state WHERE environment = "
-                        f"'{d.env}' AND agent LIKE '{side}%' AND last_non_deploying_status IN ('failed', 'unavailable')")
+                        f"'{d.env}' AND agent LIKE '{side}%' "
+                        "AND last_non_deploying_status IN ('failed', 'unavailable')")
             if int(bad):
                 raise AssertionError(f"{bad} resources of agents {side}* failed or are unavailable")
             return int(d.sql("SELECT count(*) FROM resource_persistent_state WHERE environment = "
