@@ -22,6 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "test", "integration"))
 import harness  # noqa: E402
 
+# The login user of the bench's sshd (created and removed by the fixture).
+BENCH_USER = "inmsshbench"
+
 
 class Shim:
     """What DeployEnv and the fixture need from a unittest.TestCase."""
@@ -59,6 +62,7 @@ def main():
     os.environ["INM_PG_HOST"], os.environ["INM_PG_PORT"] = "127.0.0.1", str(cluster.port)
     import test_agentless_ssh as t  # noqa: E402 - needs the environment above
     from deploy_support import DeployEnv  # noqa: E402
+    t.USER = BENCH_USER  # not the tests' user: a test running meanwhile rewrites its authorized_keys
     T = t.AgentlessSshTest
     T.setUpClass()
     shim = Shim()
@@ -78,6 +82,11 @@ def main():
         loc, rem = files["loc"], files["rem"]
 
         def deployed(side):
+            bad = d.sql("SELECT count(*) FROM resource_persistent_state WHERE environment = "
+                        f"'{d.env}' AND agent LIKE '{side}%' "
+                        "AND last_non_deploying_status IN ('failed', 'unavailable')")
+            if int(bad):
+                raise AssertionError(f"{bad} resources of agents {side}* failed or are unavailable")
             return int(d.sql("SELECT count(*) FROM resource_persistent_state WHERE environment = "
                              f"'{d.env}' AND agent LIKE '{side}%' AND last_non_deploying_status = 'deployed' "
                              "AND current_intent_attribute_hash = last_deployed_attribute_hash"))

@@ -272,6 +272,51 @@ TEST_F(FakeSsh, OneRoundTripOperations) {
   EXPECT_EQ(ls.out, "0\n");
 }
 
+/// A new small file (inline content, mode within rw-rw-rw-, no chown) is created in place with noclobber and
+/// written by the printf builtin: no remote process at all (the remote PATH holds only what the session's
+/// start needs, so an `mv` would fail), no temp file; an existing file or a dangling symlink at the path is
+/// refused and left as it was; a missing directory fails naming the path. Other creates keep the temp file.
+TEST_F(FakeSsh, ASmallNewFileTakesNoRemoteProcess) {
+  std::string bare = dir + "/bare", files = dir + "/files";
+  ASSERT_EQ(::mkdir(bare.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(files.c_str(), 0755), 0);
+  for (const char* tool : {"sh", "mktemp", "rm"}) // the driver's start and its exit trap
+    ASSERT_EQ(::symlink((std::string("/bin/") + tool).c_str(), (bare + "/" + tool).c_str()), 0) << tool;
+  setenv("FAKE_REMOTE_PATH", bare.c_str(), 1);
+  std::string f = files + "/new", text = "it's\n$(touch /tmp/inm-pwned) `id`\n";
+  {
+    auto uri = inm::model::parseAgentUri("ssh://me@example.invalid:2222");
+    std::unique_ptr<HostIo> bareIo = makeSshIo(*uri, {}); // its session keeps the bare PATH
+    EXPECT_FALSE(bareIo->describePath(f, true).exists());
+    bareIo->createFile(f, text, 640, "", "");
+  }
+  unsetenv("FAKE_REMOTE_PATH");
+  struct stat st {};
+  ASSERT_EQ(::lstat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(io->readFile(f), text);
+  EXPECT_EQ(::access("/tmp/inm-pwned", F_OK), -1);
+  EXPECT_THROW(io->createFile(f, "other", 644, "", ""), std::runtime_error);
+  EXPECT_EQ(io->readFile(f), text);
+  std::string link = files + "/dangling";
+  ASSERT_EQ(::symlink((files + "/nowhere").c_str(), link.c_str()), 0);
+  EXPECT_THROW(io->createFile(link, "x", 644, "", ""), std::runtime_error);
+  EXPECT_EQ(::access((files + "/nowhere").c_str(), F_OK), -1) << "created through a dangling symlink";
+  try {
+    io->createFile(files + "/no dir/f", "x", 644, "", "");
+    ADD_FAILURE() << "a file in a missing directory was created";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create " + files + "/no dir/f on ssh://"), std::string::npos)
+        << e.what();
+  }
+  io->createFile(files + "/exec", "#!/bin/sh\n", 750, "", ""); // mode beyond rw-rw-rw-: temp file, chmod, mv
+  EXPECT_EQ(io->lstat(files + "/exec").permissions, 750);
+  EXPECT_THROW(io->createFile(files + "/owned", "x", 644, "no-such-user-inm", ""), std::runtime_error);
+  EXPECT_FALSE(io->lstat(files + "/owned").exists()) << "a file whose chown failed was left behind";
+  RunResult ls = io->run({"sh", "-c", "ls -A \"$0\" | grep -c inmanta", files}, "");
+  EXPECT_EQ(ls.out, "0\n");
+}
+
 /// Operations from several threads run on several sessions at once (each op waits until all four are
 /// running: serialised, they would time out) and all give correct results; `sessions=1` serialises them.
 TEST_F(FakeSsh, ThePoolRunsOperationsConcurrently) {

@@ -1,7 +1,8 @@
 // std::File (std.md §4): a regular file with content addressed by sha1, permissions, owner and group. Content
 // is fetched through the host's FileSource, verified, and written through the agent's HostIo (the executor's
 // host or an ssh:// host), which replaces the file atomically (temp file in the same directory, renamed
-// over the path), so a reader sees the old file or the new one, never a half-written one. Attributes that
+// over the path), so a reader sees the old file or the new one, never a half-written one (a new small file on
+// an ssh host is created in place by one write: see HostIo::createFile). Attributes that
 // are null in the desired state (owner, group, permissions) are not managed. A content change is logged on
 // the deploy action with the unified diff of the old and new content (the deploy's change log).
 #include "Posix.h"

@@ -72,8 +72,10 @@ std::string trimmed(std::string s) {
 /// script in a subshell with output in files (binary-safe, more processes). Functions: _d describes a path
 /// ("missing" or "<type> <perms> <owner> <group> <size>", then the sha1 when asked), _w writes a file (temp
 /// file created by the shell with the umask giving the mode, the content from `head -c` or, when small and
-/// free of NUL bytes, from an argument with the printf builtin, then chmod/chown only when asked, `mv -T`),
-/// _m makes a directory (chown failure removes it again).
+/// free of NUL bytes, from an argument with the printf builtin, then chmod/chown only when asked, `mv -T`;
+/// a new file, `$5` set, with inline content, no chmod and no chown is instead created in place under
+/// noclobber (O_EXCL) and filled by one printf: no process at all), _m makes a directory (chown failure
+/// removes it again).
 constexpr const char* kDriver = R"SH(export LC_ALL=C; M=$1; c=0; U=$(umask)
 T=$(mktemp -d) || exit 1
 trap 'rm -rf -- "$T"' EXIT; trap 'exit 1' HUP INT TERM PIPE
@@ -84,6 +86,12 @@ _d() {
   if [ "$t" = f ] && [ -n "$2" ]; then sha1sum < "$1"; fi
 }
 _w() {
+  if [ -n "$5" ] && [ "$6" = i ] && [ -z "$3$4" ]; then
+    if [ -e "$1" ] || [ -L "$1" ]; then echo "the path already exists" >&2; return 1; fi
+    umask "$2"; set -C
+    { printf %s "$7" >&3 || { rm -f -- "$1"; return 1; }; } 3> "$1"
+    return
+  fi
   case $1 in */*) d=${1%/*};; *) d=.;; esac
   t="$d/.${1##*/}.inmanta-$$-$c"; o=/dev/null; e=
   if [ -n "$5" ] && { [ -e "$1" ] || [ -L "$1" ]; }; then e="the path already exists"

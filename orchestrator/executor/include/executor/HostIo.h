@@ -68,7 +68,9 @@ class HostIo {
   /// handler's read phase needs, in one round trip on a remote host (default: lstat + readFile).
   virtual PathInfo describePath(const std::string& path, bool withSha1);
   /// writeFile, but an error ("the path already exists") when `path` exists, even as a dangling symlink;
-  /// one round trip on a remote host (default: lstat, then writeFile).
+  /// one round trip on a remote host (default: lstat, then writeFile). Over ssh, small text content with a
+  /// mode within rw-rw-rw- and no owner change is written in place (exclusive create, one write, no remote
+  /// process): a reader may see the new file empty for that instant, never partly written.
   virtual void createFile(const std::string& path, const std::string& content, int permissions,
                           const std::string& owner, const std::string& group);
   /// mkdir with exactly `permissions`, then owner/group ("" = as created); a chown failure removes the new
