@@ -25,8 +25,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <dlfcn.h>
-#include <malloc.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -35,8 +33,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <dlfcn.h>
 #include <filesystem>
 #include <iostream>
+#include <malloc.h>
 #include <map>
 #include <thread>
 #include <unistd.h>

@@ -578,3 +578,29 @@ TEST_F(SchedulerTest, HaltStopsDispatchUntilResume) {
   s->setHalted(false);
   EXPECT_TRUE(isPending(rid("a1")));
 }
+
+// The id -> slot index keyed by the records' own ids (IdIndex.h): every id inserted is found at its slot
+// through several rehashes, absent ids (and prefixes of present ones) are not, and reserve keeps them.
+TEST(IdIndexTest, FindsEveryInsertedIdAcrossRehashes) {
+  std::vector<std::string> ids;
+  IdIndex index;
+  auto keyOf = [&](uint32_t k) -> const std::string& { return ids[k]; };
+  for (uint32_t i = 0; i < 5000; ++i) {
+    std::string id =
+        "std::testing::NullResource[agent" + std::to_string(i % 7) + ",name=r" + std::to_string(i) + "]";
+    ASSERT_FALSE(index.find(id, keyOf)) << id;
+    ids.push_back(id);
+    index.insert(ids.back(), i, keyOf);
+    if (i == 100) index.reserve(20000, keyOf);
+  }
+  EXPECT_EQ(index.size(), 5000u);
+  for (uint32_t i = 0; i < ids.size(); ++i) {
+    auto slot = index.find(ids[i], keyOf);
+    ASSERT_TRUE(slot) << ids[i];
+    EXPECT_EQ(*slot, i);
+  }
+  EXPECT_FALSE(index.find("std::testing::NullResource[agent0,name=r", keyOf));
+  EXPECT_FALSE(index.find("", keyOf));
+  IdIndex empty;
+  EXPECT_FALSE(empty.find("x", keyOf));
+}
