@@ -56,6 +56,39 @@ def vmhwm_kib(pid):
     return 0
 
 
+def vmrss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class RssSampler:
+    """VmRSS of one process every 50 ms on a thread, the maximum kept per phase (the scheduler's peak split
+    into: start-up and the version's load, the deploy, the second version). `phase` is set by the caller."""
+
+    def __init__(self, pid):
+        import threading
+        self.pid, self.phase, self.peaks, self.stop_ = pid, "start", {}, False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop_:
+            kib = vmrss_kib(self.pid)
+            self.peaks[self.phase] = max(self.peaks.get(self.phase, 0), kib)
+            time.sleep(0.05)
+
+    def stop(self):
+        self.stop_ = True
+        self.thread.join()
+        return {k: round(v / 1024) for k, v in self.peaks.items()}
+
+
 def cpu_s(pid):
     """user+sys CPU seconds of a process so far (0 when it is gone)."""
     try:
@@ -141,6 +174,7 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
     wrap = os.environ.get("INM_BENCH_WRAP", "").split()
     proc = harness.Process(wrap + [os.path.join(build, "bin", "inmanta")] + (["-vv"] if os.environ.get("INM_BENCH_VERBOSE") else []) + ["scheduler", "--environment", env,
                             "--executor", executor], env=penv)
+    sampler = RssSampler(proc.pid)
     try:
         time.sleep(1.0)
         done_q = (f"SELECT count(*) FROM resource_persistent_state WHERE environment = '{env}' AND NOT is_deploying "
@@ -149,6 +183,7 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
         cpu0 = cpu_s(proc.pid)  # start-up (connections, empty state) is not the deploy's cost
         pg0, poll0 = tree_cpu_s(cluster.proc.pid), os.times()
         t0 = time.time()
+        sampler.phase = "load"  # until a first resource is seen deployed (the poll backs off: approximate)
         release(1)
         exec_peak = 0
         polls, poll_wall = 0, 0.0
@@ -156,6 +191,8 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
             tq = time.time()
             done = int(sql(cluster, db, done_q))
             polls, poll_wall = polls + 1, poll_wall + time.time() - tq
+            if done > 0:
+                sampler.phase = "deploy"
             for c in children(proc.pid):
                 exec_peak = max(exec_peak, vmhwm_kib(c))
             if done >= n:
@@ -179,8 +216,11 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
         exec_cpu = sum(cpu_s(c) for c in children(proc.pid))
         # One changed resource of N: count the deploys it schedules.
         before = int(sql(cluster, db, "SELECT count(*) FROM resourceaction WHERE action = 'deploy'"))
+        sampler.phase = "idle"
+        time.sleep(0.5)
         put(2, changed=n // 2)
         t1 = time.time()
+        sampler.phase = "version2"
         release(2)
         harness.wait_for(lambda: sql(cluster, db, f"SELECT last_processed_model_version FROM scheduler") == "2",
                          timeout=600)
@@ -191,6 +231,7 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
         for c in children(proc.pid):
             exec_peak = max(exec_peak, vmhwm_kib(c))
     finally:
+        rss_phases = sampler.stop()
         proc.stop()
         if os.environ.get("INM_BENCH_VERBOSE"):
             print(proc.output()[-4000:])
@@ -202,7 +243,7 @@ NOTIFY inmanta_scheduler, '{env}'; COMMIT;""")
     cluster.psql(f"DROP DATABASE {db}")
     return {"n": n, "agents": agents, "executor": executor, "parallelism": parallelism, "wall_s": round(wall, 2),
             "rate_per_s": round(n / wall), "one_change_deploys": after - before, "one_change_s": round(incr, 2),
-            "scheduler_peak_mib": int(m.group(1)) if m else None,
+            "scheduler_peak_mib": int(m.group(1)) if m else None, "scheduler_rss_mib_by_phase": rss_phases,
             "executor_peak_mib": round(exec_peak / 1024) if exec_peak else None,
             "scheduler_cpu_s": round(sched_cpu, 2), "executor_cpu_s": round(exec_cpu, 2),
             "postgres_cpu_s": round(pg_cpu, 2), "bench_poll_cpu_s": round(poll_cpu, 2),

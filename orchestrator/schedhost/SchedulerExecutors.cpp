@@ -81,6 +81,12 @@ WorkResult InProcessNullExecutor::run(const WorkItem& w) {
   } else {
     r.status = model::spelling(model::DeployStatus::Deployed);
   }
+  // As text, like a real executor's lines (WorkResult::messagesText): the finish waits for the writer
+  // without a tree per line.
+  if (!r.messages.empty()) {
+    r.messagesText = r.messages.dump();
+    r.messages = nlohmann::json::array();
+  }
   return r;
 }
 

@@ -83,13 +83,17 @@ SchedulerState::SchedulerState(Executor& executor, const Clock& clock, std::func
 // ---------------------------------------------------------------- intent
 
 uint32_t SchedulerState::slotFor(const std::string& id) {
-  auto it = index_.find(id);
-  if (it != index_.end()) return it->second;
+  if (auto found = findSlot(id)) return *found;
   uint32_t idx = static_cast<uint32_t>(res_.size());
   res_.emplace_back();
   res_.back().id = id;
-  index_.emplace(id, idx);
+  index_.insert(id, idx, [this](uint32_t k) -> const std::string& { return res_[k].id; });
   return idx;
+}
+
+void SchedulerState::reserveSlots(size_t n) {
+  res_.reserve(n);
+  index_.reserve(n, [this](uint32_t k) -> const std::string& { return res_[k].id; });
 }
 
 uint32_t SchedulerState::agentFor(const std::string& name) {
@@ -140,10 +144,10 @@ void SchedulerState::rebuildGraph() {
     Res& r = res_[i];
     if (!r.present) continue;
     for (const auto& dep : r.requireIds) {
-      auto it = index_.find(dep);
-      if (it == index_.end() || !res_[it->second].present) continue;
-      r.requires_.push_back(it->second);
-      res_[it->second].provides.push_back(i);
+      auto slot = findSlot(dep);
+      if (!slot || !res_[*slot].present) continue;
+      r.requires_.push_back(*slot);
+      res_[*slot].provides.push_back(i);
     }
   }
 }
@@ -209,9 +213,9 @@ bool SchedulerState::isDirty(const Res& r) const {
 }
 
 std::optional<plan::ManagedRef> SchedulerState::Lookup::find(const std::string& id) const {
-  auto it = s_.index_.find(id);
-  if (it == s_.index_.end() || !s_.res_[it->second].present) return std::nullopt;
-  const Res& r = s_.res_[it->second];
+  auto slot = s_.findSlot(id);
+  if (!slot || !s_.res_[*slot].present) return std::nullopt;
+  const Res& r = s_.res_[*slot];
   return plan::ManagedRef{&r.hash, r.undefined, &r.requireIds};
 }
 
@@ -235,7 +239,7 @@ plan::ManagedIntent SchedulerState::managedIntent() const {
 void SchedulerState::restore(int version, std::vector<plan::Intent> intents,
                              const std::unordered_map<std::string, PersistedState>& persisted) {
   version_ = version;
-  res_.reserve(res_.size() + intents.size());
+  reserveSlots(res_.size() + intents.size());
   for (auto& i : intents) {
     uint32_t idx = slotFor(i.id);
     Res& r = res_[idx];
@@ -294,14 +298,14 @@ void SchedulerState::applyVersion(const plan::ChangeSet& cs, const std::vector<p
 }
 
 void SchedulerState::applyVersion(plan::ChangeSet&& cs) {
-  res_.reserve(res_.size() + cs.added.size());
+  reserveSlots(res_.size() + cs.added.size());
   VersionWrite vw;
   vw.rows.reserve(cs.added.size() + cs.updated.size());
   vw.version = cs.toVersion;
   for (const auto& id : cs.deleted) {
-    auto it = index_.find(id);
-    if (it == index_.end()) continue;
-    uint32_t idx = it->second;
+    auto slot = findSlot(id);
+    if (!slot) continue;
+    uint32_t idx = *slot;
     unscheduleDeploy(idx);
     cancelTimer(idx);
     Res& r = res_[idx];
@@ -335,7 +339,7 @@ void SchedulerState::applyVersion(plan::ChangeSet&& cs) {
   version_ = cs.toVersion;
   rebuildGraph();
   recomputeBlocked(true);
-  for (auto& row : vw.rows) row.blocked = res_[index_.at(row.resourceId)].blocked;
+  for (auto& row : vw.rows) row.blocked = res_[*findSlot(row.resourceId)].blocked;
   recomputeBlockedOn();
   for (uint32_t i = 0; i < res_.size(); ++i)
     if (isDirty(res_[i])) scheduleDeploy(i, Priority::NewVersionDeploy, "a new version was released");
@@ -372,6 +376,16 @@ void SchedulerState::applyVersion(plan::ChangeSet&& cs) {
 
 // ---------------------------------------------------------------- scheduling
 
+std::shared_ptr<const std::string> SchedulerState::internReason(const std::string& reason) {
+  // The causes are a handful of fixed sentences (shared by every resource they schedule) plus per-dependency
+  // ones naming a resource; the table keeps at most 64, so the latter cannot grow it without bound.
+  auto it = reasons_.find(reason);
+  if (it != reasons_.end()) return it->second;
+  auto shared = std::make_shared<const std::string>(reason);
+  if (reasons_.size() < 64) reasons_.emplace(reason, shared);
+  return shared;
+}
+
 void SchedulerState::scheduleDeploy(uint32_t idx, Priority prio, const std::string& reason) {
   Res& r = res_[idx];
   if (!r.present || r.blocked == Blocked::Blocked) return;
@@ -381,7 +395,7 @@ void SchedulerState::scheduleDeploy(uint32_t idx, Priority prio, const std::stri
       if (r.ready) agents_[r.agent].ready.erase(QKey{r.prio, r.seq, TaskKind::Deploy, idx});
       r.prio = p;
       r.seq = nextSeq_++;
-      r.reason = reason;
+      r.reason = internReason(reason);
       if (r.ready) {
         agents_[r.agent].ready.insert(QKey{r.prio, r.seq, TaskKind::Deploy, idx});
         pumpAgents_.insert(r.agent);
@@ -394,7 +408,7 @@ void SchedulerState::scheduleDeploy(uint32_t idx, Priority prio, const std::stri
   r.ready = false;
   r.prio = p;
   r.seq = nextSeq_++;
-  r.reason = reason;
+  r.reason = internReason(reason);
   r.blockedOn.clear();
   if (r.running) r.blockedOn.push_back(idx);
   for (uint32_t d : r.requires_)
@@ -512,17 +526,16 @@ void SchedulerState::requestDryrun(const std::string& dryrunId, int version,
 }
 
 void SchedulerState::requestFacts(const std::string& resourceId) {
-  auto it = index_.find(resourceId);
-  if (it == index_.end()) return;
-  Res& r = res_[it->second];
+  auto slot = findSlot(resourceId);
+  if (!slot) return;
+  Res& r = res_[*slot];
   if (!r.present || r.blocked == Blocked::Blocked) return;
   for (const auto& [_, t] : side_)
-    if (t.kind == TaskKind::RefreshFact && t.res == it->second) return; // unique per resource
+    if (t.kind == TaskKind::RefreshFact && t.res == *slot) return; // unique per resource
   uint64_t id = nextTask_++;
   side_.emplace(
       id,
-      SideTask{
-          TaskKind::RefreshFact, it->second, r.id, r.agent, version_, r.attributes, r.attributesText, {}});
+      SideTask{TaskKind::RefreshFact, *slot, r.id, r.agent, version_, r.attributes, r.attributesText, {}});
   agents_[r.agent].ready.insert(
       QKey{static_cast<int>(Priority::FactRefresh), nextSeq_++, TaskKind::RefreshFact, id});
   pumpAgents_.insert(r.agent);
@@ -651,9 +664,9 @@ Effects SchedulerState::takeEffects(std::chrono::milliseconds holdRunningStarts)
 size_t SchedulerState::heldStarts() const { return effects_.starts.size(); }
 
 std::optional<SchedulerState::View> SchedulerState::view(const std::string& id) const {
-  auto it = index_.find(id);
-  if (it == index_.end() || !res_[it->second].present) return std::nullopt;
-  const Res& r = res_[it->second];
+  auto slot = findSlot(id);
+  if (!slot || !res_[*slot].present) return std::nullopt;
+  const Res& r = res_[*slot];
   View v{r.compliance, r.lastResult, r.blocked,    r.scheduled,
          r.ready,      r.running,    r.timerArmed, static_cast<Priority>(r.prio),
          std::nullopt};
@@ -662,8 +675,8 @@ std::optional<SchedulerState::View> SchedulerState::view(const std::string& id) 
 }
 
 bool SchedulerState::dirty(const std::string& id) const {
-  auto it = index_.find(id);
-  return it != index_.end() && isDirty(res_[it->second]);
+  auto slot = findSlot(id);
+  return slot && isDirty(res_[*slot]);
 }
 
 size_t SchedulerState::queuedDeploys() const {

@@ -11,6 +11,22 @@
 
 namespace inm::scheduler {
 
+namespace {
+nlohmann::json textThenTree(const std::string& text, const nlohmann::json& tree) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!text.empty()) {
+    nlohmann::json lines = nlohmann::json::parse(text, nullptr, false);
+    if (lines.is_array()) out = std::move(lines);
+  }
+  if (tree.is_array())
+    for (const auto& m : tree) out.push_back(m);
+  return out;
+}
+} // namespace
+
+nlohmann::json ActionStart::lines() const { return textThenTree(messagesText, messages); }
+nlohmann::json DeployFinish::lines() const { return textThenTree(messagesText, messages); }
+
 using model::DeployStatus;
 using model::is;
 
@@ -58,7 +74,7 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     w.version = version_;
     w.attributes = r.attributes; // a tree (tests) or the stored text, never parsed here
     if (!w.attributes) w.attributesText = r.attributesText;
-    w.reason = r.reason;
+    w.reason = r.reason ? *r.reason : std::string();
     for (uint32_t d : r.requires_) {
       const Res& dep = res_[d];
       w.dependencyStates.emplace_back(dep.id, dependencyState(dep));
@@ -66,10 +82,9 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
         w.dependencyChanged = true;
     }
     stats_.deploysStarted++;
-    effects_.starts.push_back(ActionStart{
-        w.actionId, r.id, a.name, version_, TaskKind::Deploy, now,
-        nlohmann::json::array({logLine("info", "Start run because " + r.reason, {{"reason", r.reason}})}),
-        effectSeq_++});
+    ActionStart st{w.actionId, r.id, a.name, version_, TaskKind::Deploy, now, nullptr, {}, effectSeq_++};
+    appendLine(st.messagesText, logLine("info", "Start run because " + w.reason, {{"reason", w.reason}}));
+    effects_.starts.push_back(std::move(st));
   } else {
     auto it = side_.find(k.ref);
     assert(it != side_.end() && "queued side task without its record");
@@ -85,8 +100,8 @@ void SchedulerState::startTask(AgentQ& a, const QKey& k, std::vector<WorkItem>& 
     if (!w.attributes) w.attributesText = s.attributesText;
     w.dryrunId = s.dryrunId;
     w.reason = k.kind == TaskKind::DryRun ? "dryrun" : "fact refresh";
-    effects_.starts.push_back(ActionStart{w.actionId, s.resourceId, a.name, s.version, k.kind, now,
-                                          nlohmann::json::array(), effectSeq_++});
+    effects_.starts.push_back(ActionStart{
+        w.actionId, s.resourceId, a.name, s.version, k.kind, now, nlohmann::json::array(), {}, effectSeq_++});
   }
   a.inFlight++;
   running_.emplace(t.taskId, std::move(t));
@@ -234,7 +249,12 @@ void SchedulerState::finishDeploy(Running& t, WorkResult& wr) {
   if (stale || st != wr.status || !executorEnded) {
     std::string endMsg =
         "End run (status " + st + (stale ? ", stale: the intent changed while it ran" : "") + ")";
-    f.messages.push_back(logLine("info", endMsg, {{"status", st}, {"stale", stale}}));
+    auto line = logLine("info", endMsg, {{"status", st}, {"stale", stale}});
+    // As text after the executor's text lines when it sent no tree (the order of messagesOf: text, tree).
+    if (f.messages.empty())
+      appendLine(f.messagesText, line);
+    else
+      f.messages.push_back(std::move(line));
   }
   f.started = t.started;
   f.finished = now;

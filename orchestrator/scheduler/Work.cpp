@@ -39,6 +39,21 @@ nlohmann::json allMessages(const WorkResult& r) {
   return out;
 }
 
+void appendLine(std::string& arrayText, const nlohmann::json& line) {
+  size_t end = arrayText.find_last_not_of(" \t\n\r");
+  size_t open = arrayText.find_first_not_of(" \t\n\r");
+  bool empty = end == std::string::npos || arrayText[end] != ']' ||
+               arrayText.find_first_not_of(" \t\n\r", open + 1) == end;
+  if (empty) {
+    arrayText = "[" + line.dump() + "]";
+    return;
+  }
+  arrayText.resize(end); // drop the closing bracket (and whatever space follows it)
+  arrayText += ',';
+  arrayText += line.dump();
+  arrayText += ']';
+}
+
 std::string lastMessageText(const std::string& arrayText) {
   size_t key = arrayText.rfind("\"msg\":");
   if (key == std::string::npos) return {};

@@ -205,9 +205,8 @@ class Driver : public SchedulerTest {
     // Starts, finishes and blocked changes in the order the state machine recorded them.
     std::vector<std::pair<uint64_t, std::string>> ordered;
     for (const auto& st : e.starts) {
-      std::string reason = st.messages.is_array() && !st.messages.empty() && st.messages[0].is_object()
-                               ? st.messages[0].value("msg", "")
-                               : "";
+      nlohmann::json lines = st.lines();
+      std::string reason = !lines.empty() && lines[0].is_object() ? lines[0].value("msg", "") : "";
       ordered.push_back({st.seq, "start " + std::string(kindName(st.kind)) + " " + shortId(st.resourceId) +
                                      " v" + std::to_string(st.version) +
                                      (reason.empty() ? "" : " | " + reason)});

@@ -27,9 +27,9 @@ TEST_F(SchedulerTest, FirstReleaseDeploysInRequiresOrder) {
   ASSERT_TRUE(e.version);
   EXPECT_EQ(e.version->rows.size(), 2u);
   EXPECT_EQ(e.starts.size(), 2u);
-  EXPECT_EQ(e.starts[0].messages[0]["msg"], "Start run because a new version was released");
+  EXPECT_EQ(e.starts[0].lines()[0]["msg"], "Start run because a new version was released");
   ASSERT_EQ(e.finishes.size(), 2u);
-  EXPECT_EQ(e.finishes[1].messages.back()["msg"], "End run (status deployed)");
+  EXPECT_EQ(e.finishes[1].lines().back()["msg"], "End run (status deployed)");
 }
 
 TEST_F(SchedulerTest, OrderingAcrossAgentsAndParallelAgents) {
@@ -138,7 +138,7 @@ TEST_F(SchedulerTest, ExecutorsEndLineClosesTheActionUnlessStaleOrRecordedDiffer
   auto e = s->takeEffects();
   std::map<std::string, std::vector<std::string>> msgs;
   for (auto& f : e.finishes)
-    for (auto& m : f.messages) msgs[f.resourceId].push_back(m["msg"]);
+    for (auto& m : f.lines()) msgs[f.resourceId].push_back(m["msg"]);
   EXPECT_EQ(msgs[rid("a1")],
             std::vector<std::string>{"End run for resource " + rid("a1") + ": deployed, nochange"});
   ASSERT_EQ(msgs[rid("b1", "b")].size(), 2u);
@@ -170,12 +170,14 @@ TEST_F(SchedulerTest, ExecutorsLinesAsTextPassThrough) {
   auto e = s->takeEffects();
   ASSERT_EQ(e.finishes.size(), 2u);
   for (auto& f : e.finishes) {
-    EXPECT_EQ(f.messagesText, sent[f.resourceId]);
+    EXPECT_TRUE(f.messages.empty()); // no tree: the scheduler's own End line is appended to the text
     if (f.resourceId == rid("a1")) {
-      EXPECT_TRUE(f.messages.empty());
+      EXPECT_EQ(f.messagesText, sent[f.resourceId]);
     } else {
-      ASSERT_EQ(f.messages.size(), 1u);
-      EXPECT_EQ(f.messages[0]["msg"], "End run (status failed)");
+      auto lines = f.lines();
+      ASSERT_EQ(lines.size(), 3u);
+      EXPECT_EQ(lines[0], nlohmann::json::parse(sent[f.resourceId])[0]);
+      EXPECT_EQ(lines[2]["msg"], "End run (status failed)");
     }
   }
   EXPECT_EQ(lastMessageText(sent[rid("a1")]), "End run for resource " + rid("a1"));
@@ -188,6 +190,21 @@ TEST_F(SchedulerTest, ExecutorsLinesAsTextPassThrough) {
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0]["msg"], "one");
   EXPECT_EQ(all[1]["msg"], "two");
+  // appendLine: a line added to array text, whatever the text's spacing; "" and "[ ]" are empty arrays.
+  std::string text;
+  appendLine(text, logLine("info", "a"));
+  appendLine(text, logLine("info", "b"));
+  std::string spaced = "[ {\"msg\": \"x\"} ]\n", blank = " [ ] ";
+  appendLine(spaced, logLine("info", "y"));
+  appendLine(blank, logLine("info", "z"));
+  auto a = nlohmann::json::parse(text), b = nlohmann::json::parse(spaced), c = nlohmann::json::parse(blank);
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1]["msg"], "b");
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0]["msg"], "x");
+  EXPECT_EQ(b[1]["msg"], "y");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0]["msg"], "z");
 }
 
 TEST_F(SchedulerTest, UnchangedVersionSchedulesNothing) {
@@ -560,4 +577,30 @@ TEST_F(SchedulerTest, HaltStopsDispatchUntilResume) {
   EXPECT_TRUE(exec.pending.empty());
   s->setHalted(false);
   EXPECT_TRUE(isPending(rid("a1")));
+}
+
+// The id -> slot index keyed by the records' own ids (IdIndex.h): every id inserted is found at its slot
+// through several rehashes, absent ids (and prefixes of present ones) are not, and reserve keeps them.
+TEST(IdIndexTest, FindsEveryInsertedIdAcrossRehashes) {
+  std::vector<std::string> ids;
+  IdIndex index;
+  auto keyOf = [&](uint32_t k) -> const std::string& { return ids[k]; };
+  for (uint32_t i = 0; i < 5000; ++i) {
+    std::string id =
+        "std::testing::NullResource[agent" + std::to_string(i % 7) + ",name=r" + std::to_string(i) + "]";
+    ASSERT_FALSE(index.find(id, keyOf)) << id;
+    ids.push_back(id);
+    index.insert(ids.back(), i, keyOf);
+    if (i == 100) index.reserve(20000, keyOf);
+  }
+  EXPECT_EQ(index.size(), 5000u);
+  for (uint32_t i = 0; i < ids.size(); ++i) {
+    auto slot = index.find(ids[i], keyOf);
+    ASSERT_TRUE(slot) << ids[i];
+    EXPECT_EQ(*slot, i);
+  }
+  EXPECT_FALSE(index.find("std::testing::NullResource[agent0,name=r", keyOf));
+  EXPECT_FALSE(index.find("", keyOf));
+  IdIndex empty;
+  EXPECT_FALSE(empty.find("x", keyOf));
 }

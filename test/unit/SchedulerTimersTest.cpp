@@ -209,5 +209,5 @@ TEST_F(SchedulerTest, NonCompliantIsRecordedAsFailedWithoutTheComplianceFeature)
   EXPECT_EQ(v("a").lastResult, HandlerResult::Failed);
   // Start and end lines are written with the upper-case level names of the action log.
   ASSERT_EQ(e.starts.size(), 1u);
-  EXPECT_EQ(e.starts[0].messages[0]["level"], "INFO");
+  EXPECT_EQ(e.starts[0].lines()[0]["level"], "INFO");
 }

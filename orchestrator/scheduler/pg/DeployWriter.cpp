@@ -52,6 +52,11 @@ std::string messagesOf(const DeployFinish& f) {
   return joinArrays(f.messagesText, f.messages.dump());
 }
 
+/// The `messages` column of a start: a deploy's line as text, else the tree (dry runs, facts).
+std::string messagesOf(const ActionStart& st) {
+  return st.messagesText.empty() ? st.messages.dump() : st.messagesText;
+}
+
 /// The `changes` column of one action: {"<rvid>": changes}. Its current/desired values are attribute values:
 /// a float such as 1e+16 is written so that jsonb keeps it a float (model/JsonNumbers.h).
 std::string changesOf(const std::string& rvid, const nlohmann::json& changes) {
@@ -105,12 +110,12 @@ void writeDeploys(pqxx::work& tx, const std::string& env, const Effects& e) {
       auto it = finishOf.find(st.actionId);
       if (it != finishOf.end()) {
         const DeployFinish& f = *it->second;
-        actions.field(isoTime(f.finished)).field(joinArrays(st.messages.dump(), messagesOf(f)));
+        actions.field(isoTime(f.finished)).field(joinArrays(messagesOf(st), messagesOf(f)));
         actions.field(f.status).field(f.change);
         actions.field(changesOf(rvid, f.changes)).boolean(f.sendEvent);
       } else {
         actions.null()
-            .field(st.messages.dump())
+            .field(messagesOf(st))
             .field(model::spelling(model::DeployStatus::Deploying))
             .null()
             .field("{}")

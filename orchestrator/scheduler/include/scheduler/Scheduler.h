@@ -8,6 +8,7 @@
 
 #include "cron/Cron.h"
 #include "plan/Plan.h"
+#include "scheduler/IdIndex.h"
 #include "scheduler/Work.h"
 
 #include <chrono>
@@ -71,8 +72,13 @@ struct ActionStart {
   int version = 0;
   TaskKind kind = TaskKind::Deploy;
   TimePoint started;
-  nlohmann::json messages; ///< the "Start run because …" line
-  uint64_t seq = 0;        ///< order among all effects (starts, finishes, blocked changes)
+  nlohmann::json messages; ///< log lines as a tree (dry runs and facts: an empty array)
+  /// A deploy's "Start run because …" line as the text of a JSON array (a tree costs ~5x its text while
+  /// thousands of starts wait for the writer); when set, `messages` is unused.
+  std::string messagesText;
+  uint64_t seq = 0; ///< order among all effects (starts, finishes, blocked changes)
+  /// Every line (messagesText parsed, or messages): for tests and logs, not the hot path.
+  nlohmann::json lines() const;
 };
 
 /// A finished deploy: close the action row, update the rps result columns.
@@ -83,6 +89,8 @@ struct DeployFinish {
   std::string change;
   nlohmann::json changes, messages;
   std::string messagesText; ///< LogLines before `messages`, a JSON array's text (WorkResult::messagesText)
+  /// Every line (messagesText parsed, then messages): for tests and logs, not the hot path.
+  nlohmann::json lines() const;
   TimePoint started, finished;
   std::string deployedHash; ///< the hash this run deployed (-> last_deployed_attribute_hash)
   bool stale = false;       ///< the intent changed (or the resource left) while it ran
@@ -276,7 +284,7 @@ class SchedulerState {
     bool scheduled = false, ready = false, running = false;
     int prio = 0;
     uint64_t seq = 0;
-    std::string reason;
+    std::shared_ptr<const std::string> reason; // shared among the resources of one cause (internReason)
     std::vector<uint32_t> blockedOn; // direct requires that are scheduled or running (+ itself while running)
     bool timerArmed = false;
     TimePoint timerDue{};
@@ -313,6 +321,11 @@ class SchedulerState {
   };
 
   uint32_t slotFor(const std::string& id);
+  void reserveSlots(size_t n); // res_ and index_ room for n resources
+  /// The slot of `id` (present or not), if it ever had one.
+  std::optional<uint32_t> findSlot(std::string_view id) const {
+    return index_.find(id, [this](uint32_t k) -> const std::string& { return res_[k].id; });
+  }
   uint32_t agentFor(const std::string& name);
   void setIntent(Res& r, const plan::Intent& i);
   void setIntent(Res& r, plan::Intent&& i);
@@ -322,6 +335,7 @@ class SchedulerState {
   void recomputeBlockedOn();
   bool isDirty(const Res& r) const;
   void scheduleDeploy(uint32_t idx, Priority p, const std::string& reason);
+  std::shared_ptr<const std::string> internReason(const std::string& reason);
   void unscheduleDeploy(uint32_t idx);
   void makeReady(uint32_t idx);
   void releaseDependents(uint32_t idx);
@@ -352,9 +366,10 @@ class SchedulerState {
   int version_ = 0;
   bool halted_ = false, backpressure_ = false, stopping_ = false;
   std::vector<Res> res_;
-  std::unordered_map<std::string, uint32_t> index_;
+  IdIndex index_; // id -> slot in res_; the ids are the records' own (stored once)
   std::vector<AgentQ> agents_;
   std::unordered_map<std::string, uint32_t> agentIndex_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> reasons_; // the fixed causes, shared
   std::unordered_map<uint64_t, Running> running_;
   std::unordered_map<uint64_t, SideTask> side_;
   std::set<std::pair<TimePoint, uint32_t>> timers_;

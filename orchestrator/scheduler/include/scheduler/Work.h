@@ -92,6 +92,10 @@ nlohmann::json allMessages(const WorkResult& r);
 /// line's kwargs follows its msg); empty when there is none.
 std::string lastMessageText(const std::string& arrayText);
 
+/// Appends `line` to `arrayText`, the text of a JSON array ("" counts as an empty array), without parsing it:
+/// pending start and finish records keep their lines as text, not as trees (issue #30, scheduler memory).
+void appendLine(std::string& arrayText, const nlohmann::json& line);
+
 /// A LogLine as stored in resourceaction.messages (§15).
 nlohmann::json logLine(const std::string& level, const std::string& msg,
                        nlohmann::json kwargs = nlohmann::json::object());
