@@ -1,4 +1,4 @@
-// The deploy part of SchedulerStore::write (private to inm_scheduler_pg): action rows, action->resource rows
+// The deploy part of SchedulerStore::write (private to inm_store_scheduler): action rows, action->resource rows
 // and the rps result columns of one Effects, sent with COPY (Copy.h). Invariant: runs inside the caller's
 // transaction and writes, per resource, the state of its latest event in the Effects (by seq).
 #pragma once

@@ -9,7 +9,7 @@
 #include "Copy.h"
 #include "model/Ids.h"
 #include "model/JsonNumbers.h"
-#include "scheduler/pg/SchedulerStore.h"
+#include "store/SchedulerStore.h"
 
 #include <unordered_map>
 
