@@ -3,6 +3,7 @@
 #  - format: `clang-format --dry-run --Werror` (.clang-format) over every tracked .cpp/.h. Enforced only once the
 #    file .ci/format-enforced exists (created in the commit that reformats the whole tree); until then it prints
 #    how many files are not format-clean and never fails.
+#  - storage: no `#include <pqxx/...>` outside orchestrator/store/pg (enforced).
 #  - tidy: clang-tidy with the checks of .clang-tidy (a short list the tree passes) over the .cpp files changed
 #    since the commit named in .ci/tidy-base (and still present), using $BUILD_DIR/compile_commands.json. Any
 #    finding of those checks fails the phase. clang-14 runs on a private copy of the compile database: GCC-only
@@ -38,6 +39,15 @@ else
   unclean=$(printf '%s\0' "${sources[@]}" | xargs -0 "$FORMAT" --dry-run 2>&1 | grep -E '(error|warning):' |
     cut -d: -f1 | sort -u | wc -l)
   echo "style: format: not enforced yet (.ci/format-enforced absent): $unclean of ${#sources[@]} files not clean"
+fi
+
+# -- one storage layer (issue #26, docs/architecture.md): libpqxx is included only under orchestrator/store/pg.
+outside=$(git grep -l -E '#include *<pqxx/' -- '*.cpp' '*.h' | grep -v '^orchestrator/store/pg/' || true)
+if [[ -n "$outside" ]]; then
+  echo "$outside" | sed 's/^/style: storage: libpqxx included outside orchestrator\/store\/pg: /'
+  echo "style: storage: FAILED (put the SQL behind an interface in orchestrator/store)"; fail=1
+else
+  echo "style: storage: libpqxx only in orchestrator/store/pg"
 fi
 
 # -- tidy

@@ -51,3 +51,12 @@ spawn_sites() {
   if ((verbose)) && [[ -n $sites ]]; then sed 's/^/    /' <<<"$sites" | cut -c1-160; fi
 }
 spawn_sites
+# One storage layer (issue #26): the directories whose C++ mentions libpqxx (goal: 1, orchestrator/store/pg —
+# SQL and libpqxx only there; comments count too, so a header does not even name it).
+pqxx_dirs() {
+  local dirs
+  dirs=$(grep -rl pqxx --include=*.cpp --include=*.h orchestrator tools pybridge | xargs -r -n1 dirname | sort -u)
+  printf 'pqxx_dirs: %d\n' "$(grep -c . <<<"$dirs" || true)"
+  if ((verbose)) && [[ -n $dirs ]]; then sed 's/^/    /' <<<"$dirs"; fi
+}
+pqxx_dirs

@@ -1,10 +1,9 @@
 // The compile service's orchestration (see include/compile/CompileService.h): queue draining per environment,
-// the stages of one run, recovery at start, the auto_full_compile cron. Blocking work (libpqxx, libgit2, the
-// compiler child) goes to the blocking pool through onPool(); everything else runs on strand_.
+// the stages of one run, recovery at start, the auto_full_compile cron. Blocking work (the database, libgit2,
+// the compiler child) goes to the blocking pool through onPool(); everything else runs on strand_.
 #include "compile/CompileService.h"
 
 #include "ChildProcess.h"
-#include "CompileStore.h"
 #include "ModuleStage.h"
 #include "cron/Cron.h"
 #include "model/Settings.h"
@@ -24,6 +23,10 @@
 #include <regex>
 
 namespace inm::compile {
+
+using store::ClaimedRun;
+using store::Duplicate;
+using store::EnvInfo;
 
 struct CompileService::EnvState {
   bool draining = false; // a drain() coroutine owns the queue
@@ -90,7 +93,7 @@ std::optional<int> parseVersion(const std::string& text) {
 CompileService::CompileService(asio::any_io_executor executor, asio::thread_pool& blocking,
                                CompileServiceOptions options)
     : strand_(asio::make_strand(executor)), blocking_(blocking), options_(std::move(options)),
-      store_(std::make_unique<CompileStore>(options_.dbConnection, options_.dbConnections)) {
+      store_(std::make_unique<store::CompileQueue>(options_.dbConnection, options_.dbConnections)) {
   initGit();
 }
 

@@ -11,11 +11,11 @@
 
 #include "client/Client.h"
 #include "model/Vocabulary.h"
+#include "store/EmbeddedDb.h"
 #include "support/Spawn.h"
 
 #include <llvm/Support/raw_ostream.h>
 #include <netinet/in.h>
-#include <pqxx/pqxx>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -260,13 +260,9 @@ int runDeploy(const DeployOptions& options) {
   std::string conn = "host=127.0.0.1 port=" + std::to_string(pgPort) + " user=postgres dbname=";
   auto waitDb = [&](const std::string& db) {
     for (int i = 0; i < 300 && !gStop; ++i) {
-      try {
-        pqxx::connection c(conn + db);
-        return true;
-      } catch (const std::exception&) {
-        if (!pg.alive()) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+      if (store::EmbeddedDb::reachable(conn + db)) return true;
+      if (!pg.alive()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
   };
@@ -276,12 +272,7 @@ int runDeploy(const DeployOptions& options) {
       cleanup();
       return 1;
     }
-    {
-      pqxx::connection c(conn + "postgres");
-      pqxx::nontransaction tx(c);
-      if (tx.exec("SELECT 1 FROM pg_database WHERE datname = 'inmanta'").empty())
-        tx.exec("CREATE DATABASE inmanta");
-    }
+    store::EmbeddedDb::ensureDatabase(conn + "postgres", "inmanta");
     // ---- the server (it runs the scheduler and the executors)
     int port = freePort();
     if (port == 0) {
@@ -340,21 +331,10 @@ int runDeploy(const DeployOptions& options) {
       nlohmann::json body{{"value", v}};
       jsonOf(api.call("POST", "/api/v2/environment_settings/" + k, &body), "setting " + k);
     }
-    pqxx::connection db(conn + "inmanta");
-    int before = 0;
-    {
-      pqxx::read_transaction tx(db);
-      before = tx.exec_params(
-                     "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid",
-                     env)[0][0]
-                   .as<int>();
-    }
+    store::EmbeddedDb db(conn + "inmanta");
+    int before = db.latestVersion(env);
     // Everything from here on counts for the progress and the "changed" total.
-    std::string since;
-    {
-      pqxx::read_transaction tx(db);
-      since = tx.exec("SELECT now()::text")[0][0].as<std::string>();
-    }
+    std::string since = db.now();
     // ---- compile + export
     std::cout << "compiling and exporting " << project.string() << "\n";
     std::string exportLog = (data / "export.log").string();
@@ -375,14 +355,7 @@ int runDeploy(const DeployOptions& options) {
       cleanup();
       return 1;
     }
-    int version = 0;
-    {
-      pqxx::read_transaction tx(db);
-      version = tx.exec_params(
-                      "SELECT coalesce(max(version), 0) FROM configurationmodel WHERE environment = $1::uuid",
-                      env)[0][0]
-                    .as<int>();
-    }
+    int version = db.latestVersion(env);
     if (version <= before) throw std::runtime_error("the export stored no new version");
     if (dryRun) {
       // Through the server's API, printed as `inmanta-cli dryrun request --wait` prints it (each change, and
@@ -403,15 +376,7 @@ int runDeploy(const DeployOptions& options) {
     }
     // ---- a full deploy (repair) of everything: unchanged resources are checked too, so a file changed by
     // hand is put back; handlers that find nothing to do report `nochange`.
-    {
-      pqxx::work tx(db);
-      tx.exec_params(
-          "INSERT INTO scheduler_request (environment, kind, payload) VALUES ($1::uuid, $3, $2::jsonb)", env,
-          nlohmann::json{{"repair", true}}.dump(),
-          std::string(model::spelling(model::SchedulerRequestKind::Deploy)));
-      tx.exec_params("SELECT pg_notify('inmanta_scheduler', $1)", env);
-      tx.commit();
-    }
+    db.requestRepair(env);
     // ---- progress until every resource of the version is done
     std::map<std::string, std::string> final;
     int changedCount = 0;
@@ -420,38 +385,21 @@ int runDeploy(const DeployOptions& options) {
       if (gStop) throw std::runtime_error("interrupted");
       if (!server.alive())
         throw std::runtime_error("the server exited (log: " + (data / "server.log").string() + ")");
-      pqxx::read_transaction tx(db);
-      auto processed = tx.exec_params(
-          "SELECT coalesce(last_processed_model_version, 0) FROM scheduler WHERE environment = $1::uuid",
-          env);
-      int lp = processed.empty() ? 0 : processed[0][0].as<int>();
-      auto rows = tx.exec_params(
-          "SELECT s.resource_id, s.agent, CASE WHEN s.is_deploying THEN 'deploying' WHEN s.is_undefined THEN "
-          "'undefined' "
-          "WHEN s.blocked = 'BLOCKED' THEN 'skipped_for_undefined' WHEN s.current_intent_attribute_hash <> "
-          "coalesce(s.last_deployed_attribute_hash, '') OR s.last_handler_run_at IS NULL OR "
-          "(s.last_handler_run_at < $3::timestamptz AND s.blocked = 'NOT_BLOCKED') THEN 'available' "
-          "ELSE s.last_non_deploying_status END, "
-          "(SELECT count(*) FROM resourceaction a JOIN resourceaction_resource x ON x.resource_action_id = "
-          "a.action_id "
-          " WHERE x.environment = s.environment AND x.resource_id = s.resource_id AND a.action = 'deploy' "
-          " AND a.started >= $3::timestamptz AND a.change IS NOT NULL AND a.change <> 'nochange') "
-          "FROM resource_persistent_state s JOIN resource r ON r.environment = s.environment AND "
-          "r.resource_id = s.resource_id AND r.model = $2 WHERE s.environment = $1::uuid ORDER BY "
-          "s.resource_id",
-          env, version, since);
+      store::DeployProgress progress = db.progress(env, version, since);
+      int lp = progress.lastProcessedVersion;
+      const std::vector<store::DeployProgressRow>& rows = progress.rows;
       int done = 0, failed = 0;
       changedCount = 0;
       std::map<std::string, std::pair<int, int>> perAgent;
       final.clear();
-      for (const auto& row : rows) {
-        std::string st = row[2].as<std::string>();
-        final[row[0].as<std::string>()] = st;
-        changedCount += row[3].as<int>() > 0;
+      for (const store::DeployProgressRow& row : rows) {
+        const std::string& st = row.status;
+        final[row.resourceId] = st;
+        changedCount += row.changed;
         bool isDone = !is(st, DeployStatus::Available) && !is(st, DeployStatus::Deploying);
         done += isDone;
         failed += is(st, DeployStatus::Failed) || is(st, DeployStatus::Unavailable);
-        auto& pa = perAgent[row[1].as<std::string>()];
+        auto& pa = perAgent[row.agent];
         pa.first += isDone;
         pa.second++;
       }

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "executor/ExecutorClient.h"
-#include "scheduler/pg/ExternalAgentRows.h"
+#include "store/ExternalAgentRows.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>

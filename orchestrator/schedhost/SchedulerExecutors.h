@@ -8,7 +8,7 @@
 #include "executor/ExecutorClient.h"
 #include "executor/Handler.h"
 #include "scheduler/Scheduler.h"
-#include "scheduler/pg/SchedulerStore.h"
+#include "store/SchedulerStore.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -1,12 +1,12 @@
 // The scheduler host (include/schedhost/SchedulerHost.h): the process loop of `inmanta scheduler`, moved out
-// of tools/. It wires PostgreSQL (scheduler/pg), the state machine (scheduler/) and an executor behind
-// scheduler::Executor (SchedulerExecutors.h, external agents in ExternalAgents.h). Threads: the state machine
-// lives on the calling thread's io_context (its strand); a bounded pool of four threads runs the blocking
-// libpqxx work: one LISTENs on `inmanta_scheduler`, one reads requests (and what they need: versions, agents,
-// settings) and hands the results to the strand, one reads files for executors, one writes effects in order,
-// batch after batch (a batch's deploy records split by resource over two connections, plus a short-lived
-// thread for the second). Invariant: effects reach the writer in the order the state machine produced them,
-// and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
+// of tools/. It wires PostgreSQL (store/SchedulerStore.h), the state machine (scheduler/) and an executor
+// behind scheduler::Executor (SchedulerExecutors.h, external agents in ExternalAgents.h). Threads: the state
+// machine lives on the calling thread's io_context (its strand); a bounded pool of four threads runs the
+// blocking database work: one LISTENs on `inmanta_scheduler`, one reads requests (and what they need:
+// versions, agents, settings) and hands the results to the strand, one reads files for executors, one writes
+// effects in order, batch after batch (a batch's deploy records split by resource over two connections, plus
+// a short-lived thread for the second). Invariant: effects reach the writer in the order the state machine
+// produced them, and a SIGTERM/SIGINT stops after the writer has flushed what it was given.
 #include "schedhost/SchedulerHost.h"
 
 #include "ExternalAgents.h"
@@ -17,8 +17,8 @@
 #include "scheduler/RunPair.h"
 #include "scheduler/Scheduler.h"
 #include "scheduler/WorkerPool.h"
-#include "scheduler/pg/ExternalAgentRows.h"
-#include "scheduler/pg/SchedulerStore.h"
+#include "store/ExternalAgentRows.h"
+#include "store/SchedulerStore.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>

@@ -1,5 +1,5 @@
 // The process host of `inmanta server` (include/server/ServerHost.h). Wires config -> store (migrations,
-// server lock) -> service -> api on one io_context in this thread, with the blocking libpqxx calls on a
+// server lock) -> service -> api on one io_context in this thread, with the blocking database calls on a
 // bounded thread pool ([database] connection_pool_max_size threads, one connection each). SIGTERM/SIGINT stop
 // accepting, let in-flight requests finish (each version write is one transaction, so nothing is
 // half-written), stop the scheduler children, and exit 0. Exit 1 on a configuration, database or bind error

@@ -9,8 +9,9 @@ namespace {
 thread_local std::unique_ptr<pqxx::connection> tlsConnection;
 ConnectionGate gate;    // set once before any store call (setConnectionGate)
 std::string fenceOwner; // set once, after the server lock is claimed (setServerFence)
+} // namespace
 
-std::string quote(const std::string& v) {
+std::string connValue(const std::string& v) {
   std::string out = "'";
   for (char c : v) {
     if (c == '\'' || c == '\\') out += '\\';
@@ -18,20 +19,24 @@ std::string quote(const std::string& v) {
   }
   return out + "'";
 }
-} // namespace
+
+std::unique_ptr<pqxx::connection> openConnection(const std::string& conninfo) {
+  return std::make_unique<pqxx::connection>(conninfo);
+}
 
 std::string DbSettings::connectionString() const {
-  std::string s = "host=" + quote(host) + " port=" + std::to_string(port) + " dbname=" + quote(name) +
-                  " user=" + quote(username) + " connect_timeout=" + std::to_string(connectTimeoutSeconds) +
+  std::string s = "host=" + connValue(host) + " port=" + std::to_string(port) + " dbname=" + connValue(name) +
+                  " user=" + connValue(username) +
+                  " connect_timeout=" + std::to_string(connectTimeoutSeconds) +
                   " application_name='inmanta-server'";
-  if (!password.empty()) s += " password=" + quote(password);
+  if (!password.empty()) s += " password=" + connValue(password);
   return s;
 }
 
 pqxx::connection& threadConnection(const DbSettings& db) {
   if (tlsConnection && !tlsConnection->is_open()) tlsConnection.reset();
   if (!tlsConnection) {
-    auto fresh = std::make_unique<pqxx::connection>(db.connectionString());
+    auto fresh = openConnection(db.connectionString());
     // A new connection (the first, or one after a database restart) is used only once the gate agrees: the
     // server's lock must be ours again before anything is written (docs/server.md "Life cycle").
     if (gate) {

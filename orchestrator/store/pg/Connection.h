@@ -11,6 +11,7 @@
 #include <pqxx/pqxx>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace inm::store {
@@ -20,6 +21,12 @@ struct StoreFailure {
   model::ErrorCode code;
   std::string message;
 };
+
+/// Opens a connection: the one place a store connection is opened (the server's per-thread ones, the
+/// scheduler's, the compile queue's and the embedded mode's). Throws what libpqxx throws.
+std::unique_ptr<pqxx::connection> openConnection(const std::string& conninfo);
+/// `v` quoted as a libpq connection-string value ('…', with ' and \ escaped).
+std::string connValue(const std::string& v);
 
 /// This thread's connection to `db`, opened if absent or broken.
 pqxx::connection& threadConnection(const DbSettings& db);

@@ -4,13 +4,14 @@
 // pull of repo_url/repo_branch into <state_dir>/server/<env>/compiler, then `inmanta export` as a child
 // process with a timeout. Also the `auto_full_compile` cron and report retention. Independent of HTTP: the
 // API layer calls request()/isCompiling()/purgeReports(); reports are read back from the tables. Concurrency
-// (STYLE.md): all service state lives on one strand; libpqxx, libgit2 and the child wait run on the bounded
-// blocking pool given to the constructor and are awaited. Invariant: every claimed run ends with `completed`
-// set (success or a failure report), and a restart marks runs it finds unfinished as failed, so the queue
-// never sticks.
+// (STYLE.md): all service state lives on one strand; the database, libgit2 and the child wait run on the
+// bounded blocking pool given to the constructor and are awaited. Invariant: every claimed run ends with
+// `completed` set (success or a failure report), and a restart marks runs it finds unfinished as failed, so
+// the queue never sticks.
 #pragma once
 
 #include "compile/Git.h"
+#include "store/CompileQueue.h"
 
 // clang-format off
 #include <utility> // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it
@@ -58,17 +59,9 @@ struct CompileServiceOptions {
   GitCredentials git;                       ///< repository credentials
 };
 
-/// One compile request (POST /api/v1/notify, inmanta-cli environment recompile, the cron, ...).
-struct CompileRequest {
-  std::string environment;  ///< environment id (uuid text)
-  bool forceUpdate = false; ///< pull the repository first (`update`)
-  bool doExport = true;     ///< export to the server; false compiles only (-j FILE)
-  bool partial = false;
-  nlohmann::json metadata = nlohmann::json::object(); ///< ends up in the version's export metadata
-  nlohmann::json envVars = nlohmann::json::object();  ///< requested environment variables of the compiler
-};
-
-class CompileStore;
+/// One compile request (POST /api/v1/notify, inmanta-cli environment recompile, the cron, ...): a row of
+/// the store's compile queue.
+using CompileRequest = store::CompileRequest;
 
 /// The service; create it once in the server, then co_await start().
 class CompileService {
@@ -129,7 +122,7 @@ class CompileService {
   asio::strand<asio::any_io_executor> strand_;
   asio::thread_pool& blocking_;
   CompileServiceOptions options_;
-  std::unique_ptr<CompileStore> store_;
+  std::unique_ptr<store::CompileQueue> store_;
   std::map<std::string, EnvState> envs_; // touched only on strand_
   std::atomic<bool> cancel_{false};      // set by stop(): kills a running compiler
   std::set<std::string> warnedCron_;     // touched only on strand_

@@ -1,7 +1,7 @@
 // The scheduler process of one environment (`inmanta scheduler`, docs/deploy.md "The scheduler") as a
-// library: requests in (scheduler_request rows + NOTIFY, read by scheduler/pg), the pure state machine
-// (scheduler/) between, effects out (to the ordered writer, scheduler/pg), and the executors the state
-// machine hands work to
+// library: requests in (scheduler_request rows + NOTIFY, read by store/SchedulerStore.h), the pure state
+// machine (scheduler/) between, effects out (to the ordered writer, store/SchedulerStore.h), and the
+// executors the state machine hands work to
 // (`inmanta executor` children, external agents' sessions, or the in-process test double).
 // tools/SchedulerMain.cpp only turns flags and configuration into HostOptions and calls runScheduler.
 // Invariant: everything the process needs is in HostOptions, decoded and checked before the first database
@@ -9,7 +9,7 @@
 #pragma once
 
 #include "config/Config.h"
-#include "scheduler/pg/SchedulerStore.h"
+#include "store/SchedulerStore.h"
 
 #include <llvm/Support/Error.h>
 

@@ -139,7 +139,7 @@ struct ResourcePageQuery {
   bool deploySummary = false;
 };
 
-/// The whole store (implemented in pg/ on libpqxx).
+/// The whole store (implemented in pg/ on PostgreSQL).
 class Store {
  public:
   virtual ~Store() = default;

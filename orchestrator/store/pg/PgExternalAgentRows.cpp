@@ -1,8 +1,10 @@
 // The `external_agent` rows of one environment (ExternalAgentRows.h): the scheduler's record of which
 // external agent sessions hold which agents. Blocking libpqxx calls on a connection of their own, run on a
-// database thread; part of the scheduler's PostgreSQL adapter so that no SQL lives in the scheduler host.
+// database thread; part of the
+// scheduler's store (store/pg, moved from scheduler/pg) so that no SQL lives in the scheduler host.
 // Invariant: each call is one transaction, and errors come back as text, never as an exception.
-#include "scheduler/pg/ExternalAgentRows.h"
+#include "Connection.h"
+#include "store/ExternalAgentRows.h"
 
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
@@ -12,8 +14,8 @@ namespace inm::scheduler::pg {
 std::string resetExternalAgents(const std::string& connString, const std::string& env,
                                 std::vector<std::string>& names) {
   try {
-    pqxx::connection c(connString);
-    pqxx::work tx(c);
+    std::unique_ptr<pqxx::connection> c = store::openConnection(connString);
+    pqxx::work tx(*c);
     tx.exec_params("UPDATE external_agent SET connected = false, disconnected_at = now() "
                    "WHERE environment = $1 AND connected",
                    env);
@@ -32,8 +34,8 @@ std::string resetExternalAgents(const std::string& connString, const std::string
 std::string recordExternalAgents(const std::string& connString, const std::string& env,
                                  const std::vector<ExternalAgentRecord>& records) {
   try {
-    pqxx::connection c(connString);
-    pqxx::work tx(c);
+    std::unique_ptr<pqxx::connection> c = store::openConnection(connString);
+    pqxx::work tx(*c);
     for (const auto& r : records) {
       std::string standbys = nlohmann::json(r.standbys).dump();
       if (r.connected)

@@ -1,12 +1,13 @@
-// libpqxx implementation of the scheduler's store (see include/scheduler/pg/SchedulerStore.h). Multi-row
-// writes pass parallel text arrays and `unnest` them, so a batch of 10k results is a handful of statements.
-// Every pqxx exception is caught here and returned as an llvm::Error naming the operation.
-#include "scheduler/pg/SchedulerStore.h"
-
+// libpqxx implementation of the scheduler's store (see include/store/SchedulerStore.h; moved here from
+// scheduler/pg/SchedulerStore.cpp, its connections opened through Connection.h like every store connection).
+// Multi-row writes pass parallel text arrays and `unnest` them, so a batch of 10k results is a handful of
+// statements. Every pqxx exception is caught here and returned as an llvm::Error naming the operation.
+#include "Connection.h"
 #include "DeployWriter.h"
 #include "model/Ids.h"
 #include "model/JsonNumbers.h"
 #include "model/Settings.h"
+#include "store/SchedulerStore.h"
 
 #include <pqxx/pqxx>
 
@@ -99,17 +100,10 @@ std::string pgArray(const std::vector<std::string>& items) {
 }
 
 std::string DbParams::connString() const {
-  auto q = [](const std::string& v) {
-    std::string o = "'";
-    for (char c : v) {
-      if (c == '\'' || c == '\\') o += '\\';
-      o += c;
-    }
-    return o + "'";
-  };
-  std::string s =
-      "host=" + q(host) + " port=" + std::to_string(port) + " dbname=" + q(name) + " user=" + q(user);
-  if (!password.empty()) s += " password=" + q(password);
+  using store::connValue;
+  std::string s = "host=" + connValue(host) + " port=" + std::to_string(port) + " dbname=" + connValue(name) +
+                  " user=" + connValue(user);
+  if (!password.empty()) s += " password=" + connValue(password);
   s += " connect_timeout=10 application_name='inmanta-scheduler'";
   return s;
 }
@@ -145,7 +139,7 @@ llvm::Expected<std::unique_ptr<SchedulerStore>> SchedulerStore::connect(const Db
   impl->env = env;
   impl->params = p;
   try {
-    impl->conn = std::make_unique<pqxx::connection>(p.connString());
+    impl->conn = store::openConnection(p.connString());
   } catch (const std::exception& e) {
     return dbError(
         "connecting to PostgreSQL at " + p.host + ":" + std::to_string(p.port) + " database " + p.name, e);
@@ -433,7 +427,7 @@ llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
   bool committing = false;
   try {
     if (!impl_->conn->is_open() && !impl_->receiver) // a reader whose connection died earlier: reopen it
-      impl_->conn = std::make_unique<pqxx::connection>(impl_->params.connString());
+      impl_->conn = store::openConnection(impl_->params.connString());
     pqxx::work tx{*impl_->conn};
     for (const auto& row : tx.exec_params(
              "DELETE FROM scheduler_request WHERE environment = $1::uuid RETURNING id, kind, payload::text",
@@ -453,7 +447,7 @@ llvm::Expected<std::vector<Request>> SchedulerStore::takeRequests() {
     // so a fresh connection sees them all still there (nothing landed: they are taken next time) or all gone
     // (the delete landed: they are ours to act on now, or they would be lost for good).
     try {
-      auto fresh = std::make_unique<pqxx::connection>(impl_->params.connString());
+      auto fresh = store::openConnection(impl_->params.connString());
       std::vector<std::string> ids;
       ids.reserve(out.size());
       for (const auto& q : out) ids.push_back(std::to_string(q.id));

@@ -2,8 +2,9 @@
 // contract is migrations/001_initial.sql). Reads what the server wrote (released versions, settings, agents,
 // scheduler_request rows) and writes what the scheduler owns (rps deploy/intent columns, actions, dryrun,
 // facts, the scheduler row). Every method is blocking: call it from the bounded DB pool, never from the
-// strand. libpqxx exceptions stop here and become llvm::Error naming the operation. Invariant: `write`
-// applies one Effects in one transaction, with multi-row statements (never one statement per resource).
+// strand. Database exceptions stop in store/pg (PgSchedulerStore.cpp) and become llvm::Error naming the
+// operation. Invariant: `write` applies one Effects in one transaction, with multi-row statements (never one
+// statement per resource). Moved from scheduler/pg (issue #26: one storage layer); the namespace is kept.
 #pragma once
 
 #include "scheduler/Scheduler.h"

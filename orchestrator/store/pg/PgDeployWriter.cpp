@@ -4,12 +4,11 @@
 // is written correctly. Bulk rows go through COPY: straight into resourceaction / resourceaction_resource,
 // and into transaction-local temp tables that one UPDATE … FROM applies (finishes of earlier starts, rps
 // columns).
-#include "DeployWriter.h"
-
 #include "Copy.h"
+#include "DeployWriter.h"
 #include "model/Ids.h"
 #include "model/JsonNumbers.h"
-#include "scheduler/pg/SchedulerStore.h"
+#include "store/SchedulerStore.h"
 
 #include <unordered_map>
 

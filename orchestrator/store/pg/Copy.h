@@ -1,5 +1,5 @@
 // COPY … FROM STDIN in PostgreSQL's text format for the scheduler's bulk writes (private to
-// inm_scheduler_pg). Rows are built into one buffer (fields escaped: backslash, tab, newline, carriage
+// inm_store_scheduler). Rows are built into one buffer (fields escaped: backslash, tab, newline, carriage
 // return; `\N` for NULL) and sent in chunks through one libpqxx 6.4 tablewriter, so 10k rows are a few round
 // trips, not 10k statements. Invariant: a CopyRows is sent at most once, inside the caller's transaction; an
 // error throws (pqxx) and the caller's transaction aborts, so a half-sent COPY is never committed.

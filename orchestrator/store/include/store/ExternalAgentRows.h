@@ -19,7 +19,7 @@ struct ExternalAgentRecord {
   bool failover = false; ///< this record is a standby's promotion (sets agent.last_failover)
 };
 
-/// The `external_agent` rows of `env` (blocking libpqxx calls; run them on a DB thread).
+/// The `external_agent` rows of `env` (blocking database calls; run them on a DB thread).
 /// `resetExternalAgents` marks every row disconnected without standbys (a scheduler starts without sessions)
 /// and returns the names; `recordExternalAgents` writes records (a disconnected record keeps the stored
 /// holder). Both return their error as text ("" = done).

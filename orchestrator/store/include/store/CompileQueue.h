@@ -1,18 +1,31 @@
-// The compile service's SQL (private): the `compile` queue rows and the `report` stage rows of migration 001,
-// on libpqxx behind a small bounded connection pool. Every method blocks and is called on the blocking pool;
-// libpqxx exceptions are caught here and returned as llvm::Error naming the operation.
+// The compile service's queue (orchestrator/compile, docs/autonomous.md): the `compile` queue rows and the
+// `report` stage rows of migration 001, implemented in pg/PgCompileQueue.cpp (moved from
+// compile/CompileStore.*) behind a small bounded connection pool. Every method blocks and is called on the
+// compile service's blocking pool; database exceptions stop in store/pg and come back as llvm::Error naming
+// the operation. Invariant: each method is one transaction.
 #pragma once
 
-#include "compile/CompileService.h"
+#include <llvm/Support/Error.h>
+#include <nlohmann/json.hpp>
 
-#include <pqxx/connection>
-
-#include <condition_variable>
-#include <mutex>
+#include <chrono>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
-namespace inm::compile {
+namespace inm::store {
+
+/// One compile request (POST /api/v1/notify, inmanta-cli environment recompile, the cron, ...).
+struct CompileRequest {
+  std::string environment;  ///< environment id (uuid text)
+  bool forceUpdate = false; ///< pull the repository first (`update`)
+  bool doExport = true;     ///< export to the server; false compiles only (-j FILE)
+  bool partial = false;
+  nlohmann::json metadata = nlohmann::json::object(); ///< ends up in the version's export metadata
+  nlohmann::json envVars = nlohmann::json::object();  ///< requested environment variables of the compiler
+};
 
 /// What a run needs to know about its environment before it starts.
 struct EnvInfo {
@@ -42,16 +55,20 @@ struct Duplicate {
   std::optional<int> version;
 };
 
-class CompileStore {
+class CompileQueue {
  public:
-  CompileStore(std::string conninfo, unsigned maxConnections);
-  ~CompileStore();
+  /// Connections to `conninfo` (a libpq connection string) are opened lazily, at most `maxConnections`.
+  CompileQueue(std::string conninfo, unsigned maxConnections);
+  ~CompileQueue();
 
+  /// Queues `r`; returns the new compile id (an error names an environment that does not exist).
   llvm::Expected<std::string> insertRequest(const CompileRequest& r);
+  /// What a run needs to know about `env` (exists = false when there is no such environment).
   llvm::Expected<EnvInfo> envInfo(const std::string& env);
   /// In one transaction: if no run of `env` is in progress, starts the oldest queued request and the ones it
   /// absorbs (Merge.h); `found` is false when nothing was claimed.
   llvm::Expected<ClaimedRun> claimNext(const std::string& env);
+  /// Starts a `report` row of stage `name` of a compile; returns its id.
   llvm::Expected<std::string> beginStage(const std::string& compileId, const std::string& name,
                                          const std::string& command);
   /// Completes a stage row; a non-empty `command` replaces the one recorded at its start.
@@ -74,6 +91,7 @@ class CompileStore {
   llvm::Expected<std::vector<std::string>> environmentsWithQueue();
   /// (environment, auto_full_compile) for every environment where the setting is non-empty.
   llvm::Expected<std::vector<std::pair<std::string, std::string>>> cronSettings();
+  /// Deletes compiles completed longer than `retention` ago (their reports cascade); returns how many.
   llvm::Expected<int> purgeOlderThan(std::chrono::seconds retention);
 
   // Reads for the API (JSON with the reference's field names; times as ISO 8601 text).
@@ -84,16 +102,11 @@ class CompileStore {
   /// Compiles of an environment not completed yet (running first), oldest first.
   llvm::Expected<nlohmann::json> queue(const std::string& env);
 
- private:
-  template <typename F>
-  auto withConnection(const char* what, F&& f) -> decltype(f(std::declval<pqxx::connection&>()));
+  /// The connections (opaque here; defined in pg/PgCompileQueue.cpp).
+  struct Pool;
 
-  std::string conninfo_;
-  unsigned max_;
-  std::mutex mutex_;
-  std::condition_variable freed_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_;
-  unsigned open_ = 0;
+ private:
+  std::unique_ptr<Pool> pool_;
 };
 
-} // namespace inm::compile
+} // namespace inm::store
