@@ -1,6 +1,9 @@
-// The table of the `inmanta` commands (see Verbs.h). Add one row per verb, with its usage; its code lives in
-// tools/<Verb>Main.cpp. test/integration/test_cli_help.py runs `inmanta VERB --help` for every row.
+// The table of the `inmanta` commands (see Verbs.h) and the help printed from it. Add one row per verb, with
+// its usage; its code lives in tools/<Verb>Main.cpp. test/integration/test_cli_help.py runs `inmanta VERB
+// --help` for every row.
 #include "Verbs.h"
+
+#include "support/Suggest.h"
 
 namespace inm::tools {
 
@@ -15,7 +18,7 @@ int litConfigMain(const std::vector<std::string>& args, int verbose); // LitConf
 int projectMain(const std::vector<std::string>& args, int verbose);   // ModuleMain.cpp
 int moduleMain(const std::vector<std::string>& args, int verbose);    // ModuleMain.cpp
 
-// The options compile and export share (InmantaMain.cpp parses them).
+// The options compile and export share (driver/CompileArgs.cpp parses them).
 #define INM_COMPILE_OPTIONS                                                                                  \
   "  -f FILE               main file (default main.cf)\n"                                                    \
   "  --project DIR         project directory (default .)\n"                                                  \
@@ -189,5 +192,33 @@ const Verb kVerbs[] = {
 #undef INM_COMPILE_OPTIONS
 
 int (*const kCliMain)(const std::vector<std::string>& args) = cliMain;
+
+void printHelp(llvm::raw_ostream& os) {
+  os << "usage: inmanta [-v|-vv|-vvv] <command> [options]\n\ncommands:\n";
+  for (const Verb* v = kVerbs; v->name; ++v) {
+    std::string name = v->name;
+    os << "  " << name << std::string(name.size() < 19 ? 19 - name.size() : 1, ' ') << v->help << "\n";
+  }
+  os << "\nRun `inmanta <command> --help` for the options of a command (--list-verbs lists the commands).\n"
+        "The compiler's own options (compile and export) are:\n";
+  for (const Verb* v = kVerbs; v->name; ++v)
+    if (llvm::StringRef(v->name) == "export") os << llvm::StringRef(v->usage).split("options:\n").second;
+  os << "  --version, --help\n";
+}
+
+bool printCommandHelp(llvm::raw_ostream& os, llvm::StringRef name) {
+  for (const Verb* v = kVerbs; v->name; ++v)
+    if (name == v->name && v->usage) {
+      os << v->usage;
+      return true;
+    }
+  return false;
+}
+
+std::string unknownCommand(const std::string& name) {
+  Suggester near(name);
+  for (const Verb* v = kVerbs; v->name; ++v) near.add(v->name);
+  return "unknown command '" + name + "'" + didYouMeanSuffix(near.best());
+}
 
 } // namespace inm::tools

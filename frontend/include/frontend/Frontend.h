@@ -12,7 +12,7 @@
 
 namespace inm::frontend {
 
-/// Which parser reads a file. The driver sets it (tools/InmantaMain.cpp reads INM_PARSER for compatibility).
+/// Which parser reads a file. The driver sets it (driver/CompileArgs.cpp reads INM_PARSER for compatibility).
 enum class ParserMode {
   Default,    // the hand-written fast path; on any doubt the ANTLR path parses the file and reports
   Antlr,      // the ANTLR path only

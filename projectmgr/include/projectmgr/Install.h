@@ -1,5 +1,5 @@
 // Installing a project's v1 modules from git, and inspecting what is installed (projectmgr library; used by
-// the `project`/`module` verbs in tools/ModuleMain.cpp, the compile-time check in tools/InmantaMain.cpp and
+// the `project`/`module` verbs in tools/ModuleMain.cpp, the compile-time check in driver/Pipeline.cpp and
 // the server's "Installing modules" compile stage). Resolution: the project's `requires:` and main.cf imports
 // are the roots; every chosen module's module.yml `requires:` and model imports join them, and choices are
 // recomputed until nothing changes. For each module the newest tag whose version satisfies every constraint

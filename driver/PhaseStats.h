@@ -2,7 +2,7 @@
 // phase, one stderr line with its wall and CPU time (user + sys), the process's resident memory now and at
 // its peak during that phase, and the page faults taken in it. The peak is per phase because each phase
 // starts by resetting the kernel's high-water mark (/proc/self/clear_refs "5"), so the line whose peak is
-// highest is where the process peak is. Private to tools/; the stages report their inner phases through a
+// highest is where the process peak is. Private to driver/; the stages report their inner phases through a
 // callback the driver hands them.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace inm::tools {
+namespace inm::driver {
 
 class PhaseStats {
  public:
@@ -78,4 +78,4 @@ class PhaseStats {
   long faults0_ = 0;
 };
 
-} // namespace inm::tools
+} // namespace inm::driver
