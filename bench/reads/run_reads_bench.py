@@ -7,7 +7,7 @@ environment (no scheduler: nothing moves under the reads) and releases 1 then 2,
 realistic mix in SQL (most `deployed`, some `failed`/`skipped`, the dropped ones orphaned as the scheduler would
 mark them). Then it times each read RUNS times, interleaved, from this process (wall from sending the request to
 the last byte of the answer) and prints medians with the server's CPU per request and the answer's size, and the
-server's peak RSS over one version get (VmHWM reset just before it):
+server's RSS before one version get and its peak during it (VmHWM reset just before it):
 
   version   GET /api/v1/version/2                                 (every resource of a version)
   page      GET /api/v2/resource?limit=100&sort=agent.asc&filter.resource_type=NullResource
@@ -127,14 +127,18 @@ def version_peak_rss(setup):
     """The server's peak RSS (VmHWM, MiB) over one version get, the peak reset just before it (clear_refs 5):
     what the read itself costs in memory, not the export before it."""
     pid = setup.server.proc.pid
+
+    def status(field):
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
     with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("5")
+    before = status("VmRSS")
     call(setup.server.port, "GET", setup.paths()["version"], setup.env)
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    return before, status("VmHWM")
 
 
 def run_size(args, size):
@@ -169,8 +173,8 @@ def run_size(args, size):
                             with open(os.path.join(args.work, f"diff-{k}.{tag}.json"), "wb") as f:
                                 f.write(normalised(x[k], s.env))
         peaks = [version_peak_rss(s) for s in setups]
-        print(f"n={size} peak RSS over one version get: {peaks[0]:.0f} MiB" +
-              (f" | vs {peaks[1]:.0f} MiB" if len(setups) == 2 else ""), flush=True)
+        print(f"n={size} RSS before / peak over one version get: " +
+              " | vs ".join(f"{b:.0f} / {p:.0f} MiB" for b, p in peaks), flush=True)
         load = os.getloadavg()[0]
         for k in names:
             med = [statistics.median(t[k]) for t in times]
