@@ -6,7 +6,8 @@ private PostgreSQL (bench/push's fixture), exports the project as version 1, sto
 environment (no scheduler: nothing moves under the reads) and releases 1 then 2, then gives the deploy state a
 realistic mix in SQL (most `deployed`, some `failed`/`skipped`, the dropped ones orphaned as the scheduler would
 mark them). Then it times each read RUNS times, interleaved, from this process (wall from sending the request to
-the last byte of the answer) and prints medians with the server's CPU per request and the answer's size:
+the last byte of the answer) and prints medians with the server's CPU per request and the answer's size, and the
+server's RSS before one version get and its peak during it (VmHWM reset just before it):
 
   version   GET /api/v1/version/2                                 (every resource of a version)
   page      GET /api/v2/resource?limit=100&sort=agent.asc&filter.resource_type=NullResource
@@ -122,6 +123,24 @@ def timed(setup, path):
     return time.perf_counter() - t0, rpb.cpu_s(pid) - c0, body
 
 
+def version_peak_rss(setup):
+    """The server's peak RSS (VmHWM, MiB) over one version get, the peak reset just before it (clear_refs 5):
+    what the read itself costs in memory, not the export before it."""
+    pid = setup.server.proc.pid
+
+    def status(field):
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+    before = status("VmRSS")
+    call(setup.server.port, "GET", setup.paths()["version"], setup.env)
+    return before, status("VmHWM")
+
+
 def run_size(args, size):
     project = os.path.join(args.work, f"n{size}")
     if not os.path.exists(os.path.join(project, "main.cf")):
@@ -153,6 +172,9 @@ def run_size(args, size):
                         for x, s, tag in zip(answers, setups, "ab"):
                             with open(os.path.join(args.work, f"diff-{k}.{tag}.json"), "wb") as f:
                                 f.write(normalised(x[k], s.env))
+        peaks = [version_peak_rss(s) for s in setups]
+        print(f"n={size} RSS before / peak over one version get: " +
+              " | vs ".join(f"{b:.0f} / {p:.0f} MiB" for b, p in peaks), flush=True)
         load = os.getloadavg()[0]
         for k in names:
             med = [statistics.median(t[k]) for t in times]

@@ -288,9 +288,12 @@ struct HttpServer::Impl {
     co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
   }
 
+  /// Writes `reply`; false when the connection cannot carry another request (a streamed body that failed
+  /// or a write error).
   template <typename Stream>
-  asio::awaitable<void> writeReply(Stream& stream, const Reply& reply, unsigned version, bool keepAlive,
+  asio::awaitable<bool> writeReply(Stream& stream, const Reply& reply, unsigned version, bool keepAlive,
                                    bool head) {
+    if (reply.stream) co_return co_await writeStreamed(stream, reply, version, keepAlive, head);
     http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
     res.set(http::field::server, "inmanta-cpp");
     res.set(http::field::content_type, reply.json ? std::string("application/json") : reply.contentType);
@@ -300,16 +303,55 @@ struct HttpServer::Impl {
       res.body() = reply.raw;
     res.keep_alive(keepAlive);
     res.prepare_payload();
+    boost::system::error_code ec;
     if (head) {
       // A HEAD answer announces the length but carries no body.
       http::response<http::empty_body> h{res.result(), version};
       for (const auto& f : res) h.set(f.name_string(), f.value());
-      boost::system::error_code ec;
       co_await http::async_write(stream, h, asio::redirect_error(asio::use_awaitable, ec));
-      co_return;
+      co_return !ec;
     }
-    boost::system::error_code ec;
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec;
+  }
+
+  /// A body produced in pieces (service/BodyStream.h): each piece is one HTTP/1.1 chunk, written before the
+  /// next is asked for. A failure after the header ends the connection without the last chunk, so the client
+  /// sees a truncated transfer; it is logged. HTTP/1.0 has no chunks: the body ends with the connection.
+  template <typename Stream>
+  asio::awaitable<bool> writeStreamed(Stream& stream, const Reply& reply, unsigned version, bool keepAlive,
+                                      bool head) {
+    bool chunked = version >= 11;
+    http::response<http::empty_body> res{static_cast<http::status>(reply.status), version};
+    res.set(http::field::server, "inmanta-cpp");
+    res.set(http::field::content_type, reply.contentType);
+    res.keep_alive(keepAlive && chunked);
+    res.chunked(chunked);
+    http::response_serializer<http::empty_body> header{res};
+    boost::system::error_code ec;
+    co_await http::async_write_header(stream, header, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || head) co_return !ec && chunked;
+    for (;;) {
+      llvm::Expected<std::string> piece = co_await reply.stream->next();
+      if (!piece) {
+        auto [code, message] = model::describe(piece.takeError());
+        service::logLine("error", "answer_stream_failed",
+                         {{"status", std::to_string(model::httpStatus(code))}, {"message", message}});
+        co_return false;
+      }
+      if (piece->empty()) break;
+      if (chunked)
+        co_await asio::async_write(stream, http::make_chunk(asio::buffer(*piece)),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      else
+        co_await asio::async_write(stream, asio::buffer(*piece),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return false;
+    }
+    if (!chunked) co_return false;
+    co_await asio::async_write(stream, http::make_chunk_last(),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec;
   }
 
   /// Request bodies (as received) above this size are followed by a malloc_trim (see serve()).
@@ -465,7 +507,8 @@ struct HttpServer::Impl {
       }
       auto started = std::chrono::steady_clock::now();
       Reply reply = co_await handle(raw, text ? &text->get().body() : nullptr, spool);
-      inFlightGuard.release(/*check=*/false);
+      // A streamed body still reads the database while it is written: a shutdown waits for it too.
+      if (!reply.stream) inFlightGuard.release(/*check=*/false);
       std::string target(raw.target());
       service::logLine(reply.status >= 500 ? "error" : "info", "http_request",
                        {{"method", std::string(raw.method_string())},
@@ -476,7 +519,9 @@ struct HttpServer::Impl {
                                                   .count())}});
       bool keep = keepAlive && !stopping;
       bool large = spooled || text->get().body().size() > kTrimAfterBody;
-      co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
+      bool usable = co_await writeReply(stream, reply, raw.version(), keep, raw.method() == http::verb::head);
+      reply.stream.reset(); // an unfinished body's producer stops (PipedBody.h)
+      inFlightGuard.release(/*check=*/false);
       checkDrained();
       if (large) {
         // A large request (a version, a file batch, a stat of thousands of files) leaves its memory free in
@@ -486,7 +531,7 @@ struct HttpServer::Impl {
         spooled.reset();
         co_await svc.blocking([] { return ::malloc_trim(0); });
       }
-      if (!keep) co_return;
+      if (!keep || !usable) co_return;
     }
   }
 

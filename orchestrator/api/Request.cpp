@@ -158,9 +158,9 @@ Reply ok(nlohmann::json body) {
 
 Reply okResult(service::Result r) {
   if (!r.ok) throw ApiError{r.code, r.message};
-  if (r.text.empty()) return ok(std::move(r.value));
+  if (!r.stream) return ok(std::move(r.value));
   Reply reply;
-  reply.raw = std::move(r.text);
+  reply.stream = std::move(r.stream);
   reply.contentType = "application/json";
   return reply;
 }

@@ -58,8 +58,9 @@ struct Request {
 
 struct Reply {
   int status = 200;
-  std::optional<nlohmann::json> json; ///< JSON body (none = empty body)
-  std::string raw;                    ///< a non-JSON body (console files)
+  std::optional<nlohmann::json> json;          ///< JSON body (none = empty body)
+  std::string raw;                             ///< a non-JSON body (console files)
+  std::shared_ptr<service::BodyStream> stream; ///< instead: a body written in chunks as it is produced
   std::string contentType = "application/json";
 };
 
@@ -82,8 +83,8 @@ std::string uuidParam(const Request& req, const std::string& name);
 nlohmann::json unwrap(service::Result r);
 /// 200 with a JSON body.
 Reply ok(nlohmann::json body);
-/// 200 with the Result's value: its JSON text as is when the service built text (Result::ofText), else its
-/// JSON tree; an error Result throws ApiError as unwrap does.
+/// 200 with the Result's value: its JSON text streamed when the service produces it in pieces
+/// (Result::ofStream), else its JSON tree; an error Result throws ApiError as unwrap does.
 Reply okResult(service::Result r);
 /// 200 with {"data": value}.
 Reply okData(nlohmann::json value);

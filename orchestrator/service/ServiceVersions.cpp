@@ -2,6 +2,7 @@
 // auto_deploy, version listings, the desired-state statuses and the per-attribute diff. put_version turns the
 // request into store rows on the blocking pool (it is CPU work proportional to the version), then stores them
 // in one transaction.
+#include "PipedBody.h"
 #include "StreamInput.h"
 #include "Util.h"
 #include "VersionBody.h"
@@ -14,6 +15,7 @@
 #include "service/Log.h"
 #include "service/Service.h"
 
+#include <boost/asio/this_coro.hpp>
 #include <llvm/ADT/StringSet.h>
 #include <llvm/Support/Allocator.h>
 
@@ -230,19 +232,35 @@ asio::awaitable<Result> Service::getVersion(std::string env, int64_t version, bo
   if (!row) co_return Result::error(row.takeError());
   if (!includeLogs) {
     // The big part, the resources, comes as text from the database and is spliced in: at 100k resources
-    // parsing it into a tree, rebuilding each entry and dumping it again took ~6 s.
-    auto text = co_await blocking([&] { return store_.versionAnswerText(env, version); });
-    if (!text) co_return Result::error(text.takeError());
+    // parsing it into a tree, rebuilding each entry and dumping it again took ~6 s. It is read in batches
+    // and written as it comes (PipedBody): the 75 MB of a 100k version are never whole in memory.
     auto unknowns = co_await blocking([&] { return store_.versionUnknowns(env, version); });
     if (!unknowns) co_return Result::error(unknowns.takeError());
     std::string head = "{\"model\":" + row->dump() + ",\"resources\":";
     std::string tail = ",\"unknowns\":" + unknowns->dump() + "}";
-    std::string out;
-    out.reserve(head.size() + text->size() + tail.size());
-    out += head;
-    out += *text;
-    out += tail;
-    co_return Result::ofText(std::move(out));
+    store::Store& store = store_;
+    asio::any_io_executor reader = co_await asio::this_coro::executor;
+    auto body = PipedBody::start(
+        pool_, reader,
+        [&store, env, version, head = std::move(head),
+         tail = std::move(tail)](const PipedBody::Sink& sink) mutable -> llvm::Error {
+          bool first = true;
+          if (llvm::Error e = store.versionAnswerPieces(env, version, [&](std::string& piece) {
+                if (first) piece.insert(0, head);
+                first = false;
+                return sink(piece);
+              }))
+            return e;
+          if (!sink(tail))
+            return model::fail(ErrorCode::Unavailable, "the reader of version " + std::to_string(version) +
+                                                           " went away before its answer was complete");
+          return llvm::Error::success();
+        });
+    // Until the first piece is there a failure (the version deleted meanwhile, the database down) is still an
+    // error status; after it, a truncated transfer (BodyStream.h).
+    llvm::Error started = co_await body->ready();
+    if (started) co_return Result::error(std::move(started));
+    co_return Result::ofStream(std::move(body));
   }
   auto res = co_await blocking([&] { return store_.versionResources(env, version); });
   if (!res) co_return Result::error(res.takeError());

@@ -89,7 +89,25 @@ class Server:
         for ln in lines[1:]:
             k, _, v = ln.partition(":")
             headers[k.strip().lower()] = v.strip()
+        if headers.get("transfer-encoding") == "chunked":  # a streamed answer (GET /api/v1/version/<v>)
+            body = dechunk(body)
         return status, headers, body
+
+
+def dechunk(data):
+    """The payload of a chunked body; AssertionError when its last chunk is missing (a truncated transfer)."""
+    out, pos = bytearray(), 0
+    while True:
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            raise AssertionError("a chunked answer ended without its last chunk")
+        size = int(data[pos:eol].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        if len(data) < eol + 2 + size + 2:
+            raise AssertionError("a chunked answer ended without its last chunk")
+        out += data[eol + 2:eol + 2 + size]
+        pos = eol + 2 + size + 2
 
 
 class ServerTestCase(unittest.TestCase):

@@ -70,7 +70,8 @@ class PgStore final : public Store {
   llvm::Expected<int64_t> partialBase(const std::string& env) override;
   llvm::Expected<std::pair<int64_t, int64_t>> latestVersions(const std::string& env) override;
   llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) override;
-  llvm::Expected<std::string> versionAnswerText(const std::string& env, int64_t version) override;
+  llvm::Error versionAnswerPieces(const std::string& env, int64_t version,
+                                  const std::function<bool(std::string& piece)>& sink) override;
   llvm::Expected<nlohmann::json> changedResources(const std::string& env, int64_t from, int64_t to) override;
   llvm::Expected<nlohmann::json> releaseVersion(const std::string& env, int64_t version) override;
   llvm::Expected<nlohmann::json> listVersions(const std::string& env, int64_t start, int64_t limit) override;

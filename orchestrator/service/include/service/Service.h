@@ -6,6 +6,7 @@
 #pragma once
 
 #include "model/Failure.h"
+#include "service/BodyStream.h"
 #include "store/Store.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -29,7 +30,8 @@ namespace asio = boost::asio;
 struct Result {
   bool ok = true;
   nlohmann::json value;
-  std::string text; ///< instead of `value`: the answer as JSON text, built without a JSON tree (big reads)
+  /// instead of `value`: the answer as JSON text produced in pieces, without a JSON tree (the biggest reads)
+  std::shared_ptr<BodyStream> stream;
   model::ErrorCode code = model::ErrorCode::Internal;
   std::string message;
 
@@ -38,9 +40,9 @@ struct Result {
     r.value = std::move(v);
     return r;
   }
-  static Result ofText(std::string jsonText) {
+  static Result ofStream(std::shared_ptr<BodyStream> body) {
     Result r;
-    r.text = std::move(jsonText);
+    r.stream = std::move(body);
     return r;
   }
   static Result error(model::ErrorCode code, std::string message);

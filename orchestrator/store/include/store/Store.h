@@ -197,14 +197,20 @@ class Store {
   /// Resources of one version: [{resource_id, resource_type, agent, resource_id_value, attributes,
   /// attribute_hash, is_undefined, resource_set}], sorted by resource_id.
   virtual llvm::Expected<nlohmann::json> versionResources(const std::string& env, int64_t version) = 0;
-  /// The `resources` array of GET /api/v1/version/<v> (without logs) as JSON text, built by the database
-  /// from the stored attributes (no parse and re-dump here): per resource environment, model, resource_id,
-  /// resource_version_id, resource_type, agent, resource_id_value, attributes (with versioned requires,
-  /// version and id), attribute_hash, status and id_fields, sorted by resource_id. NotFound when absent.
-  virtual llvm::Expected<std::string> versionAnswerText(const std::string& env, int64_t version) = 0;
+  /// The `resources` array of GET /api/v1/version/<v> (without logs) as JSON text, built from the stored
+  /// attributes (no parse and re-dump here) and handed to `sink` in pieces as the rows are read in batches
+  /// (a cursor), so neither the whole result nor the whole text is ever in memory: per resource environment,
+  /// model, resource_id, resource_version_id, resource_type, agent, resource_id_value, attributes (with
+  /// versioned requires, version and id), attribute_hash, status and id_fields, sorted by resource_id. The
+  /// pieces joined are the array; the first comes only after the checks (NotFound when the environment or
+  /// version is absent: no piece at all). `sink` may take the piece's buffer; returning false abandons the
+  /// read (the call then returns a Cancelled-like Unavailable error that the caller ignores).
+  virtual llvm::Error versionAnswerPieces(const std::string& env, int64_t version,
+                                          const std::function<bool(std::string& piece)>& sink) = 0;
   /// The resources whose attributes or attribute hash differ between two versions (NotFound when either is
   /// absent): [{resource_id, from (attributes or null when absent), to (likewise), same_hash (null unless
-  /// both)}]; equal ones are left out by the database, so only what changed is ever parsed.
+  /// both)}]; equal ones are left out by the database, so only what changed is ever parsed. Rows with equal
+  /// attribute hashes are compared on requires and provides only (the hash covers every other attribute).
   virtual llvm::Expected<nlohmann::json> changedResources(const std::string& env, int64_t from,
                                                           int64_t to) = 0;
   /// Releases a version (404/409 per §4), creates missing rps rows, asks the scheduler to read it.
